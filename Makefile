@@ -1,0 +1,79 @@
+# Makefile for pg_gpuscore (PGXS)
+#
+#   make && make install        build and install the extension
+#   make installcheck           pg_regress tests against a running server
+#   make unittest               core unit tests without a server
+#   make unittest-asan          the same under ASan + UBSan
+#
+# The scoring core (src/core) is plain C11 and links into the extension and
+# into the unit tests and benchmarks.  cuda/ is built into a separate
+# provider only when nvcc is found (see cuda/Makefile.inc).
+
+MODULE_big = pg_gpuscore
+EXTENSION  = pg_gpuscore
+DATA       = sql/pg_gpuscore--0.1.0.sql
+PGFILEDESC = "pg_gpuscore - score tree-ensemble models inside PostgreSQL"
+
+CORE_OBJS = \
+	src/core/gs_status.o \
+	src/core/ubj_decode.o \
+	src/core/xgb_load.o \
+	src/core/cpu_engine.o
+
+GLUE_OBJS = \
+	src/pg_gpuscore.o \
+	src/errors.o \
+	src/catalog.o \
+	src/model_cache.o \
+	src/features.o \
+	src/scalar.o \
+	src/score_query.o \
+	src/verify.o \
+	src/device.o
+
+OBJS = $(CORE_OBJS) $(GLUE_OBJS)
+
+REGRESS = load score errors score_query parity verify
+REGRESS_OPTS = --inputdir=tests/regress --outputdir=tests/regress/out
+
+PG_CPPFLAGS = -I$(srcdir)/src
+PG_CFLAGS = -Wall -Wextra -Werror -Wno-unused-parameter -Wno-sign-compare \
+	-Wno-missing-field-initializers
+SHLIB_LINK = -ljansson -lxgboost -lm
+
+# Objects are plain gcc objects; no LLVM bitcode for JIT inlining.
+override with_llvm = no
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+# ---- core unit tests and benchmark (no server) ----
+CORE_SRC = src/core/gs_status.c src/core/ubj_decode.c src/core/xgb_load.c src/core/cpu_engine.c
+UNIT_CFLAGS = -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -Isrc/core -Isrc
+ASAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+
+tests/unit/test_core: tests/unit/test_core.c $(CORE_SRC) src/core/*.h
+	$(CC) $(UNIT_CFLAGS) -o $@ tests/unit/test_core.c $(CORE_SRC) -ljansson -lm
+
+tests/unit/test_core_asan: tests/unit/test_core.c $(CORE_SRC) src/core/*.h
+	$(CC) $(UNIT_CFLAGS) $(ASAN_FLAGS) -o $@ tests/unit/test_core.c $(CORE_SRC) -ljansson -lm
+
+tests/unit/test_ubj: tests/unit/test_ubj.c src/core/ubj_decode.c src/core/ubj_decode.h
+	$(CC) $(UNIT_CFLAGS) -o $@ tests/unit/test_ubj.c src/core/ubj_decode.c -ljansson -lm
+
+tests/unit/test_ubj_asan: tests/unit/test_ubj.c src/core/ubj_decode.c src/core/ubj_decode.h
+	$(CC) $(UNIT_CFLAGS) $(ASAN_FLAGS) -o $@ tests/unit/test_ubj.c src/core/ubj_decode.c -ljansson -lm
+
+bench/bench_core: bench/bench_core.c $(CORE_SRC) src/core/*.h
+	$(CC) $(UNIT_CFLAGS) -O3 -march=native -o $@ bench/bench_core.c $(CORE_SRC) -ljansson -lxgboost -lm
+
+.PHONY: unittest unittest-asan
+unittest: tests/unit/test_core tests/unit/test_ubj
+	cd tests/unit && ./test_ubj && ./test_core
+
+unittest-asan: tests/unit/test_core_asan tests/unit/test_ubj_asan
+	cd tests/unit && ./test_ubj_asan && ./test_core_asan
+
+EXTRA_CLEAN = tests/unit/test_core tests/unit/test_core_asan tests/unit/test_ubj \
+	tests/unit/test_ubj_asan bench/bench_core tests/regress/out

@@ -1,0 +1,134 @@
+/* pg_gpuscore--0.1.0.sql: SQL objects of pg_gpuscore 0.1.0 */
+
+\echo Use "CREATE EXTENSION pg_gpuscore" to load this file. \quit
+
+-- Model catalog --------------------------------------------------------------
+
+-- Identity of each stored model version; never reused, so backend caches can
+-- tell a re-created model from the one they hold.
+CREATE SEQUENCE @extschema@.gpu_model_id_seq;
+
+-- One row per model name: the active version.  Written only through
+-- gpu_load_model*/gpu_drop_model, which validate the bytes first; nobody else
+-- may write (or read the bytes of) this table.
+CREATE TABLE @extschema@.gpu_model_store (
+    name          text PRIMARY KEY
+                  CHECK (length(name) BETWEEN 1 AND 63),
+    version       integer NOT NULL CHECK (version > 0),
+    model_id      bigint NOT NULL UNIQUE
+                  DEFAULT pg_catalog.nextval('@extschema@.gpu_model_id_seq'::pg_catalog.regclass),
+    format        text NOT NULL,
+    objective     text NOT NULL,
+    n_features    integer NOT NULL,
+    n_outputs     integer NOT NULL,
+    n_trees       integer NOT NULL,
+    max_depth     integer NOT NULL,
+    size_bytes    bigint NOT NULL,
+    saved_by      text,
+    feature_names text[],
+    model         bytea NOT NULL,
+    loaded_at     timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    loaded_by     name NOT NULL
+);
+
+REVOKE ALL ON TABLE @extschema@.gpu_model_store FROM PUBLIC;
+REVOKE ALL ON SEQUENCE @extschema@.gpu_model_id_seq FROM PUBLIC;
+
+-- Models are user data: pg_dump saves them with the database.
+SELECT pg_catalog.pg_extension_config_dump('@extschema@.gpu_model_store', '');
+SELECT pg_catalog.pg_extension_config_dump('@extschema@.gpu_model_id_seq', '');
+
+-- What is loaded, without the model bytes.  Readable by everyone.
+CREATE VIEW @extschema@.gpu_models AS
+    SELECT name, version, format, objective, n_features, n_outputs, n_trees,
+           max_depth, size_bytes, saved_by, feature_names, loaded_at, loaded_by
+      FROM @extschema@.gpu_model_store;
+GRANT SELECT ON @extschema@.gpu_models TO PUBLIC;
+
+-- Loading and dropping models (EXECUTE not granted to PUBLIC) ----------------
+
+CREATE FUNCTION @extschema@.gpu_load_model(name text, model bytea, format text DEFAULT 'auto')
+RETURNS integer
+AS 'MODULE_PATHNAME', 'gpuscore_gpu_load_model'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.gpu_load_model(text, bytea, text) IS
+'validate an XGBoost model (xgboost-json, xgboost-ubj or auto) and store it as the new active version of name; returns the version';
+
+CREATE FUNCTION @extschema@.gpu_load_model_file(name text, path text, format text DEFAULT 'auto')
+RETURNS integer
+AS 'MODULE_PATHNAME', 'gpuscore_gpu_load_model_file'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.gpu_load_model_file(text, text, text) IS
+'like gpu_load_model, reading the model from a file on the server (members of pg_read_server_files only)';
+
+CREATE FUNCTION @extschema@.gpu_drop_model(name text, missing_ok boolean DEFAULT false)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'gpuscore_gpu_drop_model'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.gpu_drop_model(text, boolean) IS
+'remove a model; with missing_ok, returns false instead of raising an error when it does not exist';
+
+REVOKE EXECUTE ON FUNCTION @extschema@.gpu_load_model(text, bytea, text) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION @extschema@.gpu_load_model_file(text, text, text) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION @extschema@.gpu_drop_model(text, boolean) FROM PUBLIC;
+
+-- Scoring (EXECUTE granted to PUBLIC, as for any function) -------------------
+
+CREATE FUNCTION @extschema@.gpu_score(model text, features real[])
+RETURNS real
+AS 'MODULE_PATHNAME', 'gpuscore_gpu_score'
+LANGUAGE C STABLE PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.gpu_score(model text, features double precision[])
+RETURNS real
+AS 'MODULE_PATHNAME', 'gpuscore_gpu_score'
+LANGUAGE C STABLE PARALLEL SAFE;
+
+COMMENT ON FUNCTION @extschema@.gpu_score(text, real[]) IS
+'score one row with a single-output model; NULL elements and NaN are missing values';
+COMMENT ON FUNCTION @extschema@.gpu_score(text, double precision[]) IS
+'score one row with a single-output model; NULL elements and NaN are missing values';
+
+CREATE FUNCTION @extschema@.gpu_predict(model text, features real[])
+RETURNS real[]
+AS 'MODULE_PATHNAME', 'gpuscore_gpu_predict'
+LANGUAGE C STABLE PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.gpu_predict(model text, features double precision[])
+RETURNS real[]
+AS 'MODULE_PATHNAME', 'gpuscore_gpu_predict'
+LANGUAGE C STABLE PARALLEL SAFE;
+
+COMMENT ON FUNCTION @extschema@.gpu_predict(text, real[]) IS
+'every output of one row (e.g. class probabilities of a multi-class model)';
+COMMENT ON FUNCTION @extschema@.gpu_predict(text, double precision[]) IS
+'every output of one row (e.g. class probabilities of a multi-class model)';
+
+CREATE FUNCTION @extschema@.gpu_score_query(model text, query text)
+RETURNS TABLE (id bigint, score real)
+AS 'MODULE_PATHNAME', 'gpuscore_gpu_score_query'
+LANGUAGE C VOLATILE PARALLEL UNSAFE ROWS 100000;
+
+COMMENT ON FUNCTION @extschema@.gpu_score_query(text, text) IS
+'run query (key column, then the features in model order) and score its rows in batches of pg_gpuscore.batch_size';
+
+CREATE FUNCTION @extschema@.gpu_predict_query(model text, query text)
+RETURNS TABLE (id bigint, scores real[])
+AS 'MODULE_PATHNAME', 'gpuscore_gpu_predict_query'
+LANGUAGE C VOLATILE PARALLEL UNSAFE ROWS 100000;
+
+COMMENT ON FUNCTION @extschema@.gpu_predict_query(text, text) IS
+'like gpu_score_query, returning every output of the model per row';
+
+CREATE FUNCTION @extschema@.gpu_verify_model(name text, n_rows integer DEFAULT 10000)
+RETURNS TABLE (model text, version integer, engine text, rows_compared bigint,
+               outputs_compared bigint, max_abs_diff double precision,
+               mismatches bigint, xgboost_version text, passed boolean)
+AS 'MODULE_PATHNAME', 'gpuscore_gpu_verify_model'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.gpu_verify_model(text, integer) IS
+'score n_rows generated rows with pg_gpuscore and with XGBoost''s own predictor and report the largest difference';

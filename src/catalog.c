@@ -1,0 +1,444 @@
+/*
+ * catalog.c
+ *	  The model catalog: gpu_load_model, gpu_load_model_file, gpu_drop_model
+ *	  and the row lookups the model cache uses.
+ *
+ * Models live in @extschema@.gpu_model_store, one row per model name holding
+ * the active version.  Nobody but the extension owner may touch that table
+ * directly; these functions (EXECUTE granted separately) read and write it
+ * as the table's owner, so a model always passes validation before it is
+ * stored.  Every change sends a relcache invalidation for the table, which
+ * tells every backend's model cache (model_cache.c) to look again.
+ */
+#include "postgres.h"
+
+#include <sys/stat.h>
+
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "catalog/indexing.h"
+#include "catalog/pg_extension.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_authid.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_type.h"
+#include "commands/extension.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "storage/fd.h"
+#include "storage/lmgr.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/inval.h"
+#include "utils/memutils.h"
+#include "utils/lsyscache.h"
+#include "utils/syscache.h"
+
+#include "gpuscore.h"
+
+PG_FUNCTION_INFO_V1(gpuscore_gpu_load_model);
+PG_FUNCTION_INFO_V1(gpuscore_gpu_load_model_file);
+PG_FUNCTION_INFO_V1(gpuscore_gpu_drop_model);
+
+/* Schema of an extension (PostgreSQL 15 does not export its own). */
+static Oid
+extension_schema(Oid extoid)
+{
+	Relation	rel = table_open(ExtensionRelationId, AccessShareLock);
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	Oid			nsp = InvalidOid;
+
+	ScanKeyInit(&key, Anum_pg_extension_oid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(extoid));
+	scan = systable_beginscan(rel, ExtensionOidIndexId, true, NULL, 1, &key);
+	tup = systable_getnext(scan);
+	if (HeapTupleIsValid(tup))
+		nsp = ((Form_pg_extension) GETSTRUCT(tup))->extnamespace;
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return nsp;
+}
+
+/* Oid of the model table; see gpuscore.h. */
+Oid
+gs_catalog_relid(void)
+{
+	Oid			extoid = get_extension_oid("pg_gpuscore", true);
+	Oid			nsp;
+
+	if (!OidIsValid(extoid))
+		return InvalidOid;
+	nsp = extension_schema(extoid);
+	if (!OidIsValid(nsp))
+		return InvalidOid;
+	return get_relname_relid("gpu_model_store", nsp);
+}
+
+/* Schema-qualified, quoted name of the model table; ERRORs if missing. */
+static char *
+store_qualified_name(Oid *relid_out, Oid *owner_out)
+{
+	Oid			relid = gs_catalog_relid();
+	HeapTuple	tup;
+
+	if (!OidIsValid(relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("extension \"pg_gpuscore\" is not installed in this database")));
+	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for relation %u", relid);
+	*owner_out = ((Form_pg_class) GETSTRUCT(tup))->relowner;
+	ReleaseSysCache(tup);
+	*relid_out = relid;
+	return quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+									  "gpu_model_store");
+}
+
+/*
+ * Run SPI work as the model table's owner, restoring the caller's identity
+ * afterwards (also on ERROR, since the transaction abort resets it).
+ */
+typedef struct OwnerSwitch
+{
+	Oid			save_userid;
+	int			save_sec_context;
+} OwnerSwitch;
+
+static void
+become_owner(Oid owner, OwnerSwitch *sw)
+{
+	GetUserIdAndSecContext(&sw->save_userid, &sw->save_sec_context);
+	SetUserIdAndSecContext(owner, sw->save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
+}
+
+static void
+restore_user(const OwnerSwitch *sw)
+{
+	SetUserIdAndSecContext(sw->save_userid, sw->save_sec_context);
+}
+
+/* Fetch the stored model row; see gpuscore.h. */
+bool
+gs_catalog_fetch(const char *name, int64 *model_id, int32 *version,
+				 GsModelFormat *fmt, bytea **bytes)
+{
+	Oid			relid,
+				owner;
+	char	   *table = store_qualified_name(&relid, &owner);
+	OwnerSwitch sw;
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		args[1] = {CStringGetTextDatum(name)};
+	MemoryContext caller = CurrentMemoryContext;
+	bool		found = false;
+	int			rc;
+
+	become_owner(owner, &sw);
+	SPI_connect();
+	rc = SPI_execute_with_args(psprintf("SELECT model_id, version, format%s FROM %s WHERE name = $1",
+										bytes ? ", model" : "", table),
+							   1, argtypes, args, NULL, true, 1);
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(rc));
+	if (SPI_processed == 1)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[0];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		bool		isnull;
+		char	   *fmtname;
+
+		found = true;
+		*model_id = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
+		*version = DatumGetInt32(SPI_getbinval(tup, desc, 2, &isnull));
+		fmtname = SPI_getvalue(tup, desc, 3);
+		if (fmt && (fmtname == NULL || gs_model_format_parse(fmtname, fmt) != 0))
+			*fmt = GS_FORMAT_AUTO;
+		if (bytes)
+		{
+			Datum		d = SPI_getbinval(tup, desc, 4, &isnull);
+			MemoryContext old = MemoryContextSwitchTo(caller);
+
+			*bytes = isnull ? NULL : DatumGetByteaPCopy(d);
+			MemoryContextSwitchTo(old);
+		}
+	}
+	SPI_finish();
+	restore_user(&sw);
+	return found;
+}
+
+/* Fetch only the identity of the stored model; see gpuscore.h. */
+bool
+gs_catalog_identity(const char *name, int64 *model_id, int32 *version)
+{
+	return gs_catalog_fetch(name, model_id, version, NULL, NULL);
+}
+
+/* Send the invalidation that makes every backend re-check its model cache. */
+static void
+invalidate_model_caches(Oid relid)
+{
+	CacheInvalidateRelcacheByRelid(relid);
+}
+
+/* Build a text[] datum of the forest's feature names, or NULL. */
+static Datum
+feature_names_datum(const GsForest *f, bool *isnull)
+{
+	Datum	   *elems;
+
+	if (f->feature_names == NULL)
+	{
+		*isnull = true;
+		return (Datum) 0;
+	}
+	elems = palloc(sizeof(Datum) * f->n_features);
+	for (int i = 0; i < f->n_features; i++)
+		elems[i] = CStringGetTextDatum(f->feature_names[i]);
+	*isnull = false;
+	return PointerGetDatum(construct_array(elems, f->n_features, TEXTOID, -1, false, TYPALIGN_INT));
+}
+
+/*
+ * Validate model bytes and store them as the new active version of name.
+ * Returns the new version number.
+ */
+static int32
+store_model(const char *name, bytea *model, const char *format_name)
+{
+	GsModelFormat fmt;
+	GsForest   *forest;
+	MemoryContext parse_cxt;
+	Oid			relid,
+				owner;
+	char	   *table;
+	OwnerSwitch sw;
+	int32		version = 1;
+	char	   *loaded_by = GetUserNameFromId(GetUserId(), false);
+	size_t		len = VARSIZE_ANY_EXHDR(model);
+	int			rc;
+
+	if (gs_model_format_parse(format_name, &fmt) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("unknown model format \"%s\"", format_name),
+				 errhint("Use 'auto', 'xgboost-json' or 'xgboost-ubj'.")));
+	if (fmt == GS_FORMAT_AUTO)
+	{
+		fmt = gs_model_detect_format((unsigned char *) VARDATA_ANY(model), len);
+		if (fmt == GS_FORMAT_AUTO && len > 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("could not detect the format of model \"%s\"", name),
+					 errdetail("The bytes are neither XGBoost JSON nor XGBoost UBJSON."),
+					 errhint("Pass the format explicitly: 'xgboost-json' or 'xgboost-ubj'.")));
+	}
+
+	/* parse and validate: the forest gives the metadata and is thrown away */
+	parse_cxt = AllocSetContextCreate(CurrentMemoryContext, "pg_gpuscore model validation",
+									  ALLOCSET_DEFAULT_SIZES);
+	forest = gs_model_parse(name, (unsigned char *) VARDATA_ANY(model), len, fmt, parse_cxt);
+
+	table = store_qualified_name(&relid, &owner);
+
+	/* serialize concurrent loads of the same name */
+	LockDatabaseObject(RelationRelationId, relid, 0, ShareUpdateExclusiveLock);
+
+	become_owner(owner, &sw);
+	SPI_connect();
+	{
+		Oid			argtypes[1] = {TEXTOID};
+		Datum		args[1] = {CStringGetTextDatum(name)};
+
+		rc = SPI_execute_with_args(psprintf("DELETE FROM %s WHERE name = $1 RETURNING version", table),
+								   1, argtypes, args, NULL, false, 0);
+		if (rc != SPI_OK_DELETE_RETURNING)
+			elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(rc));
+		if (SPI_processed == 1)
+		{
+			bool		isnull;
+
+			version = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)) + 1;
+		}
+	}
+	{
+		Oid			argtypes[12] = {TEXTOID, INT4OID, TEXTOID, TEXTOID, INT4OID, INT4OID,
+		INT4OID, INT4OID, INT8OID, BYTEAOID, TEXTOID, TEXTARRAYOID};
+		Datum		args[12];
+		char		nulls[12];
+		bool		names_null;
+
+		memset(nulls, ' ', sizeof(nulls));
+		args[0] = CStringGetTextDatum(name);
+		args[1] = Int32GetDatum(version);
+		args[2] = CStringGetTextDatum(gs_model_format_name(fmt));
+		args[3] = CStringGetTextDatum(forest->objective);
+		args[4] = Int32GetDatum(forest->n_features);
+		args[5] = Int32GetDatum(forest->n_outputs);
+		args[6] = Int32GetDatum(forest->n_trees);
+		args[7] = Int32GetDatum(forest->max_depth);
+		args[8] = Int64GetDatum((int64) len);
+		args[9] = PointerGetDatum(model);
+		args[10] = CStringGetTextDatum(forest->saved_by);
+		if (forest->saved_by[0] == '\0')
+			nulls[10] = 'n';
+		args[11] = feature_names_datum(forest, &names_null);
+		if (names_null)
+			nulls[11] = 'n';
+		rc = SPI_execute_with_args(psprintf("INSERT INTO %s (name, version, format, objective, n_features, "
+											"n_outputs, n_trees, max_depth, size_bytes, model, saved_by, "
+											"feature_names, loaded_by) "
+											"VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, %s)",
+											table, quote_literal_cstr(loaded_by)),
+								   12, argtypes, args, nulls, false, 0);
+		if (rc != SPI_OK_INSERT)
+			elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(rc));
+	}
+	SPI_finish();
+	restore_user(&sw);
+
+	invalidate_model_caches(relid);
+	MemoryContextDelete(parse_cxt);
+	return version;
+}
+
+/* Text argument argno, or ERROR naming what is NULL. */
+static char *
+text_arg(FunctionCallInfo fcinfo, int argno, const char *what)
+{
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s must not be null", what)));
+	return text_to_cstring(PG_GETARG_TEXT_PP(argno));
+}
+
+/*
+ * gpu_load_model(name text, model bytea, format text DEFAULT 'auto')
+ * RETURNS integer: validate and store a new active version.
+ */
+Datum
+gpuscore_gpu_load_model(PG_FUNCTION_ARGS)
+{
+	const char *name = gs_model_name_arg(fcinfo, 0);
+	char	   *format;
+	bytea	   *model;
+
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("model bytes must not be null")));
+	format = text_arg(fcinfo, 2, "model format");
+	model = PG_GETARG_BYTEA_PP(1);
+	PG_RETURN_INT32(store_model(name, model, format));
+}
+
+/* Read a whole server file into a bytea, checking the size cap first. */
+static bytea *
+read_model_file(const char *path)
+{
+	struct stat st;
+	FILE	   *file;
+	bytea	   *buf;
+	size_t		nread;
+
+	if (stat(path, &st) < 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not stat file \"%s\": %m", path)));
+	if (S_ISDIR(st.st_mode))
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is a directory", path)));
+	if ((uint64) st.st_size > (uint64) gs_max_model_size_kb * 1024 ||
+		(uint64) st.st_size > MaxAllocSize - VARHDRSZ)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("model file \"%s\" is %lld bytes, more than the limit of %lld bytes",
+						path, (long long) st.st_size, (long long) gs_max_model_size_kb * 1024),
+				 errhint("The pg_gpuscore.max_model_size setting holds the limit.")));
+	file = AllocateFile(path, PG_BINARY_R);
+	if (file == NULL)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not open file \"%s\" for reading: %m", path)));
+	buf = palloc(VARHDRSZ + st.st_size);
+	nread = fread(VARDATA(buf), 1, st.st_size, file);
+	if (ferror(file) || nread != (size_t) st.st_size)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not read file \"%s\": %m", path)));
+	FreeFile(file);
+	SET_VARSIZE(buf, VARHDRSZ + nread);
+	return buf;
+}
+
+/*
+ * gpu_load_model_file(name text, path text, format text DEFAULT 'auto')
+ * RETURNS integer: like gpu_load_model, reading a file on the server.
+ * Only members of pg_read_server_files may use it.
+ */
+Datum
+gpuscore_gpu_load_model_file(PG_FUNCTION_ARGS)
+{
+	const char *name = gs_model_name_arg(fcinfo, 0);
+	char	   *path = text_arg(fcinfo, 1, "model file path");
+	char	   *format = text_arg(fcinfo, 2, "model format");
+
+	if (!has_privs_of_role(GetUserId(), ROLE_PG_READ_SERVER_FILES))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to read model files on the server"),
+				 errdetail("Only roles with privileges of the \"pg_read_server_files\" role may read server files."),
+				 errhint("Use gpu_load_model(name, bytes) to load a model sent by the client.")));
+	if (!is_absolute_path(path))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("model file path must be absolute: \"%s\"", path)));
+	PG_RETURN_INT32(store_model(name, read_model_file(path), format));
+}
+
+/*
+ * gpu_drop_model(name text, missing_ok boolean DEFAULT false) RETURNS boolean:
+ * remove a model (all of it).  Returns false when missing_ok and absent.
+ */
+Datum
+gpuscore_gpu_drop_model(PG_FUNCTION_ARGS)
+{
+	const char *name = gs_model_name_arg(fcinfo, 0);
+	bool		missing_ok = !PG_ARGISNULL(1) && PG_GETARG_BOOL(1);
+	Oid			relid,
+				owner;
+	char	   *table = store_qualified_name(&relid, &owner);
+	OwnerSwitch sw;
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		args[1] = {CStringGetTextDatum(name)};
+	uint64		n;
+	int			rc;
+
+	LockDatabaseObject(RelationRelationId, relid, 0, ShareUpdateExclusiveLock);
+	become_owner(owner, &sw);
+	SPI_connect();
+	rc = SPI_execute_with_args(psprintf("DELETE FROM %s WHERE name = $1", table),
+							   1, argtypes, args, NULL, false, 0);
+	if (rc != SPI_OK_DELETE)
+		elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(rc));
+	n = SPI_processed;
+	SPI_finish();
+	restore_user(&sw);
+
+	if (n == 0)
+	{
+		if (missing_ok)
+			PG_RETURN_BOOL(false);
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("model \"%s\" does not exist", name)));
+	}
+	invalidate_model_caches(relid);
+	PG_RETURN_BOOL(true);
+}

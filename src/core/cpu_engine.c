@@ -1,0 +1,70 @@
+/*
+ * cpu_engine.c
+ *	  The CPU engine: scores column-major float32 batches with the traversal
+ *	  of forest_eval.h.
+ *
+ * Rows are processed in blocks so that one tree's nodes and the block's
+ * slice of every feature column stay in cache while the block walks the
+ * tree.  Within a row, trees are added in model order, matching XGBoost's
+ * float summation.
+ */
+#include "cpu_engine.h"
+
+#include "forest_eval.h"
+
+#define GS_CPU_BLOCK 64
+
+/* Margins for a batch; see cpu_engine.h. */
+void
+gs_cpu_margins(const GsForest *f, const float *x, size_t ld, size_t n_rows,
+			   float *margin)
+{
+	const int	ng = f->n_groups;
+	size_t		r0;
+
+	for (r0 = 0; r0 < n_rows; r0 += GS_CPU_BLOCK)
+	{
+		size_t		r1 = r0 + GS_CPU_BLOCK < n_rows ? r0 + GS_CPU_BLOCK : n_rows;
+		size_t		r;
+		int32_t		t;
+
+		for (r = r0; r < r1; r++)
+			for (int g = 0; g < ng; g++)
+				margin[r * ng + g] = f->base_margin[g];
+
+		for (t = 0; t < f->n_trees; t++)
+		{
+			const GsNode *tree = f->nodes + f->tree_offset[t];
+			const int	g = f->tree_group[t];
+
+			for (r = r0; r < r1; r++)
+				margin[r * ng + g] += gs_tree_leaf(tree, x + r, ld);
+		}
+	}
+}
+
+/* Outputs for a batch; see cpu_engine.h. */
+void
+gs_cpu_predict(const GsForest *f, const float *x, size_t ld, size_t n_rows,
+			   float *margin, float *out)
+{
+	size_t		r;
+
+	gs_cpu_margins(f, x, ld, n_rows, margin);
+	for (r = 0; r < n_rows; r++)
+		gs_transform_row(f->transform, margin + r * f->n_groups, f->n_groups,
+						 out + r * f->n_outputs);
+}
+
+/* Outputs for one row-major row; see cpu_engine.h. */
+void
+gs_cpu_predict_row(const GsForest *f, const float *x, float *margin, float *out)
+{
+	int32_t		t;
+
+	for (int g = 0; g < f->n_groups; g++)
+		margin[g] = f->base_margin[g];
+	for (t = 0; t < f->n_trees; t++)
+		margin[f->tree_group[t]] += gs_tree_leaf(f->nodes + f->tree_offset[t], x, 1);
+	gs_transform_row(f->transform, margin, f->n_groups, out);
+}

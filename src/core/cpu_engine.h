@@ -1,0 +1,35 @@
+/*
+ * cpu_engine.h
+ *	  Batch scoring of a validated forest on the CPU.
+ *
+ * The caller owns every buffer; the engine allocates nothing and cannot
+ * fail, so it has no status.  Batches are column-major float32: feature f of
+ * row r is x[f * ld + r] with ld >= n_rows (the layout the GPU engine uses
+ * too).  Missing values are NaN.
+ */
+#ifndef GS_CPU_ENGINE_H
+#define GS_CPU_ENGINE_H
+
+#include <stddef.h>
+
+#include "forest.h"
+
+/*
+ * Raw margins: margin[r * n_groups + g] = base_margin[g] + sum of the leaves
+ * of the trees of group g, summed in tree order in float as XGBoost does.
+ */
+extern void gs_cpu_margins(const GsForest *f, const float *x, size_t ld,
+						   size_t n_rows, float *margin);
+
+/*
+ * Outputs: out[r * n_outputs + k].  margin is scratch of n_rows * n_groups
+ * floats given by the caller (it may not alias out).
+ */
+extern void gs_cpu_predict(const GsForest *f, const float *x, size_t ld,
+						   size_t n_rows, float *margin, float *out);
+
+/* Outputs of one row given row-major (x[f], f < n_features). */
+extern void gs_cpu_predict_row(const GsForest *f, const float *x, float *margin,
+							   float *out);
+
+#endif							/* GS_CPU_ENGINE_H */

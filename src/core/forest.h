@@ -1,0 +1,119 @@
+/*
+ * forest.h
+ *	  The validated, flat tree ensemble ("forest") every loader builds and
+ *	  every engine scores.
+ *
+ * A GsForest is built once by a loader (xgb_load.c), validated there, and is
+ * immutable afterwards: engines trust it.  Nodes of every tree are stored in
+ * one array in breadth-first order, so a node's two children are adjacent
+ * (right = left + 1) and always come after their parent; traversal therefore
+ * terminates by construction.  All memory of a forest comes from the
+ * GsAllocator given to the loader and is released by gs_forest_free().
+ */
+#ifndef GS_FOREST_H
+#define GS_FOREST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gs_status.h"
+
+/* Node flags, packed with the feature index into GsNode.info. */
+#define GS_NODE_LEAF			0x80000000u
+#define GS_NODE_DEFAULT_LEFT	0x40000000u
+#define GS_NODE_FEATURE_MASK	0x3FFFFFFFu
+
+/*
+ * One tree node, 12 bytes.  For a split: go left when x[feature] < value,
+ * right otherwise; a missing (NaN) value follows GS_NODE_DEFAULT_LEFT.  For a
+ * leaf: value is the leaf's contribution to its output group.  left is the
+ * index of the left child relative to the tree's first node.
+ */
+typedef struct GsNode
+{
+	float		value;
+	uint32_t	info;
+	uint32_t	left;
+} GsNode;
+
+/* How raw tree sums (margins) become outputs. */
+typedef enum GsTransform
+{
+	GS_TRANSFORM_IDENTITY,		/* regression, logitraw, rank:* */
+	GS_TRANSFORM_SIGMOID,		/* binary:logistic, reg:logistic */
+	GS_TRANSFORM_EXP,			/* count:poisson, reg:gamma, reg:tweedie */
+	GS_TRANSFORM_HINGE,			/* binary:hinge: 1 if margin > 0 else 0 */
+	GS_TRANSFORM_SOFTMAX,		/* multi:softprob: probabilities */
+	GS_TRANSFORM_ARGMAX			/* multi:softmax: index of the best class */
+} GsTransform;
+
+typedef enum GsModelFormat
+{
+	GS_FORMAT_AUTO = 0,
+	GS_FORMAT_XGBOOST_JSON,
+	GS_FORMAT_XGBOOST_UBJ
+} GsModelFormat;
+
+/* Resource caps, checked before allocating. 0 means "no cap". */
+typedef struct GsLimits
+{
+	size_t		max_model_bytes;
+	int32_t		max_trees;
+	int64_t		max_nodes;		/* summed over all trees */
+	int32_t		max_depth;		/* edges from root to deepest leaf */
+	int32_t		max_features;
+} GsLimits;
+
+typedef struct GsForest
+{
+	GsModelFormat format;
+	char		objective[64];	/* as written in the model, e.g. binary:logistic */
+	char		booster[16];	/* gbtree or dart */
+	char		saved_by[32];	/* "xgboost 1.7.4" when the model says */
+	GsTransform transform;
+	int32_t		n_features;
+	int32_t		n_groups;		/* margins per row (classes or targets) */
+	int32_t		n_outputs;		/* outputs per row after transform */
+	int32_t		n_trees;
+	int32_t		max_depth;		/* deepest leaf over all trees */
+	int64_t		n_nodes;
+	float	   *base_margin;	/* [n_groups] added before the trees */
+	uint32_t   *tree_offset;	/* [n_trees] first node of each tree in nodes */
+	int32_t    *tree_group;		/* [n_trees] output group of each tree */
+	GsNode	   *nodes;			/* [n_nodes] */
+	char	  **feature_names;	/* [n_features] or NULL when the model has none */
+	GsAllocator alloc;			/* the allocator everything above came from */
+} GsForest;
+
+/* Default caps used when the caller has none. */
+extern const GsLimits gs_default_limits;
+
+/*
+ * Detect the format of model bytes: GS_FORMAT_XGBOOST_JSON,
+ * GS_FORMAT_XGBOOST_UBJ, or GS_FORMAT_AUTO when it is neither.
+ */
+extern GsModelFormat gs_model_detect_format(const unsigned char *bytes, size_t len);
+
+/* Name of a format as users write it ("xgboost-json"). */
+extern const char *gs_model_format_name(GsModelFormat fmt);
+
+/* Parse a user-given format name; returns 0 on success. */
+extern int	gs_model_format_parse(const char *name, GsModelFormat *fmt);
+
+/*
+ * Parse and validate an XGBoost model (JSON or UBJ; GS_FORMAT_AUTO detects).
+ * On success *out is a new forest owned by the caller (gs_forest_free).
+ * On failure returns the error code, fills st, and *out is NULL.
+ */
+extern GsCode gs_xgb_load(const unsigned char *bytes, size_t len,
+						  GsModelFormat fmt, const GsLimits *lim,
+						  const GsAllocator *alloc, GsForest **out,
+						  GsStatus *st);
+
+/* Release a forest and everything it owns; NULL is allowed. */
+extern void gs_forest_free(GsForest *f);
+
+/* Bytes a forest occupies in memory (for reporting and device uploads). */
+extern size_t gs_forest_memory_bytes(const GsForest *f);
+
+#endif							/* GS_FOREST_H */

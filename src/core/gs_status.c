@@ -1,0 +1,59 @@
+/*
+ * gs_status.c
+ *	  Status helpers and the malloc allocator of the scoring core.
+ */
+#include "gs_status.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static void *
+malloc_alloc(void *ctx, size_t size)
+{
+	(void) ctx;
+	return malloc(size ? size : 1);
+}
+
+static void
+malloc_free(void *ctx, void *ptr)
+{
+	(void) ctx;
+	free(ptr);
+}
+
+const GsAllocator gs_malloc_allocator = {malloc_alloc, malloc_free, NULL};
+
+/* Reset a status to GS_OK with empty messages. */
+void
+gs_status_clear(GsStatus *st)
+{
+	st->code = GS_OK;
+	st->msg[0] = '\0';
+	st->detail[0] = '\0';
+}
+
+/* Set code and message; returns the code. */
+GsCode
+gs_status_set(GsStatus *st, GsCode code, const char *fmt,...)
+{
+	va_list		ap;
+
+	st->code = code;
+	va_start(ap, fmt);
+	vsnprintf(st->msg, sizeof(st->msg), fmt, ap);
+	va_end(ap);
+	st->detail[0] = '\0';
+	return code;
+}
+
+/* Set the detail line of an already-set status. */
+void
+gs_status_detail(GsStatus *st, const char *fmt,...)
+{
+	va_list		ap;
+
+	va_start(ap, fmt);
+	vsnprintf(st->detail, sizeof(st->detail), fmt, ap);
+	va_end(ap);
+}

@@ -1,0 +1,60 @@
+/*
+ * gs_status.h
+ *	  Status values and the caller-given allocator of the PostgreSQL-free
+ *	  scoring core.
+ *
+ * Core functions never longjmp, exit or print: they return a GsCode and fill
+ * a GsStatus whose message follows PostgreSQL's style (lower case, no
+ * trailing period).  The PostgreSQL glue turns it into an ereport() in one
+ * place (src/errors.c).  Memory that outlives a call is obtained through a
+ * GsAllocator chosen by the caller, so the glue can tie it to a memory
+ * context and a unit test can use malloc.
+ */
+#ifndef GS_STATUS_H
+#define GS_STATUS_H
+
+#include <stddef.h>
+
+typedef enum GsCode
+{
+	GS_OK = 0,
+	GS_ERR_INVALID_MODEL,		/* bytes are not a well-formed model */
+	GS_ERR_UNSUPPORTED,			/* well-formed, but uses a feature we lack */
+	GS_ERR_LIMIT,				/* breaks a resource cap */
+	GS_ERR_INVALID_INPUT,		/* bad feature values or shapes */
+	GS_ERR_NOMEM,				/* allocation failed */
+	GS_ERR_INTERNAL				/* can't happen */
+} GsCode;
+
+#define GS_MSG_LEN 512
+
+typedef struct GsStatus
+{
+	GsCode		code;
+	char		msg[GS_MSG_LEN];	/* primary message */
+	char		detail[GS_MSG_LEN]; /* optional detail, "" when none */
+} GsStatus;
+
+/* Caller-given allocator: alloc returns NULL on failure, never longjmps. */
+typedef struct GsAllocator
+{
+	void	   *(*alloc) (void *ctx, size_t size);
+	void		(*free) (void *ctx, void *ptr);
+	void	   *ctx;
+} GsAllocator;
+
+/* An allocator on top of malloc/free, for tests and benchmarks. */
+extern const GsAllocator gs_malloc_allocator;
+
+/* Reset a status to GS_OK with empty messages. */
+extern void gs_status_clear(GsStatus *st);
+
+/* Set code and printf-style message; returns code for "return gs_status_set(...)". */
+extern GsCode gs_status_set(GsStatus *st, GsCode code, const char *fmt,...)
+			__attribute__((format(printf, 3, 4)));
+
+/* Set the detail line of an already-set status. */
+extern void gs_status_detail(GsStatus *st, const char *fmt,...)
+			__attribute__((format(printf, 2, 3)));
+
+#endif							/* GS_STATUS_H */

@@ -1,0 +1,906 @@
+/*
+ * xgb_load.c
+ *	  Reads XGBoost models (JSON and UBJSON, as saved by XGBoost 1.x-2.x
+ *	  save_model/save_raw), validates them and builds a GsForest.
+ *
+ * The bytes are decoded into a jansson tree (JSON with jansson itself, UBJ
+ * with ubj_decode.c), the tree is checked field by field, and every tree of
+ * the ensemble is re-laid out breadth-first into the forest's node array.
+ * Everything untrusted is checked here: lengths, child indices, reachability
+ * (no cycles, no shared nodes), feature indices, finite values, and the
+ * caller's caps before each allocation.  The jansson tree is temporary and
+ * freed before returning; the forest is allocated with the caller's
+ * allocator and owned by the caller.
+ */
+#include "forest.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "ubj_decode.h"
+
+const GsLimits gs_default_limits = {
+	.max_model_bytes = (size_t) 1024 * 1024 * 1024,
+	.max_trees = 100000,
+	.max_nodes = 64 * 1024 * 1024,
+	.max_depth = 512,
+	.max_features = 1000000,
+};
+
+/* How an objective turns margins into outputs, and base_score into a margin. */
+typedef enum BaseLink
+{
+	LINK_IDENTITY,
+	LINK_LOGIT,
+	LINK_LOG
+} BaseLink;
+
+typedef struct ObjectiveInfo
+{
+	const char *name;
+	GsTransform transform;
+	BaseLink	link;
+} ObjectiveInfo;
+
+static const ObjectiveInfo objectives[] = {
+	{"binary:logistic", GS_TRANSFORM_SIGMOID, LINK_LOGIT},
+	{"reg:logistic", GS_TRANSFORM_SIGMOID, LINK_LOGIT},
+	{"binary:logitraw", GS_TRANSFORM_IDENTITY, LINK_IDENTITY},
+	{"binary:hinge", GS_TRANSFORM_HINGE, LINK_IDENTITY},
+	{"reg:squarederror", GS_TRANSFORM_IDENTITY, LINK_IDENTITY},
+	{"reg:linear", GS_TRANSFORM_IDENTITY, LINK_IDENTITY},
+	{"reg:squaredlogerror", GS_TRANSFORM_IDENTITY, LINK_IDENTITY},
+	{"reg:pseudohubererror", GS_TRANSFORM_IDENTITY, LINK_IDENTITY},
+	{"reg:absoluteerror", GS_TRANSFORM_IDENTITY, LINK_IDENTITY},
+	{"count:poisson", GS_TRANSFORM_EXP, LINK_LOG},
+	{"reg:gamma", GS_TRANSFORM_EXP, LINK_LOG},
+	{"reg:tweedie", GS_TRANSFORM_EXP, LINK_LOG},
+	{"multi:softprob", GS_TRANSFORM_SOFTMAX, LINK_IDENTITY},
+	{"multi:softmax", GS_TRANSFORM_ARGMAX, LINK_IDENTITY},
+	{"rank:pairwise", GS_TRANSFORM_IDENTITY, LINK_IDENTITY},
+	{"rank:ndcg", GS_TRANSFORM_IDENTITY, LINK_IDENTITY},
+	{"rank:map", GS_TRANSFORM_IDENTITY, LINK_IDENTITY},
+};
+
+/* Per-tree arrays as found in the model, not yet trusted. */
+typedef struct RawTree
+{
+	int64_t		num_nodes;
+	json_t	   *left;
+	json_t	   *right;
+	json_t	   *feature;
+	json_t	   *cond;
+	json_t	   *default_left;
+	float		weight;			/* dart tree weight, 1 otherwise */
+} RawTree;
+
+/* Detect the format of model bytes; see forest.h. */
+GsModelFormat
+gs_model_detect_format(const unsigned char *b, size_t len)
+{
+	size_t		i = 0;
+
+	while (i < len && isspace(b[i]))
+		i++;
+	if (i >= len || b[i] != '{')
+		return GS_FORMAT_AUTO;
+	if (i == 0 && len > 1 && strchr("iUIlL$#}", b[1]) && b[1] != '\0')
+		return GS_FORMAT_XGBOOST_UBJ;
+	i++;
+	while (i < len && isspace(b[i]))
+		i++;
+	if (i < len && (b[i] == '"' || b[i] == '}'))
+		return GS_FORMAT_XGBOOST_JSON;
+	return GS_FORMAT_AUTO;
+}
+
+/* Name of a format as users write it. */
+const char *
+gs_model_format_name(GsModelFormat fmt)
+{
+	switch (fmt)
+	{
+		case GS_FORMAT_XGBOOST_JSON:
+			return "xgboost-json";
+		case GS_FORMAT_XGBOOST_UBJ:
+			return "xgboost-ubj";
+		case GS_FORMAT_AUTO:
+			break;
+	}
+	return "auto";
+}
+
+/* Parse a user-given format name; returns 0 on success, -1 if unknown. */
+int
+gs_model_format_parse(const char *name, GsModelFormat *fmt)
+{
+	if (strcmp(name, "auto") == 0)
+		*fmt = GS_FORMAT_AUTO;
+	else if (strcmp(name, "xgboost-json") == 0 || strcmp(name, "json") == 0)
+		*fmt = GS_FORMAT_XGBOOST_JSON;
+	else if (strcmp(name, "xgboost-ubj") == 0 || strcmp(name, "ubj") == 0)
+		*fmt = GS_FORMAT_XGBOOST_UBJ;
+	else
+		return -1;
+	return 0;
+}
+
+/* Allocate zeroed memory from the forest's allocator. */
+static void *
+forest_alloc(GsForest *f, size_t size)
+{
+	void	   *p = f->alloc.alloc(f->alloc.ctx, size);
+
+	if (p)
+		memset(p, 0, size);
+	return p;
+}
+
+/* Release a forest; see forest.h. */
+void
+gs_forest_free(GsForest *f)
+{
+	GsAllocator a;
+
+	if (f == NULL)
+		return;
+	a = f->alloc;
+	if (f->feature_names)
+	{
+		for (int32_t i = 0; i < f->n_features; i++)
+			if (f->feature_names[i])
+				a.free(a.ctx, f->feature_names[i]);
+		a.free(a.ctx, f->feature_names);
+	}
+	if (f->base_margin)
+		a.free(a.ctx, f->base_margin);
+	if (f->tree_offset)
+		a.free(a.ctx, f->tree_offset);
+	if (f->tree_group)
+		a.free(a.ctx, f->tree_group);
+	if (f->nodes)
+		a.free(a.ctx, f->nodes);
+	a.free(a.ctx, f);
+}
+
+/* Bytes a forest occupies; see forest.h. */
+size_t
+gs_forest_memory_bytes(const GsForest *f)
+{
+	return sizeof(GsForest) + (size_t) f->n_nodes * sizeof(GsNode) +
+		(size_t) f->n_trees * (sizeof(uint32_t) + sizeof(int32_t)) +
+		(size_t) f->n_groups * sizeof(float);
+}
+
+/* Member of an object, or NULL when obj is not an object. */
+static json_t *
+member(json_t *obj, const char *key)
+{
+	return json_is_object(obj) ? json_object_get(obj, key) : NULL;
+}
+
+/*
+ * Read an integer that XGBoost writes either as a number or as a decimal
+ * string ("30").  Returns 0 on success.
+ */
+static int
+json_to_int64(json_t *v, int64_t *out)
+{
+	if (json_is_integer(v))
+	{
+		*out = (int64_t) json_integer_value(v);
+		return 0;
+	}
+	if (json_is_real(v))
+	{
+		double		d = json_real_value(v);
+
+		if (d != floor(d) || fabs(d) > 9e15)
+			return -1;
+		*out = (int64_t) d;
+		return 0;
+	}
+	if (json_is_string(v))
+	{
+		const char *s = json_string_value(v);
+		char	   *end;
+		long long	l;
+
+		errno = 0;
+		l = strtoll(s, &end, 10);
+		if (errno != 0 || end == s || *end != '\0')
+			return -1;
+		*out = l;
+		return 0;
+	}
+	return -1;
+}
+
+/*
+ * Read a float32 that XGBoost writes as a number or a string such as "5E-1"
+ * or "[5E-1]" (newer versions bracket it).  Returns 0 on success.
+ */
+static int
+json_to_float(json_t *v, float *out)
+{
+	if (json_is_number(v))
+	{
+		*out = (float) json_number_value(v);
+		return 0;
+	}
+	if (json_is_string(v))
+	{
+		const char *s = json_string_value(v);
+		char	   *end;
+		float		f;
+
+		while (isspace((unsigned char) *s))
+			s++;
+		if (*s == '[')
+			s++;
+		errno = 0;
+		f = strtof(s, &end);
+		if (end == s)
+			return -1;
+		while (isspace((unsigned char) *end))
+			end++;
+		if (*end == ']')
+			end++;
+		if (*end != '\0')
+			return -1;
+		*out = f;
+		return 0;
+	}
+	return -1;
+}
+
+/* Element i of an array of numbers as int64; returns 0 on success. */
+static inline int
+elem_int(json_t *arr, size_t i, int64_t *out)
+{
+	json_t	   *v = json_array_get(arr, i);
+
+	if (json_is_integer(v))
+	{
+		*out = (int64_t) json_integer_value(v);
+		return 0;
+	}
+	if (json_is_boolean(v))
+	{
+		*out = json_is_true(v) ? 1 : 0;
+		return 0;
+	}
+	return json_to_int64(v, out);
+}
+
+/* Element i of an array of numbers as float; returns 0 on success. */
+static inline int
+elem_float(json_t *arr, size_t i, float *out)
+{
+	json_t	   *v = json_array_get(arr, i);
+
+	if (!json_is_number(v))
+		return -1;
+	*out = (float) json_number_value(v);
+	return 0;
+}
+
+/* Fetch a required array member of tree t with exactly n elements. */
+static GsCode
+tree_array(json_t *tree, const char *key, int64_t n, int32_t t, json_t **out,
+		   GsStatus *st)
+{
+	json_t	   *a = member(tree, key);
+
+	if (!json_is_array(a))
+		return gs_status_set(st, GS_ERR_INVALID_MODEL,
+							 "invalid XGBoost model: tree %d has no \"%s\" array", t, key);
+	if ((int64_t) json_array_size(a) != n)
+		return gs_status_set(st, GS_ERR_INVALID_MODEL,
+							 "invalid XGBoost model: tree %d has %zu entries in \"%s\" but %lld nodes",
+							 t, json_array_size(a), key, (long long) n);
+	*out = a;
+	return GS_OK;
+}
+
+/*
+ * Walk tree t breadth-first from its root, checking child indices, that every
+ * node is reached at most once (no cycles, no shared children), feature
+ * indices and finite values.  When nodes is not NULL also writes the
+ * relabelled nodes there.  queue and seen are scratch of num_nodes entries.
+ * Returns the number of reachable nodes in *n_out and the depth in *depth.
+ */
+static GsCode
+walk_tree(const RawTree *rt, int32_t t, int32_t n_features, int32_t max_depth,
+		  int32_t *queue, int32_t *level, unsigned char *seen, GsNode *nodes,
+		  int64_t *n_out, int32_t *depth, GsStatus *st)
+{
+	int64_t		head = 0,
+				tail = 0;
+	int32_t		deepest = 0;
+
+	memset(seen, 0, (size_t) rt->num_nodes);
+	queue[tail] = 0;
+	level[tail++] = 0;
+	seen[0] = 1;
+	while (head < tail)
+	{
+		int32_t		id = queue[head];
+		int32_t		lv = level[head];
+		int64_t		l,
+					r,
+					feat = 0,
+					dl = 0;
+		float		cond;
+
+		if (elem_int(rt->left, (size_t) id, &l) || elem_int(rt->right, (size_t) id, &r))
+			return gs_status_set(st, GS_ERR_INVALID_MODEL,
+								 "invalid XGBoost model: tree %d node %d has a non-integer child index", t, id);
+		if (elem_float(rt->cond, (size_t) id, &cond) || !isfinite(cond))
+			return gs_status_set(st, GS_ERR_INVALID_MODEL,
+								 "invalid XGBoost model: tree %d node %d has a non-finite split condition or leaf value", t, id);
+		if (l == -1 && r == -1)
+		{
+			if (nodes)
+			{
+				nodes[head].value = cond * rt->weight;
+				nodes[head].info = GS_NODE_LEAF;
+				nodes[head].left = 0;
+			}
+			if (lv > deepest)
+				deepest = lv;
+			head++;
+			continue;
+		}
+		if (l < 0 || l >= rt->num_nodes || r < 0 || r >= rt->num_nodes)
+			return gs_status_set(st, GS_ERR_INVALID_MODEL,
+								 "invalid XGBoost model: tree %d node %d has child index out of range (%lld, %lld; %lld nodes)",
+								 t, id, (long long) l, (long long) r, (long long) rt->num_nodes);
+		if (seen[l] || seen[r] || l == r)
+			return gs_status_set(st, GS_ERR_INVALID_MODEL,
+								 "invalid XGBoost model: tree %d is not a tree (node %d links to an already reached node)", t, id);
+		if (elem_int(rt->feature, (size_t) id, &feat) || feat < 0 || feat >= n_features)
+			return gs_status_set(st, GS_ERR_INVALID_MODEL,
+								 "invalid XGBoost model: tree %d node %d splits on feature %lld, but the model has %d features",
+								 t, id, (long long) feat, n_features);
+		if (elem_int(rt->default_left, (size_t) id, &dl))
+			return gs_status_set(st, GS_ERR_INVALID_MODEL,
+								 "invalid XGBoost model: tree %d node %d has an invalid default_left", t, id);
+		if (lv + 1 > max_depth)
+			return gs_status_set(st, GS_ERR_LIMIT,
+								 "model tree %d is deeper than the limit of %d levels", t, max_depth);
+		if (nodes)
+		{
+			nodes[head].value = cond;
+			nodes[head].info = (uint32_t) feat | (dl ? GS_NODE_DEFAULT_LEFT : 0);
+			nodes[head].left = (uint32_t) tail;
+		}
+		seen[l] = seen[r] = 1;
+		queue[tail] = (int32_t) l;
+		level[tail++] = lv + 1;
+		queue[tail] = (int32_t) r;
+		level[tail++] = lv + 1;
+		head++;
+	}
+	*n_out = tail;
+	*depth = deepest;
+	return GS_OK;
+}
+
+/* Look up an objective by name. */
+static const ObjectiveInfo *
+find_objective(const char *name)
+{
+	for (size_t i = 0; i < sizeof(objectives) / sizeof(objectives[0]); i++)
+		if (strcmp(objectives[i].name, name) == 0)
+			return &objectives[i];
+	return NULL;
+}
+
+/* Copy a string with the forest's allocator. */
+static char *
+forest_strdup(GsForest *f, const char *s)
+{
+	size_t		n = strlen(s) + 1;
+	char	   *p = f->alloc.alloc(f->alloc.ctx, n);
+
+	if (p)
+		memcpy(p, s, n);
+	return p;
+}
+
+/*
+ * Build a forest from a decoded XGBoost model document.  f has been
+ * allocated and zeroed by the caller, who frees it on failure.
+ */
+static GsCode
+build_forest(json_t *root, const GsLimits *lim, GsForest *f, GsStatus *st)
+{
+	json_t	   *learner = member(root, "learner");
+	json_t	   *mparam = member(learner, "learner_model_param");
+	json_t	   *objective = member(learner, "objective");
+	json_t	   *booster = member(learner, "gradient_booster");
+	json_t	   *version = member(root, "version");
+	json_t	   *model,
+			   *trees,
+			   *tree_info,
+			   *weights = NULL,
+			   *fnames;
+	const char *bname,
+			   *oname;
+	const ObjectiveInfo *oi;
+	int64_t		num_feature,
+				num_class = 0,
+				num_target = 1,
+				num_trees,
+				max_nodes_in_tree = 1,
+				total_nodes = 0;
+	float		base_score = 0.5f;
+	RawTree    *raw = NULL;
+	int32_t    *queue = NULL,
+			   *level = NULL;
+	unsigned char *seen = NULL;
+	GsCode		rc = GS_OK;
+	int32_t		t;
+
+	if (!json_is_object(learner) || !json_is_object(mparam) || !json_is_object(booster))
+		return gs_status_set(st, GS_ERR_INVALID_MODEL,
+							 "invalid XGBoost model: no \"learner\" object with \"learner_model_param\" and \"gradient_booster\"");
+	if (json_is_array(version) && json_array_size(version) == 3)
+		snprintf(f->saved_by, sizeof(f->saved_by), "xgboost %lld.%lld.%lld",
+				 (long long) json_integer_value(json_array_get(version, 0)),
+				 (long long) json_integer_value(json_array_get(version, 1)),
+				 (long long) json_integer_value(json_array_get(version, 2)));
+
+	/* objective */
+	if (!json_is_string(member(objective, "name")))
+		return gs_status_set(st, GS_ERR_INVALID_MODEL,
+							 "invalid XGBoost model: no objective name");
+	oname = json_string_value(member(objective, "name"));
+	oi = find_objective(oname);
+	if (oi == NULL)
+	{
+		gs_status_set(st, GS_ERR_UNSUPPORTED,
+					  "XGBoost objective \"%.64s\" is not supported", oname);
+		gs_status_detail(st, "Supported objectives: binary:logistic, binary:logitraw, binary:hinge, reg:squarederror, reg:squaredlogerror, reg:logistic, reg:pseudohubererror, reg:absoluteerror, count:poisson, reg:gamma, reg:tweedie, multi:softprob, multi:softmax, rank:pairwise, rank:ndcg, rank:map.");
+		return st->code;
+	}
+	snprintf(f->objective, sizeof(f->objective), "%s", oname);
+	f->transform = oi->transform;
+
+	/* learner parameters */
+	if (json_to_int64(member(mparam, "num_feature"), &num_feature) || num_feature < 1)
+		return gs_status_set(st, GS_ERR_INVALID_MODEL,
+							 "invalid XGBoost model: \"num_feature\" is missing or not a positive integer");
+	if (lim->max_features > 0 && num_feature > lim->max_features)
+		return gs_status_set(st, GS_ERR_LIMIT,
+							 "model has %lld features, more than the limit of %d",
+							 (long long) num_feature, lim->max_features);
+	if (num_feature > (int64_t) GS_NODE_FEATURE_MASK)
+		return gs_status_set(st, GS_ERR_LIMIT, "model has too many features");
+	if (member(mparam, "num_class") && (json_to_int64(member(mparam, "num_class"), &num_class) || num_class < 0 || num_class > 100000))
+		return gs_status_set(st, GS_ERR_INVALID_MODEL,
+							 "invalid XGBoost model: \"num_class\" is not a valid class count");
+	if (member(mparam, "num_target") && (json_to_int64(member(mparam, "num_target"), &num_target) || num_target < 1 || num_target > 100000))
+		return gs_status_set(st, GS_ERR_INVALID_MODEL,
+							 "invalid XGBoost model: \"num_target\" is not a valid target count");
+	if (member(mparam, "base_score") && json_to_float(member(mparam, "base_score"), &base_score))
+		return gs_status_set(st, GS_ERR_INVALID_MODEL,
+							 "invalid XGBoost model: \"base_score\" is not a number");
+	if (!isfinite(base_score))
+		return gs_status_set(st, GS_ERR_INVALID_MODEL,
+							 "invalid XGBoost model: \"base_score\" is not finite");
+	if (num_class > 1 && num_target > 1)
+		return gs_status_set(st, GS_ERR_INVALID_MODEL,
+							 "invalid XGBoost model: both \"num_class\" and \"num_target\" are above 1");
+	f->n_features = (int32_t) num_feature;
+	f->n_groups = (int32_t) (num_class > 1 ? num_class : num_target);
+	if ((oi->transform == GS_TRANSFORM_SOFTMAX || oi->transform == GS_TRANSFORM_ARGMAX) && num_class < 1)
+		return gs_status_set(st, GS_ERR_INVALID_MODEL,
+							 "invalid XGBoost model: objective \"%s\" needs \"num_class\"", oname);
+	f->n_outputs = oi->transform == GS_TRANSFORM_ARGMAX ? 1 : f->n_groups;
+
+	/* base margin, as the objective's ProbToMargin does in float */
+	f->base_margin = forest_alloc(f, sizeof(float) * (size_t) f->n_groups);
+	if (f->base_margin == NULL)
+		return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
+	{
+		float		m = base_score;
+
+		if (oi->link == LINK_LOGIT)
+		{
+			if (!(base_score > 0.0f && base_score < 1.0f))
+				return gs_status_set(st, GS_ERR_INVALID_MODEL,
+									 "invalid XGBoost model: base_score %g must be between 0 and 1 for objective \"%s\"",
+									 (double) base_score, oname);
+			m = -logf(1.0f / base_score - 1.0f);
+		}
+		else if (oi->link == LINK_LOG)
+		{
+			if (!(base_score > 0.0f))
+				return gs_status_set(st, GS_ERR_INVALID_MODEL,
+									 "invalid XGBoost model: base_score %g must be positive for objective \"%s\"",
+									 (double) base_score, oname);
+			m = logf(base_score);
+		}
+		for (int g = 0; g < f->n_groups; g++)
+			f->base_margin[g] = m;
+	}
+
+	/* booster */
+	if (!json_is_string(member(booster, "name")))
+		return gs_status_set(st, GS_ERR_INVALID_MODEL,
+							 "invalid XGBoost model: no booster name");
+	bname = json_string_value(member(booster, "name"));
+	if (strcmp(bname, "gbtree") == 0)
+		model = member(booster, "model");
+	else if (strcmp(bname, "dart") == 0)
+	{
+		model = member(member(booster, "gbtree"), "model");
+		weights = member(booster, "weight_drop");
+		if (!json_is_array(weights))
+			return gs_status_set(st, GS_ERR_INVALID_MODEL,
+								 "invalid XGBoost model: dart booster without \"weight_drop\"");
+	}
+	else if (strcmp(bname, "gblinear") == 0)
+	{
+		gs_status_set(st, GS_ERR_UNSUPPORTED, "XGBoost booster \"gblinear\" is not supported");
+		gs_status_detail(st, "Only tree boosters (gbtree, dart) can be scored.");
+		return st->code;
+	}
+	else
+		return gs_status_set(st, GS_ERR_UNSUPPORTED,
+							 "XGBoost booster \"%.32s\" is not supported", bname);
+	snprintf(f->booster, sizeof(f->booster), "%s", bname);
+
+	trees = member(model, "trees");
+	tree_info = member(model, "tree_info");
+	if (!json_is_array(trees) || !json_is_array(tree_info))
+		return gs_status_set(st, GS_ERR_INVALID_MODEL,
+							 "invalid XGBoost model: no \"trees\" and \"tree_info\" arrays");
+	num_trees = (int64_t) json_array_size(trees);
+	{
+		int64_t		declared;
+
+		if (json_to_int64(member(member(model, "gbtree_model_param"), "num_trees"), &declared) || declared != num_trees)
+			return gs_status_set(st, GS_ERR_INVALID_MODEL,
+								 "invalid XGBoost model: \"num_trees\" does not match the %lld trees present",
+								 (long long) num_trees);
+	}
+	if ((int64_t) json_array_size(tree_info) != num_trees)
+		return gs_status_set(st, GS_ERR_INVALID_MODEL,
+							 "invalid XGBoost model: \"tree_info\" has %zu entries for %lld trees",
+							 json_array_size(tree_info), (long long) num_trees);
+	if (weights && (int64_t) json_array_size(weights) != num_trees)
+		return gs_status_set(st, GS_ERR_INVALID_MODEL,
+							 "invalid XGBoost model: \"weight_drop\" has %zu entries for %lld trees",
+							 json_array_size(weights), (long long) num_trees);
+	if (lim->max_trees > 0 && num_trees > lim->max_trees)
+		return gs_status_set(st, GS_ERR_LIMIT,
+							 "model has %lld trees, more than the limit of %d",
+							 (long long) num_trees, lim->max_trees);
+	if (num_trees < 1)
+		return gs_status_set(st, GS_ERR_INVALID_MODEL, "invalid XGBoost model: it has no trees");
+	f->n_trees = (int32_t) num_trees;
+
+	raw = f->alloc.alloc(f->alloc.ctx, sizeof(RawTree) * (size_t) num_trees);
+	f->tree_offset = forest_alloc(f, sizeof(uint32_t) * (size_t) num_trees);
+	f->tree_group = forest_alloc(f, sizeof(int32_t) * (size_t) num_trees);
+	if (!raw || !f->tree_offset || !f->tree_group)
+	{
+		rc = gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
+		goto done;
+	}
+
+	/* pass 1: per-tree arrays and node counts */
+	for (t = 0; t < f->n_trees; t++)
+	{
+		json_t	   *tree = json_array_get(trees, (size_t) t);
+		json_t	   *tparam = member(tree, "tree_param");
+		json_t	   *split_type = member(tree, "split_type");
+		json_t	   *cat_nodes = member(tree, "categories_nodes");
+		int64_t		group,
+					slv = 0;
+		RawTree    *rt = &raw[t];
+
+		if (json_to_int64(member(tparam, "num_nodes"), &rt->num_nodes) || rt->num_nodes < 1 || rt->num_nodes > INT32_MAX / 2)
+		{
+			rc = gs_status_set(st, GS_ERR_INVALID_MODEL,
+							   "invalid XGBoost model: tree %d has no valid \"num_nodes\"", t);
+			goto done;
+		}
+		if (member(tparam, "size_leaf_vector") &&
+			(json_to_int64(member(tparam, "size_leaf_vector"), &slv) || slv > 1))
+		{
+			rc = gs_status_set(st, GS_ERR_UNSUPPORTED,
+							   "XGBoost trees with vector leaves are not supported");
+			goto done;
+		}
+		if (json_is_array(cat_nodes) && json_array_size(cat_nodes) > 0)
+		{
+			rc = gs_status_set(st, GS_ERR_UNSUPPORTED,
+							   "XGBoost categorical splits are not supported yet");
+			gs_status_detail(st, "Tree %d has %zu categorical split nodes.", t, json_array_size(cat_nodes));
+			goto done;
+		}
+		if (json_is_array(split_type))
+		{
+			for (size_t i = 0; i < json_array_size(split_type); i++)
+			{
+				int64_t		v;
+
+				if (elem_int(split_type, i, &v) || v != 0)
+				{
+					rc = gs_status_set(st, GS_ERR_UNSUPPORTED,
+									   "XGBoost categorical splits are not supported yet");
+					goto done;
+				}
+			}
+		}
+		if ((rc = tree_array(tree, "left_children", rt->num_nodes, t, &rt->left, st)) ||
+			(rc = tree_array(tree, "right_children", rt->num_nodes, t, &rt->right, st)) ||
+			(rc = tree_array(tree, "split_indices", rt->num_nodes, t, &rt->feature, st)) ||
+			(rc = tree_array(tree, "split_conditions", rt->num_nodes, t, &rt->cond, st)) ||
+			(rc = tree_array(tree, "default_left", rt->num_nodes, t, &rt->default_left, st)))
+			goto done;
+		if (elem_int(tree_info, (size_t) t, &group) || group < 0 || group >= f->n_groups)
+		{
+			rc = gs_status_set(st, GS_ERR_INVALID_MODEL,
+							   "invalid XGBoost model: tree %d belongs to output group %lld of %d",
+							   t, (long long) group, f->n_groups);
+			goto done;
+		}
+		f->tree_group[t] = (int32_t) group;
+		rt->weight = 1.0f;
+		if (weights && (elem_float(weights, (size_t) t, &rt->weight) || !isfinite(rt->weight)))
+		{
+			rc = gs_status_set(st, GS_ERR_INVALID_MODEL,
+							   "invalid XGBoost model: dart weight of tree %d is not a finite number", t);
+			goto done;
+		}
+		if (rt->num_nodes > max_nodes_in_tree)
+			max_nodes_in_tree = rt->num_nodes;
+		total_nodes += rt->num_nodes;
+		if (lim->max_nodes > 0 && total_nodes > lim->max_nodes)
+		{
+			rc = gs_status_set(st, GS_ERR_LIMIT,
+							   "model has more than the limit of %lld tree nodes",
+							   (long long) lim->max_nodes);
+			goto done;
+		}
+	}
+
+	/* pass 2: validate each tree and count reachable nodes */
+	queue = f->alloc.alloc(f->alloc.ctx, sizeof(int32_t) * (size_t) max_nodes_in_tree);
+	level = f->alloc.alloc(f->alloc.ctx, sizeof(int32_t) * (size_t) max_nodes_in_tree);
+	seen = f->alloc.alloc(f->alloc.ctx, (size_t) max_nodes_in_tree);
+	if (!queue || !level || !seen)
+	{
+		rc = gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
+		goto done;
+	}
+	total_nodes = 0;
+	for (t = 0; t < f->n_trees; t++)
+	{
+		int64_t		n;
+		int32_t		depth;
+
+		rc = walk_tree(&raw[t], t, f->n_features,
+					   lim->max_depth > 0 ? lim->max_depth : INT32_MAX - 1,
+					   queue, level, seen, NULL, &n, &depth, st);
+		if (rc)
+			goto done;
+		f->tree_offset[t] = (uint32_t) total_nodes;
+		total_nodes += n;
+		if (depth > f->max_depth)
+			f->max_depth = depth;
+	}
+	if (total_nodes > (int64_t) UINT32_MAX)
+	{
+		rc = gs_status_set(st, GS_ERR_LIMIT, "model has too many tree nodes");
+		goto done;
+	}
+
+	/* pass 3: lay out the validated trees */
+	f->n_nodes = total_nodes;
+	f->nodes = f->alloc.alloc(f->alloc.ctx, sizeof(GsNode) * (size_t) total_nodes);
+	if (!f->nodes)
+	{
+		rc = gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
+		goto done;
+	}
+	for (t = 0; t < f->n_trees; t++)
+	{
+		int64_t		n;
+		int32_t		depth;
+
+		rc = walk_tree(&raw[t], t, f->n_features, INT32_MAX - 1, queue, level, seen,
+					   f->nodes + f->tree_offset[t], &n, &depth, st);
+		if (rc)
+			goto done;
+	}
+
+	/* feature names, when the model has one per feature */
+	fnames = member(learner, "feature_names");
+	if (json_is_array(fnames) && (int64_t) json_array_size(fnames) == num_feature)
+	{
+		f->feature_names = forest_alloc(f, sizeof(char *) * (size_t) num_feature);
+		if (!f->feature_names)
+		{
+			rc = gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
+			goto done;
+		}
+		for (int32_t i = 0; i < f->n_features; i++)
+		{
+			json_t	   *s = json_array_get(fnames, (size_t) i);
+
+			f->feature_names[i] = forest_strdup(f, json_is_string(s) ? json_string_value(s) : "");
+			if (!f->feature_names[i])
+			{
+				rc = gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
+				goto done;
+			}
+		}
+	}
+
+done:
+	if (raw)
+		f->alloc.free(f->alloc.ctx, raw);
+	if (queue)
+		f->alloc.free(f->alloc.ctx, queue);
+	if (level)
+		f->alloc.free(f->alloc.ctx, level);
+	if (seen)
+		f->alloc.free(f->alloc.ctx, seen);
+	return rc;
+}
+
+/*
+ * XGBoost writes non-finite floats as bare NaN / Infinity / -Infinity, which
+ * is not JSON.  Returns a malloc'd copy of the document in which each such
+ * token outside strings is replaced by "[]" padded with spaces (an empty
+ * array, which no numeric field accepts, so the value is then reported as
+ * non-finite, or ignored where a categorical split makes it unused), or
+ * NULL when there is none.  *oom is set when allocation fails.
+ */
+static char *
+replace_nonfinite_tokens(const unsigned char *b, size_t len, int *oom)
+{
+	char	   *copy = NULL;
+	int			in_string = 0;
+
+	*oom = 0;
+	for (size_t i = 0; i < len; i++)
+	{
+		size_t		tok = 0;
+
+		if (in_string)
+		{
+			if (b[i] == '\\')
+				i++;
+			else if (b[i] == '"')
+				in_string = 0;
+			continue;
+		}
+		if (b[i] == '"')
+		{
+			in_string = 1;
+			continue;
+		}
+		if (b[i] == 'N' && len - i >= 3 && memcmp(b + i, "NaN", 3) == 0)
+			tok = 3;
+		else if (b[i] == 'I' && len - i >= 8 && memcmp(b + i, "Infinity", 8) == 0)
+			tok = 8;
+		else if (b[i] == '-' && len - i >= 9 && memcmp(b + i, "-Infinity", 9) == 0)
+			tok = 9;
+		if (tok == 0)
+			continue;
+		if (copy == NULL)
+		{
+			copy = malloc(len);
+			if (copy == NULL)
+			{
+				*oom = 1;
+				return NULL;
+			}
+			memcpy(copy, b, len);
+		}
+		memset(copy + i, ' ', tok);
+		copy[i] = '[';
+		copy[i + 1] = ']';
+		i += tok - 1;
+	}
+	return copy;
+}
+
+/* Parse, validate and build; see forest.h. */
+GsCode
+gs_xgb_load(const unsigned char *bytes, size_t len, GsModelFormat fmt,
+			const GsLimits *lim, const GsAllocator *alloc, GsForest **out,
+			GsStatus *st)
+{
+	json_t	   *root = NULL;
+	GsForest   *f;
+	GsCode		rc;
+	GsModelFormat detected;
+
+	gs_status_clear(st);
+	*out = NULL;
+	if (lim == NULL)
+		lim = &gs_default_limits;
+	if (len == 0)
+		return gs_status_set(st, GS_ERR_INVALID_MODEL, "model is empty");
+	if (lim->max_model_bytes > 0 && len > lim->max_model_bytes)
+		return gs_status_set(st, GS_ERR_LIMIT,
+							 "model is %zu bytes, more than the limit of %zu bytes",
+							 len, lim->max_model_bytes);
+	detected = gs_model_detect_format(bytes, len);
+	if (fmt == GS_FORMAT_AUTO)
+	{
+		if (detected == GS_FORMAT_AUTO)
+		{
+			gs_status_set(st, GS_ERR_INVALID_MODEL,
+						  "could not detect the model format");
+			gs_status_detail(st, "The bytes are neither XGBoost JSON nor XGBoost UBJSON.");
+			return st->code;
+		}
+		fmt = detected;
+	}
+
+	if (fmt == GS_FORMAT_XGBOOST_JSON)
+	{
+		json_error_t jerr;
+		int			oom;
+		char	   *patched = replace_nonfinite_tokens(bytes, len, &oom);
+
+		if (oom)
+			return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
+		root = json_loadb(patched ? patched : (const char *) bytes, len, 0, &jerr);
+		free(patched);
+		if (root == NULL)
+		{
+			gs_status_set(st, GS_ERR_INVALID_MODEL, "invalid XGBoost JSON model");
+			gs_status_detail(st, "%s at line %d, column %d.", jerr.text, jerr.line, jerr.column);
+			return st->code;
+		}
+	}
+	else
+	{
+		char		err[256];
+		GsUbjLimits ulim = {64, 0};
+
+		root = gs_ubj_decode(bytes, len, &ulim, err, sizeof(err));
+		if (root == NULL)
+		{
+			gs_status_set(st, GS_ERR_INVALID_MODEL, "invalid XGBoost UBJSON model");
+			gs_status_detail(st, "%s.", err);
+			return st->code;
+		}
+	}
+
+	f = alloc->alloc(alloc->ctx, sizeof(GsForest));
+	if (f == NULL)
+	{
+		json_decref(root);
+		return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
+	}
+	memset(f, 0, sizeof(GsForest));
+	f->alloc = *alloc;
+	f->format = fmt;
+	rc = build_forest(root, lim, f, st);
+	json_decref(root);
+	if (rc != GS_OK)
+	{
+		gs_forest_free(f);
+		return rc;
+	}
+	*out = f;
+	return GS_OK;
+}

@@ -1,0 +1,94 @@
+/*
+ * features.c
+ *	  Turning SQL feature values into float32 model input.
+ *
+ * Missing values (SQL NULL, NaN) become NaN, which the engines send along
+ * each node's default direction, as XGBoost does.  Infinite values are
+ * rejected, as XGBoost rejects them, and so are double precision values
+ * outside the range of real.
+ */
+#include "postgres.h"
+
+#include <float.h>
+#include <math.h>
+
+#include "catalog/pg_type.h"
+
+#include "gpuscore.h"
+
+/* Check one input value; ERRORs on +-Inf or out of float32 range. */
+void
+gs_check_infinite(const GsModelRef *m, int feature, double v)
+{
+	if (isinf(v))
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("feature %d of model \"%s\" is infinite", feature + 1, m->name),
+				 errhint("Use NULL or NaN for a missing value.")));
+	if (!isnan(v) && fabs(v) > FLT_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("feature %d of model \"%s\" is out of range for type real", feature + 1, m->name)));
+}
+
+/* Copy a feature array into a float32 row; see gpuscore.h. */
+void
+gs_array_to_row(ArrayType *arr, const GsModelRef *m, float *row)
+{
+	int			nf = m->forest->n_features;
+	int			n;
+	Oid			elemtype = ARR_ELEMTYPE(arr);
+	bits8	   *nulls = ARR_NULLBITMAP(arr);
+
+	if (ARR_NDIM(arr) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("feature array must have one dimension, not %d", ARR_NDIM(arr)),
+				 errhint("Score one row per call, or use gpu_score_query() for many rows.")));
+	n = ARR_NDIM(arr) == 0 ? 0 : ARR_DIMS(arr)[0];
+	if (n != nf)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("model \"%s\" expects %d features, got %d", m->name, nf, n)));
+
+	if (elemtype == FLOAT4OID)
+	{
+		const float *src = (const float *) ARR_DATA_PTR(arr);
+		int			k = 0;
+
+		for (int i = 0; i < nf; i++)
+		{
+			if (nulls && !(nulls[i / 8] & (1 << (i % 8))))
+				row[i] = NAN;
+			else
+			{
+				float		v = src[k++];
+
+				if (isinf(v))
+					gs_check_infinite(m, i, v);
+				row[i] = v;
+			}
+		}
+	}
+	else if (elemtype == FLOAT8OID)
+	{
+		const double *src = (const double *) ARR_DATA_PTR(arr);
+		int			k = 0;
+
+		for (int i = 0; i < nf; i++)
+		{
+			if (nulls && !(nulls[i / 8] & (1 << (i % 8))))
+				row[i] = NAN;
+			else
+			{
+				double		v = src[k++];
+
+				if (isinf(v) || (!isnan(v) && fabs(v) > FLT_MAX))
+					gs_check_infinite(m, i, v);
+				row[i] = (float) v;
+			}
+		}
+	}
+	else
+		elog(ERROR, "unexpected feature array element type %u", elemtype);
+}

@@ -1,0 +1,116 @@
+/*
+ * gpuscore.h
+ *	  Declarations shared by the PostgreSQL glue files of pg_gpuscore.
+ *
+ * The glue (the .c files in src/) is the only layer that includes PostgreSQL headers; it
+ * talks to the scoring core through the headers in src/core/.  This header holds the
+ * GUC variables, the model cache interface, the batch builder helpers and
+ * the error reporting entry point.
+ */
+#ifndef GPUSCORE_H
+#define GPUSCORE_H
+
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "utils/array.h"
+
+#include "core/forest.h"
+
+/* ---- GUCs (pg_gpuscore.c) ---- */
+typedef enum GsDeviceMode
+{
+	GS_DEVICE_AUTO,
+	GS_DEVICE_CPU,
+	GS_DEVICE_GPU
+} GsDeviceMode;
+
+extern int	gs_batch_size;
+extern int	gs_device_mode;
+extern int	gs_max_model_size_kb;
+extern int	gs_max_trees;
+extern int	gs_max_tree_depth;
+extern int	gs_max_features;
+extern int	gs_verify_threads;
+
+/* Current caps as the core wants them. */
+extern GsLimits gs_current_limits(void);
+
+/* ---- errors.c ---- */
+
+/* Raise the ERROR a failed core status describes; never returns. */
+extern void gs_report_status(const GsStatus *st) pg_attribute_noreturn();
+
+/* ---- model_cache.c ---- */
+
+/*
+ * A reference-counted, immutable parsed model.  The cache holds one
+ * reference while the model is the active version; each statement using it
+ * holds another (gs_model_acquire_for), released when the statement's memory
+ * dies, so replacing or dropping a model never frees one in use.
+ */
+typedef struct GsModelRef
+{
+	char		name[NAMEDATALEN];
+	int64		model_id;		/* unique per stored version, never reused */
+	int32		version;
+	GsForest   *forest;
+	MemoryContext mcxt;			/* holds forest; deleted with the last ref */
+	int			refcount;
+} GsModelRef;
+
+/*
+ * The active version of model name, with a reference held until mcxt (a
+ * statement-lifetime context) is reset or deleted.  ERRORs when the model
+ * does not exist.
+ */
+extern GsModelRef *gs_model_acquire(const char *name, MemoryContext mcxt);
+
+/* Check a user-given model name (not NULL, 1..63 bytes); returns it. */
+extern const char *gs_model_name_arg(FunctionCallInfo fcinfo, int argno);
+
+/* Parse and validate model bytes into a forest in mcxt; ERRORs on failure. */
+extern GsForest *gs_model_parse(const char *name, const unsigned char *bytes,
+								size_t len, GsModelFormat fmt, MemoryContext mcxt);
+
+/* Allocator over a memory context that returns NULL instead of ERROR. */
+extern GsAllocator gs_context_allocator(MemoryContext mcxt);
+
+/* ---- catalog.c ---- */
+
+/* Oid of the model table, or InvalidOid when the extension is not installed. */
+extern Oid	gs_catalog_relid(void);
+
+/* Fetch the stored model row: returns false if absent. bytes in CurrentMemoryContext. */
+extern bool gs_catalog_fetch(const char *name, int64 *model_id, int32 *version,
+							 GsModelFormat *fmt, bytea **bytes);
+
+/* Fetch only the identity of the stored model; returns false if absent. */
+extern bool gs_catalog_identity(const char *name, int64 *model_id, int32 *version);
+
+/* ---- features.c ---- */
+
+/*
+ * Copy a real[] or double precision[] feature array into row[0..n) as
+ * float32, NULL and NaN becoming NaN (missing).  ERRORs on shape or value
+ * problems, naming the model.
+ */
+extern void gs_array_to_row(ArrayType *arr, const GsModelRef *m, float *row);
+
+/* Check one float of input; ERRORs on +-Inf. */
+extern void gs_check_infinite(const GsModelRef *m, int feature, double v);
+
+/* ---- device.c ---- */
+
+/*
+ * Score n_rows of a column-major batch (x[f * ld + r]) into out
+ * (n_rows * n_outputs) on the engine pg_gpuscore.device selects.
+ * margin is caller scratch of n_rows * n_groups floats.
+ */
+extern void gs_engine_predict(const GsModelRef *m, const float *x, size_t ld,
+							  size_t n_rows, float *margin, float *out);
+
+/* Name of the engine used for batches ("cpu"). */
+extern const char *gs_engine_name(void);
+
+#endif							/* GPUSCORE_H */

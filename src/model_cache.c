@@ -1,0 +1,260 @@
+/*
+ * model_cache.c
+ *	  Per-backend cache of parsed models, keyed by model name.
+ *
+ * Each entry holds a reference to the GsModelRef of the version it last read
+ * from the catalog.  A GsModelRef owns a memory context ("pg_gpuscore model
+ * <name>", child of CacheMemoryContext) holding the forest; it is deleted
+ * when its last reference goes: the cache's own when the model is replaced
+ * or dropped, and each statement's when that statement's memory context is
+ * reset or deleted (a reset callback), which also covers ERROR and cancel.
+ *
+ * Freshness: changes to the model table send a relcache invalidation
+ * (catalog.c); our callback marks every entry stale.  A statement's first
+ * use of a model processes pending invalidations and, for a stale entry,
+ * re-reads the model's identity (model_id, never reused) and re-parses only
+ * when it changed.  So a model replaced by another session is seen by the
+ * next statement, and a statement never reads the catalog per row.
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/hsearch.h"
+#include "utils/inval.h"
+#include "utils/memutils.h"
+
+#include "gpuscore.h"
+
+typedef struct CacheEntry
+{
+	char		name[NAMEDATALEN];	/* hash key */
+	GsModelRef *ref;			/* NULL when not loaded */
+	bool		stale;			/* re-check the catalog before use */
+} CacheEntry;
+
+/* The statement's hold on a model, released by a memory context callback. */
+typedef struct StatementHold
+{
+	MemoryContextCallback cb;
+	GsModelRef *ref;
+} StatementHold;
+
+static HTAB *model_cache = NULL;
+static bool callback_registered = false;
+
+/* palloc-style allocation that returns NULL instead of raising ERROR. */
+static void *
+context_alloc(void *ctx, size_t size)
+{
+	return MemoryContextAllocExtended((MemoryContext) ctx, size ? size : 1,
+									  MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
+}
+
+static void
+context_free(void *ctx, void *ptr)
+{
+	(void) ctx;
+	pfree(ptr);
+}
+
+/* Allocator over a memory context; see gpuscore.h. */
+GsAllocator
+gs_context_allocator(MemoryContext mcxt)
+{
+	GsAllocator a = {context_alloc, context_free, mcxt};
+
+	return a;
+}
+
+/* Parse and validate model bytes into a forest in mcxt; see gpuscore.h. */
+GsForest *
+gs_model_parse(const char *name, const unsigned char *bytes, size_t len,
+			   GsModelFormat fmt, MemoryContext mcxt)
+{
+	GsAllocator a = gs_context_allocator(mcxt);
+	GsLimits	lim = gs_current_limits();
+	GsForest   *forest;
+	GsStatus	st;
+
+	if (gs_xgb_load(bytes, len, fmt, &lim, &a, &forest, &st) != GS_OK)
+	{
+		if (st.code == GS_ERR_INVALID_MODEL || st.code == GS_ERR_UNSUPPORTED ||
+			st.code == GS_ERR_LIMIT)
+		{
+			/* prefix the model name, keeping the core's text as detail */
+			char		msg[GS_MSG_LEN + NAMEDATALEN + 16];
+
+			snprintf(msg, sizeof(msg), "model \"%s\": %s", name, st.msg);
+			strlcpy(st.msg, msg, sizeof(st.msg));
+		}
+		gs_report_status(&st);
+	}
+	return forest;
+}
+
+/* Drop one reference; the last one deletes the model's memory. */
+static void
+model_release(GsModelRef *ref)
+{
+	Assert(ref->refcount > 0);
+	if (--ref->refcount == 0)
+		MemoryContextDelete(ref->mcxt);
+}
+
+/* Memory context callback: the statement is done with its model. */
+static void
+statement_hold_release(void *arg)
+{
+	StatementHold *hold = (StatementHold *) arg;
+
+	model_release(hold->ref);
+}
+
+/* Relcache invalidation callback: our table (or everything) changed. */
+static void
+model_cache_invalidate(Datum arg, Oid relid)
+{
+	HASH_SEQ_STATUS seq;
+	CacheEntry *e;
+
+	if (model_cache == NULL)
+		return;
+	hash_seq_init(&seq, model_cache);
+	while ((e = hash_seq_search(&seq)) != NULL)
+		e->stale = true;
+}
+
+/* Check a user-given model name; see gpuscore.h. */
+const char *
+gs_model_name_arg(FunctionCallInfo fcinfo, int argno)
+{
+	char	   *name;
+
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("model name must not be null")));
+	name = text_to_cstring(PG_GETARG_TEXT_PP(argno));
+	if (name[0] == '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_NAME),
+				 errmsg("model name must not be empty")));
+	if (strlen(name) >= NAMEDATALEN)
+		ereport(ERROR,
+				(errcode(ERRCODE_NAME_TOO_LONG),
+				 errmsg("model name \"%s\" is too long", name),
+				 errdetail("Model names are at most %d bytes.", NAMEDATALEN - 1)));
+	return name;
+}
+
+/* Create the hash table and register the invalidation callback once. */
+static void
+model_cache_init(void)
+{
+	HASHCTL		ctl;
+
+	if (model_cache != NULL)
+		return;
+	ctl.keysize = NAMEDATALEN;
+	ctl.entrysize = sizeof(CacheEntry);
+	ctl.hcxt = CacheMemoryContext;
+	model_cache = hash_create("pg_gpuscore model cache", 16, &ctl,
+							  HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
+	if (!callback_registered)
+	{
+		CacheRegisterRelcacheCallback(model_cache_invalidate, (Datum) 0);
+		callback_registered = true;
+	}
+}
+
+/* Read and parse the stored model into a new GsModelRef (refcount 0). */
+static GsModelRef *
+model_load(const char *name)
+{
+	int64		model_id;
+	int32		version;
+	GsModelFormat fmt;
+	bytea	   *bytes;
+	MemoryContext mcxt;
+	GsModelRef *ref;
+
+	if (!gs_catalog_fetch(name, &model_id, &version, &fmt, &bytes))
+		return NULL;
+	mcxt = AllocSetContextCreate(CacheMemoryContext, "pg_gpuscore model",
+								 ALLOCSET_DEFAULT_SIZES);
+	MemoryContextSetIdentifier(mcxt, MemoryContextStrdup(mcxt, name));
+	PG_TRY();
+	{
+		ref = MemoryContextAllocZero(mcxt, sizeof(GsModelRef));
+		strlcpy(ref->name, name, NAMEDATALEN);
+		ref->model_id = model_id;
+		ref->version = version;
+		ref->mcxt = mcxt;
+		ref->forest = gs_model_parse(name, (unsigned char *) VARDATA_ANY(bytes),
+									 VARSIZE_ANY_EXHDR(bytes), fmt, mcxt);
+	}
+	PG_CATCH();
+	{
+		MemoryContextDelete(mcxt);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	pfree(bytes);
+	return ref;
+}
+
+/* The active version of a model, held for mcxt's lifetime; see gpuscore.h. */
+GsModelRef *
+gs_model_acquire(const char *name, MemoryContext mcxt)
+{
+	CacheEntry *e;
+	bool		found;
+	StatementHold *hold;
+
+	model_cache_init();
+	AcceptInvalidationMessages();
+
+	e = hash_search(model_cache, name, HASH_ENTER, &found);
+	if (!found)
+	{
+		e->ref = NULL;
+		e->stale = true;
+	}
+	if (e->stale || e->ref == NULL)
+	{
+		int64		model_id;
+		int32		version;
+		bool		exists;
+
+		exists = gs_catalog_identity(name, &model_id, &version);
+		if (!exists || e->ref == NULL || e->ref->model_id != model_id)
+		{
+			GsModelRef *fresh = exists ? model_load(name) : NULL;
+
+			/* the hash entry may have moved?  No: dynahash entries are stable */
+			if (e->ref)
+				model_release(e->ref);
+			e->ref = fresh;
+			if (fresh)
+				fresh->refcount = 1;
+		}
+		e->stale = false;
+	}
+	if (e->ref == NULL)
+	{
+		hash_search(model_cache, name, HASH_REMOVE, NULL);
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("model \"%s\" does not exist", name),
+				 errhint("Load it with gpu_load_model(); gpu_models lists the loaded models.")));
+	}
+
+	hold = MemoryContextAlloc(mcxt, sizeof(StatementHold));
+	hold->ref = e->ref;
+	hold->cb.func = statement_hold_release;
+	hold->cb.arg = hold;
+	e->ref->refcount++;
+	MemoryContextRegisterResetCallback(mcxt, &hold->cb);
+	return e->ref;
+}

@@ -1,0 +1,84 @@
+/*
+ * pg_gpuscore.c
+ *	  Module entry point: PG_MODULE_MAGIC and the pg_gpuscore.* settings.
+ *
+ * _PG_init may run in the postmaster (shared_preload_libraries), so it only
+ * defines settings: no CUDA, no catalog access, no allocation beyond GUCs.
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "utils/guc.h"
+
+#include "gpuscore.h"
+
+PG_MODULE_MAGIC;
+
+int			gs_batch_size = 65536;
+int			gs_device_mode = GS_DEVICE_AUTO;
+int			gs_max_model_size_kb = 1024 * 1024;
+int			gs_max_trees = 100000;
+int			gs_max_tree_depth = 512;
+int			gs_max_features = 1000000;
+int			gs_verify_threads = 1;
+
+static const struct config_enum_entry device_options[] = {
+	{"auto", GS_DEVICE_AUTO, false},
+	{"cpu", GS_DEVICE_CPU, false},
+	{"gpu", GS_DEVICE_GPU, false},
+	{NULL, 0, false}
+};
+
+void		_PG_init(void);
+
+/* Define the pg_gpuscore.* settings. */
+void
+_PG_init(void)
+{
+	DefineCustomIntVariable("pg_gpuscore.batch_size",
+							"Rows per columnar batch in batch scoring paths.",
+							"gpu_score_query fetches, converts and scores this many rows at a time; "
+							"memory use is about batch_size * (features + outputs) * 4 bytes.",
+							&gs_batch_size, 65536, 1, 16 * 1024 * 1024,
+							PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomEnumVariable("pg_gpuscore.device",
+							 "Engine that scores batches: auto, cpu or gpu.",
+							 "auto uses the GPU when one is available and falls back to the CPU; "
+							 "gpu raises an error when no GPU engine is available.",
+							 &gs_device_mode, GS_DEVICE_AUTO, device_options,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("pg_gpuscore.max_model_size",
+							"Largest model accepted by gpu_load_model.",
+							NULL, &gs_max_model_size_kb, 1024 * 1024, 1, 1024 * 1024,
+							PGC_SUSET, GUC_UNIT_KB, NULL, NULL, NULL);
+	DefineCustomIntVariable("pg_gpuscore.max_trees",
+							"Most trees a model may have.",
+							NULL, &gs_max_trees, 100000, 1, 10000000,
+							PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("pg_gpuscore.max_tree_depth",
+							"Deepest tree a model may have, in levels below the root.",
+							NULL, &gs_max_tree_depth, 512, 1, 100000,
+							PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("pg_gpuscore.max_features",
+							"Most features a model may have.",
+							NULL, &gs_max_features, 1000000, 1, 0x3FFFFFFF,
+							PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("pg_gpuscore.verify_threads",
+							"Threads XGBoost's own predictor uses in gpu_verify_model.",
+							NULL, &gs_verify_threads, 1, 1, 256,
+							PGC_USERSET, 0, NULL, NULL, NULL);
+	MarkGUCPrefixReserved("pg_gpuscore");
+}
+
+/* Current caps as the core wants them. */
+GsLimits
+gs_current_limits(void)
+{
+	GsLimits	lim = gs_default_limits;
+
+	lim.max_model_bytes = (size_t) gs_max_model_size_kb * 1024;
+	lim.max_trees = gs_max_trees;
+	lim.max_depth = gs_max_tree_depth;
+	lim.max_features = gs_max_features;
+	return lim;
+}

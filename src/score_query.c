@@ -1,0 +1,359 @@
+/*
+ * score_query.c
+ *	  gpu_score_query and gpu_predict_query: score every row a query returns,
+ *	  streaming in batches.
+ *
+ * The query runs through an SPI cursor as the calling user.  Each fetch of
+ * pg_gpuscore.batch_size rows is turned into a column-major float32 batch,
+ * scored by the selected engine and appended to the result tuplestore
+ * (which spills to disk past work_mem).  All per-batch memory lives in one
+ * context that is reset after every batch, so memory stays constant however
+ * many rows the query returns; the loop checks for interrupts between
+ * batches.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/tuplestore.h"
+
+#include "gpuscore.h"
+
+PG_FUNCTION_INFO_V1(gpuscore_gpu_score_query);
+PG_FUNCTION_INFO_V1(gpuscore_gpu_predict_query);
+
+/* How a result column of the user's query becomes float32. */
+typedef enum ColKind
+{
+	COL_FLOAT4,
+	COL_FLOAT8,
+	COL_INT2,
+	COL_INT4,
+	COL_INT8,
+	COL_NUMERIC,
+	COL_BOOL,
+	COL_FLOAT4_ARRAY,			/* all features in one real[] column */
+	COL_FLOAT8_ARRAY			/* all features in one double precision[] column */
+} ColKind;
+
+/* Classify a column type; returns false if it cannot hold a feature. */
+static bool
+column_kind(Oid type, ColKind *kind)
+{
+	switch (type)
+	{
+		case FLOAT4OID:
+			*kind = COL_FLOAT4;
+			return true;
+		case FLOAT8OID:
+			*kind = COL_FLOAT8;
+			return true;
+		case INT2OID:
+			*kind = COL_INT2;
+			return true;
+		case INT4OID:
+			*kind = COL_INT4;
+			return true;
+		case INT8OID:
+			*kind = COL_INT8;
+			return true;
+		case NUMERICOID:
+			*kind = COL_NUMERIC;
+			return true;
+		case BOOLOID:
+			*kind = COL_BOOL;
+			return true;
+		case FLOAT4ARRAYOID:
+			*kind = COL_FLOAT4_ARRAY;
+			return true;
+		case FLOAT8ARRAYOID:
+			*kind = COL_FLOAT8_ARRAY;
+			return true;
+	}
+	return false;
+}
+
+/* Convert one non-NULL scalar column value to double. */
+static double
+datum_to_double(Datum d, ColKind kind)
+{
+	switch (kind)
+	{
+		case COL_FLOAT4:
+			return DatumGetFloat4(d);
+		case COL_FLOAT8:
+			return DatumGetFloat8(d);
+		case COL_INT2:
+			return DatumGetInt16(d);
+		case COL_INT4:
+			return DatumGetInt32(d);
+		case COL_INT8:
+			return (double) DatumGetInt64(d);
+		case COL_NUMERIC:
+			return DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, d));
+		case COL_BOOL:
+			return DatumGetBool(d) ? 1.0 : 0.0;
+		default:
+			break;
+	}
+	elog(ERROR, "unexpected column kind %d", (int) kind);
+	return 0.0;
+}
+
+/* The validated shape of the user's query. */
+typedef struct QueryShape
+{
+	ColKind		key_kind;
+	bool		array_features; /* one array column holds every feature */
+	ColKind    *kinds;			/* [natts], index 0 unused */
+} QueryShape;
+
+/* Check the query's columns against the model; ERRORs with the culprit. */
+static void
+check_shape(TupleDesc desc, const GsModelRef *m, QueryShape *shape)
+{
+	int			nf = m->forest->n_features;
+	Form_pg_attribute key;
+
+	if (desc->natts < 2)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("query must return a key column followed by the features of model \"%s\"", m->name),
+				 errdetail("The query returns %d column(s).", desc->natts)));
+	key = TupleDescAttr(desc, 0);
+	if (key->atttypid != INT2OID && key->atttypid != INT4OID && key->atttypid != INT8OID)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("first query column \"%s\" must be an integer row key, not %s",
+						NameStr(key->attname), format_type_be(key->atttypid)),
+				 errhint("Cast it to bigint, or use a surrogate key such as row_number().")));
+	column_kind(key->atttypid, &shape->key_kind);
+	shape->kinds = palloc0(sizeof(ColKind) * desc->natts);
+	shape->array_features = false;
+	if (desc->natts == 2 && column_kind(TupleDescAttr(desc, 1)->atttypid, &shape->kinds[1]) &&
+		(shape->kinds[1] == COL_FLOAT4_ARRAY || shape->kinds[1] == COL_FLOAT8_ARRAY))
+	{
+		shape->array_features = true;
+		return;
+	}
+	if (desc->natts - 1 != nf)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("model \"%s\" expects %d features, the query returns %d feature columns",
+						m->name, nf, desc->natts - 1),
+				 errhint("The first column is the row key; the others are the features in model order.")));
+	for (int i = 1; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		if (!column_kind(att->atttypid, &shape->kinds[i]) ||
+			shape->kinds[i] == COL_FLOAT4_ARRAY || shape->kinds[i] == COL_FLOAT8_ARRAY)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("query column \"%s\" has type %s, which cannot be a feature",
+							NameStr(att->attname), format_type_be(att->atttypid)),
+					 errhint("Features must be real, double precision, numeric, integer or boolean.")));
+	}
+}
+
+/*
+ * Fill the column-major batch x (ld = number of rows) and keys from the rows
+ * SPI fetched.
+ */
+static void
+build_batch(SPITupleTable *tt, uint64 n, const QueryShape *shape,
+			const GsModelRef *m, float *x, int64 *keys, bool *key_null)
+{
+	TupleDesc	desc = tt->tupdesc;
+	int			nf = m->forest->n_features;
+
+	for (uint64 r = 0; r < n; r++)
+	{
+		HeapTuple	tup = tt->vals[r];
+		bool		isnull;
+		Datum		d = heap_getattr(tup, 1, desc, &isnull);
+
+		key_null[r] = isnull;
+		keys[r] = isnull ? 0 :
+			shape->key_kind == COL_INT2 ? DatumGetInt16(d) :
+			shape->key_kind == COL_INT4 ? DatumGetInt32(d) : DatumGetInt64(d);
+
+		if (shape->array_features)
+		{
+			float	   *row = palloc(sizeof(float) * nf);
+
+			d = heap_getattr(tup, 2, desc, &isnull);
+			if (isnull)
+				for (int f = 0; f < nf; f++)
+					row[f] = NAN;
+			else
+				gs_array_to_row(DatumGetArrayTypeP(d), m, row);
+			for (int f = 0; f < nf; f++)
+				x[(size_t) f * n + r] = row[f];
+			pfree(row);
+			continue;
+		}
+		for (int f = 0; f < nf; f++)
+		{
+			float		v;
+
+			d = heap_getattr(tup, f + 2, desc, &isnull);
+			if (isnull)
+				v = NAN;
+			else if (shape->kinds[f + 1] == COL_FLOAT4)
+			{
+				v = DatumGetFloat4(d);
+				if (isinf(v))
+					gs_check_infinite(m, f, v);
+			}
+			else
+			{
+				double		dv = datum_to_double(d, shape->kinds[f + 1]);
+
+				gs_check_infinite(m, f, dv);
+				v = (float) dv;
+			}
+			x[(size_t) f * n + r] = v;
+		}
+	}
+}
+
+/*
+ * Shared body of gpu_score_query and gpu_predict_query: run the query in
+ * batches and put (key, output) rows into the result tuplestore.
+ */
+static Datum
+score_query(FunctionCallInfo fcinfo, bool all_outputs)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	const char *name = gs_model_name_arg(fcinfo, 0);
+	char	   *query;
+	GsModelRef *m;
+	const GsForest *f;
+	SPIPlanPtr	plan;
+	Portal		portal;
+	MemoryContext batch_cxt;
+	QueryShape	shape;
+	int			nout;
+	bool		shape_checked = false;
+
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("query must not be null")));
+	query = text_to_cstring(PG_GETARG_TEXT_PP(1));
+
+	InitMaterializedSRF(fcinfo, 0);
+	m = gs_model_acquire(name, fcinfo->flinfo->fn_mcxt);
+	f = m->forest;
+	nout = f->n_outputs;
+	if (!all_outputs && nout != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("model \"%s\" has %d outputs per row", name, nout),
+				 errhint("Use gpu_predict_query() to get all outputs of a multi-output model.")));
+
+	batch_cxt = AllocSetContextCreate(CurrentMemoryContext, "pg_gpuscore query batch",
+									  ALLOCSET_DEFAULT_SIZES);
+	SPI_connect();
+	plan = SPI_prepare(query, 0, NULL);
+	if (plan == NULL)
+		elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
+	if (!SPI_is_cursor_plan(plan))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_CURSOR_DEFINITION),
+				 errmsg("query for gpu_score_query must return rows"),
+				 errhint("Pass a SELECT (or a statement with RETURNING).")));
+	portal = SPI_cursor_open(NULL, plan, NULL, NULL, true);
+
+	for (;;)
+	{
+		uint64		n;
+		float	   *x,
+				   *margin,
+				   *out;
+		int64	   *keys;
+		bool	   *key_null;
+		MemoryContext old;
+
+		CHECK_FOR_INTERRUPTS();
+		SPI_cursor_fetch(portal, true, gs_batch_size);
+		n = SPI_processed;
+		if (!shape_checked)
+		{
+			old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
+			check_shape(SPI_tuptable->tupdesc, m, &shape);
+			MemoryContextSwitchTo(old);
+			shape_checked = true;
+		}
+		if (n == 0)
+			break;
+
+		old = MemoryContextSwitchTo(batch_cxt);
+		x = MemoryContextAllocHuge(batch_cxt, sizeof(float) * n * f->n_features);
+		margin = MemoryContextAllocHuge(batch_cxt, sizeof(float) * n * f->n_groups);
+		out = MemoryContextAllocHuge(batch_cxt, sizeof(float) * n * nout);
+		keys = palloc(sizeof(int64) * n);
+		key_null = palloc(sizeof(bool) * n);
+		build_batch(SPI_tuptable, n, &shape, m, x, keys, key_null);
+		SPI_freetuptable(SPI_tuptable);
+
+		gs_engine_predict(m, x, n, n, margin, out);
+
+		for (uint64 r = 0; r < n; r++)
+		{
+			Datum		values[2];
+			bool		nulls[2] = {key_null[r], false};
+
+			values[0] = Int64GetDatum(keys[r]);
+			if (all_outputs)
+			{
+				Datum	   *elems = palloc(sizeof(Datum) * nout);
+
+				for (int k = 0; k < nout; k++)
+					elems[k] = Float4GetDatum(out[r * nout + k]);
+				values[1] = PointerGetDatum(construct_array(elems, nout, FLOAT4OID,
+															sizeof(float4), true, TYPALIGN_INT));
+			}
+			else
+				values[1] = Float4GetDatum(out[r]);
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		}
+		MemoryContextSwitchTo(old);
+		MemoryContextReset(batch_cxt);
+	}
+
+	SPI_cursor_close(portal);
+	SPI_finish();
+	MemoryContextDelete(batch_cxt);
+	return (Datum) 0;
+}
+
+/*
+ * gpu_score_query(model text, query text) RETURNS TABLE(id bigint, score
+ * real): the query's first column is the row key, the others the features
+ * in model order (or one real[]/double precision[] column of all features).
+ */
+Datum
+gpuscore_gpu_score_query(PG_FUNCTION_ARGS)
+{
+	return score_query(fcinfo, false);
+}
+
+/*
+ * gpu_predict_query(model text, query text) RETURNS TABLE(id bigint, scores
+ * real[]): like gpu_score_query, with every output of the model.
+ */
+Datum
+gpuscore_gpu_predict_query(PG_FUNCTION_ARGS)
+{
+	return score_query(fcinfo, true);
+}

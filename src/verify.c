@@ -1,0 +1,258 @@
+/*
+ * verify.c
+ *	  gpu_verify_model: score generated rows with our engine and with
+ *	  XGBoost's own predictor (XGBoost C API) and report the difference.
+ *
+ * Rows are drawn around the model's own split thresholds (exactly on them,
+ * one float step below, a little above or below, or anywhere in range),
+ * with about one value in ten missing, so every branch and every default
+ * direction is exercised.  The generator is seeded, so a run is repeatable.
+ * The stored model bytes are handed to XGBoost only after our validator has
+ * accepted them (they are in the catalog).  The booster handle is freed on
+ * every exit path, ERROR included.
+ */
+#include "postgres.h"
+
+#include <float.h>
+#include <math.h>
+
+#include <xgboost/c_api.h>
+
+#include "common/pg_prng.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/memutils.h"
+
+#include "core/cpu_engine.h"
+#include "gpuscore.h"
+
+PG_FUNCTION_INFO_V1(gpuscore_gpu_verify_model);
+
+#define VERIFY_MAX_ROWS 10000000
+#define VERIFY_CHUNK 65536
+#define VERIFY_TOLERANCE 1e-6
+
+/* Split thresholds of each feature, CSR style. */
+typedef struct Thresholds
+{
+	int64	   *start;			/* [n_features + 1] */
+	float	   *value;			/* all thresholds grouped by feature */
+	float	   *lo;				/* [n_features] smallest threshold */
+	float	   *hi;				/* [n_features] largest threshold */
+} Thresholds;
+
+/* Collect each feature's split thresholds from the forest. */
+static void
+collect_thresholds(const GsForest *f, Thresholds *th)
+{
+	int			nf = f->n_features;
+	int64	   *fill;
+
+	th->start = palloc0(sizeof(int64) * (nf + 1));
+	th->lo = palloc(sizeof(float) * nf);
+	th->hi = palloc(sizeof(float) * nf);
+	for (int64 i = 0; i < f->n_nodes; i++)
+		if (!(f->nodes[i].info & GS_NODE_LEAF))
+			th->start[(f->nodes[i].info & GS_NODE_FEATURE_MASK) + 1]++;
+	for (int k = 0; k < nf; k++)
+		th->start[k + 1] += th->start[k];
+	th->value = palloc(sizeof(float) * Max(th->start[nf], 1));
+	fill = palloc(sizeof(int64) * nf);
+	memcpy(fill, th->start, sizeof(int64) * nf);
+	for (int64 i = 0; i < f->n_nodes; i++)
+		if (!(f->nodes[i].info & GS_NODE_LEAF))
+			th->value[fill[f->nodes[i].info & GS_NODE_FEATURE_MASK]++] = f->nodes[i].value;
+	for (int k = 0; k < nf; k++)
+	{
+		th->lo[k] = th->hi[k] = 0.0f;
+		for (int64 j = th->start[k]; j < th->start[k + 1]; j++)
+		{
+			if (j == th->start[k] || th->value[j] < th->lo[k])
+				th->lo[k] = th->value[j];
+			if (j == th->start[k] || th->value[j] > th->hi[k])
+				th->hi[k] = th->value[j];
+		}
+	}
+}
+
+/* One generated value of feature k. */
+static float
+draw_value(pg_prng_state *rng, const Thresholds *th, int k)
+{
+	int64		n = th->start[k + 1] - th->start[k];
+	double		u = pg_prng_double(rng);
+	float		t,
+				span;
+
+	if (u < 0.10)
+		return NAN;
+	if (n == 0)
+		return (float) (pg_prng_double(rng) * 200.0 - 100.0);
+	t = th->value[th->start[k] + (int64) pg_prng_uint64_range(rng, 0, n - 1)];
+	span = th->hi[k] - th->lo[k];
+	if (span <= 0.0f)
+		span = fabsf(t) + 1.0f;
+	if (u < 0.35)
+		return t;
+	if (u < 0.50)
+		return nextafterf(t, -INFINITY);
+	if (u < 0.80)
+		return t + (float) ((pg_prng_double(rng) - 0.5) * 0.1 * span);
+	return th->lo[k] - 0.1f * span + (float) (pg_prng_double(rng) * 1.2 * span);
+}
+
+/* ERROR with XGBoost's last error message. */
+static void
+xgb_fail(const char *what)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_EXTERNAL_ROUTINE_EXCEPTION),
+			 errmsg("XGBoost could not %s", what),
+			 errdetail("%s", XGBGetLastError())));
+}
+
+/*
+ * gpu_verify_model(name text, n_rows integer DEFAULT 10000) RETURNS
+ * TABLE(model, version, engine, rows_compared, outputs_compared,
+ * max_abs_diff, mismatches, xgboost_version, passed).
+ */
+Datum
+gpuscore_gpu_verify_model(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	const char *name = gs_model_name_arg(fcinfo, 0);
+	int32		n_rows = PG_ARGISNULL(1) ? 10000 : PG_GETARG_INT32(1);
+	GsModelRef *m;
+	const GsForest *f;
+	int64		model_id;
+	int32		version;
+	GsModelFormat fmt;
+	bytea	   *bytes;
+	Thresholds	th;
+	pg_prng_state rng;
+	BoosterHandle volatile booster = NULL;
+	double		max_diff = 0.0;
+	int64		mismatches = 0,
+				compared = 0;
+	int			major,
+				minor,
+				patch;
+	int			nf,
+				nout;
+	float	   *rowmajor,
+			   *colmajor,
+			   *margin,
+			   *ours;
+
+	if (n_rows < 1 || n_rows > VERIFY_MAX_ROWS)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("n_rows must be between 1 and %d", VERIFY_MAX_ROWS)));
+	InitMaterializedSRF(fcinfo, 0);
+	m = gs_model_acquire(name, fcinfo->flinfo->fn_mcxt);
+	f = m->forest;
+	nf = f->n_features;
+	nout = f->n_outputs;
+	if (!gs_catalog_fetch(name, &model_id, &version, &fmt, &bytes) || model_id != m->model_id)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("model \"%s\" changed while being verified", name)));
+
+	collect_thresholds(f, &th);
+	pg_prng_seed(&rng, 20261123);
+	rowmajor = palloc(sizeof(float) * VERIFY_CHUNK * nf);
+	colmajor = palloc(sizeof(float) * VERIFY_CHUNK * nf);
+	margin = palloc(sizeof(float) * VERIFY_CHUNK * f->n_groups);
+	ours = palloc(sizeof(float) * VERIFY_CHUNK * nout);
+	XGBoostVersion(&major, &minor, &patch);
+
+	PG_TRY();
+	{
+		char		nthread[16];
+
+		if (XGBoosterCreate(NULL, 0, (BoosterHandle *) &booster) != 0)
+			xgb_fail("create a booster");
+		snprintf(nthread, sizeof(nthread), "%d", gs_verify_threads);
+		if (XGBoosterSetParam(booster, "nthread", nthread) != 0)
+			xgb_fail("set its thread count");
+		if (XGBoosterLoadModelFromBuffer(booster, VARDATA_ANY(bytes), VARSIZE_ANY_EXHDR(bytes)) != 0)
+			xgb_fail(psprintf("read model \"%s\"", name));
+
+		for (int64 done = 0; done < n_rows; done += VERIFY_CHUNK)
+		{
+			int64		n = Min((int64) VERIFY_CHUNK, n_rows - done);
+			char	   *iface;
+			const bst_ulong *shape;
+			bst_ulong	dim,
+						total = 1;
+			const float *ref;
+
+			CHECK_FOR_INTERRUPTS();
+			for (int64 r = 0; r < n; r++)
+				for (int k = 0; k < nf; k++)
+				{
+					float		v = draw_value(&rng, &th, k);
+
+					rowmajor[r * nf + k] = v;
+					colmajor[(size_t) k * n + r] = v;
+				}
+			gs_cpu_predict(f, colmajor, n, n, margin, ours);
+
+			iface = psprintf("{\"data\": [%lu, false], \"shape\": [%lld, %d], "
+							 "\"typestr\": \"<f4\", \"version\": 3}",
+							 (unsigned long) (uintptr_t) rowmajor, (long long) n, nf);
+			if (XGBoosterPredictFromDense(booster, iface,
+										  "{\"type\": 0, \"training\": false, \"iteration_begin\": 0, "
+										  "\"iteration_end\": 0, \"strict_shape\": false, "
+										  "\"cache_id\": 0, \"missing\": NaN}",
+										  NULL, &shape, &dim, &ref) != 0)
+				xgb_fail("predict");
+			for (bst_ulong d = 0; d < dim; d++)
+				total *= shape[d];
+			if (total != (bst_ulong) (n * nout))
+				ereport(ERROR,
+						(errcode(ERRCODE_EXTERNAL_ROUTINE_EXCEPTION),
+						 errmsg("XGBoost returned %lu outputs for %lld rows, expected %d per row",
+								(unsigned long) total, (long long) n, nout)));
+			for (int64 i = 0; i < n * nout; i++)
+			{
+				double		diff = fabs((double) ours[i] - (double) ref[i]);
+
+				if (isnan(ours[i]) != isnan(ref[i]))
+					diff = INFINITY;
+				else if (isnan(ours[i]))
+					diff = 0.0;
+				if (diff > max_diff)
+					max_diff = diff;
+				if (diff > VERIFY_TOLERANCE * Max(1.0, fabs((double) ref[i])))
+					mismatches++;
+			}
+			compared += n;
+			pfree(iface);
+		}
+	}
+	PG_FINALLY();
+	{
+		if (booster)
+			XGBoosterFree(booster);
+	}
+	PG_END_TRY();
+
+	{
+		Datum		values[9];
+		bool		nulls[9] = {0};
+
+		values[0] = CStringGetTextDatum(name);
+		values[1] = Int32GetDatum(m->version);
+		values[2] = CStringGetTextDatum("cpu");
+		values[3] = Int64GetDatum(compared);
+		values[4] = Int64GetDatum(compared * nout);
+		values[5] = Float8GetDatum(max_diff);
+		values[6] = Int64GetDatum(mismatches);
+		values[7] = CStringGetTextDatum(psprintf("%d.%d.%d", major, minor, patch));
+		values[8] = BoolGetDatum(mismatches == 0);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}

@@ -1,0 +1,461 @@
+/*
+ * test_core.c
+ *	  Unit tests of the PostgreSQL-free scoring core, against XGBoost's own
+ *	  predictions (fixtures made by tests/fixtures/gen_fixtures.py with the
+ *	  real XGBoost).  Prints TAP lines and a final "N passed, N failed".
+ *
+ * Run from tests/unit (make unittest / make unittest-asan).  For every
+ * tests/fixtures/cases/NAME.meta: loads NAME.json (and NAME.ubj if present),
+ * scores the case rows as one column-major batch, as odd-sized batches and
+ * row by row, and requires |ours - xgboost| <= 1e-6 (relative above 1).
+ * Every file in tests/fixtures/models/bad must be rejected with the expected
+ * status code, and random corruptions of valid models must never crash.
+ */
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu_engine.h"
+#include "forest.h"
+#include "forest_eval.h"
+
+#define FIXTURES "../fixtures"
+
+static int	n_pass = 0,
+			n_fail = 0;
+
+/* Record one TAP result. */
+static void
+check(int ok, const char *fmt, const char *a, const char *b)
+{
+	printf("%s %d - ", ok ? "ok" : "not ok", n_pass + n_fail + 1);
+	printf(fmt, a, b);
+	printf("\n");
+	if (ok)
+		n_pass++;
+	else
+		n_fail++;
+}
+
+/* Read a whole file; returns NULL if it does not exist. */
+static unsigned char *
+read_file(const char *path, size_t *len)
+{
+	FILE	   *f = fopen(path, "rb");
+	unsigned char *buf;
+	long		n;
+
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	buf = malloc(n > 0 ? n : 1);
+	*len = fread(buf, 1, n, f);
+	fclose(f);
+	return buf;
+}
+
+typedef struct Cases
+{
+	int			n_rows,
+				nf,
+				nout;
+	float	   *x;				/* row-major */
+	float	   *expect;
+} Cases;
+
+/* Parse NAME.csv: id, nf features, nout outputs per line. */
+static int
+read_cases(const char *path, int nf, int nout, Cases *c)
+{
+	FILE	   *f = fopen(path, "r");
+	char		line[65536];
+	int			cap = 1024;
+
+	if (!f)
+		return -1;
+	c->nf = nf;
+	c->nout = nout;
+	c->n_rows = 0;
+	c->x = malloc(sizeof(float) * cap * nf);
+	c->expect = malloc(sizeof(float) * cap * nout);
+	while (fgets(line, sizeof(line), f))
+	{
+		char	   *p = line,
+				   *end;
+
+		if (c->n_rows == cap)
+		{
+			cap *= 2;
+			c->x = realloc(c->x, sizeof(float) * cap * nf);
+			c->expect = realloc(c->expect, sizeof(float) * cap * nout);
+		}
+		strtod(p, &end);		/* id */
+		p = end + 1;
+		for (int k = 0; k < nf; k++)
+		{
+			c->x[c->n_rows * nf + k] = strtof(p, &end);
+			p = end + 1;
+		}
+		for (int k = 0; k < nout; k++)
+		{
+			c->expect[c->n_rows * nout + k] = strtof(p, &end);
+			p = end + 1;
+		}
+		c->n_rows++;
+	}
+	fclose(f);
+	return 0;
+}
+
+/* Largest error of outputs against expectations, relative above 1. */
+static double
+max_err(const float *got, const float *want, size_t n)
+{
+	double		worst = 0.0;
+
+	for (size_t i = 0; i < n; i++)
+	{
+		double		d = fabs((double) got[i] - (double) want[i]) / fmax(1.0, fabs(want[i]));
+
+		if (isnan(got[i]) || d > worst)
+			worst = isnan(got[i]) ? INFINITY : d;
+	}
+	return worst;
+}
+
+/* Score cases with forest f in several batchings; check each against XGBoost. */
+static void
+check_model(const char *label, const GsForest *f, const Cases *c)
+{
+	size_t		n = c->n_rows;
+	float	   *col = malloc(sizeof(float) * n * c->nf);
+	float	   *margin = malloc(sizeof(float) * n * f->n_groups);
+	float	   *out = malloc(sizeof(float) * n * f->n_outputs);
+	char		what[256];
+	size_t		sizes[] = {1, 31, 33, 64, 65};
+
+	check(f->n_features == c->nf && f->n_outputs == c->nout,
+		  "%s: %s", label, "feature and output counts match xgboost");
+
+	/* one batch */
+	for (size_t r = 0; r < n; r++)
+		for (int k = 0; k < c->nf; k++)
+			col[(size_t) k * n + r] = c->x[r * c->nf + k];
+	gs_cpu_predict(f, col, n, n, margin, out);
+	snprintf(what, sizeof(what), "one batch of %zu rows within 1e-6 of xgboost", n);
+	check(max_err(out, c->expect, n * c->nout) <= 1e-6, "%s: %s", label, what);
+
+	/* odd batch sizes, exercising block tails */
+	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++)
+	{
+		size_t		bs = sizes[s];
+		double		worst = 0.0;
+
+		for (size_t r0 = 0; r0 < n; r0 += bs)
+		{
+			size_t		m = r0 + bs < n ? bs : n - r0;
+
+			for (size_t r = 0; r < m; r++)
+				for (int k = 0; k < c->nf; k++)
+					col[(size_t) k * m + r] = c->x[(r0 + r) * c->nf + k];
+			gs_cpu_predict(f, col, m, m, margin, out);
+			worst = fmax(worst, max_err(out, c->expect + r0 * c->nout, m * c->nout));
+		}
+		snprintf(what, sizeof(what), "batches of %zu rows within 1e-6", bs);
+		check(worst <= 1e-6, "%s: %s", label, what);
+	}
+
+	/* row by row (the gpu_score path) */
+	{
+		double		worst = 0.0;
+
+		for (size_t r = 0; r < n; r++)
+		{
+			gs_cpu_predict_row(f, c->x + r * c->nf, margin, out);
+			worst = fmax(worst, max_err(out, c->expect + r * c->nout, c->nout));
+		}
+		check(worst <= 1e-6, "%s: %s", label, "row by row within 1e-6");
+	}
+	free(col);
+	free(margin);
+	free(out);
+}
+
+/* Load one model file; returns NULL (and records a failure) on error. */
+static GsForest *
+load(const char *path, GsStatus *st)
+{
+	size_t		len;
+	unsigned char *b = read_file(path, &len);
+	GsForest   *f = NULL;
+
+	if (!b)
+		return NULL;
+	gs_xgb_load(b, len, GS_FORMAT_AUTO, NULL, &gs_malloc_allocator, &f, st);
+	free(b);
+	return f;
+}
+
+/* Every fixture model against its XGBoost cases. */
+static void
+test_fixtures(void)
+{
+	DIR		   *d = opendir(FIXTURES "/cases");
+	struct dirent *e;
+	int			n_models = 0;
+
+	if (!d)
+	{
+		check(0, "%s%s", "fixtures directory present", "");
+		return;
+	}
+	while ((e = readdir(d)) != NULL)
+	{
+		char		name[256],
+					path[512];
+		int			nf,
+					nout;
+		char		obj[64];
+		FILE	   *mf;
+		Cases		c;
+		const char *exts[] = {"json", "ubj"};
+		size_t		len = strlen(e->d_name);
+
+		if (len < 6 || strcmp(e->d_name + len - 5, ".meta") != 0)
+			continue;
+		snprintf(name, sizeof(name), "%.*s", (int) (len - 5), e->d_name);
+		snprintf(path, sizeof(path), FIXTURES "/cases/%s", e->d_name);
+		mf = fopen(path, "r");
+		if (!mf || fscanf(mf, "%d %d %63s", &nf, &nout, obj) != 3)
+		{
+			check(0, "%s: %s", name, "meta file readable");
+			if (mf)
+				fclose(mf);
+			continue;
+		}
+		fclose(mf);
+		snprintf(path, sizeof(path), FIXTURES "/cases/%s.csv", name);
+		if (read_cases(path, nf, nout, &c) != 0)
+		{
+			check(0, "%s: %s", name, "cases readable");
+			continue;
+		}
+		for (int x = 0; x < 2; x++)
+		{
+			GsStatus	st;
+			GsForest   *f;
+			char		label[400];
+
+			snprintf(path, sizeof(path), FIXTURES "/models/%s.%s", name, exts[x]);
+			snprintf(label, sizeof(label), "%s.%s (%s)", name, exts[x], obj);
+			st.code = GS_OK;
+			f = load(path, &st);
+			if (f == NULL && st.code == GS_OK)
+				continue;		/* no such file */
+			check(f != NULL, "%s: loads (%s)", label, f ? "ok" : st.msg);
+			if (f)
+			{
+				check(strcmp(f->objective, obj) == 0, "%s: %s", label, "objective recorded");
+				check_model(label, f, &c);
+				gs_forest_free(f);
+				n_models++;
+			}
+		}
+		free(c.x);
+		free(c.expect);
+	}
+	closedir(d);
+	check(n_models >= 20, "%s%s", "at least 20 fixture model files checked", "");
+}
+
+/* Bad models: each must fail with the expected code. */
+static void
+test_bad_models(void)
+{
+	struct
+	{
+		const char *file;
+		GsCode		code;
+	}			bad[] = {
+		{"gblinear.json", GS_ERR_UNSUPPORTED},
+		{"categorical.json", GS_ERR_UNSUPPORTED},
+		{"survival_cox.json", GS_ERR_UNSUPPORTED},
+		{"truncated.json", GS_ERR_INVALID_MODEL},
+		{"truncated.ubj", GS_ERR_INVALID_MODEL},
+		{"child_out_of_range.json", GS_ERR_INVALID_MODEL},
+		{"cycle.json", GS_ERR_INVALID_MODEL},
+		{"feature_out_of_range.json", GS_ERR_INVALID_MODEL},
+		{"nonfinite_threshold.json", GS_ERR_INVALID_MODEL},
+		{"wrong_lengths.json", GS_ERR_INVALID_MODEL},
+		{"not_a_model.json", GS_ERR_INVALID_MODEL},
+		{"empty.json", GS_ERR_INVALID_MODEL},
+		{"negative_child.json", GS_ERR_INVALID_MODEL},
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+	{
+		char		path[512];
+		GsStatus	st;
+		GsForest   *f;
+		size_t		len;
+		unsigned char *b;
+
+		snprintf(path, sizeof(path), FIXTURES "/models/bad/%s", bad[i].file);
+		b = read_file(path, &len);
+		if (!b)
+		{
+			check(0, "bad/%s: %s", bad[i].file, "file present");
+			continue;
+		}
+		gs_xgb_load(b, len, GS_FORMAT_AUTO, NULL, &gs_malloc_allocator, &f, &st);
+		check(f == NULL && st.code == bad[i].code, "bad/%s rejected: %s", bad[i].file, st.msg);
+		gs_forest_free(f);
+		free(b);
+	}
+}
+
+/* Caps: a model over each limit is refused with GS_ERR_LIMIT. */
+static void
+test_limits(void)
+{
+	size_t		len;
+	unsigned char *b = read_file(FIXTURES "/models/lossguide_deep.json", &len);
+	GsLimits	lim;
+	GsForest   *f;
+	GsStatus	st;
+
+	if (!b)
+	{
+		check(0, "%s%s", "lossguide_deep.json present", "");
+		return;
+	}
+	lim = gs_default_limits;
+	lim.max_depth = 10;
+	gs_xgb_load(b, len, GS_FORMAT_AUTO, &lim, &gs_malloc_allocator, &f, &st);
+	check(f == NULL && st.code == GS_ERR_LIMIT, "depth cap: %s%s", st.msg, "");
+	lim = gs_default_limits;
+	lim.max_trees = 5;
+	gs_xgb_load(b, len, GS_FORMAT_AUTO, &lim, &gs_malloc_allocator, &f, &st);
+	check(f == NULL && st.code == GS_ERR_LIMIT, "tree cap: %s%s", st.msg, "");
+	lim = gs_default_limits;
+	lim.max_model_bytes = 1000;
+	gs_xgb_load(b, len, GS_FORMAT_AUTO, &lim, &gs_malloc_allocator, &f, &st);
+	check(f == NULL && st.code == GS_ERR_LIMIT, "size cap: %s%s", st.msg, "");
+	lim = gs_default_limits;
+	lim.max_features = 29;
+	gs_xgb_load(b, len, GS_FORMAT_AUTO, &lim, &gs_malloc_allocator, &f, &st);
+	check(f == NULL && st.code == GS_ERR_LIMIT, "feature cap: %s%s", st.msg, "");
+	lim = gs_default_limits;
+	lim.max_nodes = 100;
+	gs_xgb_load(b, len, GS_FORMAT_AUTO, &lim, &gs_malloc_allocator, &f, &st);
+	check(f == NULL && st.code == GS_ERR_LIMIT, "node cap: %s%s", st.msg, "");
+	free(b);
+}
+
+/* Random corruptions of valid models must load or fail, never crash. */
+static void
+test_corruption(void)
+{
+	const char *files[] = {FIXTURES "/models/tiny_base.json", FIXTURES "/models/tiny_base.ubj"};
+	unsigned int seed = 12345;
+	int			loaded = 0,
+				rejected = 0;
+
+	for (int fi = 0; fi < 2; fi++)
+	{
+		size_t		len;
+		unsigned char *orig = read_file(files[fi], &len);
+
+		if (!orig)
+		{
+			check(0, "%s: %s", files[fi], "present");
+			continue;
+		}
+		for (int it = 0; it < 3000; it++)
+		{
+			unsigned char *b = malloc(len);
+			size_t		n = len;
+			GsForest   *f;
+			GsStatus	st;
+
+			memcpy(b, orig, len);
+			for (int k = 0; k < 1 + it % 4; k++)
+			{
+				seed = seed * 1103515245u + 12345u;
+				b[(seed >> 8) % len] = (unsigned char) (seed >> 3);
+			}
+			if (it % 5 == 0)
+				n = (seed >> 4) % len;
+			gs_xgb_load(b, n, GS_FORMAT_AUTO, NULL, &gs_malloc_allocator, &f, &st);
+			if (f)
+			{
+				/* whatever loaded must score without faults */
+				float		x[64],
+							m[8],
+							o[8];
+
+				for (int k = 0; k < 64; k++)
+					x[k] = k % 3 ? (float) k : NAN;
+				if (f->n_features <= 64 && f->n_groups <= 8)
+					gs_cpu_predict_row(f, x, m, o);
+				loaded++;
+				gs_forest_free(f);
+			}
+			else
+				rejected++;
+			free(b);
+		}
+		free(orig);
+	}
+	check(rejected > 0, "%s%s", "corrupted models: no crash, bad ones rejected", "");
+	(void) loaded;
+}
+
+/* Format detection and names. */
+static void
+test_formats(void)
+{
+	GsModelFormat fmt;
+
+	check(gs_model_detect_format((const unsigned char *) "  {\"learner\": 1}", 16) == GS_FORMAT_XGBOOST_JSON,
+		  "%s%s", "detects JSON", "");
+	check(gs_model_detect_format((const unsigned char *) "{L\0\0", 4) == GS_FORMAT_XGBOOST_UBJ,
+		  "%s%s", "detects UBJ", "");
+	check(gs_model_detect_format((const unsigned char *) "PK\3\4", 4) == GS_FORMAT_AUTO,
+		  "%s%s", "rejects other bytes", "");
+	check(gs_model_format_parse("xgboost-ubj", &fmt) == 0 && fmt == GS_FORMAT_XGBOOST_UBJ &&
+		  gs_model_format_parse("onnx", &fmt) != 0, "%s%s", "parses format names", "");
+}
+
+/* Transform helpers agree with XGBoost's definitions on edge values. */
+static void
+test_transforms(void)
+{
+	float		m[3] = {1000.0f, -1000.0f, 0.0f},
+				o[3];
+
+	gs_transform_row(GS_TRANSFORM_SOFTMAX, m, 3, o);
+	check(o[0] == 1.0f && o[1] == 0.0f && isfinite(o[2]), "%s%s", "softmax stable on extreme margins", "");
+	check(gs_sigmoid(-1000.0f) >= 0.0f && gs_sigmoid(1000.0f) == 1.0f && gs_sigmoid(0.0f) == 0.5f,
+		  "%s%s", "sigmoid bounded", "");
+	gs_transform_row(GS_TRANSFORM_ARGMAX, m, 3, o);
+	check(o[0] == 0.0f, "%s%s", "argmax picks the largest margin", "");
+}
+
+int
+main(void)
+{
+	test_formats();
+	test_transforms();
+	test_fixtures();
+	test_bad_models();
+	test_limits();
+	test_corruption();
+	printf("1..%d\n", n_pass + n_fail);
+	printf("core: %d passed, %d failed\n", n_pass, n_fail);
+	return n_fail ? 1 : 0;
+}
