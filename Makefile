@@ -33,8 +33,8 @@ GLUE_OBJS = \
 
 OBJS = $(CORE_OBJS) $(GLUE_OBJS)
 
-REGRESS = load score errors score_query parity verify
-REGRESS_OPTS = --inputdir=tests/regress --outputdir=tests/regress/out
+REGRESS = load score errors score_query parity verify device
+REGRESS_OPTS = --load-extension=pg_gpuscore
 
 PG_CPPFLAGS = -I$(srcdir)/src
 PG_CFLAGS = -Wall -Wextra -Werror -Wno-unused-parameter -Wno-sign-compare \
@@ -76,4 +76,4 @@ unittest-asan: tests/unit/test_core_asan tests/unit/test_ubj_asan
 	cd tests/unit && ./test_ubj_asan && ./test_core_asan
 
 EXTRA_CLEAN = tests/unit/test_core tests/unit/test_core_asan tests/unit/test_ubj \
-	tests/unit/test_ubj_asan bench/bench_core tests/regress/out
+	tests/unit/test_ubj_asan bench/bench_core

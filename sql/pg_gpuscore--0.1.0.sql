@@ -77,34 +77,61 @@ REVOKE EXECUTE ON FUNCTION @extschema@.gpu_drop_model(text, boolean) FROM PUBLIC
 
 -- Scoring (EXECUTE granted to PUBLIC, as for any function) -------------------
 
+-- gpu_score and gpu_predict take the features as an array of real, double
+-- precision, numeric, integer or bigint (one overload each, so that
+-- ARRAY[amount, v1, ...] resolves whatever the column types).
 CREATE FUNCTION @extschema@.gpu_score(model text, features real[])
-RETURNS real
-AS 'MODULE_PATHNAME', 'gpuscore_gpu_score'
+RETURNS real AS 'MODULE_PATHNAME', 'gpuscore_gpu_score'
 LANGUAGE C STABLE PARALLEL SAFE;
-
 CREATE FUNCTION @extschema@.gpu_score(model text, features double precision[])
-RETURNS real
-AS 'MODULE_PATHNAME', 'gpuscore_gpu_score'
+RETURNS real AS 'MODULE_PATHNAME', 'gpuscore_gpu_score'
+LANGUAGE C STABLE PARALLEL SAFE;
+CREATE FUNCTION @extschema@.gpu_score(model text, features numeric[])
+RETURNS real AS 'MODULE_PATHNAME', 'gpuscore_gpu_score'
+LANGUAGE C STABLE PARALLEL SAFE;
+CREATE FUNCTION @extschema@.gpu_score(model text, features integer[])
+RETURNS real AS 'MODULE_PATHNAME', 'gpuscore_gpu_score'
+LANGUAGE C STABLE PARALLEL SAFE;
+CREATE FUNCTION @extschema@.gpu_score(model text, features bigint[])
+RETURNS real AS 'MODULE_PATHNAME', 'gpuscore_gpu_score'
 LANGUAGE C STABLE PARALLEL SAFE;
 
 COMMENT ON FUNCTION @extschema@.gpu_score(text, real[]) IS
 'score one row with a single-output model; NULL elements and NaN are missing values';
 COMMENT ON FUNCTION @extschema@.gpu_score(text, double precision[]) IS
 'score one row with a single-output model; NULL elements and NaN are missing values';
+COMMENT ON FUNCTION @extschema@.gpu_score(text, numeric[]) IS
+'score one row with a single-output model; NULL elements and NaN are missing values';
+COMMENT ON FUNCTION @extschema@.gpu_score(text, integer[]) IS
+'score one row with a single-output model; NULL elements are missing values';
+COMMENT ON FUNCTION @extschema@.gpu_score(text, bigint[]) IS
+'score one row with a single-output model; NULL elements are missing values';
 
 CREATE FUNCTION @extschema@.gpu_predict(model text, features real[])
-RETURNS real[]
-AS 'MODULE_PATHNAME', 'gpuscore_gpu_predict'
+RETURNS real[] AS 'MODULE_PATHNAME', 'gpuscore_gpu_predict'
 LANGUAGE C STABLE PARALLEL SAFE;
-
 CREATE FUNCTION @extschema@.gpu_predict(model text, features double precision[])
-RETURNS real[]
-AS 'MODULE_PATHNAME', 'gpuscore_gpu_predict'
+RETURNS real[] AS 'MODULE_PATHNAME', 'gpuscore_gpu_predict'
+LANGUAGE C STABLE PARALLEL SAFE;
+CREATE FUNCTION @extschema@.gpu_predict(model text, features numeric[])
+RETURNS real[] AS 'MODULE_PATHNAME', 'gpuscore_gpu_predict'
+LANGUAGE C STABLE PARALLEL SAFE;
+CREATE FUNCTION @extschema@.gpu_predict(model text, features integer[])
+RETURNS real[] AS 'MODULE_PATHNAME', 'gpuscore_gpu_predict'
+LANGUAGE C STABLE PARALLEL SAFE;
+CREATE FUNCTION @extschema@.gpu_predict(model text, features bigint[])
+RETURNS real[] AS 'MODULE_PATHNAME', 'gpuscore_gpu_predict'
 LANGUAGE C STABLE PARALLEL SAFE;
 
 COMMENT ON FUNCTION @extschema@.gpu_predict(text, real[]) IS
 'every output of one row (e.g. class probabilities of a multi-class model)';
 COMMENT ON FUNCTION @extschema@.gpu_predict(text, double precision[]) IS
+'every output of one row (e.g. class probabilities of a multi-class model)';
+COMMENT ON FUNCTION @extschema@.gpu_predict(text, numeric[]) IS
+'every output of one row (e.g. class probabilities of a multi-class model)';
+COMMENT ON FUNCTION @extschema@.gpu_predict(text, integer[]) IS
+'every output of one row (e.g. class probabilities of a multi-class model)';
+COMMENT ON FUNCTION @extschema@.gpu_predict(text, bigint[]) IS
 'every output of one row (e.g. class probabilities of a multi-class model)';
 
 CREATE FUNCTION @extschema@.gpu_score_query(model text, query text)

@@ -13,6 +13,8 @@
 #include <math.h>
 
 #include "catalog/pg_type.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
 
 #include "gpuscore.h"
 
@@ -90,5 +92,51 @@ gs_array_to_row(ArrayType *arr, const GsModelRef *m, float *row)
 		}
 	}
 	else
-		elog(ERROR, "unexpected feature array element type %u", elemtype);
+	{
+		/* numeric, integer, bigint: convert element by element */
+		int16		typlen;
+		bool		typbyval;
+		char		typalign;
+		Datum	   *elems;
+		bool	   *isnull;
+		int			ne;
+
+		get_typlenbyvalalign(elemtype, &typlen, &typbyval, &typalign);
+		deconstruct_array(arr, elemtype, typlen, typbyval, typalign, &elems, &isnull, &ne);
+		for (int i = 0; i < nf; i++)
+		{
+			double		v;
+
+			if (isnull[i])
+			{
+				row[i] = NAN;
+				continue;
+			}
+			switch (elemtype)
+			{
+				case NUMERICOID:
+					v = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, elems[i]));
+					break;
+				case INT2OID:
+					v = DatumGetInt16(elems[i]);
+					break;
+				case INT4OID:
+					v = DatumGetInt32(elems[i]);
+					break;
+				case INT8OID:
+					v = (double) DatumGetInt64(elems[i]);
+					break;
+				default:
+					ereport(ERROR,
+							(errcode(ERRCODE_DATATYPE_MISMATCH),
+							 errmsg("features of type %s[] are not supported", format_type_be(elemtype)),
+							 errhint("Pass real[], double precision[], numeric[], integer[] or bigint[].")));
+					v = 0;		/* keep compiler quiet */
+			}
+			gs_check_infinite(m, i, v);
+			row[i] = (float) v;
+		}
+		pfree(elems);
+		pfree(isnull);
+	}
 }

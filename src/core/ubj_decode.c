@@ -30,6 +30,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+/*
+ * A new empty JSON object.  Not json_object(): inside a PostgreSQL backend
+ * that name resolves to the server's own SQL function json_object() (the
+ * executable's symbols come first), which crashes.  json_pack() is resolved
+ * inside libjansson, so it is safe in both worlds.
+ */
+static json_t *
+ubj_new_object(void)
+{
+	return json_pack("{}");
+}
+
 /* One open container on the explicit parse stack. */
 typedef struct UbjFrame
 {
@@ -796,7 +808,7 @@ gs_ubj_decode(const unsigned char *buf, size_t len, const GsUbjLimits *lim,
 			}
 			if (!ubj_count_values(&r, 1))
 				goto fail;
-			node = f.is_object ? json_object() : json_array();
+			node = f.is_object ? ubj_new_object() : json_array();
 			if (node == NULL)
 			{
 				ubj_oom(&r);
@@ -845,3 +857,4 @@ fail:
 		snprintf(err, errlen, "UBJSON decoding failed at byte %zu", r.pos);
 	return NULL;
 }
+

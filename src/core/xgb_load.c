@@ -375,7 +375,7 @@ walk_tree(const RawTree *rt, int32_t t, int32_t n_features, int32_t max_depth,
 								 "invalid XGBoost model: tree %d node %d has an invalid default_left", t, id);
 		if (lv + 1 > max_depth)
 			return gs_status_set(st, GS_ERR_LIMIT,
-								 "model tree %d is deeper than the limit of %d levels", t, max_depth);
+								 "tree %d is deeper than the limit of %d levels", t, max_depth);
 		if (nodes)
 		{
 			nodes[head].value = cond;
@@ -481,10 +481,10 @@ build_forest(json_t *root, const GsLimits *lim, GsForest *f, GsStatus *st)
 							 "invalid XGBoost model: \"num_feature\" is missing or not a positive integer");
 	if (lim->max_features > 0 && num_feature > lim->max_features)
 		return gs_status_set(st, GS_ERR_LIMIT,
-							 "model has %lld features, more than the limit of %d",
+							 "%lld features, more than the limit of %d",
 							 (long long) num_feature, lim->max_features);
 	if (num_feature > (int64_t) GS_NODE_FEATURE_MASK)
-		return gs_status_set(st, GS_ERR_LIMIT, "model has too many features");
+		return gs_status_set(st, GS_ERR_LIMIT, "too many features");
 	if (member(mparam, "num_class") && (json_to_int64(member(mparam, "num_class"), &num_class) || num_class < 0 || num_class > 100000))
 		return gs_status_set(st, GS_ERR_INVALID_MODEL,
 							 "invalid XGBoost model: \"num_class\" is not a valid class count");
@@ -584,7 +584,7 @@ build_forest(json_t *root, const GsLimits *lim, GsForest *f, GsStatus *st)
 							 json_array_size(weights), (long long) num_trees);
 	if (lim->max_trees > 0 && num_trees > lim->max_trees)
 		return gs_status_set(st, GS_ERR_LIMIT,
-							 "model has %lld trees, more than the limit of %d",
+							 "%lld trees, more than the limit of %d",
 							 (long long) num_trees, lim->max_trees);
 	if (num_trees < 1)
 		return gs_status_set(st, GS_ERR_INVALID_MODEL, "invalid XGBoost model: it has no trees");
@@ -671,7 +671,7 @@ build_forest(json_t *root, const GsLimits *lim, GsForest *f, GsStatus *st)
 		if (lim->max_nodes > 0 && total_nodes > lim->max_nodes)
 		{
 			rc = gs_status_set(st, GS_ERR_LIMIT,
-							   "model has more than the limit of %lld tree nodes",
+							   "more than the limit of %lld tree nodes",
 							   (long long) lim->max_nodes);
 			goto done;
 		}
@@ -704,7 +704,7 @@ build_forest(json_t *root, const GsLimits *lim, GsForest *f, GsStatus *st)
 	}
 	if (total_nodes > (int64_t) UINT32_MAX)
 	{
-		rc = gs_status_set(st, GS_ERR_LIMIT, "model has too many tree nodes");
+		rc = gs_status_set(st, GS_ERR_LIMIT, "too many tree nodes");
 		goto done;
 	}
 
@@ -836,10 +836,10 @@ gs_xgb_load(const unsigned char *bytes, size_t len, GsModelFormat fmt,
 	if (lim == NULL)
 		lim = &gs_default_limits;
 	if (len == 0)
-		return gs_status_set(st, GS_ERR_INVALID_MODEL, "model is empty");
+		return gs_status_set(st, GS_ERR_INVALID_MODEL, "the model bytes are empty");
 	if (lim->max_model_bytes > 0 && len > lim->max_model_bytes)
 		return gs_status_set(st, GS_ERR_LIMIT,
-							 "model is %zu bytes, more than the limit of %zu bytes",
+							 "%zu bytes, more than the limit of %zu bytes",
 							 len, lim->max_model_bytes);
 	detected = gs_model_detect_format(bytes, len);
 	if (fmt == GS_FORMAT_AUTO)

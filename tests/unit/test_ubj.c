@@ -11,7 +11,10 @@
  * Sanitizer build: add -fsanitize=address,undefined -fno-omit-frame-pointer -g
  * (and run with UBSAN_OPTIONS=halt_on_error=1).
  *
- * FIXTURE_DIR defaults to tests/fixtures/models.  If breast_cancer.ubj and
+ * FIXTURE_DIR defaults to the first of tests/fixtures/models,
+ * ../fixtures/models and ../../tests/fixtures/models that holds
+ * breast_cancer.ubj (so it works from the repo root and from tests/unit;
+ * otherwise tests/fixtures/models).  If breast_cancer.ubj and
  * breast_cancer.json both exist there, the decoded .ubj is compared with
  * the jansson-loaded .json (numbers compared after rounding both sides to
  * float32); otherwise that check is reported as "# SKIP".
@@ -119,15 +122,17 @@ put(Buf *b, const void *src, size_t n)
 	if (b->n + n > b->cap)
 	{
 		size_t		ncap = b->cap ? b->cap : 256;
+		unsigned char *np;
 
 		while (ncap < b->n + n)
 			ncap *= 2;
-		b->p = realloc(b->p, ncap);
-		if (b->p == NULL)
+		np = realloc(b->p, ncap);
+		if (np == NULL)
 		{
 			fprintf(stderr, "test: out of memory\n");
 			exit(2);
 		}
+		b->p = np;
 		b->cap = ncap;
 	}
 	memcpy(b->p + b->n, src, n);
@@ -977,6 +982,17 @@ test_errors(void)
 	expect_json_lim(BYTES('[', '$', 'i', '#', 'i', 0), &lim, "[]",
 					"empty typed array with max_elements 1");
 
+	lim.max_elements = 2;
+	expect_err_lim(BYTES('[', '[', ']', '[', ']', ']'), &lim,
+				   "UBJSON document has more than 2 values", "containers counted against max_elements");
+	expect_err(BYTES('S', 'i', 3, 0xE0, 0x80, 0x80), "invalid UTF-8", "3-byte overlong rejected");
+	expect_err(BYTES('S', 'i', 4, 0xF0, 0x80, 0x80, 0x80), "invalid UTF-8", "4-byte overlong rejected");
+	expect_err(BYTES('S', 'i', 3, 0xE2, 0x28, 0xA1), "invalid UTF-8", "bad continuation byte rejected");
+	expect_err(BYTES('S', 'i', 1, 0x80), "invalid UTF-8", "lone continuation byte rejected");
+	expect_err(BYTES('{', 'N'), "truncated UBJSON at byte 2", "object: no-op then EOF");
+	expect_err(BYTES('{', '#', 'i', 1, 'N', 'N', 'N'), "truncated UBJSON at byte 7",
+			   "counted object: no-op then EOF before key");
+
 	/* error buffer handling */
 	v = gs_ubj_decode((const unsigned char *) "X", 1, NULL, NULL, 0);
 	check(v == NULL, "NULL error buffer is fine");
@@ -1262,6 +1278,63 @@ test_kitchen_sink_sweeps(void)
 	check_mutations(doc, sizeof doc, "the kitchen-sink document");
 }
 
+/* Allocation budget for the OOM-injection test; -1 = unlimited. */
+static long g_alloc_budget = -1;
+
+/* jansson allocator that fails once g_alloc_budget is exhausted. */
+static void *
+budget_malloc(size_t n)
+{
+	if (g_alloc_budget == 0)
+		return NULL;
+	if (g_alloc_budget > 0)
+		g_alloc_budget--;
+	return malloc(n);
+}
+
+/*
+ * Fail the k-th jansson allocation for k = 0, 1, ... while decoding the
+ * model: every attempt must return NULL with an out-of-memory message
+ * (and, under ASan/LSan, leak nothing) until the budget suffices.
+ */
+static void
+test_oom(void)
+{
+	Buf			b;
+	long		k;
+	long		bad = 0;
+	char		first[300] = "";
+	int			succeeded = 0;
+
+	build_xgb_model(&b);
+	json_set_alloc_funcs(budget_malloc, free);
+	for (k = 0; k < 100000 && !succeeded; k++)
+	{
+		char		err[256] = "";
+		json_t	   *v;
+
+		g_alloc_budget = k;
+		v = decode(b.p, b.n, NULL, err, sizeof err);
+		g_alloc_budget = -1;
+		if (v != NULL)
+		{
+			succeeded = 1;
+			json_decref(v);
+		}
+		else if (strstr(err, "out of memory decoding UBJSON at byte") == NULL)
+		{
+			if (bad++ == 0)
+				snprintf(first, sizeof first, "budget %ld: %s", k, err);
+		}
+	}
+	json_set_alloc_funcs(malloc, free);
+	if (!check(succeeded && bad == 0,
+			   "allocation failure at each of the first %ld jansson allocations is reported cleanly",
+			   k - 1))
+		diag("succeeded=%d bad=%ld first %s", succeeded, bad, first);
+	free(b.p);
+}
+
 /* Read a whole file; returns malloc'd bytes or NULL if absent. */
 static unsigned char *
 read_file(const char *path, size_t *len)
@@ -1278,13 +1351,17 @@ read_file(const char *path, size_t *len)
 	{
 		if (n == cap)
 		{
+			unsigned char *np;
+
 			cap = cap ? cap * 2 : 65536;
-			p = realloc(p, cap);
-			if (p == NULL)
+			np = realloc(p, cap);
+			if (np == NULL)
 			{
+				free(p);
 				fclose(f);
 				return NULL;
 			}
+			p = np;
 		}
 		r = fread(p + n, 1, cap - n, f);
 		n += r;
@@ -1296,9 +1373,13 @@ read_file(const char *path, size_t *len)
 	return p;
 }
 
-/* Compare a real XGBoost .ubj fixture with its .json twin, if present. */
+/*
+ * Compare the real XGBoost fixture <dir>/<name>.ubj with its .json twin
+ * (both written by XGBoost from the same booster); "# SKIP" if either file
+ * is absent.
+ */
 static void
-test_fixture(const char *dir)
+test_fixture_pair(const char *dir, const char *name)
 {
 	char		ubj_path[1024],
 				json_path[1024];
@@ -1312,8 +1393,8 @@ test_fixture(const char *dir)
 	char		where[1024] = "";
 	GsUbjLimits lim = {64, 0};
 
-	snprintf(ubj_path, sizeof ubj_path, "%s/breast_cancer.ubj", dir);
-	snprintf(json_path, sizeof json_path, "%s/breast_cancer.json", dir);
+	snprintf(ubj_path, sizeof ubj_path, "%s/%s.ubj", dir, name);
+	snprintf(json_path, sizeof json_path, "%s/%s.json", dir, name);
 	jf = fopen(json_path, "rb");
 	ubj = read_file(ubj_path, &ubj_len);
 	if (jf == NULL || ubj == NULL)
@@ -1335,20 +1416,71 @@ test_fixture(const char *dir)
 	if (!check(b != NULL, "fixture %s loads with jansson", json_path))
 		diag("%s line %d: %s", jerr.source, jerr.line, jerr.text);
 	if (!check(a && b && json_equal_f32(a, b, where, sizeof where),
-			   "fixture .ubj equals .json (numbers compared as float32)"))
+			   "fixture %s.ubj equals %s.json (numbers compared as float32)", name, name))
 		diag("mismatch at %s", where);
 	check(a && json_is_object(json_object_get(a, "learner")),
-		  "fixture has a learner object");
+		  "fixture %s has a learner object", name);
 	json_decref(a);
 	json_decref(b);
 	free(ubj);
+}
+
+/* Real XGBoost fixtures: the required pair, extra pairs, a bad file. */
+static void
+test_fixtures(const char *dir)
+{
+	static const char *const extra[] = {
+		"tiny_base", "diabetes_reg", "fraud_binary", "wine_softprob"
+	};
+	char		path[1024];
+	unsigned char *p;
+	size_t		n = 0,
+				i;
+
+	test_fixture_pair(dir, "breast_cancer");
+	for (i = 0; i < sizeof extra / sizeof extra[0]; i++)
+		test_fixture_pair(dir, extra[i]);
+
+	snprintf(path, sizeof path, "%s/bad/truncated.ubj", dir);
+	p = read_file(path, &n);
+	if (p == NULL)
+	{
+		g_tests++;
+		printf("ok %d # SKIP fixture %s not present\n", g_tests, path);
+		return;
+	}
+	expect_err(p, n, "exceeds remaining input", "fixture bad/truncated.ubj is rejected");
+	free(p);
 }
 
 /* Run all groups and print the TAP plan. */
 int
 main(int argc, char **argv)
 {
-	const char *fixture_dir = argc > 1 ? argv[1] : "tests/fixtures/models";
+	/* works from the repository root and from tests/unit */
+	static const char *const candidates[] = {
+		"tests/fixtures/models", "../fixtures/models", "../../tests/fixtures/models"
+	};
+	const char *fixture_dir = candidates[0];
+	size_t		i;
+
+	if (argc > 1)
+		fixture_dir = argv[1];
+	else
+		for (i = 0; i < sizeof candidates / sizeof candidates[0]; i++)
+		{
+			char		probe[1024];
+			FILE	   *f;
+
+			snprintf(probe, sizeof probe, "%s/breast_cancer.ubj", candidates[i]);
+			f = fopen(probe, "rb");
+			if (f != NULL)
+			{
+				fclose(f);
+				fixture_dir = candidates[i];
+				break;
+			}
+		}
 
 	test_scalars();
 	test_strings();
@@ -1357,7 +1489,8 @@ main(int argc, char **argv)
 	test_errors();
 	test_xgb_model();
 	test_kitchen_sink_sweeps();
-	test_fixture(fixture_dir);
+	test_oom();
+	test_fixtures(fixture_dir);
 
 	printf("1..%d\n", g_tests);
 	if (g_failed)
