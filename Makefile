@@ -39,7 +39,7 @@ REGRESS_OPTS = --load-extension=pg_gpuscore
 PG_CPPFLAGS = -I$(srcdir)/src
 PG_CFLAGS = -Wall -Wextra -Werror -Wno-unused-parameter -Wno-sign-compare \
 	-Wno-missing-field-initializers
-SHLIB_LINK = -ljansson -lxgboost -lm
+SHLIB_LINK = -ljansson -lxgboost -lm -ldl
 
 # Objects are plain gcc objects; no LLVM bitcode for JIT inlining.
 override with_llvm = no
@@ -66,7 +66,7 @@ tests/unit/test_ubj_asan: tests/unit/test_ubj.c src/core/ubj_decode.c src/core/u
 	$(CC) $(UNIT_CFLAGS) $(ASAN_FLAGS) -o $@ tests/unit/test_ubj.c src/core/ubj_decode.c -ljansson -lm
 
 bench/bench_core: bench/bench_core.c $(CORE_SRC) src/core/*.h
-	$(CC) $(UNIT_CFLAGS) -O3 -march=native -o $@ bench/bench_core.c $(CORE_SRC) -ljansson -lxgboost -lm
+	$(CC) $(UNIT_CFLAGS) -o $@ bench/bench_core.c $(CORE_SRC) -ljansson -lxgboost -lm
 
 .PHONY: unittest unittest-asan
 unittest: tests/unit/test_core tests/unit/test_ubj
@@ -77,3 +77,9 @@ unittest-asan: tests/unit/test_core_asan tests/unit/test_ubj_asan
 
 EXTRA_CLEAN = tests/unit/test_core tests/unit/test_core_asan tests/unit/test_ubj \
 	tests/unit/test_ubj_asan bench/bench_core
+
+# header dependencies (PGXS tracks none without --enable-depend)
+$(CORE_OBJS): $(wildcard src/core/*.h)
+$(GLUE_OBJS): src/gpuscore.h cuda/gs_cuda.h $(wildcard src/core/*.h)
+
+include cuda/Makefile.inc

@@ -159,3 +159,15 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
 COMMENT ON FUNCTION @extschema@.gpu_verify_model(text, integer) IS
 'score n_rows generated rows with pg_gpuscore and with XGBoost''s own predictor and report the largest difference';
+
+-- Devices ----------------------------------------------------------------------
+
+CREATE FUNCTION @extschema@.gpu_device_info()
+RETURNS TABLE (provider_loaded boolean, reason text, device_count integer,
+               device_name text, compute_capability text, total_memory bigint,
+               free_memory bigint, driver_version integer, runtime_version integer)
+AS 'MODULE_PATHNAME', 'gpuscore_gpu_device_info'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION @extschema@.gpu_device_info() IS
+'what this backend sees of the GPU: whether the CUDA provider loaded (and why not), the device, its memory and the CUDA versions';

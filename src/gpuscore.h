@@ -57,6 +57,7 @@ typedef struct GsModelRef
 	GsForest   *forest;
 	MemoryContext mcxt;			/* holds forest; deleted with the last ref */
 	int			refcount;
+	void	   *device_model;	/* GPU copy (GsCudaModel), or NULL */
 } GsModelRef;
 
 /*
@@ -110,7 +111,10 @@ extern void gs_check_infinite(const GsModelRef *m, int feature, double v);
 extern void gs_engine_predict(const GsModelRef *m, const float *x, size_t ld,
 							  size_t n_rows, float *margin, float *out);
 
-/* Name of the engine used for batches ("cpu"). */
+/* Name of the engine used for batches ("cpu" or "gpu"). */
 extern const char *gs_engine_name(void);
+
+/* Free the GPU copy of a model, if any (called when its last ref goes). */
+extern void gs_device_release_model(GsModelRef *ref);
 
 #endif							/* GPUSCORE_H */

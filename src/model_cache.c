@@ -99,7 +99,10 @@ model_release(GsModelRef *ref)
 {
 	Assert(ref->refcount > 0);
 	if (--ref->refcount == 0)
+	{
+		gs_device_release_model(ref);
 		MemoryContextDelete(ref->mcxt);
+	}
 }
 
 /* Memory context callback: the statement is done with its model. */

@@ -21,7 +21,7 @@
 #include "forest.h"
 
 #ifdef __CUDACC__
-#define GS_HD __host__ __device__ __forceinline__
+#define GS_HD static __host__ __device__ __forceinline__
 #else
 #define GS_HD static inline
 #endif

@@ -1,0 +1,193 @@
+/*
+ * test_gpu.c
+ *	  Server-free GPU test suite: GPU scores must equal CPU scores (<= 1e-6)
+ *	  on every fixture model, over batch sizes that hit warp and block
+ *	  tails (1, 31, 32, 33, 1000, 65536, 1000003 rows), with missing values.
+ *
+ * Built by "make gputest" (needs nvcc) and run where a GPU is present, e.g.
+ * on the lent device machine.  Without a usable GPU it prints why and exits
+ * with status 77 ("skipped"); it is not part of .ci/test, which runs on
+ * machines without GPUs.  Prints TAP lines and "N passed, N failed".
+ */
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu_engine.h"
+#include "forest.h"
+#include "../../cuda/gs_cuda.h"
+
+#define FIXTURES "../fixtures"
+
+static int	n_pass = 0,
+			n_fail = 0;
+
+/* Record one TAP result. */
+static void
+check(int ok, const char *label, const char *what)
+{
+	printf("%s %d - %s: %s\n", ok ? "ok" : "not ok", n_pass + n_fail + 1, label, what);
+	if (ok)
+		n_pass++;
+	else
+		n_fail++;
+}
+
+/* Read a whole file; NULL if absent. */
+static unsigned char *
+read_file(const char *path, size_t *len)
+{
+	FILE	   *f = fopen(path, "rb");
+	unsigned char *buf;
+	long		n;
+
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	buf = malloc(n > 0 ? n : 1);
+	*len = fread(buf, 1, n, f);
+	fclose(f);
+	return buf;
+}
+
+/* Deterministic pseudo-random generator (xorshift). */
+static unsigned long long rng_state = 88172645463325252ULL;
+
+static double
+rnd(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return (double) (rng_state >> 11) / 9007199254740992.0;
+}
+
+/*
+ * Fill a column-major batch with values around the model's thresholds,
+ * 10% missing.
+ */
+static void
+fill_batch(const GsForest *f, float *x, size_t n)
+{
+	for (int k = 0; k < f->n_features; k++)
+		for (size_t r = 0; r < n; r++)
+		{
+			double		u = rnd();
+			float		v;
+
+			if (u < 0.1)
+				v = NAN;
+			else
+			{
+				const GsNode *nd = &f->nodes[(size_t) (rnd() * (double) f->n_nodes)];
+
+				v = (nd->info & GS_NODE_LEAF) ? (float) (rnd() * 200 - 100) : nd->value;
+				if (u > 0.5)
+					v += (float) ((rnd() - 0.5) * 0.01 * (fabsf(v) + 1));
+			}
+			x[(size_t) k * n + r] = v;
+		}
+}
+
+/* Compare GPU and CPU outputs of one model over every batch size. */
+static void
+check_model(const char *label, const GsForest *f, gs_cuda_model_upload_fn up)
+{
+	size_t		sizes[] = {1, 31, 32, 33, 1000, 65536, 1000003};
+	GsCudaModel *gm;
+	char		err[256];
+
+	if (gs_cuda_model_upload(f, &gm, err, sizeof(err)) != 0)
+	{
+		check(0, label, err);
+		return;
+	}
+	(void) up;
+	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++)
+	{
+		size_t		n = sizes[s];
+		float	   *x = malloc(sizeof(float) * n * f->n_features);
+		float	   *margin = malloc(sizeof(float) * n * f->n_groups);
+		float	   *cpu = malloc(sizeof(float) * n * f->n_outputs);
+		float	   *gpu = malloc(sizeof(float) * n * f->n_outputs);
+		double		worst = 0.0;
+		char		what[128];
+
+		fill_batch(f, x, n);
+		gs_cpu_predict(f, x, n, n, margin, cpu);
+		if (gs_cuda_predict(gm, x, n, n, gpu, err, sizeof(err)) != 0)
+			check(0, label, err);
+		else
+		{
+			for (size_t i = 0; i < n * f->n_outputs; i++)
+			{
+				double		d = fabs((double) cpu[i] - (double) gpu[i]) / fmax(1.0, fabs(cpu[i]));
+
+				if (isnan(gpu[i]) || d > worst)
+					worst = isnan(gpu[i]) ? INFINITY : d;
+			}
+			snprintf(what, sizeof(what), "%zu rows: GPU within 1e-6 of CPU (worst %.3g)", n, worst);
+			check(worst <= 1e-6, label, what);
+		}
+		free(x);
+		free(margin);
+		free(cpu);
+		free(gpu);
+	}
+	gs_cuda_model_free(gm);
+}
+
+int
+main(void)
+{
+	GsCudaInfo	info;
+	char		err[256];
+	DIR		   *d;
+	struct dirent *e;
+
+	if (gs_cuda_probe(&info, err, sizeof(err)) != 0)
+	{
+		printf("1..0 # SKIP no usable GPU: %s\n", err);
+		return 77;
+	}
+	printf("# device: %s, compute capability %d.%d, %zu MiB, driver %d, runtime %d\n",
+		   info.name, info.cc_major, info.cc_minor, info.total_mem >> 20,
+		   info.driver_version, info.runtime_version);
+	d = opendir(FIXTURES "/models");
+	if (!d)
+	{
+		check(0, "fixtures", "directory present");
+		return 1;
+	}
+	while ((e = readdir(d)) != NULL)
+	{
+		size_t		len = strlen(e->d_name),
+					blen;
+		char		path[512];
+		unsigned char *b;
+		GsForest   *f;
+		GsStatus	st;
+
+		if (len < 5 || (strcmp(e->d_name + len - 5, ".json") != 0 && strcmp(e->d_name + len - 4, ".ubj") != 0))
+			continue;
+		snprintf(path, sizeof(path), FIXTURES "/models/%s", e->d_name);
+		b = read_file(path, &blen);
+		if (!b)
+			continue;
+		if (gs_xgb_load(b, blen, GS_FORMAT_AUTO, NULL, &gs_malloc_allocator, &f, &st) != GS_OK)
+			check(0, e->d_name, st.msg);
+		else
+		{
+			check_model(e->d_name, f, NULL);
+			gs_forest_free(f);
+		}
+		free(b);
+	}
+	closedir(d);
+	printf("1..%d\ngpu: %d passed, %d failed\n", n_pass + n_fail, n_pass, n_fail);
+	return n_fail ? 1 : 0;
+}
