@@ -43,6 +43,9 @@ typedef struct StatementHold
 static HTAB *model_cache = NULL;
 static bool callback_registered = false;
 
+/* Oid of the model table when entries were last checked, for the callback. */
+static Oid	store_relid = InvalidOid;
+
 /* palloc-style allocation that returns NULL instead of raising ERROR. */
 static void *
 context_alloc(void *ctx, size_t size)
@@ -114,7 +117,11 @@ statement_hold_release(void *arg)
 	model_release(hold->ref);
 }
 
-/* Relcache invalidation callback: our table (or everything) changed. */
+/*
+ * Relcache invalidation callback: when our table (or every relation)
+ * changed, mark all entries stale.  Invalidations of other relations are
+ * ignored, so busy DDL elsewhere costs nothing.
+ */
 static void
 model_cache_invalidate(Datum arg, Oid relid)
 {
@@ -123,6 +130,9 @@ model_cache_invalidate(Datum arg, Oid relid)
 
 	if (model_cache == NULL)
 		return;
+	if (OidIsValid(relid) && OidIsValid(store_relid) && relid != store_relid)
+		return;
+	store_relid = InvalidOid;	/* look it up again: the table may be new */
 	hash_seq_init(&seq, model_cache);
 	while ((e = hash_seq_search(&seq)) != NULL)
 		e->stale = true;
@@ -230,6 +240,7 @@ gs_model_acquire(const char *name, MemoryContext mcxt)
 		int32		version;
 		bool		exists;
 
+		store_relid = gs_catalog_relid();
 		exists = gs_catalog_identity(name, &model_id, &version);
 		if (!exists || e->ref == NULL || e->ref->model_id != model_id)
 		{

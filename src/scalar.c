@@ -11,6 +11,7 @@
 #include "catalog/pg_type.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/memutils.h"
 
 #include "core/cpu_engine.h"
 #include "gpuscore.h"
@@ -18,9 +19,13 @@
 PG_FUNCTION_INFO_V1(gpuscore_gpu_score);
 PG_FUNCTION_INFO_V1(gpuscore_gpu_predict);
 
-/* What a call site keeps between rows of one statement. */
+/*
+ * What a call site keeps between rows of one statement, in its own memory
+ * context (a child of fn_mcxt) whose deletion also releases the model.
+ */
 typedef struct ScalarState
 {
+	MemoryContext cxt;
 	GsModelRef *model;
 	float	   *row;			/* [n_features] */
 	float	   *margin;			/* [n_groups] */
@@ -48,11 +53,22 @@ score_row(FunctionCallInfo fcinfo)
 		memcmp(VARDATA_ANY(name_t), s->model->name, VARSIZE_ANY_EXHDR(name_t)) != 0)
 	{
 		const char *name = gs_model_name_arg(fcinfo, 0);
-		MemoryContext mcxt = fcinfo->flinfo->fn_mcxt;
-		GsModelRef *m = gs_model_acquire(name, mcxt);
-		const GsForest *f = m->forest;
+		MemoryContext mcxt;
+		GsModelRef *m;
+		const GsForest *f;
 
+		/* a different model than the previous row: drop the old state */
+		if (s != NULL)
+		{
+			fcinfo->flinfo->fn_extra = NULL;
+			MemoryContextDelete(s->cxt);
+		}
+		mcxt = AllocSetContextCreate(fcinfo->flinfo->fn_mcxt, "pg_gpuscore call site",
+									 ALLOCSET_SMALL_SIZES);
+		m = gs_model_acquire(name, mcxt);
+		f = m->forest;
 		s = MemoryContextAlloc(mcxt, sizeof(ScalarState));
+		s->cxt = mcxt;
 		s->model = m;
 		s->row = MemoryContextAlloc(mcxt, sizeof(float) * f->n_features);
 		s->margin = MemoryContextAlloc(mcxt, sizeof(float) * f->n_groups);
