@@ -156,15 +156,33 @@ gpu_predict(const GsModelRef *m, const float *x, size_t ld, size_t n_rows,
 				 errdetail("%s", err)));
 }
 
-/* Score a batch on the selected engine; see gpuscore.h. */
+/* Rows the CPU engine scores between two interrupt checks. */
+#define CPU_SLICE_ROWS 4096
+
+/*
+ * Score a batch on the selected engine; see gpuscore.h.  The CPU engine
+ * works in slices so that a cancel is noticed within a slice even for big
+ * batches of big models.
+ */
 void
 gs_engine_predict(const GsModelRef *m, const float *x, size_t ld,
 				  size_t n_rows, float *margin, float *out)
 {
+	const GsForest *f = m->forest;
+
 	if (gs_device_mode == GS_DEVICE_GPU)
+	{
 		gpu_predict(m, x, ld, n_rows, out);
-	else
-		gs_cpu_predict(m->forest, x, ld, n_rows, margin, out);
+		return;
+	}
+	for (size_t r0 = 0; r0 < n_rows; r0 += CPU_SLICE_ROWS)
+	{
+		size_t		n = Min((size_t) CPU_SLICE_ROWS, n_rows - r0);
+
+		CHECK_FOR_INTERRUPTS();
+		gs_cpu_predict(f, x + r0, ld, n, margin + r0 * f->n_groups,
+					   out + r0 * f->n_outputs);
+	}
 }
 
 /*

@@ -34,7 +34,8 @@ typedef struct ScalarState
 
 /*
  * Score the row in argument 1 with the model named in argument 0; returns
- * the call-site state whose out[] holds the outputs.
+ * the call-site state whose out[] holds the outputs, or NULL when the row
+ * (the array) is NULL.
  */
 static ScalarState *
 score_row(FunctionCallInfo fcinfo)
@@ -47,6 +48,8 @@ score_row(FunctionCallInfo fcinfo)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("model name must not be null")));
+	if (PG_ARGISNULL(1))
+		return NULL;
 	name_t = PG_GETARG_TEXT_PP(0);
 
 	if (s == NULL || VARSIZE_ANY_EXHDR(name_t) != strlen(s->model->name) ||
@@ -91,15 +94,9 @@ gpuscore_gpu_score(PG_FUNCTION_ARGS)
 {
 	ScalarState *s;
 
-	if (PG_ARGISNULL(1))
-	{
-		if (PG_ARGISNULL(0))
-			ereport(ERROR,
-					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("model name must not be null")));
-		PG_RETURN_NULL();
-	}
 	s = score_row(fcinfo);
+	if (s == NULL)
+		PG_RETURN_NULL();
 	if (s->model->forest->n_outputs != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -121,15 +118,9 @@ gpuscore_gpu_predict(PG_FUNCTION_ARGS)
 	int			n;
 	Datum	   *elems;
 
-	if (PG_ARGISNULL(1))
-	{
-		if (PG_ARGISNULL(0))
-			ereport(ERROR,
-					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("model name must not be null")));
-		PG_RETURN_NULL();
-	}
 	s = score_row(fcinfo);
+	if (s == NULL)
+		PG_RETURN_NULL();
 	n = s->model->forest->n_outputs;
 	elems = palloc(sizeof(Datum) * n);
 	for (int i = 0; i < n; i++)
