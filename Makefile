@@ -15,8 +15,11 @@ DATA       = sql/pg_gpuscore--0.1.0.sql
 PGFILEDESC = "pg_gpuscore - score tree-ensemble models inside PostgreSQL"
 
 CORE_OBJS = \
+	src/core/forest.o \
 	src/core/gs_status.o \
+	src/core/utf8_valid.o \
 	src/core/ubj_decode.o \
+	src/core/xgb_decode.o \
 	src/core/xgb_load.o \
 	src/core/cpu_engine.o
 
@@ -49,7 +52,7 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 # ---- core unit tests and benchmark (no server) ----
-CORE_SRC = src/core/gs_status.c src/core/ubj_decode.c src/core/xgb_load.c src/core/cpu_engine.c
+CORE_SRC = src/core/forest.c src/core/gs_status.c src/core/utf8_valid.c src/core/ubj_decode.c src/core/xgb_decode.c src/core/xgb_load.c src/core/cpu_engine.c
 UNIT_CFLAGS = -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -Isrc/core -Isrc
 ASAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
@@ -59,11 +62,11 @@ tests/unit/test_core: tests/unit/test_core.c $(CORE_SRC) src/core/*.h
 tests/unit/test_core_asan: tests/unit/test_core.c $(CORE_SRC) src/core/*.h
 	$(CC) $(UNIT_CFLAGS) $(ASAN_FLAGS) -o $@ tests/unit/test_core.c $(CORE_SRC) -ljansson -lm
 
-tests/unit/test_ubj: tests/unit/test_ubj.c src/core/ubj_decode.c src/core/ubj_decode.h
-	$(CC) $(UNIT_CFLAGS) -o $@ tests/unit/test_ubj.c src/core/ubj_decode.c -ljansson -lm
+tests/unit/test_ubj: tests/unit/test_ubj.c src/core/ubj_decode.c src/core/utf8_valid.c src/core/ubj_decode.h
+	$(CC) $(UNIT_CFLAGS) -o $@ tests/unit/test_ubj.c src/core/ubj_decode.c src/core/utf8_valid.c -ljansson -lm
 
-tests/unit/test_ubj_asan: tests/unit/test_ubj.c src/core/ubj_decode.c src/core/ubj_decode.h
-	$(CC) $(UNIT_CFLAGS) $(ASAN_FLAGS) -o $@ tests/unit/test_ubj.c src/core/ubj_decode.c -ljansson -lm
+tests/unit/test_ubj_asan: tests/unit/test_ubj.c src/core/ubj_decode.c src/core/utf8_valid.c src/core/ubj_decode.h
+	$(CC) $(UNIT_CFLAGS) $(ASAN_FLAGS) -o $@ tests/unit/test_ubj.c src/core/ubj_decode.c src/core/utf8_valid.c -ljansson -lm
 
 bench/bench_core: bench/bench_core.c $(CORE_SRC) src/core/*.h
 	$(CC) $(UNIT_CFLAGS) -o $@ bench/bench_core.c $(CORE_SRC) -ljansson -lxgboost -lm

@@ -21,6 +21,7 @@
  * No globals, no PostgreSQL headers, no abort()/exit().
  */
 #include "ubj_decode.h"
+#include "utf8_valid.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -253,60 +254,6 @@ ubj_read_length(UbjReader *r, const char *what, uint64_t *out)
 }
 
 /*
- * Strict UTF-8 validation (RFC 3629): rejects overlong forms, surrogates,
- * code points above U+10FFFF and truncated sequences.  NUL is allowed.
- */
-static bool
-ubj_utf8_valid(const unsigned char *s, size_t n)
-{
-	size_t		i = 0;
-
-	while (i < n)
-	{
-		unsigned char c = s[i];
-		unsigned char lo = 0x80,
-					hi = 0xBF;
-		size_t		ncont,
-					k;
-
-		if (c < 0x80)
-		{
-			i++;
-			continue;
-		}
-		if (c >= 0xC2 && c <= 0xDF)
-			ncont = 1;
-		else if (c >= 0xE0 && c <= 0xEF)
-		{
-			ncont = 2;
-			if (c == 0xE0)
-				lo = 0xA0;
-			else if (c == 0xED)
-				hi = 0x9F;
-		}
-		else if (c >= 0xF0 && c <= 0xF4)
-		{
-			ncont = 3;
-			if (c == 0xF0)
-				lo = 0x90;
-			else if (c == 0xF4)
-				hi = 0x8F;
-		}
-		else
-			return false;
-		if (n - i - 1 < ncont)
-			return false;
-		if (s[i + 1] < lo || s[i + 1] > hi)
-			return false;
-		for (k = 2; k <= ncont; k++)
-			if ((s[i + k] & 0xC0) != 0x80)
-				return false;
-		i += ncont + 1;
-	}
-	return true;
-}
-
-/*
  * Read a length-prefixed string body (the part after an 'S' marker, or an
  * object key).  On success *s and *n point into the input buffer.  "what"
  * names it for error messages.
@@ -327,7 +274,7 @@ ubj_read_str_body(UbjReader *r, const char *what, const unsigned char **s,
 						 what, (unsigned long long) slen, at);
 	*s = r->buf + r->pos;
 	*n = (size_t) slen;
-	if (!ubj_utf8_valid(*s, *n))
+	if (!gs_utf8_valid(*s, *n))
 		return ubj_error(r, "invalid UTF-8 in UBJSON %s at byte %zu", what, at);
 	r->pos += *n;
 	return true;

@@ -3,8 +3,8 @@
  *	  Reads XGBoost models (JSON and UBJSON, as saved by XGBoost 1.x-2.x
  *	  save_model/save_raw), validates them and builds a GsForest.
  *
- * The bytes are decoded into a jansson tree (JSON with jansson itself, UBJ
- * with ubj_decode.c), the tree is checked field by field, and every tree of
+ * The bytes are decoded into a jansson document (xgb_decode.c), the
+ * document is checked field by field, and every tree of
  * the ensemble is re-laid out breadth-first into the forest's node array.
  * Everything untrusted is checked here: lengths, child indices, reachability
  * (no cycles, no shared nodes), feature indices, finite values, and the
@@ -21,18 +21,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <jansson.h>
 
-#include "ubj_decode.h"
-
-const GsLimits gs_default_limits = {
-	.max_model_bytes = (size_t) 1024 * 1024 * 1024,
-	.max_trees = 100000,
-	.max_nodes = 64 * 1024 * 1024,
-	.max_depth = 512,
-	.max_features = 1000000,
-};
+#include "xgb_decode.h"
 
 /* How an objective turns margins into outputs, and base_score into a margin. */
 typedef enum BaseLink
@@ -81,57 +74,6 @@ typedef struct RawTree
 	float		weight;			/* dart tree weight, 1 otherwise */
 } RawTree;
 
-/* Detect the format of model bytes; see forest.h. */
-GsModelFormat
-gs_model_detect_format(const unsigned char *b, size_t len)
-{
-	size_t		i = 0;
-
-	while (i < len && isspace(b[i]))
-		i++;
-	if (i >= len || b[i] != '{')
-		return GS_FORMAT_AUTO;
-	if (i == 0 && len > 1 && strchr("iUIlL$#}", b[1]) && b[1] != '\0')
-		return GS_FORMAT_XGBOOST_UBJ;
-	i++;
-	while (i < len && isspace(b[i]))
-		i++;
-	if (i < len && (b[i] == '"' || b[i] == '}'))
-		return GS_FORMAT_XGBOOST_JSON;
-	return GS_FORMAT_AUTO;
-}
-
-/* Name of a format as users write it. */
-const char *
-gs_model_format_name(GsModelFormat fmt)
-{
-	switch (fmt)
-	{
-		case GS_FORMAT_XGBOOST_JSON:
-			return "xgboost-json";
-		case GS_FORMAT_XGBOOST_UBJ:
-			return "xgboost-ubj";
-		case GS_FORMAT_AUTO:
-			break;
-	}
-	return "auto";
-}
-
-/* Parse a user-given format name; returns 0 on success, -1 if unknown. */
-int
-gs_model_format_parse(const char *name, GsModelFormat *fmt)
-{
-	if (strcmp(name, "auto") == 0)
-		*fmt = GS_FORMAT_AUTO;
-	else if (strcmp(name, "xgboost-json") == 0 || strcmp(name, "json") == 0)
-		*fmt = GS_FORMAT_XGBOOST_JSON;
-	else if (strcmp(name, "xgboost-ubj") == 0 || strcmp(name, "ubj") == 0)
-		*fmt = GS_FORMAT_XGBOOST_UBJ;
-	else
-		return -1;
-	return 0;
-}
-
 /* Allocate zeroed memory from the forest's allocator. */
 static void *
 forest_alloc(GsForest *f, size_t size)
@@ -141,42 +83,6 @@ forest_alloc(GsForest *f, size_t size)
 	if (p)
 		memset(p, 0, size);
 	return p;
-}
-
-/* Release a forest; see forest.h. */
-void
-gs_forest_free(GsForest *f)
-{
-	GsAllocator a;
-
-	if (f == NULL)
-		return;
-	a = f->alloc;
-	if (f->feature_names)
-	{
-		for (int32_t i = 0; i < f->n_features; i++)
-			if (f->feature_names[i])
-				a.free(a.ctx, f->feature_names[i]);
-		a.free(a.ctx, f->feature_names);
-	}
-	if (f->base_margin)
-		a.free(a.ctx, f->base_margin);
-	if (f->tree_offset)
-		a.free(a.ctx, f->tree_offset);
-	if (f->tree_group)
-		a.free(a.ctx, f->tree_group);
-	if (f->nodes)
-		a.free(a.ctx, f->nodes);
-	a.free(a.ctx, f);
-}
-
-/* Bytes a forest occupies; see forest.h. */
-size_t
-gs_forest_memory_bytes(const GsForest *f)
-{
-	return sizeof(GsForest) + (size_t) f->n_nodes * sizeof(GsNode) +
-		(size_t) f->n_trees * (sizeof(uint32_t) + sizeof(int32_t)) +
-		(size_t) f->n_groups * sizeof(float);
 }
 
 /* Member of an object, or NULL when obj is not an object. */
@@ -762,64 +668,6 @@ done:
 	return rc;
 }
 
-/*
- * XGBoost writes non-finite floats as bare NaN / Infinity / -Infinity, which
- * is not JSON.  Returns a malloc'd copy of the document in which each such
- * token outside strings is replaced by "[]" padded with spaces (an empty
- * array, which no numeric field accepts, so the value is then reported as
- * non-finite, or ignored where a categorical split makes it unused), or
- * NULL when there is none.  *oom is set when allocation fails.
- */
-static char *
-replace_nonfinite_tokens(const unsigned char *b, size_t len, int *oom)
-{
-	char	   *copy = NULL;
-	int			in_string = 0;
-
-	*oom = 0;
-	for (size_t i = 0; i < len; i++)
-	{
-		size_t		tok = 0;
-
-		if (in_string)
-		{
-			if (b[i] == '\\')
-				i++;
-			else if (b[i] == '"')
-				in_string = 0;
-			continue;
-		}
-		if (b[i] == '"')
-		{
-			in_string = 1;
-			continue;
-		}
-		if (b[i] == 'N' && len - i >= 3 && memcmp(b + i, "NaN", 3) == 0)
-			tok = 3;
-		else if (b[i] == 'I' && len - i >= 8 && memcmp(b + i, "Infinity", 8) == 0)
-			tok = 8;
-		else if (b[i] == '-' && len - i >= 9 && memcmp(b + i, "-Infinity", 9) == 0)
-			tok = 9;
-		if (tok == 0)
-			continue;
-		if (copy == NULL)
-		{
-			copy = malloc(len);
-			if (copy == NULL)
-			{
-				*oom = 1;
-				return NULL;
-			}
-			memcpy(copy, b, len);
-		}
-		memset(copy + i, ' ', tok);
-		copy[i] = '[';
-		copy[i + 1] = ']';
-		i += tok - 1;
-	}
-	return copy;
-}
-
 /* Parse, validate and build; see forest.h. */
 GsCode
 gs_xgb_load(const unsigned char *bytes, size_t len, GsModelFormat fmt,
@@ -854,36 +702,9 @@ gs_xgb_load(const unsigned char *bytes, size_t len, GsModelFormat fmt,
 		fmt = detected;
 	}
 
-	if (fmt == GS_FORMAT_XGBOOST_JSON)
-	{
-		json_error_t jerr;
-		int			oom;
-		char	   *patched = replace_nonfinite_tokens(bytes, len, &oom);
-
-		if (oom)
-			return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
-		root = json_loadb(patched ? patched : (const char *) bytes, len, 0, &jerr);
-		free(patched);
-		if (root == NULL)
-		{
-			gs_status_set(st, GS_ERR_INVALID_MODEL, "invalid XGBoost JSON model");
-			gs_status_detail(st, "%s at line %d, column %d.", jerr.text, jerr.line, jerr.column);
-			return st->code;
-		}
-	}
-	else
-	{
-		char		err[256];
-		GsUbjLimits ulim = {64, 0};
-
-		root = gs_ubj_decode(bytes, len, &ulim, err, sizeof(err));
-		if (root == NULL)
-		{
-			gs_status_set(st, GS_ERR_INVALID_MODEL, "invalid XGBoost UBJSON model");
-			gs_status_detail(st, "%s.", err);
-			return st->code;
-		}
-	}
+	root = gs_xgb_decode(bytes, len, fmt, st);
+	if (root == NULL)
+		return st->code;
 
 	f = alloc->alloc(alloc->ctx, sizeof(GsForest));
 	if (f == NULL)

@@ -2,7 +2,7 @@
  * test_ubj.c - standalone TAP test for the UBJSON decoder
  * (src/core/ubj_decode.c).  No test framework, no PostgreSQL, no Python.
  *
- * Build and run from the repository root (or use tests/unit/Makefile.ubj):
+ * Build and run from the repository root (or use tests/unit/):
  *
  *   gcc -std=c11 -Wall -Wextra -Werror -O2 -Isrc/core \
  *       tests/unit/test_ubj.c src/core/ubj_decode.c -ljansson -o /tmp/test_ubj

@@ -1,0 +1,107 @@
+/*
+ * forest.c
+ *	  What every forest shares whatever format it came from: default caps,
+ *	  format detection and names, and releasing a forest.
+ */
+#include "forest.h"
+
+#include <ctype.h>
+#include <string.h>
+#include <strings.h>
+
+const GsLimits gs_default_limits = {
+	.max_model_bytes = (size_t) 1024 * 1024 * 1024,
+	.max_trees = 100000,
+	.max_nodes = 64 * 1024 * 1024,
+	.max_depth = 512,
+	.max_features = 1000000,
+};
+
+/* Detect the format of model bytes; see forest.h. */
+GsModelFormat
+gs_model_detect_format(const unsigned char *b, size_t len)
+{
+	size_t		i = 0;
+
+	while (i < len && isspace(b[i]))
+		i++;
+	if (i >= len || b[i] != '{')
+		return GS_FORMAT_AUTO;
+	if (i == 0 && len > 1 && strchr("iUIlL$#}", b[1]) && b[1] != '\0')
+		return GS_FORMAT_XGBOOST_UBJ;
+	i++;
+	while (i < len && isspace(b[i]))
+		i++;
+	if (i < len && (b[i] == '"' || b[i] == '}'))
+		return GS_FORMAT_XGBOOST_JSON;
+	return GS_FORMAT_AUTO;
+}
+
+/* Name of a format as users write it. */
+const char *
+gs_model_format_name(GsModelFormat fmt)
+{
+	switch (fmt)
+	{
+		case GS_FORMAT_XGBOOST_JSON:
+			return "xgboost-json";
+		case GS_FORMAT_XGBOOST_UBJ:
+			return "xgboost-ubj";
+		case GS_FORMAT_AUTO:
+			break;
+	}
+	return "auto";
+}
+
+/* Parse a user-given format name (any case); returns 0 on success, -1 if unknown. */
+int
+gs_model_format_parse(const char *name, GsModelFormat *fmt)
+{
+	if (strcasecmp(name, "auto") == 0)
+		*fmt = GS_FORMAT_AUTO;
+	else if (strcasecmp(name, "xgboost-json") == 0 || strcasecmp(name, "json") == 0)
+		*fmt = GS_FORMAT_XGBOOST_JSON;
+	else if (strcasecmp(name, "xgboost-ubj") == 0 || strcasecmp(name, "ubj") == 0 ||
+			 strcasecmp(name, "xgboost-ubjson") == 0)
+		*fmt = GS_FORMAT_XGBOOST_UBJ;
+	else
+		return -1;
+	return 0;
+}
+
+/* Release a forest; see forest.h. */
+void
+gs_forest_free(GsForest *f)
+{
+	GsAllocator a;
+
+	if (f == NULL)
+		return;
+	a = f->alloc;
+	if (f->feature_names)
+	{
+		for (int32_t i = 0; i < f->n_features; i++)
+			if (f->feature_names[i])
+				a.free(a.ctx, f->feature_names[i]);
+		a.free(a.ctx, f->feature_names);
+	}
+	if (f->base_margin)
+		a.free(a.ctx, f->base_margin);
+	if (f->tree_offset)
+		a.free(a.ctx, f->tree_offset);
+	if (f->tree_group)
+		a.free(a.ctx, f->tree_group);
+	if (f->nodes)
+		a.free(a.ctx, f->nodes);
+	a.free(a.ctx, f);
+}
+
+/* Bytes a forest occupies; see forest.h. */
+size_t
+gs_forest_memory_bytes(const GsForest *f)
+{
+	return sizeof(GsForest) + (size_t) f->n_nodes * sizeof(GsNode) +
+		(size_t) f->n_trees * (sizeof(uint32_t) + sizeof(int32_t)) +
+		(size_t) f->n_groups * sizeof(float);
+}
+

@@ -1,0 +1,22 @@
+/*
+ * xgb_decode.h
+ *	  Bytes of an XGBoost model (JSON or UBJSON) to a jansson document.
+ */
+#ifndef GS_XGB_DECODE_H
+#define GS_XGB_DECODE_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "forest.h"
+#include "gs_status.h"
+
+/*
+ * Decode bytes of format fmt (GS_FORMAT_XGBOOST_JSON or _UBJ) into a new
+ * document the caller must json_decref(); NULL with st filled on failure.
+ */
+extern json_t *gs_xgb_decode(const unsigned char *bytes, size_t len,
+							 GsModelFormat fmt, GsStatus *st);
+
+#endif							/* GS_XGB_DECODE_H */
