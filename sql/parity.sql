@@ -48,6 +48,11 @@ SELECT pg_temp.check_parity(m, m || '.json', :'abs_srcdir' || '/tests/fixtures')
 SELECT pg_temp.check_parity(m, m || '.ubj', :'abs_srcdir' || '/tests/fixtures')
   FROM unnest(ARRAY['fraud_binary', 'breast_cancer', 'wine_softprob', 'diabetes_reg',
                     'demo_fraud']) m;
+-- models saved by XGBoost 2.1.4 (tests/fixtures/gen_fixtures_xgb2.py), JSON and UBJ
+SELECT pg_temp.check_parity(m, m || ext, :'abs_srcdir' || '/tests/fixtures')
+  FROM unnest(ARRAY['x2_fraud_binary', 'x2_wine_softprob', 'x2_diabetes_reg', 'x2_poisson',
+                    'x2_absoluteerror', 'x2_logitraw', 'x2_dart', 'x2_rf', 'x2_lossguide']) m,
+       unnest(ARRAY['.json', '.ubj']) ext;
 SELECT model, file, n_rows, ok_row, ok_query FROM parity ORDER BY file;
 
 -- gpu_score on the fraud model, whose rows hold NaNs and values exactly on split thresholds.

@@ -166,57 +166,51 @@ check_shape(TupleDesc desc, const GsModelRef *m, QueryShape *shape)
 
 /*
  * Fill the column-major batch x (ld = number of rows) and keys from the rows
- * SPI fetched.
+ * SPI fetched.  values/nulls are scratch of one entry per query column; each
+ * tuple is deformed once (heap_getattr per column is quadratic with NULLs).
  */
 static void
 build_batch(SPITupleTable *tt, uint64 n, const QueryShape *shape,
-			const GsModelRef *m, float *x, int64 *keys, bool *key_null)
+			const GsModelRef *m, float *x, int64 *keys, bool *key_null,
+			Datum *values, bool *nulls, float *row)
 {
 	TupleDesc	desc = tt->tupdesc;
 	int			nf = m->forest->n_features;
 
 	for (uint64 r = 0; r < n; r++)
 	{
-		HeapTuple	tup = tt->vals[r];
-		bool		isnull;
-		Datum		d = heap_getattr(tup, 1, desc, &isnull);
-
-		key_null[r] = isnull;
-		keys[r] = isnull ? 0 :
-			shape->key_kind == COL_INT2 ? DatumGetInt16(d) :
-			shape->key_kind == COL_INT4 ? DatumGetInt32(d) : DatumGetInt64(d);
+		heap_deform_tuple(tt->vals[r], desc, values, nulls);
+		key_null[r] = nulls[0];
+		keys[r] = nulls[0] ? 0 :
+			shape->key_kind == COL_INT2 ? DatumGetInt16(values[0]) :
+			shape->key_kind == COL_INT4 ? DatumGetInt32(values[0]) : DatumGetInt64(values[0]);
 
 		if (shape->array_features)
 		{
-			float	   *row = palloc(sizeof(float) * nf);
-
-			d = heap_getattr(tup, 2, desc, &isnull);
-			if (isnull)
+			if (nulls[1])
 				for (int f = 0; f < nf; f++)
 					row[f] = NAN;
 			else
-				gs_array_to_row(DatumGetArrayTypeP(d), m, row);
+				gs_array_to_row(DatumGetArrayTypeP(values[1]), m, row);
 			for (int f = 0; f < nf; f++)
 				x[(size_t) f * n + r] = row[f];
-			pfree(row);
 			continue;
 		}
 		for (int f = 0; f < nf; f++)
 		{
 			float		v;
 
-			d = heap_getattr(tup, f + 2, desc, &isnull);
-			if (isnull)
+			if (nulls[f + 1])
 				v = NAN;
 			else if (shape->kinds[f + 1] == COL_FLOAT4)
 			{
-				v = DatumGetFloat4(d);
+				v = DatumGetFloat4(values[f + 1]);
 				if (isinf(v))
 					gs_check_infinite(m, f, v);
 			}
 			else
 			{
-				double		dv = datum_to_double(d, shape->kinds[f + 1]);
+				double		dv = datum_to_double(values[f + 1], shape->kinds[f + 1]);
 
 				gs_check_infinite(m, f, dv);
 				v = (float) dv;
@@ -244,6 +238,9 @@ score_query(FunctionCallInfo fcinfo, bool all_outputs)
 	QueryShape	shape;
 	int			nout;
 	bool		shape_checked = false;
+	Datum	   *values = NULL;
+	bool	   *nulls = NULL;
+	float	   *row;
 
 	if (PG_ARGISNULL(1))
 		ereport(ERROR,
@@ -291,6 +288,9 @@ score_query(FunctionCallInfo fcinfo, bool all_outputs)
 		{
 			old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
 			check_shape(SPI_tuptable->tupdesc, m, &shape);
+			values = palloc(sizeof(Datum) * SPI_tuptable->tupdesc->natts);
+			nulls = palloc(sizeof(bool) * SPI_tuptable->tupdesc->natts);
+			row = palloc(sizeof(float) * f->n_features);
 			MemoryContextSwitchTo(old);
 			shape_checked = true;
 		}
@@ -303,7 +303,7 @@ score_query(FunctionCallInfo fcinfo, bool all_outputs)
 		out = MemoryContextAllocHuge(batch_cxt, sizeof(float) * n * nout);
 		keys = palloc(sizeof(int64) * n);
 		key_null = palloc(sizeof(bool) * n);
-		build_batch(SPI_tuptable, n, &shape, m, x, keys, key_null);
+		build_batch(SPI_tuptable, n, &shape, m, x, keys, key_null, values, nulls, row);
 		SPI_freetuptable(SPI_tuptable);
 
 		gs_engine_predict(m, x, n, n, margin, out);

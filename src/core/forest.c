@@ -91,6 +91,8 @@ gs_forest_free(GsForest *f)
 		a.free(a.ctx, f->tree_offset);
 	if (f->tree_group)
 		a.free(a.ctx, f->tree_group);
+	if (f->tree_depth)
+		a.free(a.ctx, f->tree_depth);
 	if (f->nodes)
 		a.free(a.ctx, f->nodes);
 	a.free(a.ctx, f);
@@ -101,7 +103,7 @@ size_t
 gs_forest_memory_bytes(const GsForest *f)
 {
 	return sizeof(GsForest) + (size_t) f->n_nodes * sizeof(GsNode) +
-		(size_t) f->n_trees * (sizeof(uint32_t) + sizeof(int32_t)) +
+		(size_t) f->n_trees * (sizeof(uint32_t) + 2 * sizeof(int32_t)) +
 		(size_t) f->n_groups * sizeof(float);
 }
 

@@ -80,6 +80,7 @@ typedef struct GsForest
 	float	   *base_margin;	/* [n_groups] added before the trees */
 	uint32_t   *tree_offset;	/* [n_trees] first node of each tree in nodes */
 	int32_t    *tree_group;		/* [n_trees] output group of each tree */
+	int32_t    *tree_depth;		/* [n_trees] depth of each tree (0: a lone leaf) */
 	GsNode	   *nodes;			/* [n_nodes] */
 	char	  **feature_names;	/* [n_features] or NULL when the model has none */
 	GsAllocator alloc;			/* the allocator everything above came from */

@@ -44,6 +44,25 @@ gs_node_next(GsNode n, float v)
 }
 
 /*
+ * One branch-free step down a tree: the index of the node that row x moves
+ * to from node i, or i itself when i is a leaf (leaves absorb), so that
+ * several rows can walk a tree in lockstep for as many steps as the tree is
+ * deep.  The comparisons are exactly those of gs_node_next.  A leaf's
+ * feature bits are 0, so reading x[0] for it is harmless.
+ */
+GS_HD uint32_t
+gs_node_step(const GsNode *tree, uint32_t i, const float *x, size_t stride)
+{
+	GsNode		n = tree[i];
+	float		v = x[(size_t) (n.info & GS_NODE_FEATURE_MASK) * stride];
+	uint32_t	go_left = (uint32_t) (v < n.value) |
+		((uint32_t) (v != v) & ((n.info & GS_NODE_DEFAULT_LEFT) != 0));
+	uint32_t	next = n.left + (go_left ^ 1u);
+
+	return (n.info & GS_NODE_LEAF) ? i : next;
+}
+
+/*
  * Leaf value that one row reaches in one tree.  tree points to the tree's
  * first node; x[f * stride] is the row's value of feature f.
  */

@@ -499,7 +499,8 @@ build_forest(json_t *root, const GsLimits *lim, GsForest *f, GsStatus *st)
 	raw = f->alloc.alloc(f->alloc.ctx, sizeof(RawTree) * (size_t) num_trees);
 	f->tree_offset = forest_alloc(f, sizeof(uint32_t) * (size_t) num_trees);
 	f->tree_group = forest_alloc(f, sizeof(int32_t) * (size_t) num_trees);
-	if (!raw || !f->tree_offset || !f->tree_group)
+	f->tree_depth = forest_alloc(f, sizeof(int32_t) * (size_t) num_trees);
+	if (!raw || !f->tree_offset || !f->tree_group || !f->tree_depth)
 	{
 		rc = gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
 		goto done;
@@ -604,6 +605,7 @@ build_forest(json_t *root, const GsLimits *lim, GsForest *f, GsStatus *st)
 		if (rc)
 			goto done;
 		f->tree_offset[t] = (uint32_t) total_nodes;
+		f->tree_depth[t] = depth;
 		total_nodes += n;
 		if (depth > f->max_depth)
 			f->max_depth = depth;
