@@ -36,7 +36,7 @@ GLUE_OBJS = \
 
 OBJS = $(CORE_OBJS) $(GLUE_OBJS)
 
-REGRESS = load score errors score_query parity verify device
+REGRESS = load score errors score_query parity verify device memory
 REGRESS_OPTS = --load-extension=pg_gpuscore
 
 PG_CPPFLAGS = -I$(srcdir)/src
