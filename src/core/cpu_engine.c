@@ -84,15 +84,38 @@ gs_cpu_predict(const GsForest *f, const float *x, size_t ld, size_t n_rows,
 						 out + r * f->n_outputs);
 }
 
-/* Outputs for one row-major row; see cpu_engine.h. */
+/*
+ * Outputs for one row-major row; see cpu_engine.h.  With a single row there
+ * are no rows to interleave, so GS_CPU_LANES trees walk in lockstep
+ * instead; their leaves are then added in tree order.
+ */
 void
 gs_cpu_predict_row(const GsForest *f, const float *x, float *margin, float *out)
 {
-	int32_t		t;
+	int32_t		t = 0;
 
 	for (int g = 0; g < f->n_groups; g++)
 		margin[g] = f->base_margin[g];
-	for (t = 0; t < f->n_trees; t++)
+	for (; t + GS_CPU_LANES <= f->n_trees; t += GS_CPU_LANES)
+	{
+		uint32_t	idx[GS_CPU_LANES] = {0};
+		int			depth = 0;
+
+		for (int k = 0; k < GS_CPU_LANES; k++)
+			depth = f->tree_depth[t + k] > depth ? f->tree_depth[t + k] : depth;
+		if (depth > GS_CPU_LOCKSTEP_MAX_DEPTH)
+		{
+			for (int k = 0; k < GS_CPU_LANES; k++)
+				margin[f->tree_group[t + k]] += gs_tree_leaf(f->nodes + f->tree_offset[t + k], x, 1);
+			continue;
+		}
+		for (int d = 0; d < depth; d++)
+			for (int k = 0; k < GS_CPU_LANES; k++)
+				idx[k] = gs_node_step(f->nodes + f->tree_offset[t + k], idx[k], x, 1);
+		for (int k = 0; k < GS_CPU_LANES; k++)
+			margin[f->tree_group[t + k]] += f->nodes[f->tree_offset[t + k] + idx[k]].value;
+	}
+	for (; t < f->n_trees; t++)
 		margin[f->tree_group[t]] += gs_tree_leaf(f->nodes + f->tree_offset[t], x, 1);
 	gs_transform_row(f->transform, margin, f->n_groups, out);
 }
