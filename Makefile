@@ -32,11 +32,12 @@ GLUE_OBJS = \
 	src/scalar.o \
 	src/score_query.o \
 	src/verify.o \
+	src/provider.o \
 	src/device.o
 
 OBJS = $(CORE_OBJS) $(GLUE_OBJS)
 
-REGRESS = load score errors score_query parity verify device memory
+REGRESS = load score errors score_query parity verify device memory gpu_engine
 REGRESS_OPTS = --load-extension=pg_gpuscore
 
 PG_CPPFLAGS = -I$(srcdir)/src
@@ -78,11 +79,19 @@ unittest: tests/unit/test_core tests/unit/test_ubj
 unittest-asan: tests/unit/test_core_asan tests/unit/test_ubj_asan
 	cd tests/unit && ./test_ubj_asan && ./test_core_asan
 
-EXTRA_CLEAN = tests/unit/test_core tests/unit/test_core_asan tests/unit/test_ubj \
+EXTRA_CLEAN = $(MOCK_PROVIDER) tests/unit/test_core tests/unit/test_core_asan tests/unit/test_ubj \
 	tests/unit/test_ubj_asan bench/bench_core
 
 # header dependencies (PGXS tracks none without --enable-depend)
 $(CORE_OBJS): $(wildcard src/core/*.h)
-$(GLUE_OBJS): src/gpuscore.h cuda/gs_cuda.h $(wildcard src/core/*.h)
+$(GLUE_OBJS): src/gpuscore.h src/provider.h cuda/gs_cuda.h $(wildcard src/core/*.h)
+
+# The CPU mock of the GPU provider, for testing the GPU paths without a GPU
+# (never installed; tests point pg_gpuscore.provider at it).
+MOCK_PROVIDER = tests/mock_provider/pg_gpuscore_mock_provider$(DLSUFFIX)
+all: $(MOCK_PROVIDER)
+$(MOCK_PROVIDER): tests/mock_provider/mock_provider.c cuda/gs_cuda.h cuda/provider_fault.h $(CORE_SRC) $(wildcard src/core/*.h)
+	$(CC) $(UNIT_CFLAGS) -fPIC -shared -Wl,-Bsymbolic -Icuda -o $@ tests/mock_provider/mock_provider.c \
+		$(CORE_SRC) -ljansson -lm
 
 include cuda/Makefile.inc

@@ -1,18 +1,25 @@
 /*
  * gs_cuda.h
- *	  The C interface of the CUDA provider (pg_gpuscore_cuda.so).
+ *	  The C interface of a GPU provider: the CUDA provider
+ *	  (pg_gpuscore_cuda.so, cuda/provider.cu) or the CPU mock used to test the
+ *	  GPU paths without a GPU (tests/mock_provider/).
  *
- * The provider is a separate shared object that the extension dlopen()s
- * lazily, in a backend, the first time the GPU engine is asked for; it is
- * never loaded in the postmaster.  The interface is narrow and batch
- * oriented (probe, upload a model, score a batch, release), so that a shared
- * GPU service process could later replace the in-backend provider.  No
- * PostgreSQL headers here; every call returns 0 on success or -1 with a
- * message (including the CUDA error name) in err.
+ * The extension dlopen()s a provider lazily, in a backend, the first time a
+ * GPU is wanted; never in the postmaster.  The interface is narrow and batch
+ * oriented (probe, upload a model, run batches through a pipeline, release),
+ * so that a shared GPU service process could later replace the in-backend
+ * provider.  No PostgreSQL headers here.
  *
- * Ownership: a GsCudaModel owns device memory for one uploaded forest and
- * must be released with gs_cuda_model_free by whoever uploaded it.  Score
- * buffers are host memory of the caller.
+ * Return codes: GS_CUDA_OK, GS_CUDA_ERROR (this call failed, the device is
+ * still usable) or GS_CUDA_DEVICE_LOST (a sticky error: the device is
+ * unusable for the rest of the process), with a message naming the CUDA
+ * error in err.
+ *
+ * Ownership: a GsCudaModel owns the device copy of one forest; a
+ * GsCudaPipeline owns pinned host buffers, device buffers and a stream for
+ * one model.  Whoever creates them frees them (gs_cuda_pipeline_free first,
+ * it waits for work in flight).  A pipeline has two slots: the caller fills
+ * slot k's input while slot 1-k is being transferred and scored.
  */
 #ifndef GS_CUDA_H
 #define GS_CUDA_H
@@ -26,7 +33,13 @@ extern "C"
 {
 #endif
 
-#define GS_CUDA_ABI_VERSION 1
+#define GS_CUDA_ABI_VERSION 2
+
+#define GS_CUDA_OK 0
+#define GS_CUDA_ERROR (-1)
+#define GS_CUDA_DEVICE_LOST (-2)
+
+#define GS_CUDA_SLOTS 2
 
 typedef struct GsCudaInfo
 {
@@ -41,36 +54,59 @@ typedef struct GsCudaInfo
 } GsCudaInfo;
 
 typedef struct GsCudaModel GsCudaModel;
+typedef struct GsCudaPipeline GsCudaPipeline;
 
-/* ABI version of the provider, to refuse a mismatched build. */
-typedef int (*gs_cuda_abi_version_fn) (void);
+/* ABI version, to refuse a provider built for another interface. */
+int			gs_cuda_abi_version(void);
 
-/* Probe the CUDA driver and device 0; -1 when no usable device. */
-typedef int (*gs_cuda_probe_fn) (GsCudaInfo *info, char *err, size_t errlen);
+/* Probe the driver and device 0 (memory figures are current). */
+int			gs_cuda_probe(GsCudaInfo *info, char *err, size_t errlen);
 
 /* Copy a validated forest to the device. */
-typedef int (*gs_cuda_model_upload_fn) (const GsForest *f, GsCudaModel **out,
-										char *err, size_t errlen);
-
-/*
- * Score n_rows of a column-major batch (x[f * ld + r], host memory) into
- * out[r * n_outputs + k] (host memory).
- */
-typedef int (*gs_cuda_predict_fn) (GsCudaModel *m, const float *x, size_t ld,
-								   size_t n_rows, float *out, char *err,
-								   size_t errlen);
-
-/* Release a model's device memory; NULL is allowed. */
-typedef void (*gs_cuda_model_free_fn) (GsCudaModel *m);
-
-/* Symbols the provider exports (C linkage). */
-int			gs_cuda_abi_version(void);
-int			gs_cuda_probe(GsCudaInfo *info, char *err, size_t errlen);
 int			gs_cuda_model_upload(const GsForest *f, GsCudaModel **out,
 								 char *err, size_t errlen);
-int			gs_cuda_predict(GsCudaModel *m, const float *x, size_t ld,
-							size_t n_rows, float *out, char *err, size_t errlen);
+
+/* Release a model's device memory; NULL is allowed. */
 void		gs_cuda_model_free(GsCudaModel *m);
+
+/*
+ * Score n_rows of a column-major host batch (x[f * n_rows + r]) into host
+ * out[r * n_outputs + k], synchronously (used for the upload self-test).
+ */
+int			gs_cuda_predict(GsCudaModel *m, const float *x, size_t n_rows,
+							float *out, char *err, size_t errlen);
+
+/* A two-slot pipeline for batches of at most max_rows rows of model m. */
+int			gs_cuda_pipeline_create(GsCudaModel *m, size_t max_rows,
+									GsCudaPipeline **out, char *err, size_t errlen);
+
+/* Host input buffer of a slot: max_rows * n_features floats (pinned). */
+float	   *gs_cuda_pipeline_input(GsCudaPipeline *p, int slot);
+
+/*
+ * Start scoring n_rows rows of a slot's input, column-major with ld =
+ * n_rows: copy in, score, copy back, all asynchronously.
+ */
+int			gs_cuda_pipeline_submit(GsCudaPipeline *p, int slot, size_t n_rows,
+									char *err, size_t errlen);
+
+/*
+ * Wait for a submitted slot; *out then points at its n_rows * n_outputs
+ * scores (pinned host memory, valid until the slot is submitted again).
+ */
+int			gs_cuda_pipeline_wait(GsCudaPipeline *p, int slot, const float **out,
+								  char *err, size_t errlen);
+
+/* Wait for work in flight and free everything; NULL is allowed. */
+void		gs_cuda_pipeline_free(GsCudaPipeline *p);
+
+/*
+ * Testing only: make the next calls fail at a point: "" (none), "upload",
+ * "pipeline", "submit", "wait", "oom" (allocations) or "device_lost"
+ * (every call reports a sticky error).  Returns 0, or -1 for an unknown
+ * point.
+ */
+int			gs_cuda_set_fault(const char *point);
 
 #ifdef __cplusplus
 }

@@ -1,17 +1,20 @@
 /*
  * provider.cu
- *	  The CUDA provider: device probing, model upload, batch scoring.
+ *	  The CUDA provider: device probing, model upload, and the two-slot
+ *	  batch pipeline (gs_cuda.h).
  *
- * This first engine is the correct simple one: one thread per row walks
- * every tree with the traversal of src/core/forest_eval.h (shared with the
- * CPU engine), accumulating margins in tree order in float exactly as the
- * CPU engine does, then applies the same output transform.  Batches are
- * copied in, scored and copied out synchronously on one stream; pinned
- * buffers, overlap and faster kernels belong to the GPU engine work.
+ * Pipeline: each slot has a pinned host input and output buffer, device
+ * buffers and its own stream.  Submitting slot k enqueues the host-to-device
+ * copy, the kernel and the device-to-host copy on stream k and returns at
+ * once, so the backend fills slot 1-k while slot k is on the way; waiting
+ * synchronises stream k.  Kernels come from forest_kernel.cu (traversal
+ * shared with the CPU engine through src/core/forest_eval.h).
  *
- * Memory: a GsCudaModel holds the forest's arrays on the device (freed by
- * gs_cuda_model_free); per-batch device buffers are kept in the model and
- * grown on demand, so repeated batches do not reallocate.
+ * Errors: every CUDA call is checked; sticky errors (the context is
+ * corrupt: illegal address, launch failure, ...) mark the device lost for
+ * the process, and every later call says so.  Memory: a GsCudaModel owns
+ * its device forest; a GsCudaPipeline owns its buffers and streams and
+ * waits for them before freeing.
  */
 #include <cuda_runtime.h>
 
@@ -20,37 +23,96 @@
 #include <string.h>
 
 #include "gs_cuda.h"
-#include "../src/core/forest_eval.h"
-
-/* Most margins per row kept in registers; larger models use global scratch. */
-#define GS_CUDA_MAX_GROUPS 32
+#include "forest_kernel.h"
+#include "provider_fault.h"
 
 struct GsCudaModel
 {
-	GsNode	   *nodes;
-	uint32_t   *tree_offset;
-	int32_t    *tree_group;
-	float	   *base_margin;
-	int32_t		n_trees;
-	int32_t		n_groups;
-	int32_t		n_outputs;
+	GsDeviceForest *df;
 	int32_t		n_features;
-	GsTransform transform;
-	/* per-batch buffers, grown as needed */
-	float	   *d_x;
-	size_t		cap_x;
-	float	   *d_out;
-	size_t		cap_out;
+	int32_t		n_outputs;
 };
 
-/* Format a CUDA failure into err; returns -1. */
+typedef struct Slot
+{
+	float	   *h_in;			/* pinned, max_rows * n_features */
+	float	   *h_out;			/* pinned, max_rows * n_outputs */
+	float	   *d_in;
+	float	   *d_out;
+	cudaStream_t stream;
+	size_t		n_rows;			/* of the batch in flight */
+} Slot;
+
+struct GsCudaPipeline
+{
+	GsCudaModel *model;
+	size_t		max_rows;
+	Slot		slot[GS_CUDA_SLOTS];
+};
+
+/* Set once a sticky error has been seen: the context is unusable. */
+static char device_lost[256] = "";
+
+/* Is this error sticky (the CUDA context cannot be used any more)? */
+static bool
+is_sticky(cudaError_t rc)
+{
+	switch (rc)
+	{
+		case cudaErrorIllegalAddress:
+		case cudaErrorLaunchFailure:
+		case cudaErrorHardwareStackError:
+		case cudaErrorIllegalInstruction:
+		case cudaErrorMisalignedAddress:
+		case cudaErrorInvalidAddressSpace:
+		case cudaErrorInvalidPc:
+		case cudaErrorECCUncorrectable:
+		case cudaErrorLaunchTimeout:
+		case cudaErrorAssert:
+		case cudaErrorContextIsDestroyed:
+			return true;
+		default:
+			return false;
+	}
+}
+
+/* Turn a CUDA failure into a return code and message. */
 static int
 cuda_fail(cudaError_t rc, const char *what, char *err, size_t errlen)
 {
 	snprintf(err, errlen, "%s failed: %s (%s)", what, cudaGetErrorString(rc),
 			 cudaGetErrorName(rc));
-	return -1;
+	if (is_sticky(rc))
+	{
+		snprintf(device_lost, sizeof(device_lost), "%s", err);
+		return GS_CUDA_DEVICE_LOST;
+	}
+	return GS_CUDA_ERROR;
 }
+
+/* Injected failure (testing): a message and the code the point implies. */
+static int
+injected(const char *what, char *err, size_t errlen)
+{
+	if (gs_fault == GS_FAULT_DEVICE_LOST)
+	{
+		snprintf(device_lost, sizeof(device_lost),
+				 "%s failed: injected fault (device lost)", what);
+		snprintf(err, errlen, "%s", device_lost);
+		return GS_CUDA_DEVICE_LOST;
+	}
+	snprintf(err, errlen, "%s failed: injected fault", what);
+	return GS_CUDA_ERROR;
+}
+
+/* Refuse work once the device is lost. */
+#define CHECK_LOST() \
+	do { \
+		if (device_lost[0]) { \
+			snprintf(err, errlen, "the GPU is unusable after an earlier error: %s", device_lost); \
+			return GS_CUDA_DEVICE_LOST; \
+		} \
+	} while (0)
 
 #define CUDA_TRY(call, what) \
 	do { \
@@ -59,36 +121,16 @@ cuda_fail(cudaError_t rc, const char *what, char *err, size_t errlen)
 			return cuda_fail(rc_, what, err, errlen); \
 	} while (0)
 
-/*
- * One thread per row: sum the leaves of every tree into the row's margins,
- * then transform them into outputs.
- */
-__global__ void
-forest_predict_kernel(const GsNode *nodes, const uint32_t *tree_offset,
-					  const int32_t *tree_group, const float *base_margin,
-					  int32_t n_trees, int32_t n_groups, GsTransform transform,
-					  int32_t n_outputs, const float *x, size_t ld,
-					  size_t n_rows, float *out)
-{
-	size_t		r = (size_t) blockIdx.x * blockDim.x + threadIdx.x;
-	float		margin[GS_CUDA_MAX_GROUPS];
-	float		res[GS_CUDA_MAX_GROUPS];
-
-	if (r >= n_rows)
-		return;
-	for (int g = 0; g < n_groups; g++)
-		margin[g] = base_margin[g];
-	for (int32_t t = 0; t < n_trees; t++)
-		margin[tree_group[t]] += gs_tree_leaf(nodes + tree_offset[t], x + r, ld);
-	gs_transform_row(transform, margin, n_groups, res);
-	for (int k = 0; k < n_outputs; k++)
-		out[r * n_outputs + k] = res[k];
-}
-
 extern "C" int
 gs_cuda_abi_version(void)
 {
 	return GS_CUDA_ABI_VERSION;
+}
+
+extern "C" int
+gs_cuda_set_fault(const char *point)
+{
+	return gs_fault_set(point);
 }
 
 /* Probe the driver and device 0; see gs_cuda.h. */
@@ -104,43 +146,25 @@ gs_cuda_probe(GsCudaInfo *info, char *err, size_t errlen)
 	if (info->device_count < 1)
 	{
 		snprintf(err, errlen, "no CUDA device found");
-		return -1;
+		return GS_CUDA_ERROR;
 	}
+	CHECK_LOST();
 	CUDA_TRY(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
 	snprintf(info->name, sizeof(info->name), "%s", prop.name);
 	info->cc_major = prop.major;
 	info->cc_minor = prop.minor;
 	CUDA_TRY(cudaMemGetInfo(&info->free_mem, &info->total_mem), "cudaMemGetInfo");
-	return 0;
+	return GS_CUDA_OK;
 }
 
-/* Free whatever part of a model exists. */
+/* Release a model; see gs_cuda.h. */
 extern "C" void
 gs_cuda_model_free(GsCudaModel *m)
 {
 	if (m == NULL)
 		return;
-	cudaFree(m->nodes);
-	cudaFree(m->tree_offset);
-	cudaFree(m->tree_group);
-	cudaFree(m->base_margin);
-	cudaFree(m->d_x);
-	cudaFree(m->d_out);
+	gs_dforest_free(m->df);
 	free(m);
-}
-
-/* Allocate device memory and copy host bytes into it. */
-static cudaError_t
-upload(void **dst, const void *src, size_t bytes)
-{
-	cudaError_t rc = cudaMalloc(dst, bytes ? bytes : 1);
-
-	if (rc != cudaSuccess)
-	{
-		*dst = NULL;
-		return rc;
-	}
-	return cudaMemcpy(*dst, src, bytes, cudaMemcpyHostToDevice);
 }
 
 /* Copy a validated forest to the device; see gs_cuda.h. */
@@ -148,81 +172,171 @@ extern "C" int
 gs_cuda_model_upload(const GsForest *f, GsCudaModel **out, char *err, size_t errlen)
 {
 	GsCudaModel *m;
-	cudaError_t rc;
+	int			rc;
 
 	*out = NULL;
-	if (f->n_groups > GS_CUDA_MAX_GROUPS)
-	{
-		snprintf(err, errlen, "the GPU engine supports at most %d outputs per row, the model has %d",
-				 GS_CUDA_MAX_GROUPS, f->n_groups);
-		return -1;
-	}
+	CHECK_LOST();
+	if (gs_fault == GS_FAULT_UPLOAD || gs_fault == GS_FAULT_OOM || gs_fault == GS_FAULT_DEVICE_LOST)
+		return injected("uploading the model", err, errlen);
 	m = (GsCudaModel *) calloc(1, sizeof(GsCudaModel));
 	if (m == NULL)
 	{
 		snprintf(err, errlen, "out of host memory");
-		return -1;
+		return GS_CUDA_ERROR;
 	}
-	m->n_trees = f->n_trees;
-	m->n_groups = f->n_groups;
-	m->n_outputs = f->n_outputs;
 	m->n_features = f->n_features;
-	m->transform = f->transform;
-	if ((rc = upload((void **) &m->nodes, f->nodes, sizeof(GsNode) * (size_t) f->n_nodes)) != cudaSuccess ||
-		(rc = upload((void **) &m->tree_offset, f->tree_offset, sizeof(uint32_t) * (size_t) f->n_trees)) != cudaSuccess ||
-		(rc = upload((void **) &m->tree_group, f->tree_group, sizeof(int32_t) * (size_t) f->n_trees)) != cudaSuccess ||
-		(rc = upload((void **) &m->base_margin, f->base_margin, sizeof(float) * (size_t) f->n_groups)) != cudaSuccess)
+	m->n_outputs = f->n_outputs;
+	rc = gs_dforest_create(f, &m->df);
+	if (rc != 0)
 	{
-		gs_cuda_model_free(m);
-		return cuda_fail(rc, "uploading the model", err, errlen);
+		free(m);
+		if (rc > 0)
+			return cuda_fail((cudaError_t) rc, "uploading the model", err, errlen);
+		snprintf(err, errlen, "%s",
+				 rc == GS_DFOREST_ETOO_MANY_GROUPS ?
+				 "the GPU engine supports at most 32 outputs per row" :
+				 rc == GS_DFOREST_ENOMEM ? "out of host memory preparing the model for the GPU" :
+				 "the model cannot be laid out for the GPU");
+		return GS_CUDA_ERROR;
 	}
 	*out = m;
-	return 0;
+	return GS_CUDA_OK;
 }
 
-/* Grow a device buffer to hold at least need floats. */
-static cudaError_t
-ensure(float **buf, size_t *cap, size_t need)
-{
-	cudaError_t rc;
-
-	if (*cap >= need)
-		return cudaSuccess;
-	cudaFree(*buf);
-	*buf = NULL;
-	*cap = 0;
-	rc = cudaMalloc((void **) buf, need * sizeof(float));
-	if (rc == cudaSuccess)
-		*cap = need;
-	return rc;
-}
-
-/* Score a column-major host batch; see gs_cuda.h. */
+/* Score a host batch synchronously; see gs_cuda.h. */
 extern "C" int
-gs_cuda_predict(GsCudaModel *m, const float *x, size_t ld, size_t n_rows,
-				float *out, char *err, size_t errlen)
+gs_cuda_predict(GsCudaModel *m, const float *x, size_t n_rows, float *out,
+				char *err, size_t errlen)
 {
-	const int	threads = 256;
-	size_t		blocks;
+	float	   *d_x = NULL,
+			   *d_out = NULL;
+	cudaError_t rc;
+	int			ret = GS_CUDA_OK;
 
+	CHECK_LOST();
 	if (n_rows == 0)
-		return 0;
-	if (ld != n_rows)
+		return GS_CUDA_OK;
+	if ((rc = cudaMalloc((void **) &d_x, sizeof(float) * n_rows * m->n_features)) != cudaSuccess ||
+		(rc = cudaMalloc((void **) &d_out, sizeof(float) * n_rows * m->n_outputs)) != cudaSuccess ||
+		(rc = cudaMemcpy(d_x, x, sizeof(float) * n_rows * m->n_features, cudaMemcpyHostToDevice)) != cudaSuccess ||
+		(rc = (cudaError_t) gs_dforest_predict(m->df, d_x, n_rows, n_rows, d_out, NULL)) != cudaSuccess ||
+		(rc = cudaMemcpy(out, d_out, sizeof(float) * n_rows * m->n_outputs, cudaMemcpyDeviceToHost)) != cudaSuccess)
+		ret = cuda_fail(rc, "scoring a batch", err, errlen);
+	cudaFree(d_x);
+	cudaFree(d_out);
+	return ret;
+}
+
+/* Free a pipeline after its work is done; see gs_cuda.h. */
+extern "C" void
+gs_cuda_pipeline_free(GsCudaPipeline *p)
+{
+	if (p == NULL)
+		return;
+	for (int s = 0; s < GS_CUDA_SLOTS; s++)
 	{
-		snprintf(err, errlen, "the GPU engine needs a dense batch (ld == n_rows)");
-		return -1;
+		Slot	   *sl = &p->slot[s];
+
+		if (sl->stream)
+		{
+			cudaStreamSynchronize(sl->stream);
+			cudaStreamDestroy(sl->stream);
+		}
+		cudaFreeHost(sl->h_in);
+		cudaFreeHost(sl->h_out);
+		cudaFree(sl->d_in);
+		cudaFree(sl->d_out);
 	}
-	CUDA_TRY(ensure(&m->d_x, &m->cap_x, n_rows * (size_t) m->n_features), "cudaMalloc(batch)");
-	CUDA_TRY(ensure(&m->d_out, &m->cap_out, n_rows * (size_t) m->n_outputs), "cudaMalloc(scores)");
-	CUDA_TRY(cudaMemcpy(m->d_x, x, sizeof(float) * n_rows * m->n_features,
-						cudaMemcpyHostToDevice), "cudaMemcpy(batch)");
-	blocks = (n_rows + threads - 1) / threads;
-	forest_predict_kernel<<<(unsigned int) blocks, threads>>>(m->nodes, m->tree_offset, m->tree_group,
-															  m->base_margin, m->n_trees, m->n_groups,
-															  m->transform, m->n_outputs, m->d_x,
-															  n_rows, n_rows, m->d_out);
-	CUDA_TRY(cudaGetLastError(), "forest_predict_kernel launch");
-	CUDA_TRY(cudaMemcpy(out, m->d_out, sizeof(float) * n_rows * m->n_outputs,
-						cudaMemcpyDeviceToHost), "cudaMemcpy(scores)");
-	return 0;
+	free(p);
+}
+
+/* Create a two-slot pipeline; see gs_cuda.h. */
+extern "C" int
+gs_cuda_pipeline_create(GsCudaModel *m, size_t max_rows, GsCudaPipeline **out,
+						char *err, size_t errlen)
+{
+	GsCudaPipeline *p;
+	size_t		in_bytes = sizeof(float) * max_rows * m->n_features;
+	size_t		out_bytes = sizeof(float) * max_rows * m->n_outputs;
+	cudaError_t rc = cudaSuccess;
+
+	*out = NULL;
+	CHECK_LOST();
+	if (gs_fault == GS_FAULT_PIPELINE || gs_fault == GS_FAULT_OOM || gs_fault == GS_FAULT_DEVICE_LOST)
+		return injected("creating the batch pipeline", err, errlen);
+	p = (GsCudaPipeline *) calloc(1, sizeof(GsCudaPipeline));
+	if (p == NULL)
+	{
+		snprintf(err, errlen, "out of host memory");
+		return GS_CUDA_ERROR;
+	}
+	p->model = m;
+	p->max_rows = max_rows;
+	for (int s = 0; s < GS_CUDA_SLOTS && rc == cudaSuccess; s++)
+	{
+		Slot	   *sl = &p->slot[s];
+
+		if ((rc = cudaHostAlloc((void **) &sl->h_in, in_bytes, cudaHostAllocDefault)) != cudaSuccess ||
+			(rc = cudaHostAlloc((void **) &sl->h_out, out_bytes, cudaHostAllocDefault)) != cudaSuccess ||
+			(rc = cudaMalloc((void **) &sl->d_in, in_bytes)) != cudaSuccess ||
+			(rc = cudaMalloc((void **) &sl->d_out, out_bytes)) != cudaSuccess ||
+			(rc = cudaStreamCreateWithFlags(&sl->stream, cudaStreamNonBlocking)) != cudaSuccess)
+			break;
+	}
+	if (rc != cudaSuccess)
+	{
+		gs_cuda_pipeline_free(p);
+		return cuda_fail(rc, "creating the batch pipeline", err, errlen);
+	}
+	*out = p;
+	return GS_CUDA_OK;
+}
+
+/* Host input buffer of a slot; see gs_cuda.h. */
+extern "C" float *
+gs_cuda_pipeline_input(GsCudaPipeline *p, int slot)
+{
+	return p->slot[slot].h_in;
+}
+
+/* Enqueue copy in, kernel, copy out for a slot; see gs_cuda.h. */
+extern "C" int
+gs_cuda_pipeline_submit(GsCudaPipeline *p, int slot, size_t n_rows, char *err, size_t errlen)
+{
+	Slot	   *sl = &p->slot[slot];
+	GsCudaModel *m = p->model;
+
+	CHECK_LOST();
+	if (gs_fault == GS_FAULT_SUBMIT || gs_fault == GS_FAULT_DEVICE_LOST)
+		return injected("submitting a batch", err, errlen);
+	if (n_rows > p->max_rows)
+	{
+		snprintf(err, errlen, "batch of %zu rows exceeds the pipeline's %zu", n_rows, p->max_rows);
+		return GS_CUDA_ERROR;
+	}
+	sl->n_rows = n_rows;
+	if (n_rows == 0)
+		return GS_CUDA_OK;
+	CUDA_TRY(cudaMemcpyAsync(sl->d_in, sl->h_in, sizeof(float) * n_rows * m->n_features,
+							 cudaMemcpyHostToDevice, sl->stream), "copying a batch to the GPU");
+	CUDA_TRY((cudaError_t) gs_dforest_predict(m->df, sl->d_in, n_rows, n_rows, sl->d_out,
+											  (void *) sl->stream), "launching the scoring kernel");
+	CUDA_TRY(cudaMemcpyAsync(sl->h_out, sl->d_out, sizeof(float) * n_rows * m->n_outputs,
+							 cudaMemcpyDeviceToHost, sl->stream), "copying scores from the GPU");
+	return GS_CUDA_OK;
+}
+
+/* Wait for a slot's scores; see gs_cuda.h. */
+extern "C" int
+gs_cuda_pipeline_wait(GsCudaPipeline *p, int slot, const float **out, char *err, size_t errlen)
+{
+	Slot	   *sl = &p->slot[slot];
+
+	*out = NULL;
+	CHECK_LOST();
+	if (gs_fault == GS_FAULT_WAIT || gs_fault == GS_FAULT_DEVICE_LOST)
+		return injected("waiting for a batch", err, errlen);
+	CUDA_TRY(cudaStreamSynchronize(sl->stream), "scoring a batch on the GPU");
+	*out = sl->h_out;
+	return GS_CUDA_OK;
 }

@@ -171,3 +171,11 @@ LANGUAGE C VOLATILE PARALLEL RESTRICTED;
 
 COMMENT ON FUNCTION @extschema@.gpu_device_info() IS
 'what this backend sees of the GPU: whether the CUDA provider loaded (and why not), the device, its memory and the CUDA versions';
+
+CREATE FUNCTION @extschema@.gpu_engine_stats()
+RETURNS TABLE (engine text, batches bigint, rows bigint, fallbacks bigint)
+AS 'MODULE_PATHNAME', 'gpuscore_gpu_engine_stats'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION @extschema@.gpu_engine_stats() IS
+'batches and rows this session scored on the CPU and on the GPU through the batch paths, and GPU failures that fell back to the CPU';

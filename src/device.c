@@ -1,180 +1,71 @@
 /*
  * device.c
- *	  Choice of the engine that scores a batch (pg_gpuscore.device), lazy
- *	  loading of the CUDA provider, and gpu_device_info().
+ *	  The batch scorer: the one place that decides, batch by batch, whether
+ *	  rows are scored on the CPU or the GPU (pg_gpuscore.device), and that
+ *	  drives the GPU provider's two-slot pipeline.
  *
- * The CUDA provider (pg_gpuscore_cuda.so, built from cuda/ when nvcc is
- * found) is dlopen()ed in a backend the first time a GPU is asked for,
- * never in _PG_init (which may run in the postmaster).  The first attempt
- * is remembered, success or failure with its reason, for the life of the
- * backend.
+ * Callers (gpu_score_query, and later the aggregate and triggers) ask for
+ * an input buffer, fill it with a column-major batch, submit it, and take
+ * finished results in submission order.  On the GPU, submitting slot k
+ * starts its transfer and kernel and returns, so the caller fetches and
+ * builds the next batch while the device works; a slot's results are
+ * waited for only when its buffer is needed again or at the end.
  *
- * Engine choice in this version: 'cpu' and 'auto' score on the CPU; 'gpu'
- * scores batches on the GPU through the provider's simple kernel, or raises
- * an ERROR saying why no GPU engine is available.  ('auto' will use the GPU
- * once the GPU engine has been validated on real devices.)
+ * Engine choice: 'cpu' never touches the GPU.  'gpu' uses it for every
+ * batch and turns any failure into an ERROR carrying the provider's
+ * message.  'auto' uses it for batches of at least pg_gpuscore.gpu_min_rows
+ * rows when a provider loads, finds a device and passes the model's
+ * self-test; otherwise, or when the GPU fails mid-query, the batch is
+ * scored on the CPU from the same host buffer (a NOTICE says so once per
+ * backend, unless the machine simply has no GPU).  A sticky device error
+ * disables the GPU for the backend.
  *
- * Device memory: a model uploaded for a GsModelRef is owned by that ref and
- * freed by gs_device_release_model() when the ref's last reference goes
- * (model_cache.c), which also happens on ERROR through memory context
- * callbacks.
+ * Memory: the scorer and its CPU buffers live in the caller's memory
+ * context; a reset callback on that context frees the GPU pipeline (which
+ * first waits for work in flight), so ERROR and cancel release everything.
  */
 #include "postgres.h"
-
-#include <dlfcn.h>
 
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
 
-#include "../cuda/gs_cuda.h"
 #include "core/cpu_engine.h"
 #include "gpuscore.h"
+#include "provider.h"
 
-PG_FUNCTION_INFO_V1(gpuscore_gpu_device_info);
-
-/* What this backend learned about the GPU, once. */
-typedef struct ProviderState
-{
-	bool		tried;
-	bool		usable;
-	char		reason[512];	/* why not usable, or "" */
-	GsCudaInfo	info;
-	void	   *handle;
-	gs_cuda_model_upload_fn upload;
-	gs_cuda_predict_fn predict;
-	gs_cuda_model_free_fn model_free;
-} ProviderState;
-
-static ProviderState provider;
-
-/* Look up one provider symbol; NULL (and a reason) if missing. */
-static void *
-provider_symbol(const char *name)
-{
-	void	   *p = dlsym(provider.handle, name);
-
-	if (p == NULL)
-		snprintf(provider.reason, sizeof(provider.reason),
-				 "the CUDA provider lacks symbol %s", name);
-	return p;
-}
-
-/*
- * Load and probe the CUDA provider once per backend.  Never raises an
- * ERROR: a failure is remembered in provider.reason.
- */
-static void
-provider_load(void)
-{
-	char		path[MAXPGPATH];
-	gs_cuda_abi_version_fn abi;
-	gs_cuda_probe_fn probe;
-	char		err[256];
-
-	if (provider.tried)
-		return;
-	provider.tried = true;
-	snprintf(path, sizeof(path), "%s/pg_gpuscore_cuda%s", pkglib_path, DLSUFFIX);
-	if (access(path, R_OK) != 0)
-	{
-		snprintf(provider.reason, sizeof(provider.reason),
-				 "pg_gpuscore was built without CUDA (no %s)", path);
-		return;
-	}
-	provider.handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	if (provider.handle == NULL)
-	{
-		snprintf(provider.reason, sizeof(provider.reason),
-				 "could not load the CUDA provider: %s", dlerror());
-		return;
-	}
-	abi = (gs_cuda_abi_version_fn) provider_symbol("gs_cuda_abi_version");
-	probe = (gs_cuda_probe_fn) provider_symbol("gs_cuda_probe");
-	provider.upload = (gs_cuda_model_upload_fn) provider_symbol("gs_cuda_model_upload");
-	provider.predict = (gs_cuda_predict_fn) provider_symbol("gs_cuda_predict");
-	provider.model_free = (gs_cuda_model_free_fn) provider_symbol("gs_cuda_model_free");
-	if (!abi || !probe || !provider.upload || !provider.predict || !provider.model_free)
-		return;
-	if (abi() != GS_CUDA_ABI_VERSION)
-	{
-		snprintf(provider.reason, sizeof(provider.reason),
-				 "the CUDA provider has interface version %d, the extension needs %d",
-				 abi(), GS_CUDA_ABI_VERSION);
-		return;
-	}
-	if (probe(&provider.info, err, sizeof(err)) != 0)
-	{
-		snprintf(provider.reason, sizeof(provider.reason), "%s", err);
-		return;
-	}
-	provider.usable = true;
-}
-
-/* Name of the engine used for batches. */
-const char *
-gs_engine_name(void)
-{
-	return gs_device_mode == GS_DEVICE_GPU ? "gpu" : "cpu";
-}
-
-/* Free the device copy of a model, if any; see gpuscore.h. */
-void
-gs_device_release_model(GsModelRef *ref)
-{
-	if (ref->device_model && provider.model_free)
-		provider.model_free((GsCudaModel *) ref->device_model);
-	ref->device_model = NULL;
-}
-
-/* Score a batch on the GPU; ERRORs when that is impossible. */
-static void
-gpu_predict(const GsModelRef *m, const float *x, size_t ld, size_t n_rows,
-			float *out)
-{
-	GsModelRef *ref = (GsModelRef *) m;
-	char		err[256];
-
-	provider_load();
-	if (!provider.usable)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("no GPU engine is available"),
-				 errdetail("%s", provider.reason),
-				 errhint("Set pg_gpuscore.device to 'auto' or 'cpu'; gpu_device_info() shows what this backend sees.")));
-	if (ref->device_model == NULL &&
-		provider.upload(m->forest, (GsCudaModel **) &ref->device_model, err, sizeof(err)) != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_EXTERNAL_ROUTINE_EXCEPTION),
-				 errmsg("could not upload model \"%s\" to the GPU", m->name),
-				 errdetail("%s", err)));
-	if (provider.predict((GsCudaModel *) ref->device_model, x, ld, n_rows, out,
-						 err, sizeof(err)) != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_EXTERNAL_ROUTINE_EXCEPTION),
-				 errmsg("GPU scoring failed for model \"%s\"", m->name),
-				 errdetail("%s", err)));
-}
+StaticAssertDecl(GS_SCORER_SLOTS == GS_CUDA_SLOTS, "scorer and provider slot counts differ");
 
 /* Rows the CPU engine scores between two interrupt checks. */
 #define CPU_SLICE_ROWS 4096
 
-/*
- * Score a batch on the selected engine; see gpuscore.h.  The CPU engine
- * works in slices so that a cancel is noticed within a slice even for big
- * batches of big models.
- */
-void
-gs_engine_predict(const GsModelRef *m, const float *x, size_t ld,
-				  size_t n_rows, float *margin, float *out)
+struct GsBatchScorer
 {
-	const GsForest *f = m->forest;
+	GsModelRef *m;
+	size_t		max_rows;
+	GsCudaPipeline *pipe;		/* NULL: CPU only */
+	float	   *cpu_in[GS_CUDA_SLOTS];	/* input buffers when pipe is NULL */
+	float	   *cpu_out[GS_CUDA_SLOTS];
+	float	   *margin;			/* CPU scratch, max_rows * n_groups */
+	int			cur;			/* slot the next batch goes into */
+	bool		pending[GS_CUDA_SLOTS];
+	bool		on_gpu[GS_CUDA_SLOTS];
+	size_t		n_rows[GS_CUDA_SLOTS];
+	MemoryContextCallback cb;
+};
 
-	if (gs_device_mode == GS_DEVICE_GPU)
-	{
-		gpu_predict(m, x, ld, n_rows, out);
-		return;
-	}
+static bool fallback_noticed = false;
+
+/* What this backend scored where, for gpu_engine_stats(). */
+static int64 stat_batches[2],
+			stat_rows[2],
+			stat_fallbacks;
+
+/* Score rows on the CPU in interruptible slices. */
+static void
+cpu_score(const GsForest *f, const float *x, size_t ld, size_t n_rows,
+		  float *margin, float *out)
+{
 	for (size_t r0 = 0; r0 < n_rows; r0 += CPU_SLICE_ROWS)
 	{
 		size_t		n = Min((size_t) CPU_SLICE_ROWS, n_rows - r0);
@@ -186,39 +77,236 @@ gs_engine_predict(const GsModelRef *m, const float *x, size_t ld,
 }
 
 /*
- * gpu_device_info() RETURNS TABLE(provider_loaded, reason, device_count,
- * device_name, compute_capability, total_memory, free_memory,
- * driver_version, runtime_version): what this backend sees.
+ * The GPU is not used for a query in 'auto' mode: say why, once per
+ * backend, unless the machine simply has no GPU.
+ */
+static void
+note_fallback(const char *why)
+{
+	if (fallback_noticed || !gs_fallback_notice)
+		return;
+	fallback_noticed = true;
+	ereport(NOTICE,
+			(errmsg("pg_gpuscore is scoring on the CPU instead of the GPU"),
+			 errdetail("%s", why),
+			 errhint("gpu_device_info() shows what this session sees; pg_gpuscore.fallback_notice turns this notice off.")));
+}
+
+/* A GPU failure: ERROR when the GPU was demanded, else fall back. */
+static void
+gpu_failed(const GsModelRef *m, int rc, const char *why)
+{
+	if (rc == GS_CUDA_DEVICE_LOST)
+		gs_provider_lost(why);
+	if (gs_device_mode == GS_DEVICE_GPU)
+		ereport(ERROR,
+				(errcode(ERRCODE_EXTERNAL_ROUTINE_EXCEPTION),
+				 errmsg("GPU scoring failed for model \"%s\"", m->name),
+				 errdetail("%s", why),
+				 rc == GS_CUDA_DEVICE_LOST ?
+				 errhint("The GPU is disabled for the rest of this session.") : 0));
+	stat_fallbacks++;
+	note_fallback(why);
+}
+
+/* Memory context callback: release the GPU pipeline. */
+static void
+scorer_release(void *arg)
+{
+	GsBatchScorer *s = (GsBatchScorer *) arg;
+
+	if (s->pipe && gs_provider.pipeline_free)
+		gs_provider.pipeline_free(s->pipe);
+	s->pipe = NULL;
+}
+
+/*
+ * Set up the GPU side of a scorer if this query should use it.  ERRORs
+ * only in 'gpu' mode.
+ */
+static void
+scorer_attach_gpu(GsBatchScorer *s)
+{
+	char		why[512];
+	int			rc;
+
+	if (gs_device_mode == GS_DEVICE_CPU)
+		return;
+	gs_provider_load();
+	gs_provider_apply_fault();
+	if (!gs_provider.usable)
+	{
+		if (gs_device_mode == GS_DEVICE_GPU)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("no GPU engine is available"),
+					 errdetail("%s", gs_provider.reason),
+					 errhint("Set pg_gpuscore.device to 'auto' or 'cpu'; gpu_device_info() shows what this session sees.")));
+		if (!gs_provider.expected)
+			note_fallback(gs_provider.reason);
+		return;
+	}
+	if (!gs_device_upload(s->m, why, sizeof(why)))
+	{
+		if (gs_device_mode == GS_DEVICE_GPU)
+			ereport(ERROR,
+					(errcode(ERRCODE_EXTERNAL_ROUTINE_EXCEPTION),
+					 errmsg("could not use model \"%s\" on the GPU", s->m->name),
+					 errdetail("%s", why)));
+		note_fallback(why);
+		return;
+	}
+	rc = gs_provider.pipeline_create((GsCudaModel *) s->m->device_model, s->max_rows,
+									 &s->pipe, why, sizeof(why));
+	if (rc != GS_CUDA_OK)
+	{
+		s->pipe = NULL;
+		gpu_failed(s->m, rc, why);
+	}
+}
+
+/* Start scoring batches of at most max_rows rows; see gpuscore.h. */
+GsBatchScorer *
+gs_scorer_begin(GsModelRef *m, size_t max_rows, MemoryContext mcxt)
+{
+	GsBatchScorer *s = MemoryContextAllocZero(mcxt, sizeof(GsBatchScorer));
+	const GsForest *f = m->forest;
+
+	s->m = m;
+	s->max_rows = Max(max_rows, 1);
+	s->cb.func = scorer_release;
+	s->cb.arg = s;
+	MemoryContextRegisterResetCallback(mcxt, &s->cb);
+	scorer_attach_gpu(s);
+	for (int k = 0; k < GS_CUDA_SLOTS; k++)
+	{
+		if (s->pipe == NULL)
+			s->cpu_in[k] = MemoryContextAllocHuge(mcxt, sizeof(float) * s->max_rows * f->n_features);
+		s->cpu_out[k] = MemoryContextAllocHuge(mcxt, sizeof(float) * s->max_rows * f->n_outputs);
+	}
+	s->margin = MemoryContextAllocHuge(mcxt, sizeof(float) * s->max_rows * f->n_groups);
+	return s;
+}
+
+/* Where the next batch goes; see gpuscore.h. */
+float *
+gs_scorer_input(GsBatchScorer *s, int *slot)
+{
+	*slot = s->cur;
+	return s->pipe ? gs_provider.pipeline_input(s->pipe, s->cur) : s->cpu_in[s->cur];
+}
+
+/* Is the GPU the engine for a batch of n rows? */
+static bool
+use_gpu_for(GsBatchScorer *s, size_t n)
+{
+	if (s->pipe == NULL || !gs_provider.usable)
+		return false;
+	return gs_device_mode == GS_DEVICE_GPU || n >= (size_t) gs_gpu_min_rows;
+}
+
+/* Score the batch now in the current slot; see gpuscore.h. */
+void
+gs_scorer_submit(GsBatchScorer *s, size_t n_rows)
+{
+	int			k = s->cur;
+	float	   *x = s->pipe ? gs_provider.pipeline_input(s->pipe, k) : s->cpu_in[k];
+	char		why[512];
+
+	Assert(!s->pending[k] && n_rows <= s->max_rows);
+	s->on_gpu[k] = false;
+	if (use_gpu_for(s, n_rows))
+	{
+		int			rc = gs_provider.pipeline_submit(s->pipe, k, n_rows, why, sizeof(why));
+
+		if (rc == GS_CUDA_OK)
+			s->on_gpu[k] = true;
+		else
+			gpu_failed(s->m, rc, why);
+	}
+	if (!s->on_gpu[k])
+		cpu_score(s->m->forest, x, n_rows, n_rows, s->margin, s->cpu_out[k]);
+	stat_batches[s->on_gpu[k]]++;
+	stat_rows[s->on_gpu[k]] += n_rows;
+	s->n_rows[k] = n_rows;
+	s->pending[k] = true;
+	s->cur = (k + 1) % GS_CUDA_SLOTS;
+}
+
+/* Take the oldest finished batch; see gpuscore.h. */
+const float *
+gs_scorer_next(GsBatchScorer *s, bool drain, int *slot, size_t *n_rows)
+{
+	int			k = s->cur;
+	const float *out;
+	char		why[512];
+
+	/* the oldest pending slot is the next one to be filled */
+	if (!s->pending[k])
+	{
+		if (!drain)
+			return NULL;
+		k = (k + 1) % GS_CUDA_SLOTS;
+		if (!s->pending[k])
+			return NULL;
+	}
+	out = s->cpu_out[k];
+	if (s->on_gpu[k])
+	{
+		int			rc = gs_provider.pipeline_wait(s->pipe, k, &out, why, sizeof(why));
+
+		if (rc != GS_CUDA_OK)
+		{
+			/* the input is still in the host buffer: score it here */
+			gpu_failed(s->m, rc, why);
+			stat_batches[1]--;
+			stat_rows[1] -= s->n_rows[k];
+			stat_batches[0]++;
+			stat_rows[0] += s->n_rows[k];
+			out = s->cpu_out[k];
+			cpu_score(s->m->forest, gs_provider.pipeline_input(s->pipe, k), s->n_rows[k],
+					  s->n_rows[k], s->margin, s->cpu_out[k]);
+		}
+	}
+	s->pending[k] = false;
+	*slot = k;
+	*n_rows = s->n_rows[k];
+	return out;
+}
+
+/* Name of the engine a query would use now; see gpuscore.h. */
+const char *
+gs_engine_name(void)
+{
+	if (gs_device_mode == GS_DEVICE_CPU)
+		return "cpu";
+	gs_provider_load();
+	return gs_provider.usable ? "gpu" : "cpu";
+}
+
+PG_FUNCTION_INFO_V1(gpuscore_gpu_engine_stats);
+
+/*
+ * gpu_engine_stats() RETURNS TABLE(engine text, batches bigint, rows bigint,
+ * fallbacks bigint): batches and rows this session scored on each engine
+ * through the batch paths, and GPU failures that fell back to the CPU.
  */
 Datum
-gpuscore_gpu_device_info(PG_FUNCTION_ARGS)
+gpuscore_gpu_engine_stats(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	Datum		values[9];
-	bool		nulls[9] = {0};
-	GsCudaInfo *in = &provider.info;
 
 	InitMaterializedSRF(fcinfo, 0);
-	provider_load();
-	values[0] = BoolGetDatum(provider.usable);
-	values[1] = CStringGetTextDatum(provider.usable ? "" : provider.reason);
-	nulls[1] = provider.usable;
-	values[2] = Int32GetDatum(in->device_count);
-	values[3] = CStringGetTextDatum(in->name);
-	values[4] = CStringGetTextDatum(psprintf("%d.%d", in->cc_major, in->cc_minor));
-	values[5] = Int64GetDatum((int64) in->total_mem);
-	values[6] = Int64GetDatum((int64) in->free_mem);
-	values[7] = Int32GetDatum(in->driver_version);
-	values[8] = Int32GetDatum(in->runtime_version);
-	if (!provider.usable)
+	for (int e = 0; e < 2; e++)
 	{
-		for (int i = 3; i < 7; i++)
-			nulls[i] = true;
-		if (in->driver_version == 0)
-			nulls[7] = true;
-		if (in->runtime_version == 0)
-			nulls[8] = true;
+		Datum		values[4];
+		bool		nulls[4] = {0};
+
+		values[0] = CStringGetTextDatum(e ? "gpu" : "cpu");
+		values[1] = Int64GetDatum(stat_batches[e]);
+		values[2] = Int64GetDatum(stat_rows[e]);
+		values[3] = Int64GetDatum(e ? stat_fallbacks : 0);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
-	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	return (Datum) 0;
 }

@@ -32,6 +32,10 @@ extern int	gs_max_trees;
 extern int	gs_max_tree_depth;
 extern int	gs_max_features;
 extern int	gs_verify_threads;
+extern int	gs_gpu_min_rows;
+extern bool gs_fallback_notice;
+extern char *gs_provider_path;
+extern char *gs_fault_injection;
 
 /* Current caps as the core wants them. */
 extern GsLimits gs_current_limits(void);
@@ -58,6 +62,8 @@ typedef struct GsModelRef
 	MemoryContext mcxt;			/* holds forest; deleted with the last ref */
 	int			refcount;
 	void	   *device_model;	/* GPU copy (GsCudaModel), or NULL */
+	bool		device_failed;	/* upload or self-test failed: CPU only */
+	char		device_reason[256];
 } GsModelRef;
 
 /*
@@ -101,17 +107,43 @@ extern void gs_array_to_row(ArrayType *arr, const GsModelRef *m, float *row);
 /* Check one float of input; ERRORs on +-Inf. */
 extern void gs_check_infinite(const GsModelRef *m, int feature, double v);
 
-/* ---- device.c ---- */
+/* ---- device.c: the batch scorer ---- */
+
+typedef struct GsBatchScorer GsBatchScorer;
+
+#define GS_SCORER_SLOTS 2		/* batches in flight at most */
 
 /*
- * Score n_rows of a column-major batch (x[f * ld + r]) into out
- * (n_rows * n_outputs) on the engine pg_gpuscore.device selects.
- * margin is caller scratch of n_rows * n_groups floats.
+ * Start scoring batches of at most max_rows rows of model m on the engine
+ * pg_gpuscore.device selects.  Everything lives in mcxt and is released
+ * (GPU buffers included) when mcxt is reset or deleted.  ERRORs only when
+ * the GPU is demanded and unavailable.
  */
-extern void gs_engine_predict(const GsModelRef *m, const float *x, size_t ld,
-							  size_t n_rows, float *margin, float *out);
+extern GsBatchScorer *gs_scorer_begin(GsModelRef *m, size_t max_rows,
+									  MemoryContext mcxt);
 
-/* Name of the engine used for batches ("cpu" or "gpu"). */
+/*
+ * Buffer for the next batch (column-major, x[f * n_rows + r], room for
+ * max_rows rows) and its slot number, so the caller can keep per-batch data
+ * (row keys) beside it.  Caller must first take any result of that slot
+ * (gs_scorer_next without drain returns it).
+ */
+extern float *gs_scorer_input(GsBatchScorer *s, int *slot);
+
+/* Score the batch of n_rows just written into the input buffer. */
+extern void gs_scorer_submit(GsBatchScorer *s, size_t n_rows);
+
+/*
+ * The oldest submitted batch's outputs (n_rows * n_outputs), waiting for
+ * the GPU if needed, or NULL when none must be taken now.  Without drain it
+ * returns a batch only when its slot is needed for the next input; with
+ * drain it returns every remaining batch, oldest first.  The pointer is
+ * valid until that slot is submitted again.
+ */
+extern const float *gs_scorer_next(GsBatchScorer *s, bool drain, int *slot,
+								   size_t *n_rows);
+
+/* Engine batch scoring would use now ("cpu" or "gpu"). */
 extern const char *gs_engine_name(void);
 
 /* Free the GPU copy of a model, if any (called when its last ref goes). */

@@ -8,6 +8,8 @@
 #include "postgres.h"
 
 #include "fmgr.h"
+#include <limits.h>
+
 #include "utils/guc.h"
 
 #include "gpuscore.h"
@@ -21,6 +23,10 @@ int			gs_max_trees = 100000;
 int			gs_max_tree_depth = 512;
 int			gs_max_features = 1000000;
 int			gs_verify_threads = 1;
+int			gs_gpu_min_rows = 10000;
+bool		gs_fallback_notice = true;
+char	   *gs_provider_path = NULL;
+char	   *gs_fault_injection = NULL;
 
 static const struct config_enum_entry device_options[] = {
 	{"auto", GS_DEVICE_AUTO, false},
@@ -30,6 +36,20 @@ static const struct config_enum_entry device_options[] = {
 };
 
 void		_PG_init(void);
+
+/* GUC check hook: a known fault injection point. */
+static bool
+check_fault_injection(char **newval, void **extra, GucSource source)
+{
+	static const char *const points[] = {"", "provider_load", "upload", "pipeline",
+	"submit", "wait", "oom", "device_lost"};
+
+	for (size_t i = 0; i < lengthof(points); i++)
+		if (strcmp(*newval, points[i]) == 0)
+			return true;
+	GUC_check_errdetail("Valid points: provider_load, upload, pipeline, submit, wait, oom, device_lost.");
+	return false;
+}
 
 /* Define the pg_gpuscore.* settings. */
 void
@@ -67,6 +87,26 @@ _PG_init(void)
 							"Threads XGBoost's own predictor uses in gpu_verify_model.",
 							NULL, &gs_verify_threads, 1, 1, 256,
 							PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("pg_gpuscore.gpu_min_rows",
+							"Smallest batch that 'auto' sends to the GPU.",
+							"Smaller batches are scored on the CPU, where a GPU round trip would cost more "
+							"than it saves.  'gpu' ignores this setting.",
+							&gs_gpu_min_rows, 10000, 1, INT_MAX,
+							PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("pg_gpuscore.fallback_notice",
+							 "Say once per session when 'auto' scores on the CPU because the GPU failed.",
+							 NULL, &gs_fallback_notice, true,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomStringVariable("pg_gpuscore.provider",
+							   "Path of the GPU provider library (empty: $libdir/pg_gpuscore_cuda).",
+							   "Read when a session first uses the GPU; changing it affects new sessions.",
+							   &gs_provider_path, "",
+							   PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomStringVariable("pg_gpuscore.fault_injection",
+							   "Testing only: make the GPU layer fail at a point.",
+							   "One of '', provider_load, upload, pipeline, submit, wait, oom, device_lost.",
+							   &gs_fault_injection, "",
+							   PGC_SUSET, 0, check_fault_injection, NULL, NULL);
 	MarkGUCPrefixReserved("pg_gpuscore");
 }
 

@@ -220,9 +220,45 @@ build_batch(SPITupleTable *tt, uint64 n, const QueryShape *shape,
 	}
 }
 
+/* Append one finished batch's (key, output) rows to the result. */
+static void
+emit_batch(ReturnSetInfo *rsinfo, const float *out, size_t n, int nout,
+		   const int64 *keys, const bool *key_null, bool all_outputs)
+{
+	Datum	   *elems = all_outputs ? palloc(sizeof(Datum) * nout) : NULL;
+
+	for (size_t r = 0; r < n; r++)
+	{
+		Datum		values[2];
+		bool		nulls[2] = {key_null[r], false};
+
+		values[0] = Int64GetDatum(keys[r]);
+		if (all_outputs)
+		{
+			ArrayType  *arr;
+
+			for (int k = 0; k < nout; k++)
+				elems[k] = Float4GetDatum(out[r * nout + k]);
+			arr = construct_array(elems, nout, FLOAT4OID, sizeof(float4), true, TYPALIGN_INT);
+			values[1] = PointerGetDatum(arr);
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+			pfree(arr);
+		}
+		else
+		{
+			values[1] = Float4GetDatum(out[r]);
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		}
+	}
+	if (elems)
+		pfree(elems);
+}
+
 /*
  * Shared body of gpu_score_query and gpu_predict_query: run the query in
- * batches and put (key, output) rows into the result tuplestore.
+ * batches through the batch scorer and put (key, output) rows into the
+ * result tuplestore.  With the GPU, building batch k+1 overlaps scoring
+ * batch k.
  */
 static Datum
 score_query(FunctionCallInfo fcinfo, bool all_outputs)
@@ -234,13 +270,19 @@ score_query(FunctionCallInfo fcinfo, bool all_outputs)
 	const GsForest *f;
 	SPIPlanPtr	plan;
 	Portal		portal;
-	MemoryContext batch_cxt;
+	MemoryContext query_cxt;
+	GsBatchScorer *scorer = NULL;
 	QueryShape	shape;
 	int			nout;
-	bool		shape_checked = false;
+	size_t		batch_rows = (size_t) gs_batch_size;
 	Datum	   *values = NULL;
 	bool	   *nulls = NULL;
-	float	   *row;
+	float	   *row = NULL;
+	int64	   *keys[GS_SCORER_SLOTS];
+	bool	   *key_null[GS_SCORER_SLOTS];
+	const float *out;
+	int			slot;
+	size_t		n_done;
 
 	if (PG_ARGISNULL(1))
 		ereport(ERROR,
@@ -258,8 +300,15 @@ score_query(FunctionCallInfo fcinfo, bool all_outputs)
 				 errmsg("model \"%s\" has %d outputs per row", name, nout),
 				 errhint("Use gpu_predict_query() to get all outputs of a multi-output model.")));
 
-	batch_cxt = AllocSetContextCreate(CurrentMemoryContext, "pg_gpuscore query batch",
+	/* everything of this call, GPU buffers included, dies with query_cxt */
+	query_cxt = AllocSetContextCreate(CurrentMemoryContext, "pg_gpuscore query batches",
 									  ALLOCSET_DEFAULT_SIZES);
+	for (int k = 0; k < GS_SCORER_SLOTS; k++)
+	{
+		keys[k] = MemoryContextAllocHuge(query_cxt, sizeof(int64) * batch_rows);
+		key_null[k] = MemoryContextAllocHuge(query_cxt, sizeof(bool) * batch_rows);
+	}
+
 	SPI_connect();
 	plan = SPI_prepare(query, 0, NULL);
 	if (plan == NULL)
@@ -274,66 +323,41 @@ score_query(FunctionCallInfo fcinfo, bool all_outputs)
 	for (;;)
 	{
 		uint64		n;
-		float	   *x,
-				   *margin,
-				   *out;
-		int64	   *keys;
-		bool	   *key_null;
+		float	   *x;
 		MemoryContext old;
 
 		CHECK_FOR_INTERRUPTS();
-		SPI_cursor_fetch(portal, true, gs_batch_size);
+		SPI_cursor_fetch(portal, true, (long) batch_rows);
 		n = SPI_processed;
-		if (!shape_checked)
+		if (scorer == NULL)
 		{
-			old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
+			old = MemoryContextSwitchTo(query_cxt);
 			check_shape(SPI_tuptable->tupdesc, m, &shape);
 			values = palloc(sizeof(Datum) * SPI_tuptable->tupdesc->natts);
 			nulls = palloc(sizeof(bool) * SPI_tuptable->tupdesc->natts);
 			row = palloc(sizeof(float) * f->n_features);
 			MemoryContextSwitchTo(old);
-			shape_checked = true;
+			scorer = gs_scorer_begin(m, batch_rows, query_cxt);
 		}
 		if (n == 0)
 			break;
 
-		old = MemoryContextSwitchTo(batch_cxt);
-		x = MemoryContextAllocHuge(batch_cxt, sizeof(float) * n * f->n_features);
-		margin = MemoryContextAllocHuge(batch_cxt, sizeof(float) * n * f->n_groups);
-		out = MemoryContextAllocHuge(batch_cxt, sizeof(float) * n * nout);
-		keys = palloc(sizeof(int64) * n);
-		key_null = palloc(sizeof(bool) * n);
-		build_batch(SPI_tuptable, n, &shape, m, x, keys, key_null, values, nulls, row);
+		/* a slot still holding results must be emitted before refilling */
+		while ((out = gs_scorer_next(scorer, false, &slot, &n_done)) != NULL)
+			emit_batch(rsinfo, out, n_done, nout, keys[slot], key_null[slot], all_outputs);
+
+		x = gs_scorer_input(scorer, &slot);
+		build_batch(SPI_tuptable, n, &shape, m, x, keys[slot], key_null[slot],
+					values, nulls, row);
 		SPI_freetuptable(SPI_tuptable);
-
-		gs_engine_predict(m, x, n, n, margin, out);
-
-		for (uint64 r = 0; r < n; r++)
-		{
-			Datum		values[2];
-			bool		nulls[2] = {key_null[r], false};
-
-			values[0] = Int64GetDatum(keys[r]);
-			if (all_outputs)
-			{
-				Datum	   *elems = palloc(sizeof(Datum) * nout);
-
-				for (int k = 0; k < nout; k++)
-					elems[k] = Float4GetDatum(out[r * nout + k]);
-				values[1] = PointerGetDatum(construct_array(elems, nout, FLOAT4OID,
-															sizeof(float4), true, TYPALIGN_INT));
-			}
-			else
-				values[1] = Float4GetDatum(out[r]);
-			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-		}
-		MemoryContextSwitchTo(old);
-		MemoryContextReset(batch_cxt);
+		gs_scorer_submit(scorer, n);
 	}
+	while ((out = gs_scorer_next(scorer, true, &slot, &n_done)) != NULL)
+		emit_batch(rsinfo, out, n_done, nout, keys[slot], key_null[slot], all_outputs);
 
 	SPI_cursor_close(portal);
 	SPI_finish();
-	MemoryContextDelete(batch_cxt);
+	MemoryContextDelete(query_cxt);
 	return (Datum) 0;
 }
 

@@ -7,6 +7,8 @@
  * one float step below, a little above or below, or anywhere in range),
  * with about one value in ten missing, so every branch and every default
  * direction is exercised.  The generator is seeded, so a run is repeatable.
+ * Where a GPU is present (and pg_gpuscore.device is not 'cpu') the GPU
+ * engine is compared too, as a second result row.
  * The stored model bytes are handed to XGBoost only after our validator has
  * accepted them (they are in the catalog).  The booster handle is freed on
  * every exit path, ERROR included.
@@ -26,6 +28,7 @@
 
 #include "core/cpu_engine.h"
 #include "gpuscore.h"
+#include "provider.h"
 
 PG_FUNCTION_INFO_V1(gpuscore_gpu_verify_model);
 
@@ -102,6 +105,33 @@ draw_value(pg_prng_state *rng, const Thresholds *th, int k)
 	return th->lo[k] - 0.1f * span + (float) (pg_prng_double(rng) * 1.2 * span);
 }
 
+/* Differences of one engine's outputs from XGBoost's. */
+typedef struct EngineStats
+{
+	double		max_diff;
+	int64		mismatches;
+	int64		compared;		/* rows */
+} EngineStats;
+
+/* Compare n outputs with XGBoost's reference and update st. */
+static void
+compare_outputs(const float *ours, const float *ref, int64 n, EngineStats *st)
+{
+	for (int64 i = 0; i < n; i++)
+	{
+		double		diff = fabs((double) ours[i] - (double) ref[i]);
+
+		if (isnan(ours[i]) != isnan(ref[i]))
+			diff = INFINITY;
+		else if (isnan(ours[i]))
+			diff = 0.0;
+		if (diff > st->max_diff)
+			st->max_diff = diff;
+		if (diff > VERIFY_TOLERANCE * Max(1.0, fabs((double) ref[i])))
+			st->mismatches++;
+	}
+}
+
 /* ERROR with XGBoost's last error message. */
 static void
 xgb_fail(const char *what)
@@ -132,9 +162,9 @@ gpuscore_gpu_verify_model(PG_FUNCTION_ARGS)
 	Thresholds	th;
 	pg_prng_state rng;
 	BoosterHandle volatile booster = NULL;
-	double		max_diff = 0.0;
-	int64		mismatches = 0,
-				compared = 0;
+	EngineStats stats[2] = {{0}};	/* cpu, gpu */
+	bool		with_gpu = false;
+	float	   *theirs_gpu = NULL;
 	int			major,
 				minor,
 				patch;
@@ -167,6 +197,20 @@ gpuscore_gpu_verify_model(PG_FUNCTION_ARGS)
 	ours = palloc(sizeof(float) * VERIFY_CHUNK * nout);
 	XGBoostVersion(&major, &minor, &patch);
 
+	/* the GPU engine too, when there is one and it is not switched off */
+	if (gs_device_mode != GS_DEVICE_CPU)
+	{
+		char		why[512];
+
+		gs_provider_load();
+		gs_provider_apply_fault();
+		if (gs_provider.usable && gs_device_upload(m, why, sizeof(why)))
+		{
+			with_gpu = true;
+			theirs_gpu = palloc(sizeof(float) * VERIFY_CHUNK * nout);
+		}
+	}
+
 	PG_TRY();
 	{
 		char		nthread[16];
@@ -198,6 +242,22 @@ gpuscore_gpu_verify_model(PG_FUNCTION_ARGS)
 					colmajor[(size_t) k * n + r] = v;
 				}
 			gs_cpu_predict(f, colmajor, n, n, margin, ours);
+			if (with_gpu)
+			{
+				char		why[512];
+				int			rc = gs_provider.predict((GsCudaModel *) m->device_model, colmajor,
+													 n, theirs_gpu, why, sizeof(why));
+
+				if (rc != GS_CUDA_OK)
+				{
+					if (rc == GS_CUDA_DEVICE_LOST)
+						gs_provider_lost(why);
+					ereport(ERROR,
+							(errcode(ERRCODE_EXTERNAL_ROUTINE_EXCEPTION),
+							 errmsg("GPU scoring failed for model \"%s\"", name),
+							 errdetail("%s", why)));
+				}
+			}
 
 			iface = psprintf("{\"data\": [%lu, false], \"shape\": [%lld, %d], "
 							 "\"typestr\": \"<f4\", \"version\": 3}",
@@ -215,20 +275,13 @@ gpuscore_gpu_verify_model(PG_FUNCTION_ARGS)
 						(errcode(ERRCODE_EXTERNAL_ROUTINE_EXCEPTION),
 						 errmsg("XGBoost returned %lu outputs for %lld rows, expected %d per row",
 								(unsigned long) total, (long long) n, nout)));
-			for (int64 i = 0; i < n * nout; i++)
+			compare_outputs(ours, ref, n * nout, &stats[0]);
+			stats[0].compared += n;
+			if (with_gpu)
 			{
-				double		diff = fabs((double) ours[i] - (double) ref[i]);
-
-				if (isnan(ours[i]) != isnan(ref[i]))
-					diff = INFINITY;
-				else if (isnan(ours[i]))
-					diff = 0.0;
-				if (diff > max_diff)
-					max_diff = diff;
-				if (diff > VERIFY_TOLERANCE * Max(1.0, fabs((double) ref[i])))
-					mismatches++;
+				compare_outputs(theirs_gpu, ref, n * nout, &stats[1]);
+				stats[1].compared += n;
 			}
-			compared += n;
 			pfree(iface);
 		}
 	}
@@ -239,19 +292,20 @@ gpuscore_gpu_verify_model(PG_FUNCTION_ARGS)
 	}
 	PG_END_TRY();
 
+	for (int e = 0; e < (with_gpu ? 2 : 1); e++)
 	{
 		Datum		values[9];
 		bool		nulls[9] = {0};
 
 		values[0] = CStringGetTextDatum(name);
 		values[1] = Int32GetDatum(m->version);
-		values[2] = CStringGetTextDatum("cpu");
-		values[3] = Int64GetDatum(compared);
-		values[4] = Int64GetDatum(compared * nout);
-		values[5] = Float8GetDatum(max_diff);
-		values[6] = Int64GetDatum(mismatches);
+		values[2] = CStringGetTextDatum(e ? "gpu" : "cpu");
+		values[3] = Int64GetDatum(stats[e].compared);
+		values[4] = Int64GetDatum(stats[e].compared * nout);
+		values[5] = Float8GetDatum(stats[e].max_diff);
+		values[6] = Int64GetDatum(stats[e].mismatches);
 		values[7] = CStringGetTextDatum(psprintf("%d.%d.%d", major, minor, patch));
-		values[8] = BoolGetDatum(mismatches == 0);
+		values[8] = BoolGetDatum(stats[e].mismatches == 0);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;

@@ -93,45 +93,123 @@ fill_batch(const GsForest *f, float *x, size_t n)
 		}
 }
 
-/* Compare GPU and CPU outputs of one model over every batch size. */
+/* Largest error of GPU outputs against CPU outputs, relative above 1. */
+static double
+worst_error(const float *cpu, const float *gpu, size_t n)
+{
+	double		worst = 0.0;
+
+	for (size_t i = 0; i < n; i++)
+	{
+		double		d;
+
+		if (isnan(cpu[i]) && isnan(gpu[i]))
+			continue;
+		d = fabs((double) cpu[i] - (double) gpu[i]) / fmax(1.0, fabs(cpu[i]));
+		if (isnan(d) || d > worst)
+			worst = isnan(d) ? INFINITY : d;
+	}
+	return worst;
+}
+
+/*
+ * Compare GPU and CPU outputs of one model over every batch size, through
+ * the synchronous call and through the two-slot pipeline (batches of at
+ * most 65536 rows alternating between the slots, as the extension does).
+ */
 static void
-check_model(const char *label, const GsForest *f, gs_cuda_model_upload_fn up)
+check_model(const char *label, const GsForest *f)
 {
 	size_t		sizes[] = {1, 31, 32, 33, 1000, 65536, 1000003};
+	const size_t chunk = 65536;
 	GsCudaModel *gm;
 	char		err[256];
 
-	if (gs_cuda_model_upload(f, &gm, err, sizeof(err)) != 0)
+	if (gs_cuda_model_upload(f, &gm, err, sizeof(err)) != GS_CUDA_OK)
 	{
 		check(0, label, err);
 		return;
 	}
-	(void) up;
 	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++)
 	{
 		size_t		n = sizes[s];
+		size_t		no = (size_t) f->n_outputs;
 		float	   *x = malloc(sizeof(float) * n * f->n_features);
 		float	   *margin = malloc(sizeof(float) * n * f->n_groups);
-		float	   *cpu = malloc(sizeof(float) * n * f->n_outputs);
-		float	   *gpu = malloc(sizeof(float) * n * f->n_outputs);
-		double		worst = 0.0;
-		char		what[128];
+		float	   *cpu = malloc(sizeof(float) * n * no);
+		float	   *gpu = malloc(sizeof(float) * n * no);
+		char		what[160];
+		GsCudaPipeline *p = NULL;
+		double		worst;
 
 		fill_batch(f, x, n);
 		gs_cpu_predict(f, x, n, n, margin, cpu);
-		if (gs_cuda_predict(gm, x, n, n, gpu, err, sizeof(err)) != 0)
+
+		/* synchronous */
+		if (gs_cuda_predict(gm, x, n, gpu, err, sizeof(err)) != GS_CUDA_OK)
 			check(0, label, err);
 		else
 		{
-			for (size_t i = 0; i < n * f->n_outputs; i++)
-			{
-				double		d = fabs((double) cpu[i] - (double) gpu[i]) / fmax(1.0, fabs(cpu[i]));
-
-				if (isnan(gpu[i]) || d > worst)
-					worst = isnan(gpu[i]) ? INFINITY : d;
-			}
+			worst = worst_error(cpu, gpu, n * no);
 			snprintf(what, sizeof(what), "%zu rows: GPU within 1e-6 of CPU (worst %.3g)", n, worst);
 			check(worst <= 1e-6, label, what);
+		}
+
+		/* pipeline: chunk i goes to slot i % 2; each chunk is its own column-major batch */
+		memset(gpu, 0, sizeof(float) * n * no);
+		if (gs_cuda_pipeline_create(gm, chunk, &p, err, sizeof(err)) != GS_CUDA_OK)
+			check(0, label, err);
+		else
+		{
+			size_t		n_chunks = (n + chunk - 1) / chunk;
+			int			ok = 1;
+
+			for (size_t c = 0; c <= n_chunks && ok; c++)
+			{
+				/* wait for the chunk submitted two steps ago into this slot */
+				if (c >= 2 || c == n_chunks)
+				{
+					size_t		w = c == n_chunks ? (c >= 1 ? c - 1 : 0) : c - 2;
+					size_t		wn = (w + 1) * chunk <= n ? chunk : n - w * chunk;
+					const float *out;
+
+					if (c == n_chunks && c >= 2)
+					{
+						/* drain the older one first */
+						size_t		w2 = c - 2;
+						size_t		wn2 = chunk;
+
+						ok &= gs_cuda_pipeline_wait(p, (int) (w2 % 2), &out, err, sizeof(err)) == GS_CUDA_OK;
+						if (ok)
+							memcpy(gpu + w2 * chunk * no, out, sizeof(float) * wn2 * no);
+					}
+					if (ok && n_chunks > 0)
+					{
+						ok &= gs_cuda_pipeline_wait(p, (int) (w % 2), &out, err, sizeof(err)) == GS_CUDA_OK;
+						if (ok)
+							memcpy(gpu + w * chunk * no, out, sizeof(float) * wn * no);
+					}
+				}
+				if (c < n_chunks && ok)
+				{
+					size_t		cn = (c + 1) * chunk <= n ? chunk : n - c * chunk;
+					float	   *in = gs_cuda_pipeline_input(p, (int) (c % 2));
+
+					for (int k = 0; k < f->n_features; k++)
+						for (size_t r = 0; r < cn; r++)
+							in[(size_t) k * cn + r] = x[(size_t) k * n + c * chunk + r];
+					ok &= gs_cuda_pipeline_submit(p, (int) (c % 2), cn, err, sizeof(err)) == GS_CUDA_OK;
+				}
+			}
+			gs_cuda_pipeline_free(p);
+			if (!ok)
+				check(0, label, err);
+			else
+			{
+				worst = worst_error(cpu, gpu, n * no);
+				snprintf(what, sizeof(what), "%zu rows through the pipeline: within 1e-6 (worst %.3g)", n, worst);
+				check(worst <= 1e-6, label, what);
+			}
 		}
 		free(x);
 		free(margin);
@@ -182,7 +260,7 @@ main(void)
 			check(0, e->d_name, st.msg);
 		else
 		{
-			check_model(e->d_name, f, NULL);
+			check_model(e->d_name, f);
 			gs_forest_free(f);
 		}
 		free(b);

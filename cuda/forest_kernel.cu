@@ -1,0 +1,482 @@
+/*
+ * forest_kernel.cu
+ *	  The GPU scoring kernels and their host side: per-model device layout
+ *	  (gs_dforest_create), kernel choice and launch (gs_dforest_predict).
+ *	  Interface and ownership rules: forest_kernel.h.
+ *
+ * Two kernels, both thin shells around the phases of kernel_phases.h (the
+ * code a CPU emulation runs too, tests/unit/test_kernel_emulation.c):
+ *
+ *	forest_rows_kernel<NGB>: one thread per row walks every tree from the
+ *	  node array in global memory (read through the read-only data cache),
+ *	  margins in registers.  The baseline, and the fallback when a single
+ *	  tree is too large for shared memory.
+ *
+ *	forest_tiled_kernel<NGB, RPT, STAGED>: a block of GS_KTHREADS threads
+ *	  owns GS_KTHREADS * RPT rows (RPT per thread, margins in registers)
+ *	  and streams the forest through shared memory one tile (consecutive
+ *	  trees) at a time: all threads copy the tile in, barrier, each walks
+ *	  the tile's trees for its rows in tree order, barrier, next tile.
+ *	  With STAGED the block's rows are first copied into shared memory
+ *	  too (column-major, conflict-free reads), otherwise they are read
+ *	  from the batch in global memory.
+ *
+ * NGB is the number of margins per row rounded up to a power of two (at
+ * most 32); RPT is 1, 2 or 4 with NGB * RPT <= 32.  The tile plan (which
+ * kernel, tile size, staging, rows per thread) is made on the host by
+ * forest_layout.h from the device's shared-memory limits.
+ *
+ * Device memory: gs_dforest_create cudaMalloc's the node array, the tree
+ * descriptors, the tiles and the base margins; gs_dforest_free releases
+ * them.  Nothing is allocated per batch.
+ */
+#include <cuda_runtime.h>
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "forest_kernel.h"
+#include "forest_layout.h"
+
+struct GsDeviceForest
+{
+	int			device;			/* ordinal the memory lives on */
+	int			n_sm;			/* multiprocessors of that device */
+	int			blocks_per_sm;	/* resident blocks of the chosen kernel */
+	GsLayout	plan;			/* the plan only: its arrays are freed */
+	int32_t		n_trees;
+	int32_t		n_features;
+	int32_t		n_groups;
+	int32_t		n_outputs;
+	GsTransform transform;
+	GsVec4	   *d_nodes;
+	GsTreeDesc *d_trees;
+	GsTile	   *d_tiles;
+	float	   *d_base_margin;
+	size_t		device_bytes;
+	char		name[256];
+};
+
+/*
+ * Resident blocks per multiprocessor the register allocation must allow
+ * (__launch_bounds__).  Without a minimum, ptxas aims at full occupancy
+ * (32 registers at 256 threads) and spills the tiled kernels' lockstep
+ * state; the tiled kernel is limited to about 2 blocks by shared memory
+ * anyway (128 registers allowed), the rows kernel wants many warps to hide
+ * global-memory latency (64 registers allowed).
+ */
+#define GS_TILED_MIN_BLOCKS 2
+#define GS_ROWS_MIN_BLOCKS 4
+
+typedef void (*GsKernelFn) (const GsKernelArgs, const GsVec4 *,
+							const GsTreeDesc *, const float *, float *);
+
+/*
+ * The kernel arguments with the pointers the kernel reads replaced by the
+ * same pointers received as const __restrict__ kernel parameters.  The
+ * compiler proves a load read-only (and sends it through the read-only
+ * data cache, LDG.E.CONSTANT) only for memory reached from such
+ * parameters, not from pointers inside a struct parameter.
+ */
+static __device__ __forceinline__ GsKernelArgs
+with_restrict(GsKernelArgs a, const GsVec4 *__restrict__ nodes,
+			  const GsTreeDesc *__restrict__ trees, const float *__restrict__ x,
+			  float *__restrict__ out)
+{
+	a.nodes = nodes;
+	a.trees = trees;
+	a.x = x;
+	a.out = out;
+	return a;
+}
+
+/*
+ * Kernel (a): one thread per row; see the file header and gs_rows_thread.
+ */
+template <int NGB>
+__global__ void __launch_bounds__(GS_KTHREADS, GS_ROWS_MIN_BLOCKS)
+forest_rows_kernel(const GsKernelArgs args, const GsVec4 *__restrict__ nodes,
+				   const GsTreeDesc *__restrict__ trees,
+				   const float *__restrict__ x, float *__restrict__ out)
+{
+	const GsKernelArgs a = with_restrict(args, nodes, trees, x, out);
+	float		m[NGB];
+
+	gs_rows_thread(&a, blockIdx.x, (int) threadIdx.x, GS_KTHREADS, NGB, m);
+}
+
+/*
+ * Kernel (b): trees tiled through shared memory while the block's rows
+ * stay put.  Dynamic shared memory: [tile region: a.tile_vecs vectors]
+ * [staged rows, STAGED only].  The barrier before a tile's load keeps the
+ * previous tile alive until every thread has walked it; the barrier after
+ * it publishes the tile (and, for the first tile, the staged rows).
+ */
+template <int NGB, int RPT, bool STAGED>
+__global__ void __launch_bounds__(GS_KTHREADS, GS_TILED_MIN_BLOCKS)
+forest_tiled_kernel(const GsKernelArgs args, const GsVec4 *__restrict__ nodes,
+					const GsTreeDesc *__restrict__ trees,
+					const float *__restrict__ x, float *__restrict__ out)
+{
+	extern __shared__ GsVec4 gs_smem[];
+	const GsKernelArgs a = with_restrict(args, nodes, trees, x, out);
+	float		m[NGB * RPT];
+	const int	tid = (int) threadIdx.x;
+	const size_t block = blockIdx.x;
+
+	gs_phase_init(&a, RPT, NGB, m);
+	if (STAGED)
+		gs_phase_stage_rows(&a, block, tid, GS_KTHREADS, RPT,
+							(float *) (gs_smem + a.tile_vecs));
+	for (uint32_t i = 0; i < a.n_tiles; i++)
+	{
+		if (i > 0)
+			__syncthreads();
+		gs_phase_load_tile(&a, i, tid, GS_KTHREADS, gs_smem);
+		__syncthreads();
+		gs_phase_walk_tile(&a, i, block, tid, GS_KTHREADS, RPT, NGB, STAGED,
+						   gs_smem, m);
+	}
+	gs_phase_output(&a, block, tid, GS_KTHREADS, RPT, NGB, m);
+}
+
+/* Rows kernels by group bucket (1, 2, 4, ..., 32). */
+static const GsKernelFn rows_table[6] = {
+	forest_rows_kernel<1>, forest_rows_kernel<2>, forest_rows_kernel<4>,
+	forest_rows_kernel<8>, forest_rows_kernel<16>, forest_rows_kernel<32>
+};
+
+/*
+ * Tiled kernels by [group bucket][rows per thread 1, 2, 4][staged]; NULL
+ * where NGB * RPT > 32 (the planner never asks for those).
+ */
+#define GS_TILED_PAIR(NG, R) \
+	{ forest_tiled_kernel<NG, R, false>, forest_tiled_kernel<NG, R, true> }
+static const GsKernelFn tiled_table[6][3][2] = {
+	{GS_TILED_PAIR(1, 1), GS_TILED_PAIR(1, 2), GS_TILED_PAIR(1, 4)},
+	{GS_TILED_PAIR(2, 1), GS_TILED_PAIR(2, 2), GS_TILED_PAIR(2, 4)},
+	{GS_TILED_PAIR(4, 1), GS_TILED_PAIR(4, 2), GS_TILED_PAIR(4, 4)},
+	{GS_TILED_PAIR(8, 1), GS_TILED_PAIR(8, 2), GS_TILED_PAIR(8, 4)},
+	{GS_TILED_PAIR(16, 1), GS_TILED_PAIR(16, 2), {NULL, NULL}},
+	{GS_TILED_PAIR(32, 1), {NULL, NULL}, {NULL, NULL}},
+};
+
+/* log2 of a power of two up to 32. */
+static int
+log2_small(int v)
+{
+	int			l = 0;
+
+	while ((1 << l) < v)
+		l++;
+	return l;
+}
+
+/* The kernel for plan p launched with rpt rows per thread (NULL: none). */
+static GsKernelFn
+pick_kernel(const GsLayout *p, int rpt)
+{
+	int			g = log2_small(p->ngb);
+
+	if (g > 5)
+		return NULL;
+	if (p->kernel == GS_KERNEL_ROWS)
+		return rows_table[g];
+	return tiled_table[g][log2_small(rpt)][p->staged ? 1 : 0];
+}
+
+/*
+ * Default shared-memory budget of a tiled block on the current device:
+ * half of a multiprocessor's shared memory (less the per-block reserve),
+ * so that two blocks fit on each multiprocessor and one can load its tile
+ * while the other walks; never above the per-block opt-in limit.  The
+ * conservative GS_SMEM_FALLBACK when the device cannot be asked.
+ */
+static size_t
+default_budget(int dev, size_t *optin_out)
+{
+	int			optin = 0,
+				per_sm = 0,
+				reserved = 0;
+	size_t		b;
+
+	*optin_out = GS_SMEM_FALLBACK;
+	if (cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess ||
+		cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev) != cudaSuccess ||
+		cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, dev) != cudaSuccess ||
+		optin <= 0 || per_sm <= 0)
+	{
+		cudaGetLastError();		/* clear it: this is not fatal */
+		return GS_SMEM_FALLBACK;
+	}
+	*optin_out = (size_t) optin;
+	b = (size_t) per_sm / 2 - (size_t) reserved;
+	if (b > (size_t) optin)
+		b = (size_t) optin;
+	if (b < GS_SMEM_FALLBACK)
+		b = GS_SMEM_FALLBACK < (size_t) optin ? GS_SMEM_FALLBACK : (size_t) optin;
+	return b;
+}
+
+/* cudaMalloc bytes and copy src into them; counts the bytes into *total. */
+static cudaError_t
+upload(void **dst, const void *src, size_t bytes, size_t *total)
+{
+	cudaError_t rc = cudaMalloc(dst, bytes ? bytes : 16);
+
+	if (rc != cudaSuccess)
+	{
+		*dst = NULL;
+		return rc;
+	}
+	*total += bytes ? bytes : 16;
+	return bytes ? cudaMemcpy(*dst, src, bytes, cudaMemcpyHostToDevice) : cudaSuccess;
+}
+
+/* Release a device forest; see forest_kernel.h. */
+extern "C" void
+gs_dforest_free(GsDeviceForest *df)
+{
+	if (df == NULL)
+		return;
+	cudaFree(df->d_nodes);
+	cudaFree(df->d_trees);
+	cudaFree(df->d_tiles);
+	cudaFree(df->d_base_margin);
+	free(df);
+}
+
+/* Build and upload a device forest with options; see forest_kernel.h. */
+extern "C" int
+gs_dforest_create_ex(const GsForest *f, const GsDForestOptions *opt,
+					 GsDeviceForest **out)
+{
+	GsLayoutOptions lo;
+	GsLayout	l;
+	GsDeviceForest *df;
+	size_t		optin;
+	cudaError_t rc;
+	int			lrc;
+
+	if (out == NULL)
+		return GS_DFOREST_EINVAL;
+	*out = NULL;
+	if (f == NULL || f->n_groups < 1 || f->n_outputs < 1 || f->n_features < 1)
+		return GS_DFOREST_EINVAL;
+	if (f->n_groups > GS_KMAX_GROUPS)
+		return GS_DFOREST_ETOO_MANY_GROUPS;
+
+	df = (GsDeviceForest *) calloc(1, sizeof(GsDeviceForest));
+	if (df == NULL)
+		return GS_DFOREST_ENOMEM;
+	if ((rc = cudaGetDevice(&df->device)) != cudaSuccess ||
+		(rc = cudaDeviceGetAttribute(&df->n_sm, cudaDevAttrMultiProcessorCount, df->device)) != cudaSuccess)
+	{
+		free(df);
+		return (int) rc;
+	}
+
+	memset(&lo, 0, sizeof(lo));
+	if (opt)
+	{
+		lo.kernel = opt->kernel;
+		lo.smem_budget = opt->smem_budget;
+		lo.max_rpt = opt->max_rpt;
+		lo.stage_rows = opt->stage_rows;
+	}
+	{
+		size_t		def = default_budget(df->device, &optin);
+
+		if (lo.smem_budget == 0)
+			lo.smem_budget = def;
+		else if (lo.smem_budget > optin)
+		{
+			free(df);
+			return GS_DFOREST_EINVAL;
+		}
+	}
+	lrc = gs_layout_build(f, &lo, &l);
+	if (lrc != GS_LAYOUT_OK)
+	{
+		free(df);
+		return lrc;				/* GS_LAYOUT_E* == GS_DFOREST_E* */
+	}
+
+	df->n_trees = f->n_trees;
+	df->n_features = f->n_features;
+	df->n_groups = f->n_groups;
+	df->n_outputs = f->n_outputs;
+	df->transform = f->transform;
+	if ((rc = upload((void **) &df->d_nodes, l.nodes, sizeof(GsVec4) * l.n_vecs, &df->device_bytes)) != cudaSuccess ||
+		(rc = upload((void **) &df->d_trees, l.trees, sizeof(GsTreeDesc) * (size_t) l.n_trees, &df->device_bytes)) != cudaSuccess ||
+		(rc = upload((void **) &df->d_tiles, l.tiles, sizeof(GsTile) * (size_t) l.n_tiles, &df->device_bytes)) != cudaSuccess ||
+		(rc = upload((void **) &df->d_base_margin, f->base_margin, sizeof(float) * (size_t) f->n_groups, &df->device_bytes)) != cudaSuccess)
+	{
+		gs_layout_free(&l);
+		gs_dforest_free(df);
+		return (int) rc;
+	}
+	gs_layout_free(&l);			/* keep the plan, drop the host arrays */
+	df->plan = l;
+
+	/*
+	 * Allow the kernels this model may launch the opt-in shared memory.
+	 * Always the device maximum (not this model's need), so that models
+	 * sharing a kernel never lower each other's limit.
+	 */
+	df->blocks_per_sm = 0;
+	for (int rpt = 1; rpt <= df->plan.max_rpt; rpt *= 2)
+	{
+		GsKernelFn	fn = pick_kernel(&df->plan, rpt);
+		size_t		smem = gs_layout_smem_bytes(&df->plan, rpt, df->n_features);
+		int			nb = 0;
+
+		if (fn == NULL)
+		{
+			gs_dforest_free(df);
+			return GS_DFOREST_EINVAL;
+		}
+		if (df->plan.kernel == GS_KERNEL_TILED &&
+			(rc = cudaFuncSetAttribute((const void *) fn,
+									   cudaFuncAttributeMaxDynamicSharedMemorySize,
+									   (int) optin)) != cudaSuccess)
+		{
+			gs_dforest_free(df);
+			return (int) rc;
+		}
+		if ((rc = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, fn, GS_KTHREADS, smem)) != cudaSuccess)
+		{
+			gs_dforest_free(df);
+			return (int) rc;
+		}
+		if (rpt == df->plan.max_rpt)
+			df->blocks_per_sm = nb;
+	}
+
+	if (df->plan.kernel == GS_KERNEL_TILED)
+		snprintf(df->name, sizeof(df->name),
+				 "forest_tiled_kernel<%d> (%s rows, <= %d rows/thread, %u tiles of <= %u B, smem <= %zu B, %d blocks/SM)",
+				 df->plan.ngb, df->plan.staged ? "staged" : "global",
+				 df->plan.max_rpt, df->plan.n_tiles, df->plan.tile_vecs * 16u,
+				 gs_layout_smem_bytes(&df->plan, df->plan.max_rpt, df->n_features),
+				 df->blocks_per_sm);
+	else
+		snprintf(df->name, sizeof(df->name), "forest_rows_kernel<%d> (%s)",
+				 df->plan.ngb, df->plan.why);
+	*out = df;
+	return 0;
+}
+
+/* Build and upload a device forest; see forest_kernel.h. */
+extern "C" int
+gs_dforest_create(const GsForest *f, GsDeviceForest **out)
+{
+	return gs_dforest_create_ex(f, NULL, out);
+}
+
+/* Launch the chosen kernel on a batch: outputs, or margins with raw. */
+static int
+predict(const GsDeviceForest *df, const float *d_x, size_t ld, size_t n_rows,
+		float *d_out, void *stream, int raw)
+{
+	GsKernelArgs a;
+	GsKernelFn	fn;
+	int			rpt,
+				dev;
+	size_t		rows_per_block,
+				blocks;
+	cudaError_t rc;
+
+	if (df == NULL || d_x == NULL || d_out == NULL || ld < n_rows)
+		return GS_DFOREST_EINVAL;
+	if (n_rows == 0)
+		return 0;
+	if ((rc = cudaGetDevice(&dev)) != cudaSuccess)
+		return (int) rc;
+	if (dev != df->device)
+		return (int) cudaErrorInvalidDevice;
+
+	rpt = gs_layout_pick_rpt(&df->plan, n_rows, df->n_sm);
+	fn = pick_kernel(&df->plan, rpt);
+	rows_per_block = (size_t) GS_KTHREADS * (size_t) rpt;
+	blocks = (n_rows + rows_per_block - 1) / rows_per_block;
+	if (fn == NULL || blocks > (size_t) INT_MAX)
+		return GS_DFOREST_EINVAL;
+
+	memset(&a, 0, sizeof(a));
+	a.nodes = df->d_nodes;
+	a.trees = df->d_trees;
+	a.tiles = df->d_tiles;
+	a.base_margin = df->d_base_margin;
+	a.x = d_x;
+	a.out = d_out;
+	a.ld = ld;
+	a.n_rows = n_rows;
+	a.n_trees = df->n_trees;
+	a.n_tiles = df->plan.n_tiles;
+	a.tile_vecs = df->plan.tile_vecs;
+	a.n_features = df->n_features;
+	a.n_groups = df->n_groups;
+	a.n_outputs = df->n_outputs;
+	a.transform = (int32_t) df->transform;
+	a.raw_margins = raw;
+
+	fn<<<(unsigned int) blocks, GS_KTHREADS,
+		gs_layout_smem_bytes(&df->plan, rpt, df->n_features),
+		(cudaStream_t) stream>>>(a, a.nodes, a.trees, a.x, a.out);
+	return (int) cudaGetLastError();
+}
+
+/* Score a device batch; see forest_kernel.h. */
+extern "C" int
+gs_dforest_predict(const GsDeviceForest *df, const float *d_x, size_t ld,
+				   size_t n_rows, float *d_out, void *stream)
+{
+	return predict(df, d_x, ld, n_rows, d_out, stream, 0);
+}
+
+/* Raw margins of a device batch; see forest_kernel.h. */
+extern "C" int
+gs_dforest_predict_margins(const GsDeviceForest *df, const float *d_x,
+						   size_t ld, size_t n_rows, float *d_margin,
+						   void *stream)
+{
+	return predict(df, d_x, ld, n_rows, d_margin, stream, 1);
+}
+
+/* Device bytes of a model; see forest_kernel.h. */
+extern "C" size_t
+gs_dforest_device_bytes(const GsDeviceForest *df)
+{
+	return df ? df->device_bytes : 0;
+}
+
+/* Kernel and plan description; see forest_kernel.h. */
+extern "C" const char *
+gs_dforest_kernel_name(const GsDeviceForest *df)
+{
+	return df ? df->name : "(none)";
+}
+
+/* Describe a return code; see forest_kernel.h. */
+extern "C" const char *
+gs_dforest_strerror(int rc)
+{
+	switch (rc)
+	{
+		case 0:
+			return "success";
+		case GS_DFOREST_ETOO_MANY_GROUPS:
+			return "the GPU kernels keep at most 32 margins per row";
+		case GS_DFOREST_ENOMEM:
+			return "out of host memory";
+		case GS_DFOREST_EINVAL:
+			return "invalid argument";
+		case GS_DFOREST_ETILE:
+			return "a tree does not fit the tiled kernel's shared memory";
+		default:
+			return rc > 0 ? cudaGetErrorString((cudaError_t) rc) : "unknown error";
+	}
+}

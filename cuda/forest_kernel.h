@@ -1,0 +1,117 @@
+/*
+ * forest_kernel.h
+ *	  C interface of the GPU scoring kernels (cuda/forest_kernel.cu): a
+ *	  forest copied to the device in a layout chosen per model, scored on
+ *	  device-resident column-major batches.  No PostgreSQL here; callable
+ *	  from C and C++.
+ *
+ * Ownership: a GsDeviceForest owns the device memory of one model (nodes,
+ * tree descriptors, tiles, base margins; cudaMalloc'd by gs_dforest_create
+ * on the device current at that time) and is released with
+ * gs_dforest_free.  Batches and score buffers are device memory owned by
+ * the caller.  A GsDeviceForest is immutable after creation, so several
+ * host threads may score with it at once on different streams.
+ *
+ * Results are bit-identical to the CPU engine's margins (gs_cpu_margins):
+ * per row margin[g] = base_margin[g], then the leaf of every tree, in model
+ * order, added in float to margin[tree_group[t]]; NaN is missing and takes
+ * the node's default direction, otherwise x < threshold goes left.  The
+ * output transform is gs_transform_row of src/core/forest_eval.h run on
+ * the device (see gs_dforest_predict for the one caveat).
+ *
+ * Return codes: 0 on success, a cudaError_t (positive) from the CUDA
+ * runtime, or one of the negative GS_DFOREST_E* codes below;
+ * gs_dforest_strerror() describes any of them.
+ */
+#ifndef GS_FOREST_KERNEL_H
+#define GS_FOREST_KERNEL_H
+
+#include <stddef.h>
+
+#include "../src/core/forest.h"
+
+#ifdef __cplusplus
+extern "C"
+{
+#endif
+
+#define GS_DFOREST_ETOO_MANY_GROUPS	(-1)	/* more than 32 outputs groups per
+											 * row: score on the CPU */
+#define GS_DFOREST_ENOMEM		(-2)	/* host memory */
+#define GS_DFOREST_EINVAL		(-3)	/* bad argument or option */
+#define GS_DFOREST_ETILE		(-4)	/* tiled kernel imposed, a tree does
+										 * not fit its shared memory */
+
+typedef struct GsDeviceForest GsDeviceForest;	/* opaque */
+
+/*
+ * Optional choices for gs_dforest_create_ex (benchmarks, tests); all zero
+ * means what gs_dforest_create does.
+ */
+typedef struct GsDForestOptions
+{
+	int			kernel;			/* 0 auto, 1 rows kernel, 2 tiled kernel */
+	size_t		smem_budget;	/* dynamic shared memory per tiled block;
+								 * 0: sized for 2 blocks per multiprocessor */
+	int			max_rpt;		/* tiled: rows per thread cap (1, 2, 4); 0 auto */
+	int			stage_rows;		/* tiled: 0 auto, 1 stage rows in shared
+								 * memory when possible, -1 never */
+} GsDForestOptions;
+
+/*
+ * Build the layout for f and copy it to the current device.  *out is NULL
+ * on failure.  Models with more than 32 output groups are refused
+ * (GS_DFOREST_ETOO_MANY_GROUPS): the caller scores them on the CPU.
+ */
+int			gs_dforest_create(const GsForest *f, GsDeviceForest **out);
+
+/* The same with imposed choices; opt NULL is gs_dforest_create. */
+int			gs_dforest_create_ex(const GsForest *f, const GsDForestOptions *opt,
+								 GsDeviceForest **out);
+
+/*
+ * Score n_rows of a column-major DEVICE batch d_x (feature f of row r at
+ * d_x[f * ld + r], ld >= n_rows) into DEVICE d_out[r * n_outputs + k], on
+ * stream (a cudaStream_t passed as void *; NULL is the default stream).
+ * Asynchronous: returns after the launch (launch errors are returned,
+ * execution errors surface at the next synchronisation).
+ *
+ * Margins are bit-identical to the CPU engine's; so are identity, hinge
+ * and argmax outputs.  Transforms that call expf (sigmoid, exp, softmax)
+ * use CUDA's expf (at most 2 ulp from the correctly rounded value), which
+ * may differ from the host libm's expf by an ulp or two.
+ */
+int			gs_dforest_predict(const GsDeviceForest *df, const float *d_x,
+							   size_t ld, size_t n_rows, float *d_out,
+							   void *stream);
+
+/*
+ * Like gs_dforest_predict, but write the raw margins
+ * d_margin[r * n_groups + g] (no transform): bit-identical to
+ * gs_cpu_margins, for parity tests and benchmarks.
+ */
+int			gs_dforest_predict_margins(const GsDeviceForest *df, const float *d_x,
+									   size_t ld, size_t n_rows, float *d_margin,
+									   void *stream);
+
+/* Release the device copy; NULL is allowed. */
+void		gs_dforest_free(GsDeviceForest *df);
+
+/* Device memory the model occupies, in bytes. */
+size_t		gs_dforest_device_bytes(const GsDeviceForest *df);
+
+/*
+ * Which kernel and plan the layout chose, e.g.
+ * "forest_tiled_kernel (staged rows, <= 2 rows/thread, 9 tiles of <= 55296 B)",
+ * for reports.  Valid while df lives.
+ */
+const char *gs_dforest_kernel_name(const GsDeviceForest *df);
+
+/* Description of a return code of the functions above. */
+const char *gs_dforest_strerror(int rc);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif							/* GS_FOREST_KERNEL_H */

@@ -1,0 +1,141 @@
+-- The GPU engine's paths, tested without a GPU: pg_gpuscore.provider points
+-- at a CPU mock of the GPU provider (tests/mock_provider), which implements
+-- the same interface asynchronously (results appear only when waited for)
+-- and reports one "device" whose free memory drops by 1 MiB per live model
+-- or pipeline, so leaks show.  Covers: loading, the self-test, the two-slot
+-- pipeline, 'gpu' vs 'auto', fallbacks, fault injection, and release of
+-- everything on success, ERROR and cancel.
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set mock :abs_srcdir '/tests/mock_provider/pg_gpuscore_mock_provider.so'
+\set fraud :abs_srcdir '/tests/fixtures/models/fraud_binary.json'
+\set wine :abs_srcdir '/tests/fixtures/models/wine_softprob.json'
+SELECT gpu_load_model('fraud', pg_read_binary_file(:'fraud')) > 0 AS loaded,
+       gpu_load_model('wine', pg_read_binary_file(:'wine')) > 0 AS loaded_too;
+CREATE TABLE tx AS
+SELECT g AS id, ARRAY(SELECT CASE WHEN ((g * 31 + i * 17) % 23) = 0 THEN 'NaN'::real
+                                  ELSE (((g * 7919 + i * 104729) % 10007) / 100.0)::real END
+                        FROM generate_series(1, 30) i) AS f
+  FROM generate_series(1, 3000) g;
+CREATE TABLE wine_rows AS
+SELECT g AS id, ARRAY(SELECT ((g * 13 + i * 7) % 50 / 3.0)::real FROM generate_series(1, 13) i) AS f
+  FROM generate_series(1, 1000) g;
+
+-- A new session, so that the provider setting applies from its first use.
+\c
+SET pg_gpuscore.provider = :'mock';
+SELECT provider_loaded, reason, device_count, device_name, total_memory - free_memory AS used
+  FROM gpu_device_info();
+CREATE FUNCTION gpu_used_mib() RETURNS bigint LANGUAGE sql AS
+$$SELECT (total_memory - free_memory) >> 20 FROM gpu_device_info()$$;
+CREATE FUNCTION engine_rows() RETURNS TABLE (engine text, batches bigint, rows bigint, fallbacks bigint)
+LANGUAGE sql AS $$SELECT * FROM gpu_engine_stats()$$;
+
+-- 'gpu': every batch through the pipeline (3000 rows in batches of 700: two
+-- slots in flight, a short last batch); scores equal the CPU engine's.
+SET pg_gpuscore.device = 'gpu';
+SET pg_gpuscore.batch_size = 700;
+SELECT count(*) AS rows, count(*) FILTER (WHERE g.score IS DISTINCT FROM gpu_score('fraud', t.f)) AS differing
+  FROM gpu_score_query('fraud', 'SELECT id, f FROM tx') g JOIN tx t USING (id);
+SELECT * FROM engine_rows();
+-- multi-output models too
+SELECT count(*) AS rows,
+       count(*) FILTER (WHERE g.scores IS DISTINCT FROM gpu_predict('wine', w.f)) AS differing
+  FROM gpu_predict_query('wine', 'SELECT id, f FROM wine_rows') g JOIN wine_rows w USING (id);
+-- the models stay on the device; the pipelines are gone
+SELECT gpu_used_mib() AS mib_in_use;
+
+-- 'auto': batches below pg_gpuscore.gpu_min_rows stay on the CPU.
+SET pg_gpuscore.device = 'auto';
+SET pg_gpuscore.gpu_min_rows = 1000;
+SELECT count(*) FROM gpu_score_query('fraud', 'SELECT id, f FROM tx');
+SET pg_gpuscore.gpu_min_rows = 500;
+SELECT count(*) FROM gpu_score_query('fraud', 'SELECT id, f FROM tx');
+SELECT * FROM engine_rows();
+RESET pg_gpuscore.gpu_min_rows;
+
+-- gpu_verify_model compares the GPU engine with XGBoost as well.
+SELECT engine, rows_compared, max_abs_diff, passed FROM gpu_verify_model('fraud', 2000);
+
+-- Replacing a model frees its device copy once no statement uses it.
+SELECT gpu_load_model('fraud', pg_read_binary_file(:'fraud')) > 1 AS replaced;
+SET pg_gpuscore.device = 'gpu';
+SELECT count(*) FROM gpu_score_query('fraud', 'SELECT id, f FROM tx');
+SELECT gpu_used_mib() AS mib_in_use;
+
+-- Failures.  With 'gpu' they are ERRORs carrying the provider's message;
+-- with 'auto' the batch is scored on the CPU (same scores) and a NOTICE
+-- says so once per session.
+SET pg_gpuscore.fault_injection = 'submit';
+SELECT count(*) FROM gpu_score_query('fraud', 'SELECT id, f FROM tx');
+SET pg_gpuscore.fault_injection = 'wait';
+SELECT count(*) FROM gpu_score_query('fraud', 'SELECT id, f FROM tx');
+SELECT gpu_used_mib() AS mib_after_errors;
+SET pg_gpuscore.device = 'auto';
+SET pg_gpuscore.gpu_min_rows = 1;
+SELECT count(*) AS rows, count(*) FILTER (WHERE g.score IS DISTINCT FROM gpu_score('fraud', t.f)) AS differing
+  FROM gpu_score_query('fraud', 'SELECT id, f FROM tx') g JOIN tx t USING (id);
+SET pg_gpuscore.fault_injection = 'submit';
+SELECT count(*) AS rows, count(*) FILTER (WHERE g.score IS DISTINCT FROM gpu_score('fraud', t.f)) AS differing
+  FROM gpu_score_query('fraud', 'SELECT id, f FROM tx') g JOIN tx t USING (id);
+SELECT engine, fallbacks > 0 AS fell_back FROM engine_rows() WHERE engine = 'gpu';
+SET pg_gpuscore.fault_injection = 'pipeline';
+SELECT count(*) FROM gpu_score_query('fraud', 'SELECT id, f FROM tx');
+SET pg_gpuscore.device = 'gpu';
+SELECT count(*) FROM gpu_score_query('fraud', 'SELECT id, f FROM tx');
+SELECT gpu_used_mib() AS mib_after_errors;
+
+-- A model that cannot be uploaded stays on the CPU for this session.
+SET pg_gpuscore.fault_injection = 'oom';
+SELECT gpu_load_model('fraud', pg_read_binary_file(:'fraud')) > 2 AS replaced;
+SELECT count(*) FROM gpu_score_query('fraud', 'SELECT id, f FROM tx');
+SET pg_gpuscore.device = 'auto';
+SELECT count(*) FROM gpu_score_query('fraud', 'SELECT id, f FROM tx');
+RESET pg_gpuscore.fault_injection;
+
+-- Cancel while batches are in flight releases the pipeline: the first two
+-- batches come fast and are submitted, then the query slows down and
+-- statement_timeout strikes.
+SET pg_gpuscore.device = 'gpu';
+SELECT gpu_load_model('fraud', pg_read_binary_file(:'fraud')) > 3 AS replaced;
+CREATE FUNCTION slow_key(g bigint) RETURNS bigint LANGUAGE plpgsql AS
+$$BEGIN IF g > 1400 THEN PERFORM pg_sleep(0.001); END IF; RETURN g; END$$;
+SET statement_timeout = '500ms';
+\set VERBOSITY terse
+SELECT count(*) FROM gpu_score_query('fraud',
+  'SELECT slow_key(row_number() OVER ()), f FROM tx, generate_series(1, 100)');
+\set VERBOSITY default
+RESET statement_timeout;
+SELECT gpu_used_mib() AS mib_after_cancel;
+
+-- A sticky device error disables the GPU for the rest of the session.
+SET pg_gpuscore.fault_injection = 'device_lost';
+SELECT count(*) FROM gpu_score_query('fraud', 'SELECT id, f FROM tx');
+RESET pg_gpuscore.fault_injection;
+SELECT provider_loaded, reason FROM gpu_device_info();
+SELECT count(*) FROM gpu_score_query('fraud', 'SELECT id, f FROM tx');
+SET pg_gpuscore.device = 'auto';
+SELECT count(*) FROM gpu_score_query('fraud', 'SELECT id, f FROM tx');
+
+-- A provider that fails to load: 'gpu' says why, 'auto' uses the CPU.
+\c
+SET pg_gpuscore.provider = :'mock';
+SET pg_gpuscore.fault_injection = 'provider_load';
+SELECT provider_loaded, reason FROM gpu_device_info();
+SET pg_gpuscore.device = 'gpu';
+SELECT count(*) FROM gpu_score_query('fraud', 'SELECT id, f FROM tx');
+SET pg_gpuscore.device = 'auto';
+SELECT count(*) FROM gpu_score_query('fraud', 'SELECT id, f FROM tx');
+SET pg_gpuscore.fault_injection = 'nonsense';
+
+-- Only superusers choose the provider and inject faults.
+CREATE ROLE gs_plain;
+SET ROLE gs_plain;
+SET pg_gpuscore.provider = '/tmp/evil.so';
+SET pg_gpuscore.fault_injection = 'wait';
+RESET ROLE;
+DROP ROLE gs_plain;
+DROP FUNCTION slow_key(bigint);
+DROP FUNCTION gpu_used_mib();
+DROP FUNCTION engine_rows();
+DROP TABLE tx;
+DROP TABLE wine_rows;

@@ -1,0 +1,270 @@
+/*
+ * provider.c
+ *	  Lazy loading of the GPU provider, per-model device uploads with a
+ *	  self-test, and gpu_device_info().
+ *
+ * The provider (by default $libdir/pg_gpuscore_cuda, built from cuda/ when
+ * nvcc is found; pg_gpuscore.provider may name another, e.g. the CPU mock
+ * the tests use) is dlopen()ed in a backend the first time a GPU is wanted,
+ * never in _PG_init, which may run in the postmaster.  The outcome, success
+ * or the reason for failure, is remembered for the life of the backend; a
+ * sticky device error later marks the GPU lost for the backend.
+ *
+ * Device memory: the device copy of a model belongs to its GsModelRef and is
+ * freed by gs_device_release_model() when the ref's last reference goes
+ * (model_cache.c), which memory context callbacks also do on ERROR.
+ */
+#include "postgres.h"
+
+#include <dlfcn.h>
+#include <math.h>
+
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+
+#include "core/cpu_engine.h"
+#include "gpuscore.h"
+#include "provider.h"
+
+PG_FUNCTION_INFO_V1(gpuscore_gpu_device_info);
+
+GsProvider	gs_provider;
+
+/* Look up one provider symbol; NULL (and a reason) if missing. */
+static void *
+provider_symbol(const char *name)
+{
+	void	   *p = dlsym(gs_provider.handle, name);
+
+	if (p == NULL && gs_provider.reason[0] == '\0')
+		snprintf(gs_provider.reason, sizeof(gs_provider.reason),
+				 "the GPU provider lacks symbol %s", name);
+	return p;
+}
+
+/* Pass the pg_gpuscore.fault_injection setting to a loaded provider. */
+void
+gs_provider_apply_fault(void)
+{
+	if (gs_provider.set_fault)
+		gs_provider.set_fault(gs_fault_injection ? gs_fault_injection : "");
+}
+
+/* Load and probe the provider once per backend; see provider.h. */
+void
+gs_provider_load(void)
+{
+	char		path[MAXPGPATH];
+	int			(*abi) (void);
+	char		err[256];
+
+	if (gs_provider.tried)
+		return;
+	gs_provider.tried = true;
+	if (gs_provider_path && gs_provider_path[0])
+		strlcpy(path, gs_provider_path, sizeof(path));
+	else
+		snprintf(path, sizeof(path), "%s/pg_gpuscore_cuda%s", pkglib_path, DLSUFFIX);
+
+	if (gs_fault_injection && strcmp(gs_fault_injection, "provider_load") == 0)
+	{
+		snprintf(gs_provider.reason, sizeof(gs_provider.reason),
+				 "could not load the GPU provider: injected fault");
+		gs_provider.expected = false;
+		return;
+	}
+	if (access(path, R_OK) != 0)
+	{
+		snprintf(gs_provider.reason, sizeof(gs_provider.reason),
+				 "pg_gpuscore was built without CUDA (no %s)", path);
+		gs_provider.expected = true;
+		return;
+	}
+	gs_provider.handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (gs_provider.handle == NULL)
+	{
+		snprintf(gs_provider.reason, sizeof(gs_provider.reason),
+				 "could not load the GPU provider: %s", dlerror());
+		return;
+	}
+	abi = (int (*) (void)) provider_symbol("gs_cuda_abi_version");
+	gs_provider.probe = provider_symbol("gs_cuda_probe");
+	gs_provider.upload = provider_symbol("gs_cuda_model_upload");
+	gs_provider.model_free = provider_symbol("gs_cuda_model_free");
+	gs_provider.predict = provider_symbol("gs_cuda_predict");
+	gs_provider.pipeline_create = provider_symbol("gs_cuda_pipeline_create");
+	gs_provider.pipeline_input = provider_symbol("gs_cuda_pipeline_input");
+	gs_provider.pipeline_submit = provider_symbol("gs_cuda_pipeline_submit");
+	gs_provider.pipeline_wait = provider_symbol("gs_cuda_pipeline_wait");
+	gs_provider.pipeline_free = provider_symbol("gs_cuda_pipeline_free");
+	gs_provider.set_fault = provider_symbol("gs_cuda_set_fault");
+	if (gs_provider.reason[0])
+		return;
+	if (abi() != GS_CUDA_ABI_VERSION)
+	{
+		snprintf(gs_provider.reason, sizeof(gs_provider.reason),
+				 "the GPU provider has interface version %d, the extension needs %d",
+				 abi(), GS_CUDA_ABI_VERSION);
+		return;
+	}
+	gs_provider_apply_fault();
+	if (gs_provider.probe(&gs_provider.info, err, sizeof(err)) != GS_CUDA_OK)
+	{
+		snprintf(gs_provider.reason, sizeof(gs_provider.reason), "%s", err);
+		/* no driver or no device: a CPU-only machine, nothing unusual */
+		gs_provider.expected = gs_provider.info.device_count == 0;
+		return;
+	}
+	gs_provider.usable = true;
+}
+
+/* The GPU failed for good in this backend; see provider.h. */
+void
+gs_provider_lost(const char *why)
+{
+	gs_provider.usable = false;
+	gs_provider.expected = false;
+	snprintf(gs_provider.reason, sizeof(gs_provider.reason),
+			 "the GPU was disabled for this session after an error: %s", why);
+}
+
+/* Free the device copy of a model, if any; see gpuscore.h. */
+void
+gs_device_release_model(GsModelRef *ref)
+{
+	if (ref->device_model && gs_provider.model_free)
+		gs_provider.model_free((GsCudaModel *) ref->device_model);
+	ref->device_model = NULL;
+}
+
+/*
+ * Deterministic test rows for the upload self-test: values taken from the
+ * model's own nodes (thresholds exactly, so both sides of every comparison
+ * are hit), one in eight missing.  Column-major, n rows.
+ */
+static void
+self_test_rows(const GsForest *f, float *x, size_t n)
+{
+	uint64		state = 0x9E3779B97F4A7C15ULL;
+
+	for (int k = 0; k < f->n_features; k++)
+		for (size_t r = 0; r < n; r++)
+		{
+			state ^= state << 13;
+			state ^= state >> 7;
+			state ^= state << 17;
+			x[(size_t) k * n + r] = (state & 7) == 0 ? NAN :
+				f->nodes[(state >> 8) % (uint64) f->n_nodes].value;
+		}
+}
+
+#define SELF_TEST_ROWS 257
+
+/*
+ * Upload a model and check that the device scores a few hundred rows
+ * exactly as the CPU engine does.  Returns true when the model is usable on
+ * the GPU; otherwise false with the reason in why.  A sticky error marks the
+ * GPU lost.
+ */
+bool
+gs_device_upload(GsModelRef *ref, char *why, size_t whylen)
+{
+	const GsForest *f = ref->forest;
+	float	   *x,
+			   *cpu,
+			   *gpu,
+			   *margin;
+	int			rc;
+	bool		same = true;
+
+	if (ref->device_model)
+		return true;
+	if (ref->device_failed)
+	{
+		snprintf(why, whylen, "%s", ref->device_reason);
+		return false;
+	}
+	rc = gs_provider.upload(f, (GsCudaModel **) &ref->device_model, why, whylen);
+	if (rc != GS_CUDA_OK)
+	{
+		if (rc == GS_CUDA_DEVICE_LOST)
+			gs_provider_lost(why);
+		ref->device_model = NULL;
+		return false;
+	}
+
+	x = palloc(sizeof(float) * SELF_TEST_ROWS * f->n_features);
+	cpu = palloc(sizeof(float) * SELF_TEST_ROWS * f->n_outputs);
+	gpu = palloc(sizeof(float) * SELF_TEST_ROWS * f->n_outputs);
+	margin = palloc(sizeof(float) * SELF_TEST_ROWS * f->n_groups);
+	self_test_rows(f, x, SELF_TEST_ROWS);
+	gs_cpu_predict(f, x, SELF_TEST_ROWS, SELF_TEST_ROWS, margin, cpu);
+	rc = gs_provider.predict((GsCudaModel *) ref->device_model, x, SELF_TEST_ROWS, gpu, why, whylen);
+	if (rc == GS_CUDA_OK)
+	{
+		for (int i = 0; i < SELF_TEST_ROWS * f->n_outputs; i++)
+			if (!(cpu[i] == gpu[i] || (isnan(cpu[i]) && isnan(gpu[i]))))
+			{
+				snprintf(why, whylen,
+						 "the GPU engine's self-test failed: output %d is %.9g on the GPU and %.9g on the CPU",
+						 i, (double) gpu[i], (double) cpu[i]);
+				same = false;
+				break;
+			}
+	}
+	else if (rc == GS_CUDA_DEVICE_LOST)
+		gs_provider_lost(why);
+	pfree(x);
+	pfree(cpu);
+	pfree(gpu);
+	pfree(margin);
+	if (rc != GS_CUDA_OK || !same)
+	{
+		gs_device_release_model(ref);
+		ref->device_failed = true;
+		strlcpy(ref->device_reason, why, sizeof(ref->device_reason));
+		return false;
+	}
+	return true;
+}
+
+/*
+ * gpu_device_info() RETURNS TABLE(provider_loaded, reason, device_count,
+ * device_name, compute_capability, total_memory, free_memory,
+ * driver_version, runtime_version): what this backend sees, with current
+ * memory figures.
+ */
+Datum
+gpuscore_gpu_device_info(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Datum		values[9];
+	bool		nulls[9] = {0};
+	GsCudaInfo *in = &gs_provider.info;
+	char		err[256];
+
+	InitMaterializedSRF(fcinfo, 0);
+	gs_provider_load();
+	if (gs_provider.usable && gs_provider.probe(in, err, sizeof(err)) != GS_CUDA_OK)
+		gs_provider_lost(err);
+	values[0] = BoolGetDatum(gs_provider.usable);
+	values[1] = CStringGetTextDatum(gs_provider.reason);
+	nulls[1] = gs_provider.usable;
+	values[2] = Int32GetDatum(in->device_count);
+	values[3] = CStringGetTextDatum(in->name);
+	values[4] = CStringGetTextDatum(psprintf("%d.%d", in->cc_major, in->cc_minor));
+	values[5] = Int64GetDatum((int64) in->total_mem);
+	values[6] = Int64GetDatum((int64) in->free_mem);
+	values[7] = Int32GetDatum(in->driver_version);
+	values[8] = Int32GetDatum(in->runtime_version);
+	if (!gs_provider.usable)
+	{
+		for (int i = 3; i < 7; i++)
+			nulls[i] = true;
+		nulls[7] = in->driver_version == 0;
+		nulls[8] = in->runtime_version == 0;
+	}
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	return (Datum) 0;
+}
