@@ -5,7 +5,8 @@
  *	  tails (1, 31, 32, 33, 1000, 65536, 1000003 rows), with missing values.
  *
  * Built by "make gputest" (needs nvcc) and run where a GPU is present, e.g.
- * on the lent device machine.  Without a usable GPU it prints why and exits
+ * on the lent device machine (tests/gpu/device_run.sh).  GS_GPU_TEST_MAX_ROWS
+ * caps the batch sizes (for compute-sanitizer runs).  Without a usable GPU it prints why and exits
  * with status 77 ("skipped"); it is not part of .ci/test, which runs on
  * machines without GPUs.  Prints TAP lines and "N passed, N failed".
  */
@@ -130,10 +131,16 @@ check_model(const char *label, const GsForest *f)
 		check(0, label, err);
 		return;
 	}
+	const char *cap = getenv("GS_GPU_TEST_MAX_ROWS");	/* e.g. under compute-sanitizer */
+	size_t		max_rows = cap ? (size_t) strtoull(cap, NULL, 10) : (size_t) -1;
+
 	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++)
 	{
 		size_t		n = sizes[s];
 		size_t		no = (size_t) f->n_outputs;
+
+		if (n > max_rows)
+			continue;
 		float	   *x = malloc(sizeof(float) * n * f->n_features);
 		float	   *margin = malloc(sizeof(float) * n * f->n_groups);
 		float	   *cpu = malloc(sizeof(float) * n * no);
