@@ -69,17 +69,24 @@ tests/unit/test_ubj: tests/unit/test_ubj.c src/core/ubj_decode.c src/core/utf8_v
 tests/unit/test_ubj_asan: tests/unit/test_ubj.c src/core/ubj_decode.c src/core/utf8_valid.c src/core/ubj_decode.h
 	$(CC) $(UNIT_CFLAGS) $(ASAN_FLAGS) -o $@ tests/unit/test_ubj.c src/core/ubj_decode.c src/core/utf8_valid.c -ljansson -lm
 
+# Emulation of the GPU kernels' phase code on the CPU (cuda/kernel_phases.h).
+tests/unit/test_kernel_emulation: tests/unit/test_kernel_emulation.c $(CORE_SRC) src/core/*.h cuda/*.h
+	$(CC) $(UNIT_CFLAGS) -Icuda -o $@ tests/unit/test_kernel_emulation.c $(CORE_SRC) -ljansson -lm
+
+tests/unit/test_kernel_emulation_asan: tests/unit/test_kernel_emulation.c $(CORE_SRC) src/core/*.h cuda/*.h
+	$(CC) $(UNIT_CFLAGS) $(ASAN_FLAGS) -Icuda -o $@ tests/unit/test_kernel_emulation.c $(CORE_SRC) -ljansson -lm
+
 bench/bench_core: bench/bench_core.c $(CORE_SRC) src/core/*.h
 	$(CC) $(UNIT_CFLAGS) -o $@ bench/bench_core.c $(CORE_SRC) -ljansson -lxgboost -lm
 
 .PHONY: unittest unittest-asan
-unittest: tests/unit/test_core tests/unit/test_ubj
-	cd tests/unit && ./test_ubj && ./test_core
+unittest: tests/unit/test_core tests/unit/test_ubj tests/unit/test_kernel_emulation
+	cd tests/unit && ./test_ubj && ./test_core && ./test_kernel_emulation
 
-unittest-asan: tests/unit/test_core_asan tests/unit/test_ubj_asan
-	cd tests/unit && ./test_ubj_asan && ./test_core_asan
+unittest-asan: tests/unit/test_core_asan tests/unit/test_ubj_asan tests/unit/test_kernel_emulation_asan
+	cd tests/unit && ./test_ubj_asan && ./test_core_asan && ./test_kernel_emulation_asan
 
-EXTRA_CLEAN = $(MOCK_PROVIDER) tests/unit/test_core tests/unit/test_core_asan tests/unit/test_ubj \
+EXTRA_CLEAN = $(MOCK_PROVIDER) tests/unit/test_kernel_emulation tests/unit/test_kernel_emulation_asan tests/unit/test_core tests/unit/test_core_asan tests/unit/test_ubj \
 	tests/unit/test_ubj_asan bench/bench_core
 
 # header dependencies (PGXS tracks none without --enable-depend)

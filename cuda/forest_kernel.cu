@@ -21,6 +21,10 @@
  *	  too (column-major, conflict-free reads), otherwise they are read
  *	  from the batch in global memory.
  *
+ * Both end with the output transform of kernel_phases.h
+ * (gs_transform_row_exact: the CPU engine's, with glibc's expf algorithm),
+ * so margins and outputs are bit-identical to the CPU engine's.
+ *
  * NGB is the number of margins per row rounded up to a power of two (at
  * most 32); RPT is 1, 2 or 4 with NGB * RPT <= 32.  The tile plan (which
  * kernel, tile size, staging, rows per thread) is made on the host by

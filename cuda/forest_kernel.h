@@ -16,8 +16,10 @@
  * per row margin[g] = base_margin[g], then the leaf of every tree, in model
  * order, added in float to margin[tree_group[t]]; NaN is missing and takes
  * the node's default direction, otherwise x < threshold goes left.  The
- * output transform is gs_transform_row of src/core/forest_eval.h run on
- * the device (see gs_dforest_predict for the one caveat).
+ * output transform is gs_transform_row of src/core/forest_eval.h with
+ * glibc's expf algorithm (gs_transform_row_exact in kernel_phases.h), so
+ * outputs are bit-identical to the CPU engine's too (see
+ * gs_dforest_predict).
  *
  * Return codes: 0 on success, a cudaError_t (positive) from the CUDA
  * runtime, or one of the negative GS_DFOREST_E* codes below;
@@ -73,13 +75,16 @@ int			gs_dforest_create_ex(const GsForest *f, const GsDForestOptions *opt,
  * Score n_rows of a column-major DEVICE batch d_x (feature f of row r at
  * d_x[f * ld + r], ld >= n_rows) into DEVICE d_out[r * n_outputs + k], on
  * stream (a cudaStream_t passed as void *; NULL is the default stream).
- * Asynchronous: returns after the launch (launch errors are returned,
- * execution errors surface at the next synchronisation).
+ * d_out must not overlap d_x.  Asynchronous: returns after the launch
+ * (launch errors are returned, execution errors surface at the next
+ * synchronisation).  Returns GS_DFOREST_EINVAL (negative) for NULL
+ * pointers or ld < n_rows, else 0 or a cudaError_t.
  *
- * Margins are bit-identical to the CPU engine's; so are identity, hinge
- * and argmax outputs.  Transforms that call expf (sigmoid, exp, softmax)
- * use CUDA's expf (at most 2 ulp from the correctly rounded value), which
- * may differ from the host libm's expf by an ulp or two.
+ * Margins and outputs are bit-identical to the CPU engine's on a host whose
+ * libm is glibc >= 2.28 running its FMA variant (any x86-64 CPU with FMA,
+ * aarch64).  With glibc's non-FMA variant, sigmoid/exp/softmax outputs can
+ * differ by 1 ulp for 2 of the 2^32 float margins (x = 0x1.04845ep+5 and
+ * -0x1.f8cbb2p+5 for exp); other libms may differ by an ulp more often.
  */
 int			gs_dforest_predict(const GsDeviceForest *df, const float *d_x,
 							   size_t ld, size_t n_rows, float *d_out,

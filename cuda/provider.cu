@@ -105,6 +105,16 @@ injected(const char *what, char *err, size_t errlen)
 	return GS_CUDA_ERROR;
 }
 
+/* A kernel-module return code: CUDA error (> 0) or argument error (< 0). */
+static int
+kernel_fail(int rc, const char *what, char *err, size_t errlen)
+{
+	if (rc > 0)
+		return cuda_fail((cudaError_t) rc, what, err, errlen);
+	snprintf(err, errlen, "%s failed: %s", what, gs_dforest_strerror(rc));
+	return GS_CUDA_ERROR;
+}
+
 /* Refuse work once the device is lost. */
 #define CHECK_LOST() \
 	do { \
@@ -192,11 +202,7 @@ gs_cuda_model_upload(const GsForest *f, GsCudaModel **out, char *err, size_t err
 		free(m);
 		if (rc > 0)
 			return cuda_fail((cudaError_t) rc, "uploading the model", err, errlen);
-		snprintf(err, errlen, "%s",
-				 rc == GS_DFOREST_ETOO_MANY_GROUPS ?
-				 "the GPU engine supports at most 32 outputs per row" :
-				 rc == GS_DFOREST_ENOMEM ? "out of host memory preparing the model for the GPU" :
-				 "the model cannot be laid out for the GPU");
+		snprintf(err, errlen, "%s", gs_dforest_strerror(rc));
 		return GS_CUDA_ERROR;
 	}
 	*out = m;
@@ -216,11 +222,15 @@ gs_cuda_predict(GsCudaModel *m, const float *x, size_t n_rows, float *out,
 	CHECK_LOST();
 	if (n_rows == 0)
 		return GS_CUDA_OK;
+	int			krc = 0;
+
 	if ((rc = cudaMalloc((void **) &d_x, sizeof(float) * n_rows * m->n_features)) != cudaSuccess ||
 		(rc = cudaMalloc((void **) &d_out, sizeof(float) * n_rows * m->n_outputs)) != cudaSuccess ||
-		(rc = cudaMemcpy(d_x, x, sizeof(float) * n_rows * m->n_features, cudaMemcpyHostToDevice)) != cudaSuccess ||
-		(rc = (cudaError_t) gs_dforest_predict(m->df, d_x, n_rows, n_rows, d_out, NULL)) != cudaSuccess ||
-		(rc = cudaMemcpy(out, d_out, sizeof(float) * n_rows * m->n_outputs, cudaMemcpyDeviceToHost)) != cudaSuccess)
+		(rc = cudaMemcpy(d_x, x, sizeof(float) * n_rows * m->n_features, cudaMemcpyHostToDevice)) != cudaSuccess)
+		ret = cuda_fail(rc, "scoring a batch", err, errlen);
+	else if ((krc = gs_dforest_predict(m->df, d_x, n_rows, n_rows, d_out, NULL)) != 0)
+		ret = kernel_fail(krc, "scoring a batch", err, errlen);
+	else if ((rc = cudaMemcpy(out, d_out, sizeof(float) * n_rows * m->n_outputs, cudaMemcpyDeviceToHost)) != cudaSuccess)
 		ret = cuda_fail(rc, "scoring a batch", err, errlen);
 	cudaFree(d_x);
 	cudaFree(d_out);
@@ -319,8 +329,13 @@ gs_cuda_pipeline_submit(GsCudaPipeline *p, int slot, size_t n_rows, char *err, s
 		return GS_CUDA_OK;
 	CUDA_TRY(cudaMemcpyAsync(sl->d_in, sl->h_in, sizeof(float) * n_rows * m->n_features,
 							 cudaMemcpyHostToDevice, sl->stream), "copying a batch to the GPU");
-	CUDA_TRY((cudaError_t) gs_dforest_predict(m->df, sl->d_in, n_rows, n_rows, sl->d_out,
-											  (void *) sl->stream), "launching the scoring kernel");
+	{
+		int			krc = gs_dforest_predict(m->df, sl->d_in, n_rows, n_rows, sl->d_out,
+											 (void *) sl->stream);
+
+		if (krc != 0)
+			return kernel_fail(krc, "launching the scoring kernel", err, errlen);
+	}
 	CUDA_TRY(cudaMemcpyAsync(sl->h_out, sl->d_out, sizeof(float) * n_rows * m->n_outputs,
 							 cudaMemcpyDeviceToHost, sl->stream), "copying scores from the GPU");
 	return GS_CUDA_OK;

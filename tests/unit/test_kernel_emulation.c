@@ -1,0 +1,746 @@
+/*
+ * test_kernel_emulation.c
+ *	  CPU emulation of the GPU scoring kernels (cuda/forest_kernel.cu),
+ *	  checked bit for bit against the CPU engine.  Runs anywhere, no GPU.
+ *
+ * The kernels are thin shells around the __host__ __device__ phases of
+ * cuda/kernel_phases.h; this test runs those same phases, compiled as C,
+ * in the order the shells and their barriers impose: for every block, the
+ * "init" phase for every thread index, then (staged plans) "stage rows"
+ * for every thread index, then for every tile "load tile" for every thread
+ * index followed by "walk tile" for every thread index, then "output" for
+ * every thread index.  Models are laid out and tiled by forest_layout.h,
+ * the planner gs_dforest_create uses.  Shared memory is a heap buffer of
+ * exactly the launch's size, poisoned (all bits set: NaN values, leaf
+ * flags) before staging and before every tile load, so a walk that read
+ * anything a load phase did not write would show up in the results.
+ *
+ * For every fixture model (tests/fixtures/models/ *.json and *.ubj), for
+ * shared-memory budgets of 4 KB, 48 KB, 113 KB (the H100 default: two
+ * blocks per multiprocessor) and 227 KB (the H100 opt-in maximum), for the
+ * automatic plan and for plans with rows forced into / kept out of shared
+ * memory and 4 rows per thread, for every rows-per-thread value the plan
+ * allows, and for batches of 1, 31, 32, 33, 257 and 1000 rows (random
+ * values around the model's thresholds, exact thresholds and 10% NaN
+ * included; every other batch with ld > n_rows): margins and transformed
+ * outputs must equal gs_cpu_margins / gs_cpu_predict exactly (== , with
+ * NaN == NaN), nothing may be written past the batch's outputs, and the
+ * layout must satisfy the tiling invariants.  The rows kernel is checked
+ * the same way.  TAP output, then "kernel-emulation: N passed, N failed";
+ * exit status 1 on any failure.  It also checks gs_expf_exact, the expf
+ * of the device transform, against the host's expf on every 4099th float
+ * (every float with --exhaustive-expf, a few minutes), and the device
+ * transform against gs_transform_row.
+ *
+ * Build and run from tests/unit (relative fixture paths, like test_core):
+ *
+ *   cd tests/unit && gcc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror \
+ *     -I../../src/core -I../../cuda -o test_kernel_emulation \
+ *     test_kernel_emulation.c ../../src/core/forest.c ../../src/core/gs_status.c \
+ *     ../../src/core/utf8_valid.c ../../src/core/ubj_decode.c \
+ *     ../../src/core/xgb_decode.c ../../src/core/xgb_load.c \
+ *     ../../src/core/cpu_engine.c -ljansson -lm && ./test_kernel_emulation
+ *
+ * and the same with -g -fsanitize=address,undefined -fno-omit-frame-pointer.
+ */
+#include <dirent.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu_engine.h"
+#include "forest.h"
+#include "forest_eval.h"
+#include "forest_layout.h"
+#include "kernel_phases.h"
+
+#define FIXTURES "../fixtures"
+#define GUARD 8					/* sentinel floats after every output buffer */
+#define SENTINEL 12345.678f
+
+static int	n_pass = 0,
+			n_fail = 0;
+
+/* Record one TAP result. */
+static void
+check(int ok, const char *label, const char *what)
+{
+	printf("%s %d - %s: %s\n", ok ? "ok" : "not ok", n_pass + n_fail + 1, label, what);
+	if (ok)
+		n_pass++;
+	else
+		n_fail++;
+}
+
+/* Read a whole file; NULL if absent. */
+static unsigned char *
+read_file(const char *path, size_t *len)
+{
+	FILE	   *f = fopen(path, "rb");
+	unsigned char *buf;
+	long		n;
+
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	buf = malloc(n > 0 ? (size_t) n : 1);
+	*len = fread(buf, 1, n > 0 ? (size_t) n : 0, f);
+	fclose(f);
+	return buf;
+}
+
+/* Deterministic pseudo-random generator (xorshift), as tests/gpu. */
+static unsigned long long rng_state = 88172645463325252ULL;
+
+static double
+rnd(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return (double) (rng_state >> 11) / 9007199254740992.0;
+}
+
+/*
+ * Fill a column-major batch (n rows, leading dimension ld) with values
+ * around the model's thresholds: 10% NaN, 40% exactly a threshold (which
+ * goes right), the rest a threshold nudged either way or a wide random
+ * value.  The padding rows between n and ld get NaN (never read).
+ */
+static void
+fill_batch(const GsForest *f, float *x, size_t n, size_t ld)
+{
+	for (int k = 0; k < f->n_features; k++)
+		for (size_t r = 0; r < ld; r++)
+		{
+			double		u = rnd();
+			float		v;
+
+			if (r >= n || u < 0.1)
+				v = NAN;
+			else
+			{
+				const GsNode *nd = &f->nodes[(size_t) (rnd() * (double) f->n_nodes)];
+
+				v = (nd->info & GS_NODE_LEAF) ? (float) (rnd() * 200 - 100) : nd->value;
+				if (u > 0.5)
+					v += (float) ((rnd() - 0.5) * 0.01 * (fabsf(v) + 1));
+			}
+			x[(size_t) k * ld + r] = v;
+		}
+}
+
+/* Equal as bits of meaning: == or both NaN. */
+static int
+same(float a, float b)
+{
+	return a == b || (isnan(a) && isnan(b));
+}
+
+/*
+ * Check the layout invariants the kernels rely on; returns NULL or what
+ * is wrong.
+ */
+static const char *
+check_layout(const GsForest *f, const GsLayout *l, size_t budget)
+{
+	const GsNode *nodes = (const GsNode *) l->nodes;
+	uint32_t	next_tree = 0;
+
+	if (l->n_trees != f->n_trees)
+		return "tree count differs";
+	if (l->kernel == GS_KERNEL_TILED &&
+		gs_layout_smem_bytes(l, l->max_rpt, f->n_features) > budget)
+		return "shared memory of the plan exceeds the budget";
+	if (l->kernel == GS_KERNEL_TILED && l->tile_vecs % 3 != 0)
+		return "tile region is not a whole number of 4-node groups";
+	for (uint32_t i = 0; i < l->n_tiles; i++)
+	{
+		const GsTile *t = &l->tiles[i];
+		uint64_t	end = (uint64_t) t->first_node + (uint64_t) t->n_vec / 3 * 4;
+
+		if (t->first_tree != next_tree || t->n_trees == 0)
+			return "tiles do not cover the trees in order";
+		if (t->first_node % 4 != 0 || t->n_vec % 3 != 0)
+			return "tile not aligned to 16 bytes";
+		if (l->kernel == GS_KERNEL_TILED && t->n_vec > l->tile_vecs)
+			return "tile larger than the tile region";
+		if ((size_t) end > l->n_vecs / 3 * 4)
+			return "tile past the node array";
+		for (uint32_t k = t->first_tree; k < t->first_tree + t->n_trees; k++)
+		{
+			const GsTreeDesc *d = &l->trees[k];
+
+			if (d->first < t->first_node || (uint64_t) d->first + d->n_nodes > end)
+				return "tree outside its tile";
+			if (d->group != f->tree_group[k] || d->depth != f->tree_depth[k])
+				return "tree descriptor differs from the forest";
+			if (memcmp(nodes + d->first, f->nodes + f->tree_offset[k],
+					   sizeof(GsNode) * d->n_nodes) != 0)
+				return "tree nodes differ from the forest";
+		}
+		next_tree = t->first_tree + t->n_trees;
+	}
+	if ((int32_t) next_tree != f->n_trees)
+		return "tiles do not cover every tree";
+	return NULL;
+}
+
+/*
+ * Emulate one launch of the tiled kernel with rpt rows per thread: every
+ * block, every phase, every thread index, in barrier order.
+ */
+static void
+emulate_tiled(const GsLayout *l, const GsKernelArgs *a, int rpt)
+{
+	const int	T = GS_KTHREADS;
+	const size_t rows_per_block = (size_t) T * (size_t) rpt;
+	const size_t blocks = (a->n_rows + rows_per_block - 1) / rows_per_block;
+	const size_t smem_bytes = gs_layout_smem_bytes(l, rpt, a->n_features);
+	GsVec4	   *smem = malloc(smem_bytes > 0 ? smem_bytes : 16);
+	float	   *m = malloc(sizeof(float) * (size_t) T * (size_t) rpt * (size_t) l->ngb);
+
+	for (size_t b = 0; b < blocks; b++)
+	{
+		memset(smem, 0xFF, smem_bytes);
+		for (int tid = 0; tid < T; tid++)
+			gs_phase_init(a, rpt, l->ngb, m + (size_t) tid * rpt * l->ngb);
+		if (l->staged)
+			for (int tid = 0; tid < T; tid++)
+				gs_phase_stage_rows(a, b, tid, T, rpt, (float *) (smem + a->tile_vecs));
+		for (uint32_t i = 0; i < a->n_tiles; i++)
+		{
+			/* __syncthreads(); then load; __syncthreads(); then walk */
+			memset(smem, 0xFF, (size_t) a->tile_vecs * sizeof(GsVec4));
+			for (int tid = 0; tid < T; tid++)
+				gs_phase_load_tile(a, i, tid, T, smem);
+			for (int tid = 0; tid < T; tid++)
+				gs_phase_walk_tile(a, i, b, tid, T, rpt, l->ngb, l->staged, smem,
+								   m + (size_t) tid * rpt * l->ngb);
+		}
+		for (int tid = 0; tid < T; tid++)
+			gs_phase_output(a, b, tid, T, rpt, l->ngb, m + (size_t) tid * rpt * l->ngb);
+	}
+	free(smem);
+	free(m);
+}
+
+/* Emulate one launch of the rows kernel (no barriers, no shared memory). */
+static void
+emulate_rows(const GsLayout *l, const GsKernelArgs *a)
+{
+	const size_t blocks = (a->n_rows + GS_KTHREADS - 1) / GS_KTHREADS;
+	float		m[GS_KMAX_GROUPS];
+
+	for (size_t b = 0; b < blocks; b++)
+		for (int tid = 0; tid < GS_KTHREADS; tid++)
+			gs_rows_thread(a, b, tid, GS_KTHREADS, l->ngb, m);
+}
+
+/*
+ * Score every batch size with layout l (every rows-per-thread value the
+ * plan allows) and compare margins and outputs with the CPU engine.
+ * Returns the number of mismatching values (detail in msg).
+ */
+static long
+run_layout(const GsForest *f, const GsLayout *l, char *msg, size_t msglen)
+{
+	const size_t sizes[] = {1, 31, 32, 33, 257, 1000};
+	long		bad = 0;
+
+	msg[0] = '\0';
+	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++)
+	{
+		size_t		n = sizes[s];
+		size_t		ld = n + (s % 2 ? 5 : 0);
+		float	   *x = malloc(sizeof(float) * ld * (size_t) f->n_features);
+		float	   *cm = malloc(sizeof(float) * n * (size_t) f->n_groups);
+		float	   *co = malloc(sizeof(float) * n * (size_t) f->n_outputs);
+		size_t		no_m = n * (size_t) f->n_groups,
+					no_o = n * (size_t) f->n_outputs;
+		float	   *gm = malloc(sizeof(float) * (no_m + GUARD));
+		float	   *go = malloc(sizeof(float) * (no_o + GUARD));
+
+		fill_batch(f, x, n, ld);
+		gs_cpu_predict(f, x, ld, n, cm, co);
+		for (int rpt = 1; rpt <= (l->kernel == GS_KERNEL_TILED ? l->max_rpt : 1); rpt *= 2)
+		{
+			GsKernelArgs a;
+
+			for (int raw = 0; raw <= 1; raw++)
+			{
+				float	   *out = raw ? gm : go;
+				const float *want = raw ? cm : co;
+				size_t		cnt = raw ? no_m : no_o;
+
+				for (size_t i = 0; i < cnt + GUARD; i++)
+					out[i] = SENTINEL;
+				memset(&a, 0, sizeof(a));
+				a.nodes = l->nodes;
+				a.trees = l->trees;
+				a.tiles = l->tiles;
+				a.base_margin = f->base_margin;
+				a.x = x;
+				a.out = out;
+				a.ld = ld;
+				a.n_rows = n;
+				a.n_trees = f->n_trees;
+				a.n_tiles = l->n_tiles;
+				a.tile_vecs = l->tile_vecs;
+				a.n_features = f->n_features;
+				a.n_groups = f->n_groups;
+				a.n_outputs = f->n_outputs;
+				a.transform = (int32_t) f->transform;
+				a.raw_margins = raw;
+				if (l->kernel == GS_KERNEL_TILED)
+					emulate_tiled(l, &a, rpt);
+				else
+					emulate_rows(l, &a);
+				for (size_t i = 0; i < cnt; i++)
+					if (!same(out[i], want[i]))
+					{
+						if (bad++ == 0)
+							snprintf(msg, msglen, " (first: %zu rows, rpt %d, %s[%zu] = %.9g, cpu %.9g)",
+									 n, rpt, raw ? "margin" : "output", i,
+									 (double) out[i], (double) want[i]);
+					}
+				for (size_t i = cnt; i < cnt + GUARD; i++)
+					if (out[i] != SENTINEL)
+					{
+						if (bad++ == 0)
+							snprintf(msg, msglen, " (write past the outputs: %zu rows, rpt %d)", n, rpt);
+					}
+			}
+		}
+		free(x);
+		free(cm);
+		free(co);
+		free(gm);
+		free(go);
+	}
+	return bad;
+}
+
+/* One plan of one model: build, check invariants, emulate, report. */
+static void
+check_plan(const char *model, const GsForest *f, const char *cfg,
+		   const GsLayoutOptions *opt)
+{
+	GsLayout	l;
+	char		label[512],
+				what[512],
+				msg[256];
+	int			rc = gs_layout_build(f, opt, &l);
+	const char *inv;
+	long		bad;
+
+	snprintf(label, sizeof(label), "%s [%s]", model, cfg);
+	if (rc != GS_LAYOUT_OK)
+	{
+		snprintf(what, sizeof(what), "layout failed with code %d", rc);
+		check(0, label, what);
+		return;
+	}
+	inv = check_layout(f, &l, opt->smem_budget ? opt->smem_budget : GS_SMEM_FALLBACK);
+	if (inv)
+	{
+		check(0, label, inv);
+		gs_layout_free(&l);
+		return;
+	}
+	bad = run_layout(f, &l, msg, sizeof(msg));
+	if (l.kernel == GS_KERNEL_TILED)
+		snprintf(what, sizeof(what),
+				 "tiled, %s rows, rpt <= %d, %u tiles of <= %u B: %ld values differ from the CPU engine%s",
+				 l.staged ? "staged" : "global", l.max_rpt, l.n_tiles,
+				 l.tile_vecs * 16u, bad, msg);
+	else
+		snprintf(what, sizeof(what), "rows kernel (%s): %ld values differ from the CPU engine%s",
+				 l.why, bad, msg);
+	check(bad == 0, label, what);
+	gs_layout_free(&l);
+}
+
+/* Planner edge cases that no fixture reaches. */
+static void
+test_planner(void)
+{
+	GsForest	f;
+	GsNode		nodes[3] = {{0.5f, 0, 1}, {-1.0f, GS_NODE_LEAF, 0}, {2.0f, GS_NODE_LEAF, 0}};
+	uint32_t	off[1] = {0};
+	int32_t		grp[1] = {0},
+				dep[1] = {1};
+	float		base[33] = {0};
+	GsLayout	l;
+	GsLayoutOptions o;
+
+	memset(&f, 0, sizeof(f));
+	f.n_features = 1;
+	f.n_groups = 33;
+	f.n_outputs = 33;
+	f.n_trees = 1;
+	f.n_nodes = 3;
+	f.nodes = nodes;
+	f.tree_offset = off;
+	f.tree_group = grp;
+	f.tree_depth = dep;
+	f.base_margin = base;
+	check(gs_layout_build(&f, NULL, &l) == GS_LAYOUT_EGROUPS, "planner",
+		  "33 groups refused (the glue falls back to the CPU)");
+	f.n_groups = 32;
+	f.n_outputs = 32;
+	check(gs_layout_build(&f, NULL, &l) == GS_LAYOUT_OK && l.ngb == 32 && l.max_rpt == 1,
+		  "planner", "32 groups: one register bucket of 32, 1 row per thread");
+	gs_layout_free(&l);
+	f.n_groups = 3;
+	f.n_outputs = 3;
+	check(gs_layout_build(&f, NULL, &l) == GS_LAYOUT_OK && l.ngb == 4, "planner",
+		  "3 groups round up to a bucket of 4");
+	gs_layout_free(&l);
+	memset(&o, 0, sizeof(o));
+	o.kernel = GS_KERNEL_TILED;
+	o.smem_budget = 32;			/* not even one 4-node group */
+	check(gs_layout_build(&f, &o, &l) == GS_LAYOUT_ETILE, "planner",
+		  "tiled kernel imposed on a budget no tree fits: refused");
+	o.kernel = GS_KERNEL_AUTO;
+	check(gs_layout_build(&f, &o, &l) == GS_LAYOUT_OK && l.kernel == GS_KERNEL_ROWS,
+		  "planner", "automatic plan on a budget no tree fits: rows kernel");
+	gs_layout_free(&l);
+	o.max_rpt = 3;
+	check(gs_layout_build(&f, &o, &l) == GS_LAYOUT_EINVAL, "planner",
+		  "3 rows per thread refused");
+	memset(&l, 0, sizeof(l));
+	l.kernel = GS_KERNEL_TILED;
+	l.max_rpt = 4;
+	check(gs_layout_pick_rpt(&l, 16u << 20, 132) == 4 &&
+		  gs_layout_pick_rpt(&l, 256u << 10, 132) == 1 &&
+		  gs_layout_pick_rpt(&l, 512u << 10, 132) == 2 &&
+		  gs_layout_pick_rpt(&l, 1000, 0) == 4,
+		  "planner", "rows per thread shrink for small batches (4 blocks per SM)");
+}
+
+/*
+ * A random forest made here, for shapes no fixture has: n_groups output
+ * groups (trees assigned round-robin, as XGBoost does), trees of random
+ * shape up to depth max_depth, every fifth tree a lone leaf and every
+ * seventh a chain as deep as deep_depth (past GS_KLOCKSTEP_MAX_DEPTH, the
+ * gs_tree_leaf path).  Built with malloc, so gs_forest_free releases it.
+ */
+static GsForest *
+synth_forest(int n_trees, int n_groups, GsTransform tf, int n_features,
+			 int max_depth, int deep_depth)
+{
+	GsForest   *f = calloc(1, sizeof(GsForest));
+	size_t		cap = 1024,
+				n = 0;
+
+	f->alloc = gs_malloc_allocator;
+	f->transform = tf;
+	f->n_features = n_features;
+	f->n_groups = n_groups;
+	f->n_outputs = tf == GS_TRANSFORM_ARGMAX ? 1 : n_groups;
+	f->n_trees = n_trees;
+	f->base_margin = malloc(sizeof(float) * (size_t) n_groups);
+	f->tree_offset = malloc(sizeof(uint32_t) * (size_t) (n_trees > 0 ? n_trees : 1));
+	f->tree_group = malloc(sizeof(int32_t) * (size_t) (n_trees > 0 ? n_trees : 1));
+	f->tree_depth = malloc(sizeof(int32_t) * (size_t) (n_trees > 0 ? n_trees : 1));
+	f->nodes = malloc(sizeof(GsNode) * cap);
+	for (int g = 0; g < n_groups; g++)
+		f->base_margin[g] = (float) (rnd() - 0.5);
+	for (int t = 0; t < n_trees; t++)
+	{
+		int			chain = t % 7 == 3,
+					lone = t % 5 == 4;
+		int			dmax = chain ? deep_depth : lone ? 0 : max_depth;
+		int			depth[4096];
+		size_t		count = 1,
+					base = n;
+
+		f->tree_offset[t] = (uint32_t) n;
+		f->tree_group[t] = t % n_groups;
+		f->tree_depth[t] = 0;
+		depth[0] = 0;
+		for (size_t i = 0; i < count; i++)
+		{
+			GsNode	   *nd;
+			int			split;
+
+			if (base + count + 2 > cap)
+			{
+				cap *= 2;
+				f->nodes = realloc(f->nodes, sizeof(GsNode) * cap);
+			}
+			nd = &f->nodes[base + i];
+			split = depth[i] < dmax && count + 2 <= 4096 &&
+				(chain ? (i == 0 || i % 2 == 1) : (i == 0 || rnd() < 0.8));
+			if (split)
+			{
+				nd->value = (float) (rnd() * 2 - 1);
+				nd->info = (uint32_t) (rnd() * n_features) |
+					(rnd() < 0.5 ? GS_NODE_DEFAULT_LEFT : 0);
+				nd->left = (uint32_t) count;
+				depth[count] = depth[count + 1] = depth[i] + 1;
+				count += 2;
+			}
+			else
+			{
+				nd->value = (float) (rnd() * 2 - 1);
+				nd->info = GS_NODE_LEAF;
+				nd->left = 0;
+				if (depth[i] > f->tree_depth[t])
+					f->tree_depth[t] = depth[i];
+			}
+		}
+		n += count;
+		if (f->tree_depth[t] > f->max_depth)
+			f->max_depth = f->tree_depth[t];
+	}
+	f->n_nodes = (int64_t) n;
+	return f;
+}
+
+/* Synthetic forests: every group bucket, deep chains, no trees at all. */
+static void
+test_synthetic(void)
+{
+	struct
+	{
+		int			trees,
+					groups;
+		GsTransform tf;
+		int			depth;
+	}			shapes[] = {
+		{0, 1, GS_TRANSFORM_SIGMOID, 0},
+		{64, 2, GS_TRANSFORM_SOFTMAX, 7},
+		{90, 5, GS_TRANSFORM_ARGMAX, 6},
+		{96, 8, GS_TRANSFORM_IDENTITY, 8},
+		{120, 17, GS_TRANSFORM_SOFTMAX, 5},
+		{128, 32, GS_TRANSFORM_SOFTMAX, 4},
+		{200, 1, GS_TRANSFORM_EXP, 11},
+	};
+	const size_t budgets[] = {4096, 48 * 1024, 232448};
+	const char *bnames[] = {"4K", "48K", "227K"};
+
+	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++)
+	{
+		GsForest   *f = synth_forest(shapes[i].trees, shapes[i].groups, shapes[i].tf,
+									 12, shapes[i].depth, 24);
+		char		label[160];
+		GsLayoutOptions o;
+
+		snprintf(label, sizeof(label), "synthetic (%d trees, depth %d, %d groups, transform %d)",
+				 f->n_trees, f->max_depth, f->n_groups, (int) f->transform);
+		memset(&o, 0, sizeof(o));
+		o.kernel = GS_KERNEL_ROWS;
+		check_plan(label, f, "rows", &o);
+		for (size_t b = 0; b < sizeof(budgets) / sizeof(budgets[0]); b++)
+		{
+			char		cfg[64];
+
+			memset(&o, 0, sizeof(o));
+			o.smem_budget = budgets[b];
+			snprintf(cfg, sizeof(cfg), "auto %s", bnames[b]);
+			check_plan(label, f, cfg, &o);
+			o.stage_rows = -1;
+			o.max_rpt = 4;
+			snprintf(cfg, sizeof(cfg), "global rows, rpt 4, %s", bnames[b]);
+			check_plan(label, f, cfg, &o);
+			o.stage_rows = 1;
+			snprintf(cfg, sizeof(cfg), "staged rows, rpt 4, %s", bnames[b]);
+			check_plan(label, f, cfg, &o);
+		}
+		gs_forest_free(f);
+	}
+}
+
+/*
+ * gs_expf_exact (the device transform's expf) against the host's expf, bit
+ * for bit: every step-th float bit pattern (every one with step 1, about
+ * 4.3 billion: a few minutes), plus special values.  The two inputs where
+ * glibc's FMA and non-FMA variants differ are reported apart, since which
+ * variant the host's glibc runs depends on its CPU.
+ */
+static void
+test_expf(uint64_t step)
+{
+	const uint32_t fma_only[] = {0x4202422fu, 0xc27c65d9u};
+	const float special[] = {0.0f, -0.0f, 1.0f, -1.0f, INFINITY, -INFINITY, NAN,
+		88.0f, -88.0f, 88.7f, -88.7f, 0x1.62e42ep6f, 0x1.62e430p6f,
+		-0x1.9fe368p6f, -0x1.9fe36ap6f, -0x1.9d1d9ep6f, 1e-30f, -1e-30f,
+		0x1p-149f, 103.0f, -103.0f, -150.0f, 1e30f, -1e30f};
+	uint64_t	n = 0,
+				bad = 0;
+	uint32_t	first = 0;
+	char		what[256];
+	int			fma_same = 0;
+
+	for (uint64_t u = 0; u <= 0xFFFFFFFFull; u += step)
+	{
+		uint32_t	w = (uint32_t) u,
+					a,
+					b;
+		float		x,
+					ea,
+					eb;
+
+		if (w == fma_only[0] || w == fma_only[1])
+			continue;
+		memcpy(&x, &w, 4);
+		ea = expf(x);
+		eb = gs_expf_exact(x);
+		memcpy(&a, &ea, 4);
+		memcpy(&b, &eb, 4);
+		n++;
+		if (a != b && !(isnan(ea) && isnan(eb)) && bad++ == 0)
+			first = w;
+	}
+	for (size_t i = 0; i < sizeof(special) / sizeof(special[0]); i++)
+	{
+		float		ea = expf(special[i]),
+					eb = gs_expf_exact(special[i]);
+
+		n++;
+		if (!same(ea, eb) && bad++ == 0)
+			memcpy(&first, &special[i], 4);
+	}
+	snprintf(what, sizeof(what),
+			 "gs_expf_exact equals the host's expf on %llu inputs (every %llu-th float and special values): %llu differ%s",
+			 (unsigned long long) n, (unsigned long long) step, (unsigned long long) bad,
+			 bad ? " (see the first below)" : "");
+	check(bad == 0, "expf", what);
+	if (bad)
+	{
+		float		x;
+
+		memcpy(&x, &first, 4);
+		printf("# first difference: x = %a: host %a, gs_expf_exact %a\n",
+			   (double) x, (double) expf(x), (double) gs_expf_exact(x));
+	}
+	for (int i = 0; i < 2; i++)
+	{
+		float		x;
+
+		memcpy(&x, &fma_only[i], 4);
+		fma_same += same(expf(x), gs_expf_exact(x));
+	}
+	printf("# host expf is glibc's FMA variant on its 2 distinguishing inputs: %s\n",
+		   fma_same == 2 ? "yes" : fma_same == 0 ? "no (non-FMA CPU or other libm)" : "mixed");
+
+	/* the transforms on their own, including softmax over many groups */
+	{
+		float		m[GS_KMAX_GROUPS],
+					o1[GS_KMAX_GROUPS],
+					o2[GS_KMAX_GROUPS];
+		long		tbad = 0;
+
+		for (int it = 0; it < 20000; it++)
+		{
+			int			ng = 1 + it % GS_KMAX_GROUPS;
+
+			for (int g = 0; g < ng; g++)
+				m[g] = (float) ((rnd() - 0.5) * (it % 7 == 0 ? 400.0 : 20.0));
+			if (it % 11 == 0)
+				m[it % ng] = NAN;
+			for (int t = GS_TRANSFORM_IDENTITY; t <= GS_TRANSFORM_ARGMAX; t++)
+			{
+				int			no = t == GS_TRANSFORM_ARGMAX ? 1 : ng;
+
+				gs_transform_row((GsTransform) t, m, ng, o1);
+				gs_transform_row_exact((GsTransform) t, m, ng, o2);
+				for (int k = 0; k < no; k++)
+					tbad += !same(o1[k], o2[k]);
+			}
+		}
+		snprintf(what, sizeof(what),
+				 "gs_transform_row_exact equals gs_transform_row on 20000 random margin rows x 6 transforms: %ld differ",
+				 tbad);
+		check(tbad == 0, "transform", what);
+	}
+}
+
+/* Every fixture model, every plan. */
+static void
+test_fixtures(void)
+{
+	DIR		   *d = opendir(FIXTURES "/models");
+	struct dirent *e;
+	int			n_models = 0;
+	const size_t budgets[] = {4096, 48 * 1024, 115712, 232448};
+	const char *bnames[] = {"4K", "48K", "113K", "227K"};
+
+	if (!d)
+	{
+		check(0, "fixtures", "directory present");
+		return;
+	}
+	while ((e = readdir(d)) != NULL)
+	{
+		size_t		len = strlen(e->d_name),
+					blen;
+		char		path[512],
+					label[300];
+		unsigned char *b;
+		GsForest   *f = NULL;
+		GsStatus	st;
+		GsLayoutOptions o;
+
+		if (len < 5 || (strcmp(e->d_name + len - 5, ".json") != 0 &&
+						strcmp(e->d_name + len - 4, ".ubj") != 0))
+			continue;
+		snprintf(path, sizeof(path), FIXTURES "/models/%s", e->d_name);
+		b = read_file(path, &blen);
+		if (!b)
+			continue;
+		if (gs_xgb_load(b, blen, GS_FORMAT_AUTO, NULL, &gs_malloc_allocator, &f, &st) != GS_OK)
+		{
+			check(0, e->d_name, st.msg);
+			free(b);
+			continue;
+		}
+		free(b);
+		n_models++;
+		snprintf(label, sizeof(label), "%s (%d trees, depth %d, %d groups)",
+				 e->d_name, f->n_trees, f->max_depth, f->n_groups);
+
+		memset(&o, 0, sizeof(o));
+		o.kernel = GS_KERNEL_ROWS;
+		check_plan(label, f, "rows", &o);
+		for (size_t i = 0; i < sizeof(budgets) / sizeof(budgets[0]); i++)
+		{
+			char		cfg[64];
+
+			memset(&o, 0, sizeof(o));
+			o.smem_budget = budgets[i];
+			snprintf(cfg, sizeof(cfg), "auto %s", bnames[i]);
+			check_plan(label, f, cfg, &o);
+			o.stage_rows = -1;
+			o.max_rpt = 4;
+			snprintf(cfg, sizeof(cfg), "global rows, rpt 4, %s", bnames[i]);
+			check_plan(label, f, cfg, &o);
+			o.stage_rows = 1;
+			snprintf(cfg, sizeof(cfg), "staged rows, rpt 4, %s", bnames[i]);
+			check_plan(label, f, cfg, &o);
+		}
+		gs_forest_free(f);
+	}
+	closedir(d);
+	check(n_models >= 40, "fixtures", "at least 40 fixture model files emulated");
+}
+
+int
+main(int argc, char **argv)
+{
+	/* --exhaustive-expf: check gs_expf_exact on all 2^32 floats (minutes) */
+	int			exhaustive = argc > 1 && strcmp(argv[1], "--exhaustive-expf") == 0;
+
+	test_expf(exhaustive ? 1 : 4099);
+	test_planner();
+	test_fixtures();
+	test_synthetic();
+	printf("1..%d\nkernel-emulation: %d passed, %d failed\n", n_pass + n_fail, n_pass, n_fail);
+	return n_fail ? 1 : 0;
+}
