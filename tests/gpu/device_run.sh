@@ -38,11 +38,9 @@ if [ -x "$SAN" ]; then
     done
 fi
 
-if [ -x bench/gpu/run.sh ]; then
-    step "kernel benchmark"
-    OUT="$OUT" bash bench/gpu/run.sh > "$OUT/bench_kernel.txt" 2>&1 || failed=$((failed + 1))
-    tail -5 "$OUT/bench_kernel.txt"
-fi
+step "kernel benchmark"
+BUILD="$D/bench_gpu" OUT="$OUT" bash bench/gpu/run.sh --no-build > "$OUT/bench_kernel.txt" 2>&1 || failed=$((failed + 1))
+tail -5 "$OUT/bench_kernel.txt"
 
 step "pg_regress with the GPU in a portable PostgreSQL"
 P=/tmp/gs-portable

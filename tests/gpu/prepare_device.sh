@@ -9,6 +9,7 @@
 #   .device/pg.txz                    portable PostgreSQL 15 with pg_gpuscore
 #                                     installed (../shared/device/make_portable.sh)
 #   .device/run_portable.sh           starts it and runs pg_regress
+#   .device/bench_gpu/                kernel benchmark, parity check and models
 #
 # The GPU machine has CUDA and nvcc but no PostgreSQL, jansson or network, so
 # everything host-side is built here.
@@ -32,10 +33,8 @@ CORE="src/core/forest.c src/core/gs_status.c src/core/utf8_valid.c src/core/ubj_
 gcc -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -Isrc/core -o "$D/bin/test_gpu" \
     tests/gpu/test_gpu.c $CORE -L"$D/bin" -l:pg_gpuscore_cuda.so -Wl,-rpath,'$ORIGIN' -ljansson -lm
 
-if [ -x bench/gpu/run.sh ]; then
-    echo "== building the kernel benchmark (bench/gpu)"
-    GS_BUILD_ONLY=1 bash bench/gpu/run.sh || echo "   (kernel benchmark did not build; see bench/gpu)"
-fi
+echo "== building the kernel benchmark and its models (bench/gpu)"
+BUILD="$D/bench_gpu" bash bench/gpu/run.sh --build-only
 
 echo "== portable PostgreSQL 15 with pg_gpuscore"
 bash "$SHARED/make_portable.sh" "$D/pg" >/dev/null
