@@ -41,7 +41,7 @@ REGRESS = load score errors score_query parity verify device memory gpu_engine
 REGRESS_OPTS = --load-extension=pg_gpuscore
 
 PG_CPPFLAGS = -I$(srcdir)/src
-PG_CFLAGS = -Wall -Wextra -Werror -Wno-unused-parameter -Wno-sign-compare \
+PG_CFLAGS = -ffp-contract=off -Wall -Wextra -Werror -Wno-unused-parameter -Wno-sign-compare \
 	-Wno-missing-field-initializers
 SHLIB_LINK = -ljansson -lxgboost -lm -ldl
 
@@ -54,7 +54,7 @@ include $(PGXS)
 
 # ---- core unit tests and benchmark (no server) ----
 CORE_SRC = src/core/forest.c src/core/gs_status.c src/core/utf8_valid.c src/core/ubj_decode.c src/core/xgb_decode.c src/core/xgb_load.c src/core/cpu_engine.c
-UNIT_CFLAGS = -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -Isrc/core -Isrc
+UNIT_CFLAGS = -std=c11 -D_GNU_SOURCE -O2 -g -ffp-contract=off -Wall -Wextra -Werror -Isrc/core -Isrc
 ASAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 tests/unit/test_core: tests/unit/test_core.c $(CORE_SRC) src/core/*.h

@@ -22,7 +22,7 @@
  *	  from the batch in global memory.
  *
  * Both end with the output transform of kernel_phases.h
- * (gs_transform_row_exact: the CPU engine's, with glibc's expf algorithm),
+ * (gs_transform_row of forest_eval.h, whose gs_expf is glibc's expf algorithm),
  * so margins and outputs are bit-identical to the CPU engine's.
  *
  * NGB is the number of margins per row rounded up to a power of two (at

@@ -19,9 +19,9 @@
  * src/core/forest_eval.h, shared with the CPU engine; per row, margins
  * start at base_margin[g] and trees are added in model order in float, so
  * the margins are bit-identical to gs_cpu_margins().  The output transform
- * (gs_transform_row_exact, below) is forest_eval.h's with glibc's expf
- * algorithm instead of the platform's expf, so outputs are bit-identical
- * to gs_cpu_predict() on the device too.
+ * is forest_eval.h's gs_transform_row, whose gs_expf computes glibc's expf
+ * algorithm on both sides, so outputs are bit-identical to gs_cpu_predict()
+ * on the device too.
  *
  * This header is C11 when __CUDACC__ is not defined (GS_HD is then
  * "static inline") and CUDA C++ under nvcc.  Loop bounds that the kernels
@@ -56,175 +56,6 @@
 /* ---------------------------------------------------------------- */
 /* output transform, bit-identical to the host's libm                */
 /* ---------------------------------------------------------------- */
-
-/*
- * The CPU engine's transforms (gs_transform_row in forest_eval.h) call the
- * host libm's expf.  CUDA's expf differs from it by up to 2 ulp, so a device
- * transform built on it could not give the CPU engine's outputs bit for
- * bit.  gs_expf_exact below is glibc's expf (2.28 and later: the algorithm
- * of sysdeps/ieee754/flt-32/e_expf.c, from Arm's optimized-routines) as the
- * x86-64 FMA variant (__expf_fma, which glibc picks on every CPU with FMA)
- * computes it: x * 32/ln2 = k + r (k integer, |r| <= 1/2), 2^(k/32) from a
- * 32-entry table, 2^(r/32) by a cubic, all in double with the
- * multiply-adds fused exactly where GCC fuses them in that build, and one
- * final rounding to float.  Checked equal to glibc 2.36's expf on x86-64
- * for all 2^32 float inputs; glibc's non-FMA variant (CPUs without FMA)
- * differs from it on 2 of them (x = 0x1.04845ep+5 and -0x1.f8cbb2p+5).
- * The double operations are explicit round-to-nearest intrinsics on the
- * device, so nvcc can not contract or reorder them; host compilers must
- * not contract either (ISO C modes such as -std=c11 do not).
- */
-#ifdef __CUDA_ARCH__
-#define GS_DMUL(a, b)		__dmul_rn((a), (b))
-#define GS_DADD(a, b)		__dadd_rn((a), (b))
-#define GS_DFMA(a, b, c)	__fma_rn((a), (b), (c))
-#else
-#define GS_DMUL(a, b)		((a) * (b))
-#define GS_DADD(a, b)		((a) + (b))
-#define GS_DFMA(a, b, c)	fma((a), (b), (c))
-#endif
-
-/* 2^(i/32) as doubles' bits, minus i << 47 (glibc's __exp2f_data.tab). */
-#define GS_EXP2F_TABLE { \
-	0x3ff0000000000000ull, 0x3fefd9b0d3158574ull, 0x3fefb5586cf9890full, 0x3fef9301d0125b51ull, \
-	0x3fef72b83c7d517bull, 0x3fef54873168b9aaull, 0x3fef387a6e756238ull, 0x3fef1e9df51fdee1ull, \
-	0x3fef06fe0a31b715ull, 0x3feef1a7373aa9cbull, 0x3feedea64c123422ull, 0x3feece086061892dull, \
-	0x3feebfdad5362a27ull, 0x3feeb42b569d4f82ull, 0x3feeab07dd485429ull, 0x3feea47eb03a5585ull, \
-	0x3feea09e667f3bcdull, 0x3fee9f75e8ec5f74ull, 0x3feea11473eb0187ull, 0x3feea589994cce13ull, \
-	0x3feeace5422aa0dbull, 0x3feeb737b0cdc5e5ull, 0x3feec49182a3f090ull, 0x3feed503b23e255dull, \
-	0x3feee89f995ad3adull, 0x3feeff76f2fb5e47ull, 0x3fef199bdd85529cull, 0x3fef3720dcef9069ull, \
-	0x3fef5818dcfba487ull, 0x3fef7c97337b9b5full, 0x3fefa4afa2a490daull, 0x3fefd0765b6e4540ull \
-}
-#ifdef __CUDACC__
-static __device__ const uint64_t gs_exp2f_tab_dev[32] = GS_EXP2F_TABLE;
-#endif
-static const uint64_t gs_exp2f_tab[32] = GS_EXP2F_TABLE;
-
-/* expf(x), bit-identical to glibc's on FMA hardware; see above. */
-GS_HD float
-gs_expf_exact(float x)
-{
-	const double inv_ln2_n = 0x1.71547652b82fep+0 * 32;
-	const double shift = 0x1.8p+52;
-	const double c0 = 0x1.c6af84b912394p-5 / 32 / 32 / 32;
-	const double c1 = 0x1.ebfce50fac4f3p-3 / 32 / 32;
-	const double c2 = 0x1.62e42ff0c52d6p-1 / 32;
-	const double xd = (double) x;
-	uint32_t	ux;
-	uint32_t	abstop;
-	uint64_t	ki,
-				t;
-	double		kd,
-				r,
-				s,
-				z,
-				r2,
-				y;
-
-	memcpy(&ux, &x, sizeof(ux));
-	abstop = (ux >> 20) & 0x7ff;
-	if (abstop >= 0x42b)		/* |x| >= 88, or x is NaN or infinite */
-	{
-		if (ux == 0xff800000u)	/* -inf */
-			return 0.0f;
-		if (abstop >= 0x7f8)	/* +inf, NaN */
-			return x + x;
-		if (x > 0x1.62e42ep6f)	/* overflows */
-			return INFINITY;
-		if (x < -0x1.9fe368p6f) /* underflows */
-			return 0.0f;
-	}
-	/* x * 32/ln2 = k + r, k rounded to nearest even through the shift */
-	kd = GS_DFMA(inv_ln2_n, xd, shift);
-	memcpy(&ki, &kd, sizeof(ki));
-	kd = GS_DADD(kd, -shift);
-	r = GS_DFMA(inv_ln2_n, xd, -kd);
-	/* 2^(k/32) * 2^(r/32), the latter ~ c0 r^3 + c1 r^2 + c2 r + 1 */
-#ifdef __CUDA_ARCH__
-	t = gs_exp2f_tab_dev[ki % 32];
-#else
-	t = gs_exp2f_tab[ki % 32];
-#endif
-	t += ki << (52 - 5);
-	memcpy(&s, &t, sizeof(s));
-	z = GS_DFMA(c0, r, c1);
-	r2 = GS_DMUL(r, r);
-	y = GS_DFMA(c2, r, 1.0);
-	y = GS_DFMA(z, r2, y);
-	y = GS_DMUL(y, s);
-	return (float) y;
-}
-
-/* gs_sigmoid of forest_eval.h with gs_expf_exact. */
-GS_HD float
-gs_sigmoid_exact(float x)
-{
-	float		e = -x;
-
-	if (e > 88.7f)
-		e = 88.7f;
-	return 1.0f / (gs_expf_exact(e) + 1.0f);
-}
-
-/*
- * gs_transform_row of forest_eval.h, operation for operation, with
- * gs_expf_exact for expf, so that the device's outputs equal the CPU
- * engine's bit for bit: keep the two in step.  (Needs IEEE float division
- * and no fast-math on the device: nvcc's defaults.)
- */
-GS_HD void
-gs_transform_row_exact(GsTransform t, const float *m, int n_groups, float *o)
-{
-	int			g;
-
-	switch (t)
-	{
-		case GS_TRANSFORM_IDENTITY:
-			for (g = 0; g < n_groups; g++)
-				o[g] = m[g];
-			break;
-		case GS_TRANSFORM_SIGMOID:
-			for (g = 0; g < n_groups; g++)
-				o[g] = gs_sigmoid_exact(m[g]);
-			break;
-		case GS_TRANSFORM_EXP:
-			for (g = 0; g < n_groups; g++)
-				o[g] = gs_expf_exact(m[g]);
-			break;
-		case GS_TRANSFORM_HINGE:
-			for (g = 0; g < n_groups; g++)
-				o[g] = m[g] > 0.0f ? 1.0f : 0.0f;
-			break;
-		case GS_TRANSFORM_SOFTMAX:
-			{
-				/* as XGBoost's common::Softmax: max shift, double sum */
-				float		wmax = m[0];
-				double		wsum = 0.0;
-
-				for (g = 1; g < n_groups; g++)
-					wmax = m[g] > wmax ? m[g] : wmax;
-				for (g = 0; g < n_groups; g++)
-				{
-					o[g] = gs_expf_exact(m[g] - wmax);
-					wsum += o[g];
-				}
-				for (g = 0; g < n_groups; g++)
-					o[g] /= (float) wsum;
-				break;
-			}
-		case GS_TRANSFORM_ARGMAX:
-			{
-				/* first index of the largest margin, as XGBoost's softmax */
-				int			best = 0;
-
-				for (g = 1; g < n_groups; g++)
-					if (m[g] > m[best])
-						best = g;
-				o[0] = (float) best;
-				break;
-			}
-	}
-}
 
 /* ---------------------------------------------------------------- */
 /* kernel phases                                                     */
@@ -499,7 +330,7 @@ gs_phase_walk_tile(const GsKernelArgs *a, uint32_t tile, size_t block, int tid,
 /*
  * Phase "output": thread tid writes, for each of its rows inside the
  * batch, either its margins (raw_margins) or the transformed outputs
- * (gs_transform_row_exact: the CPU engine's gs_transform_row, bit for
+ * (gs_transform_row: the CPU engine's gs_transform_row, bit for
  * bit).  With ngb == 1 the group count is
  * the constant 1, so the transform stays in registers; otherwise the
  * margins are copied into a small array for it.
@@ -530,7 +361,7 @@ gs_phase_output(const GsKernelArgs *a, size_t block, int tid, int nthreads,
 				a->out[r * (size_t) ng + (size_t) g] = mm[g];
 			continue;
 		}
-		gs_transform_row_exact((GsTransform) a->transform, mm, ng, o);
+		gs_transform_row((GsTransform) a->transform, mm, ng, o);
 		no = ngb == 1 ? 1 : a->n_outputs;
 		for (int j = 0; j < no; j++)
 			a->out[r * (size_t) no + (size_t) j] = o[j];

@@ -25,7 +25,7 @@
 #include <string.h>
 
 #include "fil_reference.h"
-#include "../../cuda/kernel_phases.h"	/* gs_transform_row_exact */
+#include "../../cuda/kernel_phases.h"
 
 #define FIL_THREADS 256
 #define FIL_LEAF 0x80000000u
@@ -145,7 +145,7 @@ fil_kernel(const FilNode *__restrict__ nodes, const uint32_t *__restrict__ roots
 		if (raw)
 			o = m[k];
 		else
-			gs_transform_row_exact((GsTransform) transform, &m[k], 1, &o);
+			gs_transform_row((GsTransform) transform, &m[k], 1, &o);
 		out[r] = o;
 	}
 }
