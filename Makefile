@@ -33,11 +33,14 @@ GLUE_OBJS = \
 	src/score_query.o \
 	src/verify.o \
 	src/provider.o \
-	src/device.o
+	src/device.o \
+	src/trigger_common.o \
+	src/trigger_score.o \
+	src/trigger_alert.o
 
 OBJS = $(CORE_OBJS) $(GLUE_OBJS)
 
-REGRESS = load score errors score_query parity verify device memory gpu_engine
+REGRESS = load score errors score_query parity verify device memory gpu_engine trigger
 REGRESS_OPTS = --load-extension=pg_gpuscore
 
 PG_CPPFLAGS = -I$(srcdir)/src
@@ -91,7 +94,7 @@ EXTRA_CLEAN = $(MOCK_PROVIDER) tests/unit/test_kernel_emulation tests/unit/test_
 
 # header dependencies (PGXS tracks none without --enable-depend)
 $(CORE_OBJS): $(wildcard src/core/*.h)
-$(GLUE_OBJS): src/gpuscore.h src/provider.h cuda/gs_cuda.h $(wildcard src/core/*.h)
+$(GLUE_OBJS): src/gpuscore.h src/provider.h src/trigger.h cuda/gs_cuda.h $(wildcard src/core/*.h)
 
 # The CPU mock of the GPU provider, for testing the GPU paths without a GPU
 # (never installed; tests point pg_gpuscore.provider at it).

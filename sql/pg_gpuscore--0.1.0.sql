@@ -179,3 +179,23 @@ LANGUAGE C VOLATILE PARALLEL RESTRICTED;
 
 COMMENT ON FUNCTION @extschema@.gpu_engine_stats() IS
 'batches and rows this session scored on the CPU and on the GPU through the batch paths, and GPU failures that fell back to the CPU';
+
+-- Triggers ---------------------------------------------------------------------
+
+-- Arguments are 'name=value' strings; see docs/reference.md.  Both run as the
+-- user whose INSERT fires them (no SECURITY DEFINER).
+CREATE FUNCTION @extschema@.gpu_score_trigger()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'gpuscore_gpu_score_trigger'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.gpu_score_trigger() IS
+'BEFORE INSERT OR UPDATE FOR EACH ROW trigger: scores the new row into score_column (and flag_column = score >= threshold); arguments model=, score_column=, [flag_column=, threshold=], [features=], [on_error=error|null]';
+
+CREATE FUNCTION @extschema@.gpu_alert_trigger()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'gpuscore_gpu_alert_trigger'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.gpu_alert_trigger() IS
+'AFTER INSERT FOR EACH STATEMENT trigger with REFERENCING NEW TABLE: scores the inserted rows in batches and inserts those with score >= threshold into alerts_table; arguments model=, key_column=, threshold=, alerts_table=, [features=], [on_error=error|null]';

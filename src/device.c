@@ -132,6 +132,9 @@ scorer_attach_gpu(GsBatchScorer *s)
 
 	if (gs_device_mode == GS_DEVICE_CPU)
 		return;
+	/* 'auto' never sends batches this small to the GPU: don't set it up */
+	if (gs_device_mode == GS_DEVICE_AUTO && s->max_rows < (size_t) gs_gpu_min_rows)
+		return;
 	gs_provider_load();
 	gs_provider_apply_fault();
 	if (!gs_provider.usable)

@@ -5,7 +5,8 @@
  * Missing values (SQL NULL, NaN) become NaN, which the engines send along
  * each node's default direction, as XGBoost does.  Infinite values are
  * rejected, as XGBoost rejects them, and so are double precision values
- * outside the range of real.
+ * outside the range of real.  The column kinds say which SQL types can hold
+ * a feature; gpu_score_query and the triggers share them.
  */
 #include "postgres.h"
 
@@ -17,6 +18,70 @@
 #include "utils/lsyscache.h"
 
 #include "gpuscore.h"
+
+/* Classify a column type; see gpuscore.h. */
+bool
+gs_column_kind(Oid type, GsColKind *kind)
+{
+	switch (type)
+	{
+		case FLOAT4OID:
+			*kind = GS_COL_FLOAT4;
+			return true;
+		case FLOAT8OID:
+			*kind = GS_COL_FLOAT8;
+			return true;
+		case INT2OID:
+			*kind = GS_COL_INT2;
+			return true;
+		case INT4OID:
+			*kind = GS_COL_INT4;
+			return true;
+		case INT8OID:
+			*kind = GS_COL_INT8;
+			return true;
+		case NUMERICOID:
+			*kind = GS_COL_NUMERIC;
+			return true;
+		case BOOLOID:
+			*kind = GS_COL_BOOL;
+			return true;
+		case FLOAT4ARRAYOID:
+			*kind = GS_COL_FLOAT4_ARRAY;
+			return true;
+		case FLOAT8ARRAYOID:
+			*kind = GS_COL_FLOAT8_ARRAY;
+			return true;
+	}
+	return false;
+}
+
+/* Convert one non-NULL scalar column value to double; see gpuscore.h. */
+double
+gs_datum_to_double(Datum d, GsColKind kind)
+{
+	switch (kind)
+	{
+		case GS_COL_FLOAT4:
+			return DatumGetFloat4(d);
+		case GS_COL_FLOAT8:
+			return DatumGetFloat8(d);
+		case GS_COL_INT2:
+			return DatumGetInt16(d);
+		case GS_COL_INT4:
+			return DatumGetInt32(d);
+		case GS_COL_INT8:
+			return (double) DatumGetInt64(d);
+		case GS_COL_NUMERIC:
+			return DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, d));
+		case GS_COL_BOOL:
+			return DatumGetBool(d) ? 1.0 : 0.0;
+		default:
+			break;
+	}
+	elog(ERROR, "unexpected column kind %d", (int) kind);
+	return 0.0;
+}
 
 /* Check one input value; ERRORs on +-Inf or out of float32 range. */
 void

@@ -107,6 +107,29 @@ extern void gs_array_to_row(ArrayType *arr, const GsModelRef *m, float *row);
 /* Check one float of input; ERRORs on +-Inf. */
 extern void gs_check_infinite(const GsModelRef *m, int feature, double v);
 
+/* How a column of a query or table becomes float32 model input. */
+typedef enum GsColKind
+{
+	GS_COL_FLOAT4,
+	GS_COL_FLOAT8,
+	GS_COL_INT2,
+	GS_COL_INT4,
+	GS_COL_INT8,
+	GS_COL_NUMERIC,
+	GS_COL_BOOL,
+	GS_COL_FLOAT4_ARRAY,		/* all features in one real[] column */
+	GS_COL_FLOAT8_ARRAY			/* all features in one double precision[] column */
+} GsColKind;
+
+/* Classify a column type; returns false if it cannot hold a feature. */
+extern bool gs_column_kind(Oid type, GsColKind *kind);
+
+/*
+ * Convert one non-NULL scalar column value (not an array kind) to double;
+ * numeric values beyond double range become +-Inf.
+ */
+extern double gs_datum_to_double(Datum d, GsColKind kind);
+
 /* ---- device.c: the batch scorer ---- */
 
 typedef struct GsBatchScorer GsBatchScorer;

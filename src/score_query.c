@@ -30,90 +30,12 @@
 PG_FUNCTION_INFO_V1(gpuscore_gpu_score_query);
 PG_FUNCTION_INFO_V1(gpuscore_gpu_predict_query);
 
-/* How a result column of the user's query becomes float32. */
-typedef enum ColKind
-{
-	COL_FLOAT4,
-	COL_FLOAT8,
-	COL_INT2,
-	COL_INT4,
-	COL_INT8,
-	COL_NUMERIC,
-	COL_BOOL,
-	COL_FLOAT4_ARRAY,			/* all features in one real[] column */
-	COL_FLOAT8_ARRAY			/* all features in one double precision[] column */
-} ColKind;
-
-/* Classify a column type; returns false if it cannot hold a feature. */
-static bool
-column_kind(Oid type, ColKind *kind)
-{
-	switch (type)
-	{
-		case FLOAT4OID:
-			*kind = COL_FLOAT4;
-			return true;
-		case FLOAT8OID:
-			*kind = COL_FLOAT8;
-			return true;
-		case INT2OID:
-			*kind = COL_INT2;
-			return true;
-		case INT4OID:
-			*kind = COL_INT4;
-			return true;
-		case INT8OID:
-			*kind = COL_INT8;
-			return true;
-		case NUMERICOID:
-			*kind = COL_NUMERIC;
-			return true;
-		case BOOLOID:
-			*kind = COL_BOOL;
-			return true;
-		case FLOAT4ARRAYOID:
-			*kind = COL_FLOAT4_ARRAY;
-			return true;
-		case FLOAT8ARRAYOID:
-			*kind = COL_FLOAT8_ARRAY;
-			return true;
-	}
-	return false;
-}
-
-/* Convert one non-NULL scalar column value to double. */
-static double
-datum_to_double(Datum d, ColKind kind)
-{
-	switch (kind)
-	{
-		case COL_FLOAT4:
-			return DatumGetFloat4(d);
-		case COL_FLOAT8:
-			return DatumGetFloat8(d);
-		case COL_INT2:
-			return DatumGetInt16(d);
-		case COL_INT4:
-			return DatumGetInt32(d);
-		case COL_INT8:
-			return (double) DatumGetInt64(d);
-		case COL_NUMERIC:
-			return DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, d));
-		case COL_BOOL:
-			return DatumGetBool(d) ? 1.0 : 0.0;
-		default:
-			break;
-	}
-	elog(ERROR, "unexpected column kind %d", (int) kind);
-	return 0.0;
-}
-
 /* The validated shape of the user's query. */
 typedef struct QueryShape
 {
-	ColKind		key_kind;
+	GsColKind	key_kind;
 	bool		array_features; /* one array column holds every feature */
-	ColKind    *kinds;			/* [natts], index 0 unused */
+	GsColKind  *kinds;			/* [natts], index 0 unused */
 } QueryShape;
 
 /* Check the query's columns against the model; ERRORs with the culprit. */
@@ -135,11 +57,11 @@ check_shape(TupleDesc desc, const GsModelRef *m, QueryShape *shape)
 				 errmsg("first query column \"%s\" must be an integer row key, not %s",
 						NameStr(key->attname), format_type_be(key->atttypid)),
 				 errhint("Cast it to bigint, or use a surrogate key such as row_number().")));
-	column_kind(key->atttypid, &shape->key_kind);
-	shape->kinds = palloc0(sizeof(ColKind) * desc->natts);
+	gs_column_kind(key->atttypid, &shape->key_kind);
+	shape->kinds = palloc0(sizeof(GsColKind) * desc->natts);
 	shape->array_features = false;
-	if (desc->natts == 2 && column_kind(TupleDescAttr(desc, 1)->atttypid, &shape->kinds[1]) &&
-		(shape->kinds[1] == COL_FLOAT4_ARRAY || shape->kinds[1] == COL_FLOAT8_ARRAY))
+	if (desc->natts == 2 && gs_column_kind(TupleDescAttr(desc, 1)->atttypid, &shape->kinds[1]) &&
+		(shape->kinds[1] == GS_COL_FLOAT4_ARRAY || shape->kinds[1] == GS_COL_FLOAT8_ARRAY))
 	{
 		shape->array_features = true;
 		return;
@@ -154,8 +76,8 @@ check_shape(TupleDesc desc, const GsModelRef *m, QueryShape *shape)
 	{
 		Form_pg_attribute att = TupleDescAttr(desc, i);
 
-		if (!column_kind(att->atttypid, &shape->kinds[i]) ||
-			shape->kinds[i] == COL_FLOAT4_ARRAY || shape->kinds[i] == COL_FLOAT8_ARRAY)
+		if (!gs_column_kind(att->atttypid, &shape->kinds[i]) ||
+			shape->kinds[i] == GS_COL_FLOAT4_ARRAY || shape->kinds[i] == GS_COL_FLOAT8_ARRAY)
 			ereport(ERROR,
 					(errcode(ERRCODE_DATATYPE_MISMATCH),
 					 errmsg("query column \"%s\" has type %s, which cannot be a feature",
@@ -182,8 +104,8 @@ build_batch(SPITupleTable *tt, uint64 n, const QueryShape *shape,
 		heap_deform_tuple(tt->vals[r], desc, values, nulls);
 		key_null[r] = nulls[0];
 		keys[r] = nulls[0] ? 0 :
-			shape->key_kind == COL_INT2 ? DatumGetInt16(values[0]) :
-			shape->key_kind == COL_INT4 ? DatumGetInt32(values[0]) : DatumGetInt64(values[0]);
+			shape->key_kind == GS_COL_INT2 ? DatumGetInt16(values[0]) :
+			shape->key_kind == GS_COL_INT4 ? DatumGetInt32(values[0]) : DatumGetInt64(values[0]);
 
 		if (shape->array_features)
 		{
@@ -202,7 +124,7 @@ build_batch(SPITupleTable *tt, uint64 n, const QueryShape *shape,
 
 			if (nulls[f + 1])
 				v = NAN;
-			else if (shape->kinds[f + 1] == COL_FLOAT4)
+			else if (shape->kinds[f + 1] == GS_COL_FLOAT4)
 			{
 				v = DatumGetFloat4(values[f + 1]);
 				if (isinf(v))
@@ -210,7 +132,7 @@ build_batch(SPITupleTable *tt, uint64 n, const QueryShape *shape,
 			}
 			else
 			{
-				double		dv = datum_to_double(values[f + 1], shape->kinds[f + 1]);
+				double		dv = gs_datum_to_double(values[f + 1], shape->kinds[f + 1]);
 
 				gs_check_infinite(m, f, dv);
 				v = (float) dv;
@@ -271,6 +193,7 @@ score_query(FunctionCallInfo fcinfo, bool all_outputs)
 	SPIPlanPtr	plan;
 	Portal		portal;
 	MemoryContext query_cxt;
+	MemoryContext rows_cxt;
 	GsBatchScorer *scorer = NULL;
 	QueryShape	shape;
 	int			nout;
@@ -303,6 +226,8 @@ score_query(FunctionCallInfo fcinfo, bool all_outputs)
 	/* everything of this call, GPU buffers included, dies with query_cxt */
 	query_cxt = AllocSetContextCreate(CurrentMemoryContext, "pg_gpuscore query batches",
 									  ALLOCSET_DEFAULT_SIZES);
+	rows_cxt = AllocSetContextCreate(query_cxt, "pg_gpuscore query rows",
+									 ALLOCSET_DEFAULT_SIZES);
 	for (int k = 0; k < GS_SCORER_SLOTS; k++)
 	{
 		keys[k] = MemoryContextAllocHuge(query_cxt, sizeof(int64) * batch_rows);
@@ -347,8 +272,12 @@ score_query(FunctionCallInfo fcinfo, bool all_outputs)
 			emit_batch(rsinfo, out, n_done, nout, keys[slot], key_null[slot], all_outputs);
 
 		x = gs_scorer_input(scorer, &slot);
+		/* conversions (numeric, detoasted arrays) allocate: per batch only */
+		old = MemoryContextSwitchTo(rows_cxt);
 		build_batch(SPI_tuptable, n, &shape, m, x, keys[slot], key_null[slot],
 					values, nulls, row);
+		MemoryContextSwitchTo(old);
+		MemoryContextReset(rows_cxt);
 		SPI_freetuptable(SPI_tuptable);
 		gs_scorer_submit(scorer, n);
 	}
