@@ -49,6 +49,7 @@ extern "C"
 #include "../../src/core/forest.h"
 }
 #include "../../cuda/forest_kernel.h"
+#include "../../tests/common/test_util.h"
 #include "../../cuda/forest_layout.h"
 #include "fil_reference.h"
 
@@ -216,25 +217,6 @@ static const ModelSpec g_models[] = {
 	{"m2000x10", 2000, 10},
 };
 
-/* Read a whole file; NULL if absent. */
-static unsigned char *
-slurp(const char *path, size_t *len)
-{
-	FILE	   *f = fopen(path, "rb");
-	unsigned char *buf;
-	long		n;
-
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	buf = (unsigned char *) malloc(n > 0 ? (size_t) n : 1);
-	*len = fread(buf, 1, n > 0 ? (size_t) n : 0, f);
-	fclose(f);
-	return buf;
-}
-
 /*
  * A synthetic binary:logistic forest of n_trees trees of depth up to
  * depth on N_FEATURES features (splits with probability 0.9 below the
@@ -330,7 +312,7 @@ load_model(const char *dir, const ModelSpec *m, std::string *source)
 		GsStatus	st;
 
 		snprintf(path, sizeof(path), "%s/%s.%s", dir, m->name, exts[i]);
-		b = slurp(path, &len);
+		b = gs_read_file(path, &len);
 		if (!b)
 			continue;
 		if (gs_xgb_load(b, len, GS_FORMAT_AUTO, NULL, &gs_malloc_allocator, &f, &st) != GS_OK)

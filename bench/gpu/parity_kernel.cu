@@ -45,13 +45,12 @@ extern "C"
 #include "../../src/core/forest.h"
 }
 #include "../../cuda/forest_kernel.h"
+#include "../../tests/common/test_util.h"
 
 #define GUARD 64				/* floats after the outputs that must stay */
 #define SENTINEL 12345.678f
 #define EDGE 4096				/* rows checked at each end of big batches */
 
-static int	n_pass = 0,
-			n_fail = 0;
 
 /* Record one TAP result. */
 static void
@@ -66,60 +65,6 @@ check(bool ok, const std::string &label, const std::string &what)
 		n_fail++;
 }
 
-/* Read a whole file; NULL if absent. */
-static unsigned char *
-slurp(const char *path, size_t *len)
-{
-	FILE	   *f = fopen(path, "rb");
-	unsigned char *buf;
-	long		n;
-
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	buf = (unsigned char *) malloc(n > 0 ? (size_t) n : 1);
-	*len = fread(buf, 1, n > 0 ? (size_t) n : 0, f);
-	fclose(f);
-	return buf;
-}
-
-/* Deterministic pseudo-random generator (xorshift), as tests/gpu. */
-static unsigned long long rng_state = 88172645463325252ULL;
-
-static double
-rnd(void)
-{
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return (double) (rng_state >> 11) / 9007199254740992.0;
-}
-
-/* Column-major batch around the model's thresholds (as test_gpu.c). */
-static void
-fill_batch(const GsForest *f, float *x, size_t n, size_t ld)
-{
-	for (int k = 0; k < f->n_features; k++)
-		for (size_t r = 0; r < ld; r++)
-		{
-			double		u = rnd();
-			float		v;
-
-			if (r >= n || u < 0.1)
-				v = NAN;
-			else
-			{
-				const GsNode *nd = &f->nodes[(size_t) (rnd() * (double) f->n_nodes)];
-
-				v = (nd->info & GS_NODE_LEAF) ? (float) (rnd() * 200 - 100) : nd->value;
-				if (u > 0.5)
-					v += (float) ((rnd() - 0.5) * 0.01 * (fabsf(v) + 1));
-			}
-			x[(size_t) k * ld + r] = v;
-		}
-}
 
 /* Distance in ulps (NaN == NaN is 0, a sign change is huge). */
 static long
@@ -238,7 +183,7 @@ check_model(const std::string &name, const GsForest *f, size_t optin)
 					cap = (nm > nout ? nm : nout) + GUARD;
 		std::vector<float> host(cap);
 
-		fill_batch(f, x.data(), n, ld);
+		gs_fill_batch(f, x.data(), n, ld);
 		/* the CPU engine on the checked rows (gathered as one batch) */
 		xs.resize(rows.size() * (size_t) f->n_features);
 		for (int k = 0; k < f->n_features; k++)
@@ -377,7 +322,7 @@ main(int argc, char **argv)
 		if (len < 5 || (strcmp(e->d_name + len - 5, ".json") != 0 &&
 						strcmp(e->d_name + len - 4, ".ubj") != 0))
 			continue;
-		b = slurp(path.c_str(), &blen);
+		b = gs_read_file(path.c_str(), &blen);
 		if (!b)
 			continue;
 		if (gs_xgb_load(b, blen, GS_FORMAT_AUTO, NULL, &gs_malloc_allocator, &f, &st) != GS_OK)

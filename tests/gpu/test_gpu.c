@@ -19,80 +19,9 @@
 #include "cpu_engine.h"
 #include "forest.h"
 #include "../../cuda/gs_cuda.h"
+#include "../common/test_util.h"
 
 #define FIXTURES "../fixtures"
-
-static int	n_pass = 0,
-			n_fail = 0;
-
-/* Record one TAP result. */
-static void
-check(int ok, const char *label, const char *what)
-{
-	printf("%s %d - %s: %s\n", ok ? "ok" : "not ok", n_pass + n_fail + 1, label, what);
-	if (ok)
-		n_pass++;
-	else
-		n_fail++;
-}
-
-/* Read a whole file; NULL if absent. */
-static unsigned char *
-read_file(const char *path, size_t *len)
-{
-	FILE	   *f = fopen(path, "rb");
-	unsigned char *buf;
-	long		n;
-
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	buf = malloc(n > 0 ? n : 1);
-	*len = fread(buf, 1, n, f);
-	fclose(f);
-	return buf;
-}
-
-/* Deterministic pseudo-random generator (xorshift). */
-static unsigned long long rng_state = 88172645463325252ULL;
-
-static double
-rnd(void)
-{
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return (double) (rng_state >> 11) / 9007199254740992.0;
-}
-
-/*
- * Fill a column-major batch with values around the model's thresholds,
- * 10% missing.
- */
-static void
-fill_batch(const GsForest *f, float *x, size_t n)
-{
-	for (int k = 0; k < f->n_features; k++)
-		for (size_t r = 0; r < n; r++)
-		{
-			double		u = rnd();
-			float		v;
-
-			if (u < 0.1)
-				v = NAN;
-			else
-			{
-				const GsNode *nd = &f->nodes[(size_t) (rnd() * (double) f->n_nodes)];
-
-				v = (nd->info & GS_NODE_LEAF) ? (float) (rnd() * 200 - 100) : nd->value;
-				if (u > 0.5)
-					v += (float) ((rnd() - 0.5) * 0.01 * (fabsf(v) + 1));
-			}
-			x[(size_t) k * n + r] = v;
-		}
-}
 
 /* Largest error of GPU outputs against CPU outputs, relative above 1. */
 static double
@@ -128,7 +57,7 @@ check_model(const char *label, const GsForest *f)
 
 	if (gs_cuda_model_upload(f, &gm, err, sizeof(err)) != GS_CUDA_OK)
 	{
-		check(0, label, err);
+		gs_tap(0, label, err);
 		return;
 	}
 	const char *cap = getenv("GS_GPU_TEST_MAX_ROWS");	/* e.g. under compute-sanitizer */
@@ -149,23 +78,23 @@ check_model(const char *label, const GsForest *f)
 		GsCudaPipeline *p = NULL;
 		double		worst;
 
-		fill_batch(f, x, n);
+		gs_fill_batch(f, x, n, n);
 		gs_cpu_predict(f, x, n, n, margin, cpu);
 
 		/* synchronous */
 		if (gs_cuda_predict(gm, x, n, gpu, err, sizeof(err)) != GS_CUDA_OK)
-			check(0, label, err);
+			gs_tap(0, label, err);
 		else
 		{
 			worst = worst_error(cpu, gpu, n * no);
 			snprintf(what, sizeof(what), "%zu rows: GPU within 1e-6 of CPU (worst %.3g)", n, worst);
-			check(worst <= 1e-6, label, what);
+			gs_tap(worst <= 1e-6, label, what);
 		}
 
 		/* pipeline: chunk i goes to slot i % 2; each chunk is its own column-major batch */
 		memset(gpu, 0, sizeof(float) * n * no);
 		if (gs_cuda_pipeline_create(gm, chunk, &p, err, sizeof(err)) != GS_CUDA_OK)
-			check(0, label, err);
+			gs_tap(0, label, err);
 		else
 		{
 			size_t		n_chunks = (n + chunk - 1) / chunk;
@@ -210,12 +139,12 @@ check_model(const char *label, const GsForest *f)
 			}
 			gs_cuda_pipeline_free(p);
 			if (!ok)
-				check(0, label, err);
+				gs_tap(0, label, err);
 			else
 			{
 				worst = worst_error(cpu, gpu, n * no);
 				snprintf(what, sizeof(what), "%zu rows through the pipeline: within 1e-6 (worst %.3g)", n, worst);
-				check(worst <= 1e-6, label, what);
+				gs_tap(worst <= 1e-6, label, what);
 			}
 		}
 		free(x);
@@ -245,7 +174,7 @@ main(void)
 	d = opendir(FIXTURES "/models");
 	if (!d)
 	{
-		check(0, "fixtures", "directory present");
+		gs_tap(0, "fixtures", "directory present");
 		return 1;
 	}
 	while ((e = readdir(d)) != NULL)
@@ -260,11 +189,11 @@ main(void)
 		if (len < 5 || (strcmp(e->d_name + len - 5, ".json") != 0 && strcmp(e->d_name + len - 4, ".ubj") != 0))
 			continue;
 		snprintf(path, sizeof(path), FIXTURES "/models/%s", e->d_name);
-		b = read_file(path, &blen);
+		b = gs_read_file(path, &blen);
 		if (!b)
 			continue;
 		if (gs_xgb_load(b, blen, GS_FORMAT_AUTO, NULL, &gs_malloc_allocator, &f, &st) != GS_OK)
-			check(0, e->d_name, st.msg);
+			gs_tap(0, e->d_name, st.msg);
 		else
 		{
 			check_model(e->d_name, f);

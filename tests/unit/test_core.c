@@ -20,11 +20,9 @@
 #include "cpu_engine.h"
 #include "forest.h"
 #include "forest_eval.h"
+#include "../common/test_util.h"
 
 #define FIXTURES "../fixtures"
-
-static int	n_pass = 0,
-			n_fail = 0;
 
 /* Record one TAP result. */
 static void
@@ -37,25 +35,6 @@ check(int ok, const char *fmt, const char *a, const char *b)
 		n_pass++;
 	else
 		n_fail++;
-}
-
-/* Read a whole file; returns NULL if it does not exist. */
-static unsigned char *
-read_file(const char *path, size_t *len)
-{
-	FILE	   *f = fopen(path, "rb");
-	unsigned char *buf;
-	long		n;
-
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	buf = malloc(n > 0 ? n : 1);
-	*len = fread(buf, 1, n, f);
-	fclose(f);
-	return buf;
 }
 
 typedef struct Cases
@@ -190,7 +169,7 @@ static GsForest *
 load(const char *path, GsStatus *st)
 {
 	size_t		len;
-	unsigned char *b = read_file(path, &len);
+	unsigned char *b = gs_read_file(path, &len);
 	GsForest   *f = NULL;
 
 	if (!b)
@@ -305,7 +284,7 @@ test_bad_models(void)
 		unsigned char *b;
 
 		snprintf(path, sizeof(path), FIXTURES "/models/bad/%s", bad[i].file);
-		b = read_file(path, &len);
+		b = gs_read_file(path, &len);
 		if (!b)
 		{
 			check(0, "bad/%s: %s", bad[i].file, "file present");
@@ -323,7 +302,7 @@ static void
 test_limits(void)
 {
 	size_t		len;
-	unsigned char *b = read_file(FIXTURES "/models/lossguide_deep.json", &len);
+	unsigned char *b = gs_read_file(FIXTURES "/models/lossguide_deep.json", &len);
 	GsLimits	lim;
 	GsForest   *f;
 	GsStatus	st;
@@ -368,7 +347,7 @@ test_corruption(void)
 	for (int fi = 0; fi < 2; fi++)
 	{
 		size_t		len;
-		unsigned char *orig = read_file(files[fi], &len);
+		unsigned char *orig = gs_read_file(files[fi], &len);
 
 		if (!orig)
 		{

@@ -54,85 +54,12 @@
 #include "forest.h"
 #include "forest_eval.h"
 #include "forest_layout.h"
+#include "../common/test_util.h"
 #include "kernel_phases.h"
 
 #define FIXTURES "../fixtures"
 #define GUARD 8					/* sentinel floats after every output buffer */
 #define SENTINEL 12345.678f
-
-static int	n_pass = 0,
-			n_fail = 0;
-
-/* Record one TAP result. */
-static void
-check(int ok, const char *label, const char *what)
-{
-	printf("%s %d - %s: %s\n", ok ? "ok" : "not ok", n_pass + n_fail + 1, label, what);
-	if (ok)
-		n_pass++;
-	else
-		n_fail++;
-}
-
-/* Read a whole file; NULL if absent. */
-static unsigned char *
-read_file(const char *path, size_t *len)
-{
-	FILE	   *f = fopen(path, "rb");
-	unsigned char *buf;
-	long		n;
-
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	buf = malloc(n > 0 ? (size_t) n : 1);
-	*len = fread(buf, 1, n > 0 ? (size_t) n : 0, f);
-	fclose(f);
-	return buf;
-}
-
-/* Deterministic pseudo-random generator (xorshift), as tests/gpu. */
-static unsigned long long rng_state = 88172645463325252ULL;
-
-static double
-rnd(void)
-{
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return (double) (rng_state >> 11) / 9007199254740992.0;
-}
-
-/*
- * Fill a column-major batch (n rows, leading dimension ld) with values
- * around the model's thresholds: 10% NaN, 40% exactly a threshold (which
- * goes right), the rest a threshold nudged either way or a wide random
- * value.  The padding rows between n and ld get NaN (never read).
- */
-static void
-fill_batch(const GsForest *f, float *x, size_t n, size_t ld)
-{
-	for (int k = 0; k < f->n_features; k++)
-		for (size_t r = 0; r < ld; r++)
-		{
-			double		u = rnd();
-			float		v;
-
-			if (r >= n || u < 0.1)
-				v = NAN;
-			else
-			{
-				const GsNode *nd = &f->nodes[(size_t) (rnd() * (double) f->n_nodes)];
-
-				v = (nd->info & GS_NODE_LEAF) ? (float) (rnd() * 200 - 100) : nd->value;
-				if (u > 0.5)
-					v += (float) ((rnd() - 0.5) * 0.01 * (fabsf(v) + 1));
-			}
-			x[(size_t) k * ld + r] = v;
-		}
-}
 
 /* Equal as bits of meaning: == or both NaN. */
 static int
@@ -265,7 +192,7 @@ run_layout(const GsForest *f, const GsLayout *l, char *msg, size_t msglen)
 		float	   *gm = malloc(sizeof(float) * (no_m + GUARD));
 		float	   *go = malloc(sizeof(float) * (no_o + GUARD));
 
-		fill_batch(f, x, n, ld);
+		gs_fill_batch(f, x, n, ld);
 		gs_cpu_predict(f, x, ld, n, cm, co);
 		for (int rpt = 1; rpt <= (l->kernel == GS_KERNEL_TILED ? l->max_rpt : 1); rpt *= 2)
 		{
@@ -342,13 +269,13 @@ check_plan(const char *model, const GsForest *f, const char *cfg,
 	if (rc != GS_LAYOUT_OK)
 	{
 		snprintf(what, sizeof(what), "layout failed with code %d", rc);
-		check(0, label, what);
+		gs_tap(0, label, what);
 		return;
 	}
 	inv = check_layout(f, &l, opt->smem_budget ? opt->smem_budget : GS_SMEM_FALLBACK);
 	if (inv)
 	{
-		check(0, label, inv);
+		gs_tap(0, label, inv);
 		gs_layout_free(&l);
 		return;
 	}
@@ -361,7 +288,7 @@ check_plan(const char *model, const GsForest *f, const char *cfg,
 	else
 		snprintf(what, sizeof(what), "rows kernel (%s): %ld values differ from the CPU engine%s",
 				 l.why, bad, msg);
-	check(bad == 0, label, what);
+	gs_tap(bad == 0, label, what);
 	gs_layout_free(&l);
 }
 
@@ -389,34 +316,34 @@ test_planner(void)
 	f.tree_group = grp;
 	f.tree_depth = dep;
 	f.base_margin = base;
-	check(gs_layout_build(&f, NULL, &l) == GS_LAYOUT_EGROUPS, "planner",
+	gs_tap(gs_layout_build(&f, NULL, &l) == GS_LAYOUT_EGROUPS, "planner",
 		  "33 groups refused (the glue falls back to the CPU)");
 	f.n_groups = 32;
 	f.n_outputs = 32;
-	check(gs_layout_build(&f, NULL, &l) == GS_LAYOUT_OK && l.ngb == 32 && l.max_rpt == 1,
+	gs_tap(gs_layout_build(&f, NULL, &l) == GS_LAYOUT_OK && l.ngb == 32 && l.max_rpt == 1,
 		  "planner", "32 groups: one register bucket of 32, 1 row per thread");
 	gs_layout_free(&l);
 	f.n_groups = 3;
 	f.n_outputs = 3;
-	check(gs_layout_build(&f, NULL, &l) == GS_LAYOUT_OK && l.ngb == 4, "planner",
+	gs_tap(gs_layout_build(&f, NULL, &l) == GS_LAYOUT_OK && l.ngb == 4, "planner",
 		  "3 groups round up to a bucket of 4");
 	gs_layout_free(&l);
 	memset(&o, 0, sizeof(o));
 	o.kernel = GS_KERNEL_TILED;
 	o.smem_budget = 32;			/* not even one 4-node group */
-	check(gs_layout_build(&f, &o, &l) == GS_LAYOUT_ETILE, "planner",
+	gs_tap(gs_layout_build(&f, &o, &l) == GS_LAYOUT_ETILE, "planner",
 		  "tiled kernel imposed on a budget no tree fits: refused");
 	o.kernel = GS_KERNEL_AUTO;
-	check(gs_layout_build(&f, &o, &l) == GS_LAYOUT_OK && l.kernel == GS_KERNEL_ROWS,
+	gs_tap(gs_layout_build(&f, &o, &l) == GS_LAYOUT_OK && l.kernel == GS_KERNEL_ROWS,
 		  "planner", "automatic plan on a budget no tree fits: rows kernel");
 	gs_layout_free(&l);
 	o.max_rpt = 3;
-	check(gs_layout_build(&f, &o, &l) == GS_LAYOUT_EINVAL, "planner",
+	gs_tap(gs_layout_build(&f, &o, &l) == GS_LAYOUT_EINVAL, "planner",
 		  "3 rows per thread refused");
 	memset(&l, 0, sizeof(l));
 	l.kernel = GS_KERNEL_TILED;
 	l.max_rpt = 4;
-	check(gs_layout_pick_rpt(&l, 16u << 20, 132) == 4 &&
+	gs_tap(gs_layout_pick_rpt(&l, 16u << 20, 132) == 4 &&
 		  gs_layout_pick_rpt(&l, 256u << 10, 132) == 1 &&
 		  gs_layout_pick_rpt(&l, 512u << 10, 132) == 2 &&
 		  gs_layout_pick_rpt(&l, 1000, 0) == 4,
@@ -450,7 +377,7 @@ synth_forest(int n_trees, int n_groups, GsTransform tf, int n_features,
 	f->tree_depth = malloc(sizeof(int32_t) * (size_t) (n_trees > 0 ? n_trees : 1));
 	f->nodes = malloc(sizeof(GsNode) * cap);
 	for (int g = 0; g < n_groups; g++)
-		f->base_margin[g] = (float) (rnd() - 0.5);
+		f->base_margin[g] = (float) (gs_rnd() - 0.5);
 	for (int t = 0; t < n_trees; t++)
 	{
 		int			chain = t % 7 == 3,
@@ -476,19 +403,19 @@ synth_forest(int n_trees, int n_groups, GsTransform tf, int n_features,
 			}
 			nd = &f->nodes[base + i];
 			split = depth[i] < dmax && count + 2 <= 4096 &&
-				(chain ? (i == 0 || i % 2 == 1) : (i == 0 || rnd() < 0.8));
+				(chain ? (i == 0 || i % 2 == 1) : (i == 0 || gs_rnd() < 0.8));
 			if (split)
 			{
-				nd->value = (float) (rnd() * 2 - 1);
-				nd->info = (uint32_t) (rnd() * n_features) |
-					(rnd() < 0.5 ? GS_NODE_DEFAULT_LEFT : 0);
+				nd->value = (float) (gs_rnd() * 2 - 1);
+				nd->info = (uint32_t) (gs_rnd() * n_features) |
+					(gs_rnd() < 0.5 ? GS_NODE_DEFAULT_LEFT : 0);
 				nd->left = (uint32_t) count;
 				depth[count] = depth[count + 1] = depth[i] + 1;
 				count += 2;
 			}
 			else
 			{
-				nd->value = (float) (rnd() * 2 - 1);
+				nd->value = (float) (gs_rnd() * 2 - 1);
 				nd->info = GS_NODE_LEAF;
 				nd->left = 0;
 				if (depth[i] > f->tree_depth[t])
@@ -556,7 +483,6 @@ test_synthetic(void)
 		gs_forest_free(f);
 	}
 }
-
 
 /*
  * XGBoost's transforms (sigmoid, exp, softmax, argmax) on the host's expf,
@@ -673,7 +599,7 @@ test_expf(uint64_t step)
 			 "gs_expf equals the host's expf on %llu inputs (every %llu-th float and special values): %llu differ%s",
 			 (unsigned long long) n, (unsigned long long) step, (unsigned long long) bad,
 			 bad ? " (see the first below)" : "");
-	check(bad == 0, "expf", what);
+	gs_tap(bad == 0, "expf", what);
 	if (bad)
 	{
 		float		x;
@@ -704,7 +630,7 @@ test_expf(uint64_t step)
 			int			ng = 1 + it % GS_KMAX_GROUPS;
 
 			for (int g = 0; g < ng; g++)
-				m[g] = (float) ((rnd() - 0.5) * (it % 7 == 0 ? 400.0 : 20.0));
+				m[g] = (float) ((gs_rnd() - 0.5) * (it % 7 == 0 ? 400.0 : 20.0));
 			if (it % 11 == 0)
 				m[it % ng] = NAN;
 			for (int t = GS_TRANSFORM_IDENTITY; t <= GS_TRANSFORM_ARGMAX; t++)
@@ -720,7 +646,7 @@ test_expf(uint64_t step)
 		snprintf(what, sizeof(what),
 				 "gs_transform_row equals the same transforms on the host's expf on 20000 random margin rows x 6 transforms: %ld differ",
 				 tbad);
-		check(tbad == 0, "transform", what);
+		gs_tap(tbad == 0, "transform", what);
 	}
 }
 
@@ -736,7 +662,7 @@ test_fixtures(void)
 
 	if (!d)
 	{
-		check(0, "fixtures", "directory present");
+		gs_tap(0, "fixtures", "directory present");
 		return;
 	}
 	while ((e = readdir(d)) != NULL)
@@ -754,12 +680,12 @@ test_fixtures(void)
 						strcmp(e->d_name + len - 4, ".ubj") != 0))
 			continue;
 		snprintf(path, sizeof(path), FIXTURES "/models/%s", e->d_name);
-		b = read_file(path, &blen);
+		b = gs_read_file(path, &blen);
 		if (!b)
 			continue;
 		if (gs_xgb_load(b, blen, GS_FORMAT_AUTO, NULL, &gs_malloc_allocator, &f, &st) != GS_OK)
 		{
-			check(0, e->d_name, st.msg);
+			gs_tap(0, e->d_name, st.msg);
 			free(b);
 			continue;
 		}
@@ -790,7 +716,7 @@ test_fixtures(void)
 		gs_forest_free(f);
 	}
 	closedir(d);
-	check(n_models >= 40, "fixtures", "at least 40 fixture model files emulated");
+	gs_tap(n_models >= 40, "fixtures", "at least 40 fixture model files emulated");
 }
 
 int

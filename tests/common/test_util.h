@@ -1,0 +1,93 @@
+/*
+ * test_util.h
+ *	  Helpers shared by the server-free test and benchmark programs (C and
+ *	  CUDA C++): TAP results, reading fixture files, and deterministic
+ *	  column-major batches drawn around a model's own thresholds.
+ *
+ * Header-only, static functions: include it once per program.  Memory from
+ * gs_read_file is malloc'd and freed by the caller.
+ */
+#ifndef GS_TEST_UTIL_H
+#define GS_TEST_UTIL_H
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "../../src/core/forest.h"
+
+static int	n_pass __attribute__((unused)) = 0,
+			n_fail __attribute__((unused)) = 0;
+
+/* Record one TAP result: "ok N - label: what". */
+static inline void
+gs_tap(int ok, const char *label, const char *what)
+{
+	printf("%s %d - %s: %s\n", ok ? "ok" : "not ok", n_pass + n_fail + 1, label, what);
+	fflush(stdout);
+	if (ok)
+		n_pass++;
+	else
+		n_fail++;
+}
+
+/* Read a whole file; NULL if it cannot be opened. */
+static inline unsigned char *
+gs_read_file(const char *path, size_t *len)
+{
+	FILE	   *f = fopen(path, "rb");
+	unsigned char *buf;
+	long		n;
+
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	buf = (unsigned char *) malloc(n > 0 ? (size_t) n : 1);
+	*len = fread(buf, 1, n > 0 ? (size_t) n : 0, f);
+	fclose(f);
+	return buf;
+}
+
+/* Deterministic pseudo-random numbers in [0, 1) (xorshift). */
+static unsigned long long gs_rng_state __attribute__((unused)) = 88172645463325252ULL;
+
+static inline double
+gs_rnd(void)
+{
+	gs_rng_state ^= gs_rng_state << 13;
+	gs_rng_state ^= gs_rng_state >> 7;
+	gs_rng_state ^= gs_rng_state << 17;
+	return (double) (gs_rng_state >> 11) / 9007199254740992.0;
+}
+
+/*
+ * Fill a column-major batch x[f * ld + r] of n rows (rows n..ld-1 NaN) with
+ * values taken from the model's nodes (thresholds exactly, or nudged), 10%
+ * missing.
+ */
+static inline void
+gs_fill_batch(const GsForest *f, float *x, size_t n, size_t ld)
+{
+	for (int k = 0; k < f->n_features; k++)
+		for (size_t r = 0; r < ld; r++)
+		{
+			double		u = gs_rnd();
+			float		v;
+
+			if (r >= n || u < 0.1)
+				v = NAN;
+			else
+			{
+				const GsNode *nd = &f->nodes[(size_t) (gs_rnd() * (double) f->n_nodes)];
+
+				v = (nd->info & GS_NODE_LEAF) ? (float) (gs_rnd() * 200 - 100) : nd->value;
+				if (u > 0.5)
+					v += (float) ((gs_rnd() - 0.5) * 0.01 * (fabsf(v) + 1));
+			}
+			x[(size_t) k * ld + r] = v;
+		}
+}
+
+#endif							/* GS_TEST_UTIL_H */
