@@ -235,7 +235,8 @@ store_model(const char *name, bytea *model, const char *format_name)
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("could not detect the format of model \"%s\"", name),
 					 errdetail("The bytes are neither XGBoost JSON nor XGBoost UBJSON."),
-					 errhint("Pass the format explicitly: 'xgboost-json' or 'xgboost-ubj'.")));
+					 errhint("Save the model with XGBoost's save_model(\"model.json\") or save_model(\"model.ubj\"); "
+							 "its legacy binary format and pickled Python objects cannot be read.")));
 	}
 
 	/* parse and validate: the forest gives the metadata and is thrown away */
