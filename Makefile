@@ -36,11 +36,12 @@ GLUE_OBJS = \
 	src/device.o \
 	src/trigger_common.o \
 	src/trigger_score.o \
-	src/trigger_alert.o
+	src/trigger_alert.o \
+	src/aggregate.o
 
 OBJS = $(CORE_OBJS) $(GLUE_OBJS)
 
-REGRESS = load score errors score_query parity verify device memory gpu_engine trigger
+REGRESS = load score errors score_query parity verify device memory gpu_engine trigger aggregate
 REGRESS_OPTS = --load-extension=pg_gpuscore
 
 PG_CPPFLAGS = -I$(srcdir)/src

@@ -199,3 +199,47 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
 COMMENT ON FUNCTION @extschema@.gpu_alert_trigger() IS
 'AFTER INSERT FOR EACH STATEMENT trigger with REFERENCING NEW TABLE: scores the inserted rows in batches and inserts those with score >= threshold into alerts_table; arguments model=, key_column=, threshold=, alerts_table=, [features=], [on_error=error|null]';
+
+-- Aggregate --------------------------------------------------------------------
+
+-- gpu_score_agg collects a group's rows into columnar batches, scores each full
+-- batch while the scan goes on and returns the group's (id, score) pairs as a
+-- bytea (at most about 82 million rows per group); gpu_scores turns that back
+-- into rows.  Parallel: partial aggregates are scored in the workers.
+CREATE FUNCTION @extschema@.gpu_score_agg_transfn(internal, text, bigint, real[])
+RETURNS internal AS 'MODULE_PATHNAME', 'gpuscore_gpu_score_agg_transfn'
+LANGUAGE C STABLE PARALLEL SAFE;
+CREATE FUNCTION @extschema@.gpu_score_agg_finalfn(internal)
+RETURNS bytea AS 'MODULE_PATHNAME', 'gpuscore_gpu_score_agg_finalfn'
+LANGUAGE C STABLE PARALLEL SAFE;
+CREATE FUNCTION @extschema@.gpu_score_agg_combinefn(internal, internal)
+RETURNS internal AS 'MODULE_PATHNAME', 'gpuscore_gpu_score_agg_combinefn'
+LANGUAGE C STABLE PARALLEL SAFE;
+CREATE FUNCTION @extschema@.gpu_score_agg_serialfn(internal)
+RETURNS bytea AS 'MODULE_PATHNAME', 'gpuscore_gpu_score_agg_serialfn'
+LANGUAGE C STRICT STABLE PARALLEL SAFE;
+CREATE FUNCTION @extschema@.gpu_score_agg_deserialfn(bytea, internal)
+RETURNS internal AS 'MODULE_PATHNAME', 'gpuscore_gpu_score_agg_deserialfn'
+LANGUAGE C STRICT STABLE PARALLEL SAFE;
+
+CREATE AGGREGATE @extschema@.gpu_score_agg(model text, id bigint, features real[]) (
+    SFUNC = @extschema@.gpu_score_agg_transfn,
+    STYPE = internal,
+    FINALFUNC = @extschema@.gpu_score_agg_finalfn,
+    FINALFUNC_MODIFY = READ_WRITE,
+    COMBINEFUNC = @extschema@.gpu_score_agg_combinefn,
+    SERIALFUNC = @extschema@.gpu_score_agg_serialfn,
+    DESERIALFUNC = @extschema@.gpu_score_agg_deserialfn,
+    PARALLEL = SAFE
+);
+
+COMMENT ON AGGREGATE @extschema@.gpu_score_agg(text, bigint, real[]) IS
+'score the rows of each group in columnar batches of pg_gpuscore.batch_size; returns the (id, score) pairs for gpu_scores(); a NULL features array gives a NULL score';
+
+CREATE FUNCTION @extschema@.gpu_scores(result bytea)
+RETURNS TABLE (id bigint, score real)
+AS 'MODULE_PATHNAME', 'gpuscore_gpu_scores'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE ROWS 100000;
+
+COMMENT ON FUNCTION @extschema@.gpu_scores(bytea) IS
+'the (id, score) rows of a gpu_score_agg result, in no particular order';

@@ -1,0 +1,572 @@
+/*
+ * aggregate.c
+ *	  The scoring aggregate gpu_score_agg(model, id, features) and
+ *	  gpu_scores(), which turns its result back into (id, score) rows.
+ *
+ * Per group, the transition state (AggState memory: the aggregate context
+ * AggCheckCallContext gives) collects rows as float32 features into a
+ * pending chunk that grows by doubling up to pg_gpuscore.batch_size rows.
+ * When the chunk is full it is handed to the batch scorer (device.c) at
+ * once, so a GPU scores it while the scan goes on, and only the (id, score)
+ * pairs of scored rows are kept: 13 bytes a row (id, score and a flags
+ * byte).  The final function scores what is pending, waits for the batches
+ * in flight and returns the pairs as one bytea (see "Result format"), which
+ * caps a group at about 82 million rows (the 1 GB datum limit).
+ *
+ * Memory and handles: the state, its model reference (gs_model_acquire on
+ * the aggregate context), its pending chunk and its results live in the
+ * aggregate context.  The batch scorer (and its GPU buffers) lives in a
+ * child context of it, created when the first chunk fills and deleted when
+ * the state is flushed; an ERROR or cancel releases everything with the
+ * aggregate context.
+ *
+ * Parallel aggregation: the serialization function flushes the state
+ * (scoring in the worker) and writes the same bytea as the final function;
+ * deserialization reads it back into a results-only state and the combine
+ * function concatenates results.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/memutils.h"
+
+#include "gpuscore.h"
+
+PG_FUNCTION_INFO_V1(gpuscore_gpu_score_agg_transfn);
+PG_FUNCTION_INFO_V1(gpuscore_gpu_score_agg_finalfn);
+PG_FUNCTION_INFO_V1(gpuscore_gpu_score_agg_combinefn);
+PG_FUNCTION_INFO_V1(gpuscore_gpu_score_agg_serialfn);
+PG_FUNCTION_INFO_V1(gpuscore_gpu_score_agg_deserialfn);
+PG_FUNCTION_INFO_V1(gpuscore_gpu_scores);
+
+/*
+ * Result format (the bytea of gpu_score_agg and of its serialized state):
+ * an AggResultHeader, then int64 ids[n], float4 scores[n], uint8 flags[n],
+ * all in native byte order and read with memcpy (no alignment assumed).
+ */
+#define AGG_RESULT_MAGIC	0x47534131	/* "GSA1" */
+#define AGG_FLAG_ID_NULL	0x01
+#define AGG_FLAG_SCORE_NULL	0x02
+#define AGG_ROW_BYTES		(sizeof(int64) + sizeof(float4) + sizeof(uint8))
+
+typedef struct AggResultHeader
+{
+	uint32		magic;
+	uint32		reserved;		/* 0 */
+	uint64		n_rows;
+	char		model[NAMEDATALEN]; /* "" when no row had a model yet */
+} AggResultHeader;
+
+/* Most rows one group's result can hold within MaxAllocSize. */
+#define AGG_MAX_ROWS \
+	((uint64) ((MaxAllocSize - VARHDRSZ - sizeof(AggResultHeader)) / AGG_ROW_BYTES))
+
+/* The transition state of one group. */
+typedef struct AggScoreState
+{
+	MemoryContext aggcxt;		/* holds this struct and all below */
+	char		model[NAMEDATALEN]; /* "" in a results-only state */
+	GsModelRef *m;				/* NULL until the first row (or never) */
+	int			n_features;
+	size_t		chunk_rows;		/* pg_gpuscore.batch_size at the first row */
+
+	/* rows not yet submitted: row-major features, ids, id-null flags */
+	float	   *pend_x;
+	int64	   *pend_id;
+	uint8	   *pend_flags;
+	size_t		pend_n;
+	size_t		pend_cap;
+
+	/* the batch scorer, once a chunk filled; dies with scorer_cxt */
+	MemoryContext scorer_cxt;
+	GsBatchScorer *scorer;
+	int64	   *slot_id[GS_SCORER_SLOTS];
+	uint8	   *slot_flags[GS_SCORER_SLOTS];
+	uint64		in_flight;		/* rows submitted, results not yet taken */
+
+	/* scored rows */
+	int64	   *res_id;
+	float4	   *res_score;
+	uint8	   *res_flags;
+	uint64		res_n;
+	uint64		res_cap;
+} AggScoreState;
+
+/* ERROR when a group would hold more rows than its result can. */
+static void
+check_group_size(uint64 n)
+{
+	if (n > AGG_MAX_ROWS)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("gpu_score_agg cannot score more than " UINT64_FORMAT " rows in one group",
+						(uint64) AGG_MAX_ROWS),
+				 errdetail("The result of one group must fit in one 1 GB value."),
+				 errhint("Use gpu_score_query(), or split the rows with GROUP BY.")));
+}
+
+/* A new, empty state in aggcxt. */
+static AggScoreState *
+state_create(MemoryContext aggcxt)
+{
+	AggScoreState *st = MemoryContextAllocZero(aggcxt, sizeof(AggScoreState));
+
+	st->aggcxt = aggcxt;
+	return st;
+}
+
+/* Make room for extra more scored rows, checking the group limit first. */
+static void
+results_reserve(AggScoreState *st, uint64 extra)
+{
+	uint64		need = st->res_n + extra;
+	uint64		cap;
+
+	check_group_size(need);
+	if (need <= st->res_cap)
+		return;
+	cap = Max(st->res_cap * 2, (uint64) 64);
+	while (cap < need)
+		cap *= 2;
+	cap = Min(cap, Max(need, (uint64) AGG_MAX_ROWS));
+	if (st->res_id == NULL)
+	{
+		st->res_id = MemoryContextAllocHuge(st->aggcxt, sizeof(int64) * cap);
+		st->res_score = MemoryContextAllocHuge(st->aggcxt, sizeof(float4) * cap);
+		st->res_flags = MemoryContextAllocHuge(st->aggcxt, sizeof(uint8) * cap);
+	}
+	else
+	{
+		st->res_id = repalloc_huge(st->res_id, sizeof(int64) * cap);
+		st->res_score = repalloc_huge(st->res_score, sizeof(float4) * cap);
+		st->res_flags = repalloc_huge(st->res_flags, sizeof(uint8) * cap);
+	}
+	st->res_cap = cap;
+}
+
+/* Append one scored (or NULL-score) row. Caller reserved room. */
+static inline void
+results_put(AggScoreState *st, int64 id, float4 score, uint8 flags)
+{
+	st->res_id[st->res_n] = id;
+	st->res_score[st->res_n] = score;
+	st->res_flags[st->res_n] = flags;
+	st->res_n++;
+}
+
+/* Take one finished batch's outputs into the results. */
+static void
+take_batch(AggScoreState *st, const float *out, size_t n, int slot)
+{
+	results_reserve(st, n);
+	for (size_t r = 0; r < n; r++)
+		results_put(st, st->slot_id[slot][r], out[r], st->slot_flags[slot][r]);
+	st->in_flight -= n;
+}
+
+/*
+ * Submit the pending rows as one batch.  A full chunk goes to the state's
+ * long-lived scorer (created on first use); with drain, every batch in
+ * flight is then collected and the scorer freed.
+ */
+static void
+submit_pending(AggScoreState *st, bool drain)
+{
+	const float *out;
+	float	   *x;
+	int			slot;
+	size_t		n = st->pend_n;
+	size_t		n_done;
+	int			nf = st->n_features;
+
+	if (n > 0)
+	{
+		if (st->scorer == NULL)
+		{
+			/* a partial chunk at the end needs room for n rows only */
+			size_t		rows = drain ? n : st->chunk_rows;
+
+			st->scorer_cxt = AllocSetContextCreate(st->aggcxt, "pg_gpuscore aggregate batches",
+												   ALLOCSET_DEFAULT_SIZES);
+			st->scorer = gs_scorer_begin(st->m, rows, st->scorer_cxt);
+			for (int k = 0; k < GS_SCORER_SLOTS; k++)
+			{
+				st->slot_id[k] = MemoryContextAllocHuge(st->scorer_cxt, sizeof(int64) * rows);
+				st->slot_flags[k] = MemoryContextAllocHuge(st->scorer_cxt, sizeof(uint8) * rows);
+			}
+		}
+		/* a slot still holding results must be taken before refilling */
+		while ((out = gs_scorer_next(st->scorer, false, &slot, &n_done)) != NULL)
+			take_batch(st, out, n_done, slot);
+
+		x = gs_scorer_input(st->scorer, &slot);
+		for (size_t r = 0; r < n; r++)
+			for (int f = 0; f < nf; f++)
+				x[(size_t) f * n + r] = st->pend_x[r * nf + f];
+		memcpy(st->slot_id[slot], st->pend_id, sizeof(int64) * n);
+		memcpy(st->slot_flags[slot], st->pend_flags, sizeof(uint8) * n);
+		gs_scorer_submit(st->scorer, n);
+		st->in_flight += n;
+		st->pend_n = 0;
+	}
+	if (drain && st->scorer != NULL)
+	{
+		while ((out = gs_scorer_next(st->scorer, true, &slot, &n_done)) != NULL)
+			take_batch(st, out, n_done, slot);
+		MemoryContextDelete(st->scorer_cxt);
+		st->scorer_cxt = NULL;
+		st->scorer = NULL;
+	}
+	if (drain && st->pend_x != NULL)
+	{
+		pfree(st->pend_x);
+		pfree(st->pend_id);
+		pfree(st->pend_flags);
+		st->pend_x = NULL;
+		st->pend_id = NULL;
+		st->pend_flags = NULL;
+		st->pend_cap = 0;
+	}
+}
+
+/* Score everything pending or in flight; afterwards only results remain. */
+static void
+state_flush(AggScoreState *st)
+{
+	submit_pending(st, true);
+}
+
+/* ERROR unless a state of model a may be merged with rows of model b. */
+static void
+check_same_model(const char *a, const char *b)
+{
+	if (a[0] != '\0' && b[0] != '\0' && strcmp(a, b) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("gpu_score_agg got rows for models \"%s\" and \"%s\" in one group", a, b),
+				 errhint("Use one model per aggregate call, or GROUP BY the model name.")));
+}
+
+/*
+ * gpu_score_agg transition: (state, model text, id bigint, features real[]).
+ * Not strict: a NULL features array keeps the row with a NULL score, a NULL
+ * id is kept as a NULL id.
+ */
+Datum
+gpuscore_gpu_score_agg_transfn(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggcxt;
+	AggScoreState *st;
+	text	   *name_t;
+	bool		id_null = PG_ARGISNULL(2);
+	int64		id = id_null ? 0 : PG_GETARG_INT64(2);
+	uint8		flags = id_null ? AGG_FLAG_ID_NULL : 0;
+
+	if (!AggCheckCallContext(fcinfo, &aggcxt))
+		elog(ERROR, "gpu_score_agg transition function called in non-aggregate context");
+	st = PG_ARGISNULL(0) ? state_create(aggcxt) : (AggScoreState *) PG_GETARG_POINTER(0);
+
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("model name must not be null")));
+	name_t = PG_GETARG_TEXT_PP(1);
+	if (st->m == NULL)
+	{
+		const char *name = gs_model_name_arg(fcinfo, 1);
+
+		check_same_model(st->model, name);
+		st->m = gs_model_acquire(name, aggcxt);
+		if (st->m->forest->n_outputs != 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("model \"%s\" has %d outputs per row", name, st->m->forest->n_outputs),
+					 errhint("gpu_score_agg scores single-output models; use gpu_predict_query() for multi-output models.")));
+		strlcpy(st->model, st->m->name, NAMEDATALEN);
+		st->n_features = st->m->forest->n_features;
+		st->chunk_rows = (size_t) gs_batch_size;
+	}
+	else if (VARSIZE_ANY_EXHDR(name_t) != strlen(st->model) ||
+			 memcmp(VARDATA_ANY(name_t), st->model, VARSIZE_ANY_EXHDR(name_t)) != 0)
+		check_same_model(st->model, text_to_cstring(name_t));
+
+	if (PG_ARGISNULL(3))
+	{
+		results_reserve(st, 1);
+		results_put(st, id, 0.0f, flags | AGG_FLAG_SCORE_NULL);
+		PG_RETURN_POINTER(st);
+	}
+
+	check_group_size(st->res_n + st->in_flight + st->pend_n + 1);
+	if (st->pend_n == st->pend_cap)
+	{
+		size_t		cap = Min(Max(st->pend_cap * 2, (size_t) 16), st->chunk_rows);
+		size_t		nf = st->n_features;
+
+		if (st->pend_x == NULL)
+		{
+			st->pend_x = MemoryContextAllocHuge(aggcxt, sizeof(float) * nf * cap);
+			st->pend_id = MemoryContextAllocHuge(aggcxt, sizeof(int64) * cap);
+			st->pend_flags = MemoryContextAllocHuge(aggcxt, sizeof(uint8) * cap);
+		}
+		else
+		{
+			st->pend_x = repalloc_huge(st->pend_x, sizeof(float) * nf * cap);
+			st->pend_id = repalloc_huge(st->pend_id, sizeof(int64) * cap);
+			st->pend_flags = repalloc_huge(st->pend_flags, sizeof(uint8) * cap);
+		}
+		st->pend_cap = cap;
+	}
+	/* ERRORs on a bad array leave the state as it was */
+	gs_array_to_row(PG_GETARG_ARRAYTYPE_P(3), st->m,
+					st->pend_x + st->pend_n * (size_t) st->n_features);
+	st->pend_id[st->pend_n] = id;
+	st->pend_flags[st->pend_n] = flags;
+	st->pend_n++;
+
+	if (st->pend_n == st->chunk_rows)
+		submit_pending(st, false);
+	PG_RETURN_POINTER(st);
+}
+
+/* The bytea holding a flushed state's results. */
+static bytea *
+state_to_bytea(AggScoreState *st)
+{
+	AggResultHeader hdr;
+	Size		len;
+	bytea	   *b;
+	char	   *p;
+
+	Assert(st->pend_n == 0 && st->in_flight == 0);
+	check_group_size(st->res_n);
+	len = VARHDRSZ + sizeof(AggResultHeader) + (Size) st->res_n * AGG_ROW_BYTES;
+	b = palloc(len);
+	SET_VARSIZE(b, len);
+	memset(&hdr, 0, sizeof(hdr));
+	hdr.magic = AGG_RESULT_MAGIC;
+	hdr.n_rows = st->res_n;
+	strlcpy(hdr.model, st->model, NAMEDATALEN);
+	p = VARDATA(b);
+	memcpy(p, &hdr, sizeof(hdr));
+	p += sizeof(hdr);
+	if (st->res_n > 0)
+	{
+		memcpy(p, st->res_id, sizeof(int64) * st->res_n);
+		p += sizeof(int64) * st->res_n;
+		memcpy(p, st->res_score, sizeof(float4) * st->res_n);
+		p += sizeof(float4) * st->res_n;
+		memcpy(p, st->res_flags, sizeof(uint8) * st->res_n);
+	}
+	return b;
+}
+
+/*
+ * Check a result bytea and return its header; the arrays follow it at
+ * VARDATA_ANY(b) + sizeof(AggResultHeader).  ERRORs on anything that is not
+ * exactly what state_to_bytea writes.
+ */
+static void
+read_header(bytea *b, AggResultHeader *hdr)
+{
+	Size		len = VARSIZE_ANY_EXHDR(b);
+
+	if (len < sizeof(AggResultHeader))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+				 errmsg("invalid gpu_score_agg result"),
+				 errdetail("The value is %zu bytes long, shorter than its header.", (size_t) len)));
+	memcpy(hdr, VARDATA_ANY(b), sizeof(AggResultHeader));
+	if (hdr->magic != AGG_RESULT_MAGIC || hdr->reserved != 0 ||
+		memchr(hdr->model, '\0', NAMEDATALEN) == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+				 errmsg("invalid gpu_score_agg result"),
+				 errdetail("The header is not that of a gpu_score_agg result.")));
+	if (hdr->n_rows > AGG_MAX_ROWS ||
+		len != sizeof(AggResultHeader) + hdr->n_rows * AGG_ROW_BYTES)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+				 errmsg("invalid gpu_score_agg result"),
+				 errdetail("The value is %zu bytes long, which does not match its row count " UINT64_FORMAT ".",
+						   (size_t) len, hdr->n_rows)));
+}
+
+/*
+ * Final function: the (id, score) pairs of the group as a bytea, or NULL
+ * for a group without rows.  Declared FINALFUNC_MODIFY = READ_WRITE: it
+ * scores the pending rows into the state.
+ */
+Datum
+gpuscore_gpu_score_agg_finalfn(PG_FUNCTION_ARGS)
+{
+	AggScoreState *st;
+
+	if (!AggCheckCallContext(fcinfo, NULL))
+		elog(ERROR, "gpu_score_agg final function called in non-aggregate context");
+	if (PG_ARGISNULL(0))
+		PG_RETURN_NULL();
+	st = (AggScoreState *) PG_GETARG_POINTER(0);
+	state_flush(st);
+	PG_RETURN_BYTEA_P(state_to_bytea(st));
+}
+
+/* Serialization: flush (score in this worker) and write the result bytea. */
+Datum
+gpuscore_gpu_score_agg_serialfn(PG_FUNCTION_ARGS)
+{
+	AggScoreState *st;
+
+	if (!AggCheckCallContext(fcinfo, NULL))
+		elog(ERROR, "gpu_score_agg serialization function called in non-aggregate context");
+	st = (AggScoreState *) PG_GETARG_POINTER(0);
+	state_flush(st);
+	PG_RETURN_BYTEA_P(state_to_bytea(st));
+}
+
+/* Append the rows of a result bytea (already checked) to st. */
+static void
+append_bytea_rows(AggScoreState *st, bytea *b, const AggResultHeader *hdr)
+{
+	const char *p = VARDATA_ANY(b) + sizeof(AggResultHeader);
+	uint64		n = hdr->n_rows;
+
+	check_same_model(st->model, hdr->model);
+	if (st->model[0] == '\0')
+		strlcpy(st->model, hdr->model, NAMEDATALEN);
+	if (n == 0)
+		return;
+	results_reserve(st, n);
+	memcpy(st->res_id + st->res_n, p, sizeof(int64) * n);
+	memcpy(st->res_score + st->res_n, p + sizeof(int64) * n, sizeof(float4) * n);
+	memcpy(st->res_flags + st->res_n, p + (sizeof(int64) + sizeof(float4)) * n, n);
+	st->res_n += n;
+}
+
+/*
+ * Deserialization: a results-only state, in the current (per-tuple)
+ * context; the combine function copies it into the aggregate context.
+ */
+Datum
+gpuscore_gpu_score_agg_deserialfn(PG_FUNCTION_ARGS)
+{
+	bytea	   *b = PG_GETARG_BYTEA_PP(0);
+	AggResultHeader hdr;
+	AggScoreState *st;
+
+	if (!AggCheckCallContext(fcinfo, NULL))
+		elog(ERROR, "gpu_score_agg deserialization function called in non-aggregate context");
+	read_header(b, &hdr);
+	st = state_create(CurrentMemoryContext);
+	append_bytea_rows(st, b, &hdr);
+	PG_RETURN_POINTER(st);
+}
+
+/*
+ * Combine: append state 2's results to state 1 (created in the aggregate
+ * context when NULL).  State 2 comes from deserialization and holds only
+ * results; state 1 may also hold pending rows, scored later by the final
+ * function.
+ */
+Datum
+gpuscore_gpu_score_agg_combinefn(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggcxt;
+	AggScoreState *st1;
+	AggScoreState *st2;
+
+	if (!AggCheckCallContext(fcinfo, &aggcxt))
+		elog(ERROR, "gpu_score_agg combine function called in non-aggregate context");
+	if (PG_ARGISNULL(1))
+	{
+		if (PG_ARGISNULL(0))
+			PG_RETURN_NULL();
+		PG_RETURN_POINTER(PG_GETARG_POINTER(0));
+	}
+	st2 = (AggScoreState *) PG_GETARG_POINTER(1);
+	if (st2->pend_n != 0 || st2->in_flight != 0)
+		elog(ERROR, "gpu_score_agg combine got a state with unscored rows");
+	st1 = PG_ARGISNULL(0) ? state_create(aggcxt) : (AggScoreState *) PG_GETARG_POINTER(0);
+	check_same_model(st1->model, st2->model);
+	if (st1->model[0] == '\0')
+		strlcpy(st1->model, st2->model, NAMEDATALEN);
+	if (st2->res_n > 0)
+	{
+		results_reserve(st1, st2->res_n);
+		memcpy(st1->res_id + st1->res_n, st2->res_id, sizeof(int64) * st2->res_n);
+		memcpy(st1->res_score + st1->res_n, st2->res_score, sizeof(float4) * st2->res_n);
+		memcpy(st1->res_flags + st1->res_n, st2->res_flags, st2->res_n);
+		st1->res_n += st2->res_n;
+	}
+	PG_RETURN_POINTER(st1);
+}
+
+/* What gpu_scores keeps between calls. */
+typedef struct ScoresIter
+{
+	bytea	   *b;
+	uint64		n;
+	const char *ids;
+	const char *scores;
+	const char *flags;
+} ScoresIter;
+
+/*
+ * gpu_scores(result bytea) RETURNS TABLE(id bigint, score real): the rows
+ * of a gpu_score_agg result, in no particular order.  ERRORs (22P03) on a
+ * value that is not one.
+ */
+Datum
+gpuscore_gpu_scores(PG_FUNCTION_ARGS)
+{
+	FuncCallContext *fctx;
+	ScoresIter *it;
+
+	if (SRF_IS_FIRSTCALL())
+	{
+		MemoryContext old;
+		AggResultHeader hdr;
+		TupleDesc	desc;
+
+		fctx = SRF_FIRSTCALL_INIT();
+		old = MemoryContextSwitchTo(fctx->multi_call_memory_ctx);
+		it = palloc0(sizeof(ScoresIter));
+		it->b = PG_GETARG_BYTEA_PP(0);
+		read_header(it->b, &hdr);
+		it->n = hdr.n_rows;
+		it->ids = VARDATA_ANY(it->b) + sizeof(AggResultHeader);
+		it->scores = it->ids + sizeof(int64) * it->n;
+		it->flags = it->scores + sizeof(float4) * it->n;
+		if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+			elog(ERROR, "gpu_scores must return a composite type");
+		fctx->tuple_desc = BlessTupleDesc(desc);
+		fctx->user_fctx = it;
+		MemoryContextSwitchTo(old);
+	}
+	fctx = SRF_PERCALL_SETUP();
+	it = (ScoresIter *) fctx->user_fctx;
+	if (fctx->call_cntr < it->n)
+	{
+		uint64		r = fctx->call_cntr;
+		int64		id;
+		float4		score;
+		uint8		flags = (uint8) it->flags[r];
+		Datum		values[2];
+		bool		nulls[2];
+
+		memcpy(&id, it->ids + sizeof(int64) * r, sizeof(int64));
+		memcpy(&score, it->scores + sizeof(float4) * r, sizeof(float4));
+		values[0] = Int64GetDatum(id);
+		values[1] = Float4GetDatum(score);
+		nulls[0] = (flags & AGG_FLAG_ID_NULL) != 0;
+		nulls[1] = (flags & AGG_FLAG_SCORE_NULL) != 0;
+		SRF_RETURN_NEXT(fctx, HeapTupleGetDatum(heap_form_tuple(fctx->tuple_desc, values, nulls)));
+	}
+	SRF_RETURN_DONE(fctx);
+}
