@@ -184,22 +184,6 @@ rate(double rows_per_s)
 	return b;
 }
 
-/* Distance in ulps between two finite floats of the same sign. */
-static long
-ulp_diff(float a, float b)
-{
-	int32_t		ia,
-				ib;
-
-	if (a == b || (isnan(a) && isnan(b)))
-		return 0;
-	if (isnan(a) || isnan(b) || (a < 0) != (b < 0))
-		return 1L << 30;
-	memcpy(&ia, &a, 4);
-	memcpy(&ib, &b, 4);
-	return labs((long) ia - (long) ib);
-}
-
 /* ---------------------------------------------------------------- */
 /* models                                                            */
 /* ---------------------------------------------------------------- */
@@ -767,7 +751,7 @@ main(int argc, char **argv)
 				{
 					if (!(gm[r] == cm[r] || (isnan(gm[r]) && isnan(cm[r]))))
 						bad_m++;
-					worst_ulp = std::max(worst_ulp, ulp_diff(go[r], co[r]));
+					worst_ulp = std::max(worst_ulp, gs_ulp_diff(go[r], co[r]));
 				}
 				snprintf(line, sizeof(line),
 						 "- %s, %s rows: ours:auto vs CPU engine on %zu sampled rows: %ld margins differ, outputs at most %ld ulp apart (both must be 0)%s\n",

@@ -66,22 +66,6 @@ check(bool ok, const std::string &label, const std::string &what)
 }
 
 
-/* Distance in ulps (NaN == NaN is 0, a sign change is huge). */
-static long
-ulp_diff(float a, float b)
-{
-	int32_t		ia,
-				ib;
-
-	if (a == b || (isnan(a) && isnan(b)))
-		return 0;
-	if (isnan(a) || isnan(b) || (a < 0) != (b < 0))
-		return 1L << 30;
-	memcpy(&ia, &a, 4);
-	memcpy(&ib, &b, 4);
-	return labs((long) ia - (long) ib);
-}
-
 /* Count positions where a and b differ (NaN equals NaN). */
 __global__ void
 count_diff(const float *a, const float *b, size_t n, unsigned long long *cnt)
@@ -259,7 +243,7 @@ check_model(const std::string &name, const GsForest *f, size_t optin)
 			for (size_t i = 0; i < rows.size(); i++)
 				for (int k = 0; k < no; k++)
 				{
-					long		u = ulp_diff(host[rows[i] * no + k], co[i * no + k]);
+					long		u = gs_ulp_diff(host[rows[i] * no + k], co[i * no + k]);
 
 					worst_ulp = u > worst_ulp ? u : worst_ulp;
 				}

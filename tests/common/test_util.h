@@ -11,8 +11,10 @@
 #define GS_TEST_UTIL_H
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../../src/core/forest.h"
 
@@ -88,6 +90,22 @@ gs_fill_batch(const GsForest *f, float *x, size_t n, size_t ld)
 			}
 			x[(size_t) k * ld + r] = v;
 		}
+}
+
+/* Distance in ulps (NaN == NaN is 0, NaN against a number or a sign change is huge). */
+static inline long
+gs_ulp_diff(float a, float b)
+{
+	int32_t		ia,
+				ib;
+
+	if (a == b || (isnan(a) && isnan(b)))
+		return 0;
+	if (isnan(a) || isnan(b) || (a < 0) != (b < 0))
+		return 1L << 30;
+	memcpy(&ia, &a, 4);
+	memcpy(&ib, &b, 4);
+	return labs((long) ia - (long) ib);
 }
 
 #endif							/* GS_TEST_UTIL_H */
