@@ -132,4 +132,63 @@ SELECT gpu_score_agg('bc', id, CASE WHEN id = 4000 THEN '{Infinity}'::real[] || 
 SELECT (total_memory - free_memory) >> 20 AS used_mib_after FROM gpu_device_info();
 RESET pg_gpuscore.device;
 RESET pg_gpuscore.batch_size;
-DROP TABLE agg_rows;
+
+-- Features as separate columns: gpu_score_agg(model, id, VARIADIC "any")
+-- takes one argument per feature, in model order, so no array is built per
+-- row.  A NULL column is a missing value, as a NULL array element is.
+\c
+SET pg_gpuscore.batch_size = 700;
+CREATE TABLE agg_cols AS SELECT id, grp, f[1] AS c1, f[2] AS c2, f[3] AS c3, f[4] AS c4, f[5] AS c5, f[6] AS c6, f[7] AS c7, f[8] AS c8, f[9] AS c9, f[10] AS c10, f[11] AS c11, f[12] AS c12, f[13] AS c13, f[14] AS c14, f[15] AS c15, f[16] AS c16, f[17] AS c17, f[18] AS c18, f[19] AS c19, f[20] AS c20, f[21] AS c21, f[22] AS c22, f[23] AS c23, f[24] AS c24, f[25] AS c25, f[26] AS c26, f[27] AS c27, f[28] AS c28, f[29] AS c29, f[30] AS c30 FROM agg_rows;
+SELECT count(*) AS n, count(DISTINCT s.id) AS ids,
+       count(*) FILTER (WHERE s.score IS DISTINCT FROM gpu_score('bc', r.f)) AS differing
+  FROM gpu_scores((SELECT gpu_score_agg('bc', id, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16, c17, c18, c19, c20, c21, c22, c23, c24, c25, c26, c27, c28, c29, c30) FROM agg_cols)) s
+  JOIN agg_rows r USING (id);
+-- ... with GROUP BY, FILTER and in parallel, like the array form.
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET force_parallel_mode = on;
+SELECT a.grp, count(*) AS n,
+       count(*) FILTER (WHERE s.score IS DISTINCT FROM gpu_score('bc', r.f)) AS differing
+  FROM (SELECT grp, gpu_score_agg('bc', id, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16, c17, c18, c19, c20, c21, c22, c23, c24, c25, c26, c27, c28, c29, c30)
+                    FILTER (WHERE id % 3 <> 0) AS res
+          FROM agg_cols GROUP BY grp) a,
+       gpu_scores(a.res) s JOIN agg_rows r USING (id)
+ GROUP BY a.grp ORDER BY a.grp;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET force_parallel_mode;
+
+-- Columns of any numeric type (and boolean, as 0/1) mix freely.
+SELECT gpu_load_model('diab', pg_read_binary_file(:'models' || 'diabetes_reg.json')) > 0 AS diab;
+CREATE TABLE agg_mixed (id bigint, a real, b double precision, c numeric, d integer,
+                        e bigint, g smallint, h boolean, i real, j double precision, k numeric);
+INSERT INTO agg_mixed
+SELECT n, (n % 7) / 100.0, (n % 11) / 50.0 - 0.1, (n % 13) / 60.0 - 0.1, n % 3 - 1,
+       (n % 5) - 2, (n % 4)::smallint - 2, n % 2 = 0,
+       CASE WHEN n % 9 = 0 THEN NULL ELSE (n % 17) / 80.0 - 0.1 END,
+       (n % 19) / 90.0 - 0.1, 'NaN'
+  FROM generate_series(1, 300) n;
+SELECT count(*) AS n,
+       count(*) FILTER (WHERE s.score IS DISTINCT FROM
+                        gpu_score('diab', ARRAY[m.a, m.b, m.c, m.d, m.e, m.g, m.h::int, m.i, m.j, m.k]::float8[]))
+         AS differing
+  FROM gpu_scores((SELECT gpu_score_agg('diab', id, a, b, c, d, e, g, h, i, j, k) FROM agg_mixed)) s
+  JOIN agg_mixed m USING (id);
+-- One array argument works too (double precision[] here).
+SELECT count(*) AS n,
+       count(*) FILTER (WHERE s.score IS DISTINCT FROM gpu_score('diab', m.arr)) AS differing
+  FROM gpu_scores((SELECT gpu_score_agg('diab', id, arr)
+                     FROM (SELECT id, ARRAY[a, b, c, d, e, g, h::int, i, j, k]::float8[] AS arr
+                             FROM agg_mixed) t)) s
+  JOIN (SELECT id, ARRAY[a, b, c, d, e, g, h::int, i, j, k]::float8[] AS arr FROM agg_mixed) m USING (id);
+
+-- Errors of the column form.
+SELECT gpu_score_agg('diab', id, a, b, c, d, e, g, h, i, j) FROM agg_mixed;
+SELECT gpu_score_agg('diab', id, a, b, c, d, e, g, h, i, j, 'x'::text) FROM agg_mixed;
+SELECT gpu_score_agg('diab', id, a, b, c, d, e, g, h, i, j, ARRAY[k]) FROM agg_mixed;
+SELECT gpu_score_agg('diab', id, a, b, c, d, e, g, h, i, j, CASE WHEN id = 5 THEN 'Infinity' ELSE k END) FROM agg_mixed;
+SELECT gpu_score_agg('diab', id, VARIADIC ARRAY[a, b, c, d, e, g, i, j, k, k]) FROM agg_mixed;
+RESET pg_gpuscore.batch_size;
+DROP TABLE agg_rows, agg_cols, agg_mixed;

@@ -236,6 +236,27 @@ CREATE AGGREGATE @extschema@.gpu_score_agg(model text, id bigint, features real[
 COMMENT ON AGGREGATE @extschema@.gpu_score_agg(text, bigint, real[]) IS
 'score the rows of each group in columnar batches of pg_gpuscore.batch_size; returns the (id, score) pairs for gpu_scores(); a NULL features array gives a NULL score';
 
+-- The same aggregate over separate feature columns (real, double precision,
+-- smallint, integer, bigint, numeric or boolean; NULL is a missing value), so
+-- no array has to be built per row.
+CREATE FUNCTION @extschema@.gpu_score_agg_cols_transfn(internal, text, bigint, VARIADIC "any")
+RETURNS internal AS 'MODULE_PATHNAME', 'gpuscore_gpu_score_agg_cols_transfn'
+LANGUAGE C STABLE PARALLEL SAFE;
+
+CREATE AGGREGATE @extschema@.gpu_score_agg(model text, id bigint, VARIADIC features "any") (
+    SFUNC = @extschema@.gpu_score_agg_cols_transfn,
+    STYPE = internal,
+    FINALFUNC = @extschema@.gpu_score_agg_finalfn,
+    FINALFUNC_MODIFY = READ_WRITE,
+    COMBINEFUNC = @extschema@.gpu_score_agg_combinefn,
+    SERIALFUNC = @extschema@.gpu_score_agg_serialfn,
+    DESERIALFUNC = @extschema@.gpu_score_agg_deserialfn,
+    PARALLEL = SAFE
+);
+
+COMMENT ON AGGREGATE @extschema@.gpu_score_agg(text, bigint, VARIADIC "any") IS
+'gpu_score_agg with the features as separate columns, in model order; a NULL column is a missing value';
+
 CREATE FUNCTION @extschema@.gpu_scores(result bytea)
 RETURNS TABLE (id bigint, score real)
 AS 'MODULE_PATHNAME', 'gpuscore_gpu_scores'

@@ -39,6 +39,7 @@
 #include "gpuscore.h"
 
 PG_FUNCTION_INFO_V1(gpuscore_gpu_score_agg_transfn);
+PG_FUNCTION_INFO_V1(gpuscore_gpu_score_agg_cols_transfn);
 PG_FUNCTION_INFO_V1(gpuscore_gpu_score_agg_finalfn);
 PG_FUNCTION_INFO_V1(gpuscore_gpu_score_agg_combinefn);
 PG_FUNCTION_INFO_V1(gpuscore_gpu_score_agg_serialfn);
@@ -254,23 +255,19 @@ check_same_model(const char *a, const char *b)
 }
 
 /*
- * gpu_score_agg transition: (state, model text, id bigint, features real[]).
- * Not strict: a NULL features array keeps the row with a NULL score, a NULL
- * id is kept as a NULL id.
+ * The state of the group being aggregated, with its model acquired: the
+ * common start of both transition functions.  *aggcxt receives the
+ * aggregate context.
  */
-Datum
-gpuscore_gpu_score_agg_transfn(PG_FUNCTION_ARGS)
+static AggScoreState *
+transfn_state(FunctionCallInfo fcinfo, MemoryContext *aggcxt)
 {
-	MemoryContext aggcxt;
 	AggScoreState *st;
 	text	   *name_t;
-	bool		id_null = PG_ARGISNULL(2);
-	int64		id = id_null ? 0 : PG_GETARG_INT64(2);
-	uint8		flags = id_null ? AGG_FLAG_ID_NULL : 0;
 
-	if (!AggCheckCallContext(fcinfo, &aggcxt))
+	if (!AggCheckCallContext(fcinfo, aggcxt))
 		elog(ERROR, "gpu_score_agg transition function called in non-aggregate context");
-	st = PG_ARGISNULL(0) ? state_create(aggcxt) : (AggScoreState *) PG_GETARG_POINTER(0);
+	st = PG_ARGISNULL(0) ? state_create(*aggcxt) : (AggScoreState *) PG_GETARG_POINTER(0);
 
 	if (PG_ARGISNULL(1))
 		ereport(ERROR,
@@ -282,7 +279,7 @@ gpuscore_gpu_score_agg_transfn(PG_FUNCTION_ARGS)
 		const char *name = gs_model_name_arg(fcinfo, 1);
 
 		check_same_model(st->model, name);
-		st->m = gs_model_acquire(name, aggcxt);
+		st->m = gs_model_acquire(name, *aggcxt);
 		if (st->m->forest->n_outputs != 1)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -295,14 +292,25 @@ gpuscore_gpu_score_agg_transfn(PG_FUNCTION_ARGS)
 	else if (VARSIZE_ANY_EXHDR(name_t) != strlen(st->model) ||
 			 memcmp(VARDATA_ANY(name_t), st->model, VARSIZE_ANY_EXHDR(name_t)) != 0)
 		check_same_model(st->model, text_to_cstring(name_t));
+	return st;
+}
 
-	if (PG_ARGISNULL(3))
-	{
-		results_reserve(st, 1);
-		results_put(st, id, 0.0f, flags | AGG_FLAG_SCORE_NULL);
-		PG_RETURN_POINTER(st);
-	}
+/* Keep a row whose score is NULL (its features were a NULL array). */
+static void
+keep_null_score(AggScoreState *st, int64 id, uint8 flags)
+{
+	results_reserve(st, 1);
+	results_put(st, id, 0.0f, flags | AGG_FLAG_SCORE_NULL);
+}
 
+/*
+ * Room for the features of one more pending row (n_features floats), growing
+ * the pending chunk when needed.  The row counts only once pending_commit()
+ * is called, so an ERROR while filling it leaves the state as it was.
+ */
+static float *
+pending_slot(AggScoreState *st, MemoryContext aggcxt)
+{
 	check_group_size(st->res_n + st->in_flight + st->pend_n + 1);
 	if (st->pend_n == st->pend_cap)
 	{
@@ -323,15 +331,162 @@ gpuscore_gpu_score_agg_transfn(PG_FUNCTION_ARGS)
 		}
 		st->pend_cap = cap;
 	}
-	/* ERRORs on a bad array leave the state as it was */
-	gs_array_to_row(PG_GETARG_ARRAYTYPE_P(3), st->m,
-					st->pend_x + st->pend_n * (size_t) st->n_features);
+	return st->pend_x + st->pend_n * (size_t) st->n_features;
+}
+
+/* Count the row just written into pending_slot(); score the chunk when full. */
+static void
+pending_commit(AggScoreState *st, int64 id, uint8 flags)
+{
 	st->pend_id[st->pend_n] = id;
 	st->pend_flags[st->pend_n] = flags;
 	st->pend_n++;
-
 	if (st->pend_n == st->chunk_rows)
 		submit_pending(st, false);
+}
+
+/*
+ * gpu_score_agg transition: (state, model text, id bigint, features real[]).
+ * Not strict: a NULL features array keeps the row with a NULL score, a NULL
+ * id is kept as a NULL id.
+ */
+Datum
+gpuscore_gpu_score_agg_transfn(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggcxt;
+	AggScoreState *st = transfn_state(fcinfo, &aggcxt);
+	bool		id_null = PG_ARGISNULL(2);
+	int64		id = id_null ? 0 : PG_GETARG_INT64(2);
+	uint8		flags = id_null ? AGG_FLAG_ID_NULL : 0;
+	float	   *row;
+
+	if (PG_ARGISNULL(3))
+	{
+		keep_null_score(st, id, flags);
+		PG_RETURN_POINTER(st);
+	}
+	row = pending_slot(st, aggcxt);
+	/* ERRORs on a bad array leave the state as it was */
+	gs_array_to_row(PG_GETARG_ARRAYTYPE_P(3), st->m, row);
+	pending_commit(st, id, flags);
+	PG_RETURN_POINTER(st);
+}
+
+/*
+ * The column kinds of the feature arguments of one gpu_score_agg(model, id,
+ * VARIADIC "any") call site, looked up once per call site (fn_extra).
+ */
+typedef struct AggColumnArgs
+{
+	int			n;				/* feature arguments */
+	bool		one_array;		/* a single array argument holding all features */
+	GsColKind	kinds[FLEXIBLE_ARRAY_MEMBER];
+} AggColumnArgs;
+
+#define AGG_FIRST_FEATURE_ARG 3	/* state, model, id, features... */
+
+static AggColumnArgs *
+column_args(FunctionCallInfo fcinfo)
+{
+	AggColumnArgs *ca = fcinfo->flinfo->fn_extra;
+	int			n = PG_NARGS() - AGG_FIRST_FEATURE_ARG;
+
+	if (ca != NULL)
+		return ca;
+	if (get_fn_expr_variadic(fcinfo->flinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("gpu_score_agg does not accept VARIADIC arrays"),
+				 errhint("Pass the feature columns as separate arguments, or one real[] array without VARIADIC.")));
+	ca = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt,
+								offsetof(AggColumnArgs, kinds) + sizeof(GsColKind) * Max(n, 1));
+	ca->n = n;
+	for (int i = 0; i < n; i++)
+	{
+		Oid			type = get_fn_expr_argtype(fcinfo->flinfo, AGG_FIRST_FEATURE_ARG + i);
+
+		if (!OidIsValid(type))
+			elog(ERROR, "could not determine the type of gpu_score_agg argument %d",
+				 AGG_FIRST_FEATURE_ARG + i);
+		if (!gs_column_kind(type, &ca->kinds[i]))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("feature %d of gpu_score_agg has type %s, which cannot hold a feature",
+							i + 1, format_type_be(type)),
+					 errhint("Features must be real, double precision, smallint, integer, bigint, numeric or boolean.")));
+		if (ca->kinds[i] == GS_COL_FLOAT4_ARRAY || ca->kinds[i] == GS_COL_FLOAT8_ARRAY)
+		{
+			if (n != 1)
+				ereport(ERROR,
+						(errcode(ERRCODE_DATATYPE_MISMATCH),
+						 errmsg("feature %d of gpu_score_agg is an array among %d feature arguments",
+								i + 1, n),
+						 errhint("Pass either one array of all features or one argument per feature.")));
+			ca->one_array = true;
+		}
+	}
+	fcinfo->flinfo->fn_extra = ca;
+	return ca;
+}
+
+/*
+ * gpu_score_agg transition over separate feature arguments: (state, model
+ * text, id bigint, VARIADIC "any").  A NULL argument is a missing value
+ * (NaN), as a NULL array element is; one array argument of all features
+ * behaves as the real[] variant.
+ */
+Datum
+gpuscore_gpu_score_agg_cols_transfn(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggcxt;
+	AggScoreState *st = transfn_state(fcinfo, &aggcxt);
+	AggColumnArgs *ca = column_args(fcinfo);
+	bool		id_null = PG_ARGISNULL(2);
+	int64		id = id_null ? 0 : PG_GETARG_INT64(2);
+	uint8		flags = id_null ? AGG_FLAG_ID_NULL : 0;
+	float	   *row;
+
+	if (ca->one_array)
+	{
+		if (PG_ARGISNULL(AGG_FIRST_FEATURE_ARG))
+		{
+			keep_null_score(st, id, flags);
+			PG_RETURN_POINTER(st);
+		}
+		row = pending_slot(st, aggcxt);
+		gs_array_to_row(PG_GETARG_ARRAYTYPE_P(AGG_FIRST_FEATURE_ARG), st->m, row);
+		pending_commit(st, id, flags);
+		PG_RETURN_POINTER(st);
+	}
+
+	if (ca->n != st->n_features)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("model \"%s\" expects %d features, got %d", st->model, st->n_features, ca->n)));
+	row = pending_slot(st, aggcxt);
+	for (int f = 0; f < ca->n; f++)
+	{
+		int			a = AGG_FIRST_FEATURE_ARG + f;
+		float		v;
+
+		if (PG_ARGISNULL(a))
+			v = NAN;
+		else if (ca->kinds[f] == GS_COL_FLOAT4)
+		{
+			v = PG_GETARG_FLOAT4(a);
+			if (isinf(v))
+				gs_check_infinite(st->m, f, v);
+		}
+		else
+		{
+			double		dv = gs_datum_to_double(PG_GETARG_DATUM(a), ca->kinds[f]);
+
+			gs_check_infinite(st->m, f, dv);
+			v = (float) dv;
+		}
+		row[f] = v;
+	}
+	pending_commit(st, id, flags);
 	PG_RETURN_POINTER(st);
 }
 
