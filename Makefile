@@ -41,7 +41,7 @@ GLUE_OBJS = \
 
 OBJS = $(CORE_OBJS) $(GLUE_OBJS)
 
-REGRESS = load score errors score_query parity verify device memory gpu_engine trigger aggregate
+REGRESS = load score errors score_query parity verify device memory gpu_engine trigger aggregate score_table
 REGRESS_OPTS = --load-extension=pg_gpuscore
 
 PG_CPPFLAGS = -I$(srcdir)/src

@@ -19,7 +19,8 @@ as_root() {
 
 install_deps() {
     local pkgs="build-essential postgresql-15 postgresql-server-dev-15 postgresql-contrib
-                libjansson-dev libxgboost-dev tzdata"
+                libjansson-dev libxgboost-dev tzdata
+                postgresql-15-cron libipc-run-perl"
     local missing=""
     for p in $pkgs; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

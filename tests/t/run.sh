@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# tests/t/run.sh: run the TAP tests tests/t/*.pl (or those named) against the
+# installed extension, each in its own throwaway cluster made by
+# PostgreSQL::Test::Cluster (PGXS ships it).  Run as root or as postgres:
+# initdb refuses root, so the tests run as user postgres in a copy of tests/
+# that postgres can write to.  Prints prove's verbose TAP output.
+#
+#   bash tests/t/run.sh                     every test
+#   bash tests/t/run.sh 010_score_table.pl  one test
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/../.." && pwd)
+pgxs=$(dirname "$(pg_config --pgxs)")/..
+bindir=$(pg_config --bindir)
+work=${GS_TAP_DIR:-$(mktemp -d /tmp/pg_gpuscore-tap.XXXXXX)}
+
+mkdir -p "$work"
+rm -rf "$work/t" "$work/fixtures"
+cp -r "$root/tests/t" "$work/t"
+cp -r "$root/tests/fixtures" "$work/fixtures"
+if [ "$(id -u)" = 0 ]; then
+    chown -R postgres "$work"
+    run_as=(runuser -u postgres --)
+else
+    run_as=()
+fi
+
+tests=()
+for t in "${@:-}"; do
+    [ -n "$t" ] && tests+=("t/$(basename "$t")")
+done
+[ ${#tests[@]} -gt 0 ] || tests=(t/*.pl)
+
+cd "$work"
+"${run_as[@]}" env PATH="$bindir:$PATH" TESTDIR="$work" PG_REGRESS="$pgxs/test/regress/pg_regress" \
+    GS_FIXTURES="$work/fixtures" \
+    prove -v -I "$pgxs/test/perl" -I "$work/t" "${tests[@]}"
