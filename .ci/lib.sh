@@ -10,7 +10,7 @@ set -euo pipefail
 GS_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 GS_TMP=${GS_TMP:-/tmp/pg_gpuscore-$$}
 GS_PORT=${GS_PORT:-54329}
-PG_BIN=/usr/lib/postgresql/15/bin
+PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
 
 # Run a command as root (directly, or through sudo).
 as_root() {

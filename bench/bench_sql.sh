@@ -60,36 +60,8 @@ BENCH_REPEATS=${BENCH_REPEATS:-5}
 BENCH_WORK=${BENCH_WORK:-$BENCH_DIR/work}
 MODELS=(m100x6 m500x8)
 
-# psql against the throwaway cluster: no psqlrc, quiet, unaligned, stop on error.
-bpsql() {
-    psql -X -q -At -v ON_ERROR_STOP=1 -d postgres "$@"
-}
-
-# Median of the numbers given as arguments.
-median() {
-    printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {
-        if (NR % 2) print v[(NR+1)/2]; else printf "%.6f\n", (v[NR/2]+v[NR/2+1])/2 }'
-}
-
-# Comma-separated list "f1, f2, ..., f30" with the given separator.
-feature_list() {
-    local sep=$1 out="" i
-    for i in $(seq 1 30); do
-        out+="${out:+$sep}f$i"
-    done
-    printf '%s' "$out"
-}
-
-# SQL expression of feature i, drawn as in make_models.py, NULL 5% of the time.
-feature_expr() {
-    local i=$1 v
-    if [ "$i" -le 10 ]; then v="sqrt(-2*ln(1-random()))*cos(2*pi()*random())"
-    elif [ "$i" -le 20 ]; then v="random()*10-5"
-    elif [ "$i" -le 25 ]; then v="-100*ln(1-random())"
-    else v="floor(random()*12)"
-    fi
-    printf 'CASE WHEN random() < 0.05 THEN NULL ELSE (%s)::real END' "$v"
-}
+# shellcheck source=sql_common.sh disable=SC1091
+source "$BENCH_DIR/sql_common.sh"
 
 for m in "${MODELS[@]}"; do
     [ -r "$BENCH_WORK/$m.json" ] || { echo "bench_sql: $BENCH_WORK/$m.json missing; run bench/make_models.py" >&2; exit 1; }
@@ -107,49 +79,7 @@ for m in "${MODELS[@]}"; do
 done
 as_root chown -R postgres "$GS_TMP/models"
 
-COLS=$(feature_list ", ")
-CLK_TCK=$(getconf CLK_TCK)
-SUMEXPR=$(feature_list "+")
-EXPRS=""
-for i in $(seq 1 30); do
-    EXPRS+=", $(feature_expr "$i")"
-done
-
-echo "== creating bench_tx with $BENCH_ROWS rows"
-t0=$(date +%s%N)
-bpsql <<SQL
-CREATE EXTENSION pg_gpuscore;
-SELECT setseed(0.42);
-CREATE TABLE bench_tx (id bigint, $(feature_list " real, ") real);
-INSERT INTO bench_tx SELECT i$EXPRS FROM generate_series(1, $BENCH_ROWS) i;
-VACUUM ANALYZE bench_tx;
--- bench_cpu(): CPU seconds (user + system) this backend has used so far,
--- from /proc/self/stat (fields 14 and 15, in clock ticks)
-CREATE FUNCTION bench_cpu() RETURNS float8
-LANGUAGE sql AS \$\$
-    SELECT (f[12]::bigint + f[13]::bigint)::float8 / $CLK_TCK
-      FROM (SELECT string_to_array(substring(pg_read_file('/proc/self/stat') FROM '\) (.*)\$'), ' ') AS f) s
-\$\$;
--- bench_time(q): wall seconds to run q in this backend, the CPU seconds the
--- backend used meanwhile, and q's one-row result as text
-CREATE FUNCTION bench_time(q text, OUT secs float8, OUT cpu_secs float8, OUT result text)
-LANGUAGE plpgsql AS \$\$
-DECLARE
-    t0 timestamptz;
-    c0 float8;
-BEGIN
-    c0 := bench_cpu();
-    t0 := clock_timestamp();
-    EXECUTE 'SELECT s::text FROM (' || q || ') s' INTO result;
-    secs := extract(epoch FROM clock_timestamp() - t0);
-    cpu_secs := bench_cpu() - c0;
-END
-\$\$;
-SQL
-t1=$(date +%s%N)
-TABLE_INFO=$(bpsql -c "SELECT count(*) || ' rows, ' || pg_size_pretty(pg_relation_size('bench_tx')) || ', '
-    || round(100.0 * avg(num_nulls($COLS)) / 30, 2) || '% NULL features' FROM bench_tx")
-echo "== bench_tx: $TABLE_INFO (built in $(( (t1 - t0) / 1000000 )) ms)"
+make_bench_tx "$BENCH_ROWS"
 
 for m in "${MODELS[@]}"; do
     bpsql -c "SELECT gpu_load_model_file('$m', '$GS_TMP/models/$m.json')" >/dev/null

@@ -79,22 +79,24 @@ REVOKE EXECUTE ON FUNCTION @extschema@.gpu_drop_model(text, boolean) FROM PUBLIC
 
 -- gpu_score and gpu_predict take the features as an array of real, double
 -- precision, numeric, integer or bigint (one overload each, so that
--- ARRAY[amount, v1, ...] resolves whatever the column types).
+-- ARRAY[amount, v1, ...] resolves whatever the column types).  COST 100:
+-- scoring a row through a few hundred trees costs about a hundred simple
+-- operators, which lets the planner weigh it (e.g. choose a parallel plan).
 CREATE FUNCTION @extschema@.gpu_score(model text, features real[])
 RETURNS real AS 'MODULE_PATHNAME', 'gpuscore_gpu_score'
-LANGUAGE C STABLE PARALLEL SAFE;
+LANGUAGE C STABLE PARALLEL SAFE COST 100;
 CREATE FUNCTION @extschema@.gpu_score(model text, features double precision[])
 RETURNS real AS 'MODULE_PATHNAME', 'gpuscore_gpu_score'
-LANGUAGE C STABLE PARALLEL SAFE;
+LANGUAGE C STABLE PARALLEL SAFE COST 100;
 CREATE FUNCTION @extschema@.gpu_score(model text, features numeric[])
 RETURNS real AS 'MODULE_PATHNAME', 'gpuscore_gpu_score'
-LANGUAGE C STABLE PARALLEL SAFE;
+LANGUAGE C STABLE PARALLEL SAFE COST 100;
 CREATE FUNCTION @extschema@.gpu_score(model text, features integer[])
 RETURNS real AS 'MODULE_PATHNAME', 'gpuscore_gpu_score'
-LANGUAGE C STABLE PARALLEL SAFE;
+LANGUAGE C STABLE PARALLEL SAFE COST 100;
 CREATE FUNCTION @extschema@.gpu_score(model text, features bigint[])
 RETURNS real AS 'MODULE_PATHNAME', 'gpuscore_gpu_score'
-LANGUAGE C STABLE PARALLEL SAFE;
+LANGUAGE C STABLE PARALLEL SAFE COST 100;
 
 COMMENT ON FUNCTION @extschema@.gpu_score(text, real[]) IS
 'score one row with a single-output model; NULL elements and NaN are missing values';
@@ -109,19 +111,19 @@ COMMENT ON FUNCTION @extschema@.gpu_score(text, bigint[]) IS
 
 CREATE FUNCTION @extschema@.gpu_predict(model text, features real[])
 RETURNS real[] AS 'MODULE_PATHNAME', 'gpuscore_gpu_predict'
-LANGUAGE C STABLE PARALLEL SAFE;
+LANGUAGE C STABLE PARALLEL SAFE COST 100;
 CREATE FUNCTION @extschema@.gpu_predict(model text, features double precision[])
 RETURNS real[] AS 'MODULE_PATHNAME', 'gpuscore_gpu_predict'
-LANGUAGE C STABLE PARALLEL SAFE;
+LANGUAGE C STABLE PARALLEL SAFE COST 100;
 CREATE FUNCTION @extschema@.gpu_predict(model text, features numeric[])
 RETURNS real[] AS 'MODULE_PATHNAME', 'gpuscore_gpu_predict'
-LANGUAGE C STABLE PARALLEL SAFE;
+LANGUAGE C STABLE PARALLEL SAFE COST 100;
 CREATE FUNCTION @extschema@.gpu_predict(model text, features integer[])
 RETURNS real[] AS 'MODULE_PATHNAME', 'gpuscore_gpu_predict'
-LANGUAGE C STABLE PARALLEL SAFE;
+LANGUAGE C STABLE PARALLEL SAFE COST 100;
 CREATE FUNCTION @extschema@.gpu_predict(model text, features bigint[])
 RETURNS real[] AS 'MODULE_PATHNAME', 'gpuscore_gpu_predict'
-LANGUAGE C STABLE PARALLEL SAFE;
+LANGUAGE C STABLE PARALLEL SAFE COST 100;
 
 COMMENT ON FUNCTION @extschema@.gpu_predict(text, real[]) IS
 'every output of one row (e.g. class probabilities of a multi-class model)';
@@ -208,7 +210,7 @@ COMMENT ON FUNCTION @extschema@.gpu_alert_trigger() IS
 -- into rows.  Parallel: partial aggregates are scored in the workers.
 CREATE FUNCTION @extschema@.gpu_score_agg_transfn(internal, text, bigint, real[])
 RETURNS internal AS 'MODULE_PATHNAME', 'gpuscore_gpu_score_agg_transfn'
-LANGUAGE C STABLE PARALLEL SAFE;
+LANGUAGE C STABLE PARALLEL SAFE COST 100;
 CREATE FUNCTION @extschema@.gpu_score_agg_finalfn(internal)
 RETURNS bytea AS 'MODULE_PATHNAME', 'gpuscore_gpu_score_agg_finalfn'
 LANGUAGE C STABLE PARALLEL SAFE;
@@ -241,7 +243,7 @@ COMMENT ON AGGREGATE @extschema@.gpu_score_agg(text, bigint, real[]) IS
 -- no array has to be built per row.
 CREATE FUNCTION @extschema@.gpu_score_agg_cols_transfn(internal, text, bigint, VARIADIC "any")
 RETURNS internal AS 'MODULE_PATHNAME', 'gpuscore_gpu_score_agg_cols_transfn'
-LANGUAGE C STABLE PARALLEL SAFE;
+LANGUAGE C STABLE PARALLEL SAFE COST 100;
 
 CREATE AGGREGATE @extschema@.gpu_score_agg(model text, id bigint, VARIADIC features "any") (
     SFUNC = @extschema@.gpu_score_agg_cols_transfn,
@@ -596,12 +598,12 @@ BEGIN
     range_sql := pg_catalog.format(
         'SELECT s.%1$I FROM %2$s s %%s ORDER BY s.%1$I OFFSET %3$s LIMIT 1',
         key_column, source, batch_size - 1);
-    -- One batch: lock the range's rows that need scoring, score them with
-    -- the aggregate (GPU when present), write the scores; $1 model, $4 model
-    -- version, the range's bounds written in.
+    -- One batch: the range's rows that need scoring (locked when scored in
+    -- place), scored with the aggregate (GPU when present), their scores
+    -- written; $1 model, $4 model version, the range's bounds written in.
     sql_base := pg_catalog.format(
         'WITH batch AS MATERIALIZED ('
-        '  SELECT s.%1$I AS k, %2$s FROM %3$s s WHERE %4$s %%s FOR UPDATE OF s'
+        '  SELECT s.%1$I AS k, %2$s FROM %3$s s WHERE %4$s %%s%7$s'
         '), scored AS ('
         '  SELECT r.id, r.score FROM @extschema@.gpu_scores('
         '    (SELECT @extschema@.gpu_score_agg($1, b.k::bigint, %5$s) FROM batch b)) r'
@@ -625,7 +627,11 @@ BEGIN
                               CASE WHEN has_at THEN ', pg_catalog.now()' ELSE '' END,
                               CASE WHEN has_version THEN ', model_version = EXCLUDED.model_version' ELSE '' END,
                               CASE WHEN has_at THEN pg_catalog.format(', %1$I = EXCLUDED.%1$I', at_col) ELSE '' END)
-        END);
+        END,
+        -- in place, the rows are locked while they are scored (the UPDATE
+        -- then writes scores of the features it sees); a results table needs
+        -- no lock on the source
+        CASE WHEN target IS NULL THEN ' FOR UPDATE OF s' ELSE '' END);
 
     -- Only one run at a time writes a given target: a session-level advisory
     -- lock on it (released at the end of the run, or by a crash).
