@@ -25,13 +25,23 @@ else
     run_as=()
 fi
 
+# Expand t/*.pl inside $work (the glob is relative to it, not to the caller's
+# directory); fail when there is nothing to run rather than hand prove a
+# literal pattern.
+cd "$work"
 tests=()
 for t in "${@:-}"; do
     [ -n "$t" ] && tests+=("t/$(basename "$t")")
 done
-[ ${#tests[@]} -gt 0 ] || tests=(t/*.pl)
-
-cd "$work"
+if [ ${#tests[@]} -eq 0 ]; then
+    shopt -s nullglob
+    tests=(t/*.pl)
+    shopt -u nullglob
+fi
+if [ ${#tests[@]} -eq 0 ]; then
+    echo "not ok - no TAP test found in $work/t"
+    exit 1
+fi
 "${run_as[@]}" env PATH="$bindir:$PATH" TESTDIR="$work" PG_REGRESS="$pgxs/test/regress/pg_regress" \
     GS_FIXTURES="$work/fixtures" \
     prove -v -I "$pgxs/test/perl" -I "$work/t" "${tests[@]}"
