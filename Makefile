@@ -21,7 +21,15 @@ CORE_OBJS = \
 	src/core/ubj_decode.o \
 	src/core/xgb_decode.o \
 	src/core/xgb_load.o \
-	src/core/cpu_engine.o
+	src/core/lgbm_load.o \
+	src/core/lgbm_text.o \
+	src/core/cpu_engine.o \
+	$(NN_OBJS)
+
+# Neural networks (ONNX): protobuf-c code generated from ONNX's onnx.proto,
+# the loader, the BLAS CPU engine and the kind dispatch (src/core/model.c).
+NN_OBJS = src/core/onnx.pb-c.o src/core/onnx_load.o src/core/onnx_ops.o src/core/onnx_tensor.o \
+	src/core/mlp.o src/core/model.o
 
 GLUE_OBJS = \
 	src/pg_gpuscore.o \
@@ -41,13 +49,21 @@ GLUE_OBJS = \
 
 OBJS = $(CORE_OBJS) $(GLUE_OBJS)
 
-REGRESS = load score errors score_query parity verify device memory gpu_engine trigger aggregate score_table
+REGRESS = load score errors score_query parity formats verify device memory gpu_engine trigger aggregate score_table onnx bad_input privileges
 REGRESS_OPTS = --load-extension=pg_gpuscore
 
 PG_CPPFLAGS = -I$(srcdir)/src
 PG_CFLAGS = -ffp-contract=off -Wall -Wextra -Werror -Wno-unused-parameter -Wno-sign-compare \
 	-Wno-missing-field-initializers
-SHLIB_LINK = -ljansson -lxgboost -lm -ldl
+SHLIB_LINK = -ljansson -lm -ldl $(NN_LIBS)
+
+# Debian's serial (single-threaded) OpenBLAS: a backend must not start
+# threads.  Its directory is found at run time through the rpath.
+MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
+OPENBLAS_DIR ?= /usr/lib/$(MULTIARCH)/openblas-serial
+OPENBLAS_INC ?= /usr/include/$(MULTIARCH)/openblas-serial
+NN_LIBS = -lprotobuf-c -L$(OPENBLAS_DIR) -Wl,-rpath,$(OPENBLAS_DIR) -lopenblas
+PG_CPPFLAGS += -I$(OPENBLAS_INC)
 
 # Objects are plain gcc objects; no LLVM bitcode for JIT inlining.
 override with_llvm = no
@@ -57,7 +73,25 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 # ---- core unit tests and benchmark (no server) ----
-CORE_SRC = src/core/forest.c src/core/gs_status.c src/core/utf8_valid.c src/core/ubj_decode.c src/core/xgb_decode.c src/core/xgb_load.c src/core/cpu_engine.c
+# onnx.pb-c.[ch]: generated (not committed) from the onnx.proto Debian's libonnx-dev ships.
+ONNX_PROTO ?= /usr/include/onnx/onnx.proto
+src/core/onnx.pb-c.c src/core/onnx.pb-c.h &: $(ONNX_PROTO)
+	protoc-c --c_out=src/core --proto_path=$(dir $(ONNX_PROTO)) $(ONNX_PROTO)
+src/core/onnx_load.o src/core/onnx_ops.o src/core/onnx_tensor.o: src/core/onnx.pb-c.h
+NN_SRC = src/core/onnx.pb-c.c src/core/onnx_load.c src/core/onnx_ops.c src/core/onnx_tensor.c \
+	src/core/mlp.c src/core/model.c
+NN_CFLAGS = -I$(OPENBLAS_INC)
+
+tests/unit/test_mlp: tests/unit/test_mlp.c $(CORE_SRC) $(NN_SRC) src/core/*.h src/core/onnx.pb-c.h
+	$(CC) $(UNIT_CFLAGS) $(NN_CFLAGS) -o $@ tests/unit/test_mlp.c $(CORE_SRC) $(NN_SRC) -ljansson -lm $(NN_LIBS)
+
+tests/unit/test_mlp_asan: tests/unit/test_mlp.c $(CORE_SRC) $(NN_SRC) src/core/*.h src/core/onnx.pb-c.h
+	$(CC) $(UNIT_CFLAGS) $(NN_CFLAGS) $(ASAN_FLAGS) -o $@ tests/unit/test_mlp.c $(CORE_SRC) $(NN_SRC) -ljansson -lm $(NN_LIBS)
+
+# CPU engine (BLAS) against a naive triple loop, no server (bench/README.md).
+bench/bench_mlp: bench/bench_mlp.c $(CORE_SRC) $(NN_SRC) src/core/*.h src/core/onnx.pb-c.h
+	$(CC) $(UNIT_CFLAGS) $(NN_CFLAGS) -o $@ bench/bench_mlp.c $(CORE_SRC) $(NN_SRC) -ljansson -lm $(NN_LIBS)
+CORE_SRC = src/core/forest.c src/core/gs_status.c src/core/utf8_valid.c src/core/ubj_decode.c src/core/xgb_decode.c src/core/xgb_load.c src/core/lgbm_load.c src/core/lgbm_text.c src/core/cpu_engine.c
 UNIT_CFLAGS = -std=c11 -D_GNU_SOURCE -O2 -g -ffp-contract=off -Wall -Wextra -Werror -Isrc/core -Isrc
 ASAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
@@ -84,13 +118,13 @@ bench/bench_core: bench/bench_core.c $(CORE_SRC) src/core/*.h
 	$(CC) $(UNIT_CFLAGS) -o $@ bench/bench_core.c $(CORE_SRC) -ljansson -lxgboost -lm
 
 .PHONY: unittest unittest-asan
-unittest: tests/unit/test_core tests/unit/test_ubj tests/unit/test_kernel_emulation
-	cd tests/unit && ./test_ubj && ./test_core && ./test_kernel_emulation
+unittest: tests/unit/test_core tests/unit/test_ubj tests/unit/test_kernel_emulation tests/unit/test_mlp
+	cd tests/unit && ./test_ubj && ./test_core && ./test_kernel_emulation && ./test_mlp
 
-unittest-asan: tests/unit/test_core_asan tests/unit/test_ubj_asan tests/unit/test_kernel_emulation_asan
-	cd tests/unit && ./test_ubj_asan && ./test_core_asan && ./test_kernel_emulation_asan
+unittest-asan: tests/unit/test_core_asan tests/unit/test_ubj_asan tests/unit/test_kernel_emulation_asan tests/unit/test_mlp_asan
+	cd tests/unit && ./test_ubj_asan && ./test_core_asan && ./test_kernel_emulation_asan && ./test_mlp_asan
 
-EXTRA_CLEAN = $(MOCK_PROVIDER) tests/unit/test_kernel_emulation tests/unit/test_kernel_emulation_asan tests/unit/test_core tests/unit/test_core_asan tests/unit/test_ubj \
+EXTRA_CLEAN = $(MOCK_PROVIDER) tests/unit/test_mlp tests/unit/test_mlp_asan bench/bench_mlp src/core/onnx.pb-c.c src/core/onnx.pb-c.h tests/unit/test_kernel_emulation tests/unit/test_kernel_emulation_asan tests/unit/test_core tests/unit/test_core_asan tests/unit/test_ubj \
 	tests/unit/test_ubj_asan bench/bench_core
 
 # header dependencies (PGXS tracks none without --enable-depend)
@@ -101,8 +135,9 @@ $(GLUE_OBJS): src/gpuscore.h src/provider.h src/trigger.h cuda/gs_cuda.h $(wildc
 # (never installed; tests point pg_gpuscore.provider at it).
 MOCK_PROVIDER = tests/mock_provider/pg_gpuscore_mock_provider$(DLSUFFIX)
 all: $(MOCK_PROVIDER)
-$(MOCK_PROVIDER): tests/mock_provider/mock_provider.c cuda/gs_cuda.h cuda/provider_fault.h $(CORE_SRC) $(wildcard src/core/*.h)
-	$(CC) $(UNIT_CFLAGS) -fPIC -shared -Wl,-Bsymbolic -Icuda -o $@ tests/mock_provider/mock_provider.c \
-		$(CORE_SRC) -ljansson -lm
+$(MOCK_PROVIDER): tests/mock_provider/mock_provider.c cuda/gs_cuda.h cuda/provider_fault.h $(CORE_SRC) $(NN_SRC) \
+		$(wildcard src/core/*.h) src/core/onnx.pb-c.h
+	$(CC) $(UNIT_CFLAGS) $(NN_CFLAGS) -fPIC -shared -Wl,-Bsymbolic -Icuda -o $@ tests/mock_provider/mock_provider.c \
+		$(CORE_SRC) $(NN_SRC) -ljansson -lm $(NN_LIBS)
 
 include cuda/Makefile.inc

@@ -19,7 +19,8 @@ as_root() {
 
 install_deps() {
     local pkgs="build-essential postgresql-15 postgresql-server-dev-15 postgresql-contrib
-                libjansson-dev libxgboost-dev tzdata
+                libjansson-dev libxgboost-dev tzdata clang-14 libclang-rt-14-dev
+                libprotobuf-c-dev protobuf-c-compiler libonnx-dev libopenblas-dev libopenblas-serial-dev
                 postgresql-15-cron libipc-run-perl"
     local missing=""
     for p in $pkgs; do

@@ -59,6 +59,8 @@ struct GsDeviceForest
 	GsTreeDesc *d_trees;
 	GsTile	   *d_tiles;
 	float	   *d_base_margin;
+	uint32_t   *d_cats;			/* category sets; NULL without categorical splits */
+	uint32_t	split_kinds;	/* GsForest.split_kinds */
 	size_t		device_bytes;
 	char		name[256];
 };
@@ -249,6 +251,7 @@ gs_dforest_free(GsDeviceForest *df)
 	cudaFree(df->d_trees);
 	cudaFree(df->d_tiles);
 	cudaFree(df->d_base_margin);
+	cudaFree(df->d_cats);
 	free(df);
 }
 
@@ -313,10 +316,13 @@ gs_dforest_create_ex(const GsForest *f, const GsDForestOptions *opt,
 	df->n_groups = f->n_groups;
 	df->n_outputs = f->n_outputs;
 	df->transform = f->transform;
+	df->split_kinds = f->split_kinds;
 	if ((rc = upload((void **) &df->d_nodes, l.nodes, sizeof(GsVec4) * l.n_vecs, &df->device_bytes)) != cudaSuccess ||
 		(rc = upload((void **) &df->d_trees, l.trees, sizeof(GsTreeDesc) * (size_t) l.n_trees, &df->device_bytes)) != cudaSuccess ||
 		(rc = upload((void **) &df->d_tiles, l.tiles, sizeof(GsTile) * (size_t) l.n_tiles, &df->device_bytes)) != cudaSuccess ||
-		(rc = upload((void **) &df->d_base_margin, f->base_margin, sizeof(float) * (size_t) f->n_groups, &df->device_bytes)) != cudaSuccess)
+		(rc = upload((void **) &df->d_base_margin, f->base_margin, sizeof(float) * (size_t) f->n_groups, &df->device_bytes)) != cudaSuccess ||
+		(f->n_cat_words > 0 &&
+		 (rc = upload((void **) &df->d_cats, f->cat_words, sizeof(uint32_t) * (size_t) f->n_cat_words, &df->device_bytes)) != cudaSuccess))
 	{
 		gs_layout_free(&l);
 		gs_dforest_free(df);
@@ -414,6 +420,8 @@ predict(const GsDeviceForest *df, const float *d_x, size_t ld, size_t n_rows,
 	a.trees = df->d_trees;
 	a.tiles = df->d_tiles;
 	a.base_margin = df->d_base_margin;
+	a.cats = df->d_cats;
+	a.split_kinds = df->split_kinds;
 	a.x = d_x;
 	a.out = d_out;
 	a.ld = ld;

@@ -15,7 +15,7 @@
  * unusable for the rest of the process), with a message naming the CUDA
  * error in err.
  *
- * Ownership: a GsCudaModel owns the device copy of one forest; a
+ * Ownership: a GsCudaModel owns the device copy of one forest or network; a
  * GsCudaPipeline owns pinned host buffers, device buffers and a stream for
  * one model.  Whoever creates them frees them (gs_cuda_pipeline_free first,
  * it waits for work in flight).  A pipeline has two slots: the caller fills
@@ -27,13 +27,14 @@
 #include <stddef.h>
 
 #include "../src/core/forest.h"
+#include "../src/core/mlp.h"
 
 #ifdef __cplusplus
 extern "C"
 {
 #endif
 
-#define GS_CUDA_ABI_VERSION 2
+#define GS_CUDA_ABI_VERSION 3
 
 #define GS_CUDA_OK 0
 #define GS_CUDA_ERROR (-1)
@@ -65,6 +66,13 @@ int			gs_cuda_probe(GsCudaInfo *info, char *err, size_t errlen);
 /* Copy a validated forest to the device. */
 int			gs_cuda_model_upload(const GsForest *f, GsCudaModel **out,
 								 char *err, size_t errlen);
+
+/*
+ * Copy a validated neural network to the device (weights resident; scored
+ * with cuBLAS SGEMMs).  The GsCudaModel is used like a forest's.
+ */
+int			gs_cuda_mlp_upload(const GsMlp *m, GsCudaModel **out,
+							   char *err, size_t errlen);
 
 /* Release a model's device memory; NULL is allowed. */
 void		gs_cuda_model_free(GsCudaModel *m);

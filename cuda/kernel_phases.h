@@ -115,6 +115,10 @@ typedef struct GsKernelArgs
 	const GsTreeDesc *trees;	/* [n_trees] */
 	const GsTile *tiles;		/* [n_tiles] */
 	const float *base_margin;	/* [n_groups] */
+	const uint32_t *cats;		/* forest's category sets (cat_words), or
+								 * NULL when it has no categorical split */
+	uint32_t	split_kinds;	/* GsForest.split_kinds: 0 selects the
+								 * branch-free gs_node_step_num */
 	const float *x;				/* column-major batch: x[f * ld + r] */
 	float	   *out;			/* outputs out[r * n_outputs + k], or margins
 								 * out[r * n_groups + g] when raw_margins */
@@ -164,7 +168,9 @@ gs_margin_add(float *m, int ngb, int32_t g, float v)
  * never written).  m[k * ngb + g] is margin g of row k.
  *
  * Trees of depth <= GS_KLOCKSTEP_MAX_DEPTH are walked with the branch-free
- * gs_node_step for exactly depth steps (a leaf absorbs), the rpt rows
+ * gs_node_step_num (gs_node_step when kinds, the forest's split_kinds, says
+ * it has categorical or zero-as-missing splits) for exactly depth steps (a
+ * leaf absorbs), the rpt rows
  * interleaved so their independent loads overlap; the loop bound is the
  * same for every lane of a warp, since they all walk the same tree.
  * Deeper trees use the plain gs_tree_leaf walk.
@@ -173,7 +179,8 @@ GS_HD void
 gs_walk_trees(const GsNode *nodes, uint32_t node_base,
 			  const GsTreeDesc *trees, uint32_t t0, uint32_t t1,
 			  const float *x, size_t stride, size_t row_first, size_t row_step,
-			  size_t row_last, int rpt, int ngb, float *m)
+			  size_t row_last, int rpt, int ngb, float *m, const uint32_t *cats,
+			  uint32_t kinds)
 {
 	const float *xr[GS_KMAX_RPT];
 	GsTreeDesc	next;
@@ -204,12 +211,21 @@ gs_walk_trees(const GsNode *nodes, uint32_t node_base,
 			GS_UNROLL
 			for (int k = 0; k < rpt; k++)
 				idx[k] = 0;
-			for (int32_t s = 0; s < d.depth; s++)
-			{
-				GS_UNROLL
-				for (int k = 0; k < rpt; k++)
-					idx[k] = gs_node_step(tree, idx[k], xr[k], stride);
-			}
+			/* kinds is the same for every thread: a uniform branch */
+			if (kinds == 0)
+				for (int32_t s = 0; s < d.depth; s++)
+				{
+					GS_UNROLL
+					for (int k = 0; k < rpt; k++)
+						idx[k] = gs_node_step_num(tree, idx[k], xr[k], stride);
+				}
+			else
+				for (int32_t s = 0; s < d.depth; s++)
+				{
+					GS_UNROLL
+					for (int k = 0; k < rpt; k++)
+						idx[k] = gs_node_step(tree, idx[k], xr[k], stride, cats);
+				}
 			GS_UNROLL
 			for (int k = 0; k < rpt; k++)
 				leaf[k] = tree[idx[k]].value;
@@ -218,7 +234,7 @@ gs_walk_trees(const GsNode *nodes, uint32_t node_base,
 		{
 			GS_UNROLL
 			for (int k = 0; k < rpt; k++)
-				leaf[k] = gs_tree_leaf(tree, xr[k], stride);
+				leaf[k] = gs_tree_leaf(tree, xr[k], stride, cats);
 		}
 		GS_UNROLL
 		for (int k = 0; k < rpt; k++)
@@ -318,13 +334,13 @@ gs_phase_walk_tile(const GsKernelArgs *a, uint32_t tile, size_t block, int tid,
 		gs_walk_trees(nodes, t.first_node, a->trees, t.first_tree,
 					  t.first_tree + t.n_trees,
 					  (const float *) (smem + a->tile_vecs), chunk,
-					  (size_t) tid, (size_t) nthreads, chunk - 1, rpt, ngb, m);
+					  (size_t) tid, (size_t) nthreads, chunk - 1, rpt, ngb, m, a->cats, a->split_kinds);
 	}
 	else
 		gs_walk_trees(nodes, t.first_node, a->trees, t.first_tree,
 					  t.first_tree + t.n_trees, a->x, a->ld,
 					  gs_block_row0(block, nthreads, rpt) + (size_t) tid,
-					  (size_t) nthreads, a->n_rows - 1, rpt, ngb, m);
+					  (size_t) nthreads, a->n_rows - 1, rpt, ngb, m, a->cats, a->split_kinds);
 }
 
 /*
@@ -380,7 +396,7 @@ gs_rows_thread(const GsKernelArgs *a, size_t block, int tid, int nthreads,
 	gs_walk_trees((const GsNode *) a->nodes, 0, a->trees, 0,
 				  (uint32_t) a->n_trees, a->x, a->ld,
 				  gs_block_row0(block, nthreads, 1) + (size_t) tid, 0,
-				  a->n_rows - 1, 1, ngb, m);
+				  a->n_rows - 1, 1, ngb, m, a->cats, a->split_kinds);
 	gs_phase_output(a, block, tid, nthreads, 1, ngb, m);
 }
 

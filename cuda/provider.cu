@@ -8,7 +8,8 @@
  * copy, the kernel and the device-to-host copy on stream k and returns at
  * once, so the backend fills slot 1-k while slot k is on the way; waiting
  * synchronises stream k.  Kernels come from forest_kernel.cu (traversal
- * shared with the CPU engine through src/core/forest_eval.h).
+ * shared with the CPU engine through src/core/forest_eval.h); neural
+ * networks are scored by mlp_gemm.cu (cuBLAS, one run per slot).
  *
  * Errors: every CUDA call is checked; sticky errors (the context is
  * corrupt: illegal address, launch failure, ...) mark the device lost for
@@ -24,11 +25,13 @@
 
 #include "gs_cuda.h"
 #include "forest_kernel.h"
+#include "mlp_gemm.h"
 #include "provider_fault.h"
 
 struct GsCudaModel
 {
-	GsDeviceForest *df;
+	GsDeviceForest *df;			/* a tree ensemble, or */
+	GsDeviceMlp *dm;			/* a neural network */
 	int32_t		n_features;
 	int32_t		n_outputs;
 };
@@ -40,6 +43,7 @@ typedef struct Slot
 	float	   *d_in;
 	float	   *d_out;
 	cudaStream_t stream;
+	GsDmlpRun  *mrun;			/* cuBLAS handle + activations (networks) */
 	size_t		n_rows;			/* of the batch in flight */
 } Slot;
 
@@ -115,6 +119,16 @@ kernel_fail(int rc, const char *what, char *err, size_t errlen)
 	return GS_CUDA_ERROR;
 }
 
+/* A mlp_gemm.cu return code: CUDA error (> 0) or its own (< 0). */
+static int
+mlp_fail(int rc, const char *what, char *err, size_t errlen)
+{
+	if (rc > 0)
+		return cuda_fail((cudaError_t) rc, what, err, errlen);
+	snprintf(err, errlen, "%s failed: %s", what, gs_dmlp_strerror(rc));
+	return GS_CUDA_ERROR;
+}
+
 /* Refuse work once the device is lost. */
 #define CHECK_LOST() \
 	do { \
@@ -174,7 +188,37 @@ gs_cuda_model_free(GsCudaModel *m)
 	if (m == NULL)
 		return;
 	gs_dforest_free(m->df);
+	gs_dmlp_free(m->dm);
 	free(m);
+}
+
+/* Copy a validated network to the device; see gs_cuda.h. */
+extern "C" int
+gs_cuda_mlp_upload(const GsMlp *mlp, GsCudaModel **out, char *err, size_t errlen)
+{
+	GsCudaModel *m;
+	int			rc;
+
+	*out = NULL;
+	CHECK_LOST();
+	if (gs_fault == GS_FAULT_UPLOAD || gs_fault == GS_FAULT_OOM || gs_fault == GS_FAULT_DEVICE_LOST)
+		return injected("uploading the model", err, errlen);
+	m = (GsCudaModel *) calloc(1, sizeof(GsCudaModel));
+	if (m == NULL)
+	{
+		snprintf(err, errlen, "out of host memory");
+		return GS_CUDA_ERROR;
+	}
+	m->n_features = mlp->n_features;
+	m->n_outputs = mlp->n_outputs;
+	rc = gs_dmlp_create(mlp, &m->dm);
+	if (rc != 0)
+	{
+		free(m);
+		return mlp_fail(rc, "uploading the model", err, errlen);
+	}
+	*out = m;
+	return GS_CUDA_OK;
 }
 
 /* Copy a validated forest to the device; see gs_cuda.h. */
@@ -228,6 +272,19 @@ gs_cuda_predict(GsCudaModel *m, const float *x, size_t n_rows, float *out,
 		(rc = cudaMalloc((void **) &d_out, sizeof(float) * n_rows * m->n_outputs)) != cudaSuccess ||
 		(rc = cudaMemcpy(d_x, x, sizeof(float) * n_rows * m->n_features, cudaMemcpyHostToDevice)) != cudaSuccess)
 		ret = cuda_fail(rc, "scoring a batch", err, errlen);
+	else if (m->dm)
+	{
+		GsDmlpRun  *run = NULL;
+
+		/* the legacy default stream: the copy back below waits for it */
+		if ((krc = gs_dmlp_run_create(m->dm, n_rows, NULL, &run)) != 0 ||
+			(krc = gs_dmlp_predict(m->dm, run, d_x, n_rows, d_out)) != 0)
+			ret = mlp_fail(krc, "scoring a batch", err, errlen);
+		else if ((rc = cudaMemcpy(out, d_out, sizeof(float) * n_rows * m->n_outputs, cudaMemcpyDeviceToHost)) != cudaSuccess)
+			ret = cuda_fail(rc, "scoring a batch", err, errlen);
+		cudaDeviceSynchronize();
+		gs_dmlp_run_free(run);
+	}
 	else if ((krc = gs_dforest_predict(m->df, d_x, n_rows, n_rows, d_out, NULL)) != 0)
 		ret = kernel_fail(krc, "scoring a batch", err, errlen);
 	else if ((rc = cudaMemcpy(out, d_out, sizeof(float) * n_rows * m->n_outputs, cudaMemcpyDeviceToHost)) != cudaSuccess)
@@ -248,10 +305,10 @@ gs_cuda_pipeline_free(GsCudaPipeline *p)
 		Slot	   *sl = &p->slot[s];
 
 		if (sl->stream)
-		{
 			cudaStreamSynchronize(sl->stream);
+		gs_dmlp_run_free(sl->mrun);
+		if (sl->stream)
 			cudaStreamDestroy(sl->stream);
-		}
 		cudaFreeHost(sl->h_in);
 		cudaFreeHost(sl->h_out);
 		cudaFree(sl->d_in);
@@ -298,6 +355,17 @@ gs_cuda_pipeline_create(GsCudaModel *m, size_t max_rows, GsCudaPipeline **out,
 		gs_cuda_pipeline_free(p);
 		return cuda_fail(rc, "creating the batch pipeline", err, errlen);
 	}
+	for (int s = 0; s < GS_CUDA_SLOTS && m->dm; s++)
+	{
+		int			mrc = gs_dmlp_run_create(m->dm, max_rows, (void *) p->slot[s].stream,
+											 &p->slot[s].mrun);
+
+		if (mrc != 0)
+		{
+			gs_cuda_pipeline_free(p);
+			return mlp_fail(mrc, "creating the batch pipeline", err, errlen);
+		}
+	}
 	*out = p;
 	return GS_CUDA_OK;
 }
@@ -329,6 +397,14 @@ gs_cuda_pipeline_submit(GsCudaPipeline *p, int slot, size_t n_rows, char *err, s
 		return GS_CUDA_OK;
 	CUDA_TRY(cudaMemcpyAsync(sl->d_in, sl->h_in, sizeof(float) * n_rows * m->n_features,
 							 cudaMemcpyHostToDevice, sl->stream), "copying a batch to the GPU");
+	if (m->dm)
+	{
+		int			krc = gs_dmlp_predict(m->dm, sl->mrun, sl->d_in, n_rows, sl->d_out);
+
+		if (krc != 0)
+			return mlp_fail(krc, "launching the network's GEMMs", err, errlen);
+	}
+	else
 	{
 		int			krc = gs_dforest_predict(m->df, sl->d_in, n_rows, n_rows, sl->d_out,
 											 (void *) sl->stream);

@@ -13,7 +13,7 @@ CREATE SEQUENCE @extschema@.gpu_model_id_seq;
 -- may write (or read the bytes of) this table.
 CREATE TABLE @extschema@.gpu_model_store (
     name          text PRIMARY KEY
-                  CHECK (length(name) BETWEEN 1 AND 63),
+                  CHECK (pg_catalog.length(name) BETWEEN 1 AND 63),
     version       integer NOT NULL CHECK (version > 0),
     model_id      bigint NOT NULL UNIQUE
                   DEFAULT pg_catalog.nextval('@extschema@.gpu_model_id_seq'::pg_catalog.regclass),
@@ -28,7 +28,13 @@ CREATE TABLE @extschema@.gpu_model_store (
     feature_names text[],
     model         bytea NOT NULL,
     loaded_at     timestamptz NOT NULL DEFAULT pg_catalog.now(),
-    loaded_by     name NOT NULL
+    loaded_by     name NOT NULL,
+    -- 'tree-ensemble', 'mlp' or 'autoencoder'; layers and parameters of networks
+    kind          text NOT NULL DEFAULT 'tree-ensemble',
+    n_layers      integer,
+    n_parameters  bigint,
+    -- split nodes that test a category set (tree ensembles; NULL for networks)
+    categorical_splits integer
 );
 
 REVOKE ALL ON TABLE @extschema@.gpu_model_store FROM PUBLIC;
@@ -41,7 +47,8 @@ SELECT pg_catalog.pg_extension_config_dump('@extschema@.gpu_model_id_seq', '');
 -- What is loaded, without the model bytes.  Readable by everyone.
 CREATE VIEW @extschema@.gpu_models AS
     SELECT name, version, format, objective, n_features, n_outputs, n_trees,
-           max_depth, size_bytes, saved_by, feature_names, loaded_at, loaded_by
+           max_depth, size_bytes, saved_by, feature_names, loaded_at, loaded_by,
+           kind, n_layers, n_parameters, categorical_splits
       FROM @extschema@.gpu_model_store;
 GRANT SELECT ON @extschema@.gpu_models TO PUBLIC;
 
@@ -53,7 +60,7 @@ AS 'MODULE_PATHNAME', 'gpuscore_gpu_load_model'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
 COMMENT ON FUNCTION @extschema@.gpu_load_model(text, bytea, text) IS
-'validate an XGBoost model (xgboost-json, xgboost-ubj or auto) and store it as the new active version of name; returns the version';
+'validate a model (xgboost-json, xgboost-ubj, onnx, onnx-autoencoder or auto) and store it as the new active version of name; returns the version';
 
 CREATE FUNCTION @extschema@.gpu_load_model_file(name text, path text, format text DEFAULT 'auto')
 RETURNS integer
@@ -155,7 +162,8 @@ COMMENT ON FUNCTION @extschema@.gpu_predict_query(text, text) IS
 CREATE FUNCTION @extschema@.gpu_verify_model(name text, n_rows integer DEFAULT 10000)
 RETURNS TABLE (model text, version integer, engine text, rows_compared bigint,
                outputs_compared bigint, max_abs_diff double precision,
-               mismatches bigint, xgboost_version text, passed boolean)
+               mismatches bigint, xgboost_version text, passed boolean,
+               xgboost_library text)
 AS 'MODULE_PATHNAME', 'gpuscore_gpu_verify_model'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 

@@ -280,13 +280,13 @@ transfn_state(FunctionCallInfo fcinfo, MemoryContext *aggcxt)
 
 		check_same_model(st->model, name);
 		st->m = gs_model_acquire(name, *aggcxt);
-		if (st->m->forest->n_outputs != 1)
+		if (st->m->model->n_outputs != 1)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("model \"%s\" has %d outputs per row", name, st->m->forest->n_outputs),
+					 errmsg("model \"%s\" has %d outputs per row", name, st->m->model->n_outputs),
 					 errhint("gpu_score_agg scores single-output models; use gpu_predict_query() for multi-output models.")));
 		strlcpy(st->model, st->m->name, NAMEDATALEN);
-		st->n_features = st->m->forest->n_features;
+		st->n_features = st->m->model->n_features;
 		st->chunk_rows = (size_t) gs_batch_size;
 	}
 	else if (VARSIZE_ANY_EXHDR(name_t) != strlen(st->model) ||

@@ -102,6 +102,10 @@ store_qualified_name(Oid *relid_out, Oid *owner_out)
 /*
  * Run SPI work as the model table's owner, restoring the caller's identity
  * afterwards (also on ERROR, since the transaction abort resets it).
+ * The SPI queries still see the caller's search_path, so they name every
+ * table and operator schema-qualified (OPERATOR(pg_catalog.=)): an
+ * operator the caller put earlier in the path would otherwise run as the
+ * owner (tested in sql/privileges.sql).
  */
 typedef struct OwnerSwitch
 {
@@ -139,7 +143,7 @@ gs_catalog_fetch(const char *name, int64 *model_id, int32 *version,
 
 	become_owner(owner, &sw);
 	SPI_connect();
-	rc = SPI_execute_with_args(psprintf("SELECT model_id, version, format%s FROM %s WHERE name = $1",
+	rc = SPI_execute_with_args(psprintf("SELECT model_id, version, format%s FROM %s WHERE name OPERATOR(pg_catalog.=) $1",
 										bytes ? ", model" : "", table),
 							   1, argtypes, args, NULL, true, 1);
 	if (rc != SPI_OK_SELECT)
@@ -185,9 +189,9 @@ invalidate_model_caches(Oid relid)
 	CacheInvalidateRelcacheByRelid(relid);
 }
 
-/* Build a text[] datum of the forest's feature names, or NULL. */
+/* Build a text[] datum of the model's feature names, or NULL. */
 static Datum
-feature_names_datum(const GsForest *f, bool *isnull)
+feature_names_datum(const GsModel *f, bool *isnull)
 {
 	Datum	   *elems;
 
@@ -211,7 +215,10 @@ static int32
 store_model(const char *name, bytea *model, const char *format_name)
 {
 	GsModelFormat fmt;
-	GsForest   *forest;
+	GsModel    *gm;
+	const GsForest *forest;
+	const GsMlp *mlp;
+	char		objective[64];
 	MemoryContext parse_cxt;
 	Oid			relid,
 				owner;
@@ -226,7 +233,7 @@ store_model(const char *name, bytea *model, const char *format_name)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("unknown model format \"%s\"", format_name),
-				 errhint("Use 'auto', 'xgboost-json' or 'xgboost-ubj'.")));
+				 errhint("Use 'auto', 'xgboost-json', 'xgboost-ubj', 'lightgbm', 'onnx' or 'onnx-autoencoder'.")));
 	if (fmt == GS_FORMAT_AUTO)
 	{
 		fmt = gs_model_detect_format((unsigned char *) VARDATA_ANY(model), len);
@@ -234,15 +241,23 @@ store_model(const char *name, bytea *model, const char *format_name)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("could not detect the format of model \"%s\"", name),
-					 errdetail("The bytes are neither XGBoost JSON nor XGBoost UBJSON."),
+					 errdetail("The bytes are neither XGBoost JSON, XGBoost UBJSON, a LightGBM text model nor ONNX."),
 					 errhint("Save the model with XGBoost's save_model(\"model.json\") or save_model(\"model.ubj\"); "
 							 "its legacy binary format and pickled Python objects cannot be read.")));
 	}
 
-	/* parse and validate: the forest gives the metadata and is thrown away */
+	/* parse and validate: the model gives the metadata and is thrown away */
 	parse_cxt = AllocSetContextCreate(CurrentMemoryContext, "pg_gpuscore model validation",
 									  ALLOCSET_DEFAULT_SIZES);
-	forest = gs_model_parse(name, (unsigned char *) VARDATA_ANY(model), len, fmt, parse_cxt);
+	gm = gs_model_parse(name, (unsigned char *) VARDATA_ANY(model), len, fmt, parse_cxt);
+	forest = gm->forest;
+	mlp = gm->mlp;
+	/* a network's "objective": what its score is */
+	if (mlp)
+		snprintf(objective, sizeof(objective), "%s",
+				 mlp->reconstruction ? "reconstruction-error" : psprintf("mlp:%s", mlp->output_act));
+	else
+		strlcpy(objective, forest->objective, sizeof(objective));
 
 	table = store_qualified_name(&relid, &owner);
 
@@ -255,7 +270,7 @@ store_model(const char *name, bytea *model, const char *format_name)
 		Oid			argtypes[1] = {TEXTOID};
 		Datum		args[1] = {CStringGetTextDatum(name)};
 
-		rc = SPI_execute_with_args(psprintf("DELETE FROM %s WHERE name = $1 RETURNING version", table),
+		rc = SPI_execute_with_args(psprintf("DELETE FROM %s WHERE name OPERATOR(pg_catalog.=) $1 RETURNING version", table),
 								   1, argtypes, args, NULL, false, 0);
 		if (rc != SPI_OK_DELETE_RETURNING)
 			elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(rc));
@@ -267,35 +282,43 @@ store_model(const char *name, bytea *model, const char *format_name)
 		}
 	}
 	{
-		Oid			argtypes[12] = {TEXTOID, INT4OID, TEXTOID, TEXTOID, INT4OID, INT4OID,
-		INT4OID, INT4OID, INT8OID, BYTEAOID, TEXTOID, TEXTARRAYOID};
-		Datum		args[12];
-		char		nulls[12];
+		Oid			argtypes[16] = {TEXTOID, INT4OID, TEXTOID, TEXTOID, INT4OID, INT4OID,
+		INT4OID, INT4OID, INT8OID, BYTEAOID, TEXTOID, TEXTARRAYOID, TEXTOID, INT4OID, INT8OID, INT4OID};
+		Datum		args[16];
+		char		nulls[16];
 		bool		names_null;
 
 		memset(nulls, ' ', sizeof(nulls));
 		args[0] = CStringGetTextDatum(name);
 		args[1] = Int32GetDatum(version);
 		args[2] = CStringGetTextDatum(gs_model_format_name(fmt));
-		args[3] = CStringGetTextDatum(forest->objective);
-		args[4] = Int32GetDatum(forest->n_features);
-		args[5] = Int32GetDatum(forest->n_outputs);
-		args[6] = Int32GetDatum(forest->n_trees);
-		args[7] = Int32GetDatum(forest->max_depth);
+		args[3] = CStringGetTextDatum(objective);
+		args[4] = Int32GetDatum(gm->n_features);
+		args[5] = Int32GetDatum(gm->n_outputs);
+		args[6] = Int32GetDatum(forest ? forest->n_trees : 0);
+		args[7] = Int32GetDatum(forest ? forest->max_depth : 0);
 		args[8] = Int64GetDatum((int64) len);
 		args[9] = PointerGetDatum(model);
-		args[10] = CStringGetTextDatum(forest->saved_by);
-		if (forest->saved_by[0] == '\0')
+		args[10] = CStringGetTextDatum(forest ? forest->saved_by : mlp->producer);
+		if ((forest ? forest->saved_by : mlp->producer)[0] == '\0')
 			nulls[10] = 'n';
-		args[11] = feature_names_datum(forest, &names_null);
+		args[11] = feature_names_datum(gm, &names_null);
 		if (names_null)
 			nulls[11] = 'n';
+		args[12] = CStringGetTextDatum(gs_model_kind_name(gm));
+		args[13] = Int32GetDatum(mlp ? mlp->n_layers : 0);
+		args[14] = Int64GetDatum(mlp ? mlp->n_params : 0);
+		if (!mlp)
+			nulls[13] = nulls[14] = 'n';
+		args[15] = Int32GetDatum(forest ? forest->n_cat_splits : 0);
+		if (!forest)
+			nulls[15] = 'n';
 		rc = SPI_execute_with_args(psprintf("INSERT INTO %s (name, version, format, objective, n_features, "
 											"n_outputs, n_trees, max_depth, size_bytes, model, saved_by, "
-											"feature_names, loaded_by) "
-											"VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, %s)",
+											"feature_names, kind, n_layers, n_parameters, categorical_splits, loaded_by) "
+											"VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, %s)",
 											table, quote_literal_cstr(loaded_by)),
-								   12, argtypes, args, nulls, false, 0);
+								   16, argtypes, args, nulls, false, 0);
 		if (rc != SPI_OK_INSERT)
 			elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(rc));
 	}
@@ -424,7 +447,7 @@ gpuscore_gpu_drop_model(PG_FUNCTION_ARGS)
 	LockDatabaseObject(RelationRelationId, relid, 0, ShareUpdateExclusiveLock);
 	become_owner(owner, &sw);
 	SPI_connect();
-	rc = SPI_execute_with_args(psprintf("DELETE FROM %s WHERE name = $1", table),
+	rc = SPI_execute_with_args(psprintf("DELETE FROM %s WHERE name OPERATOR(pg_catalog.=) $1", table),
 							   1, argtypes, args, NULL, false, 0);
 	if (rc != SPI_OK_DELETE)
 		elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(rc));

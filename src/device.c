@@ -46,7 +46,7 @@ struct GsBatchScorer
 	GsCudaPipeline *pipe;		/* NULL: CPU only */
 	float	   *cpu_in[GS_CUDA_SLOTS];	/* input buffers when pipe is NULL */
 	float	   *cpu_out[GS_CUDA_SLOTS];
-	float	   *margin;			/* CPU scratch, max_rows * n_groups */
+	float	   *margin;			/* CPU engine scratch for one slice */
 	int			cur;			/* slot the next batch goes into */
 	bool		pending[GS_CUDA_SLOTS];
 	bool		on_gpu[GS_CUDA_SLOTS];
@@ -61,18 +61,21 @@ static int64 stat_batches[2],
 			stat_rows[2],
 			stat_fallbacks;
 
-/* Score rows on the CPU in interruptible slices. */
+/*
+ * Score rows on the CPU in interruptible slices; scratch holds
+ * gs_model_scratch_floats(m, CPU_SLICE_ROWS) floats (or for max_rows, if
+ * fewer).
+ */
 static void
-cpu_score(const GsForest *f, const float *x, size_t ld, size_t n_rows,
-		  float *margin, float *out)
+cpu_score(const GsModel *m, const float *x, size_t ld, size_t n_rows,
+		  float *scratch, float *out)
 {
 	for (size_t r0 = 0; r0 < n_rows; r0 += CPU_SLICE_ROWS)
 	{
 		size_t		n = Min((size_t) CPU_SLICE_ROWS, n_rows - r0);
 
 		CHECK_FOR_INTERRUPTS();
-		gs_cpu_predict(f, x + r0, ld, n, margin + r0 * f->n_groups,
-					   out + r0 * f->n_outputs);
+		gs_model_predict(m, x + r0, ld, n, scratch, out + r0 * m->n_outputs);
 	}
 }
 
@@ -132,6 +135,7 @@ scorer_attach_gpu(GsBatchScorer *s)
 
 	if (gs_device_mode == GS_DEVICE_CPU)
 		return;
+
 	/* 'auto' never sends batches this small to the GPU: don't set it up */
 	if (gs_device_mode == GS_DEVICE_AUTO && s->max_rows < (size_t) gs_gpu_min_rows)
 		return;
@@ -173,7 +177,7 @@ GsBatchScorer *
 gs_scorer_begin(GsModelRef *m, size_t max_rows, MemoryContext mcxt)
 {
 	GsBatchScorer *s = MemoryContextAllocZero(mcxt, sizeof(GsBatchScorer));
-	const GsForest *f = m->forest;
+	const GsModel *f = m->model;
 
 	s->m = m;
 	s->max_rows = Max(max_rows, 1);
@@ -187,7 +191,8 @@ gs_scorer_begin(GsModelRef *m, size_t max_rows, MemoryContext mcxt)
 			s->cpu_in[k] = MemoryContextAllocHuge(mcxt, sizeof(float) * s->max_rows * f->n_features);
 		s->cpu_out[k] = MemoryContextAllocHuge(mcxt, sizeof(float) * s->max_rows * f->n_outputs);
 	}
-	s->margin = MemoryContextAllocHuge(mcxt, sizeof(float) * s->max_rows * f->n_groups);
+	s->margin = MemoryContextAllocHuge(mcxt, sizeof(float) *
+									   gs_model_scratch_floats(f, Min(s->max_rows, (size_t) CPU_SLICE_ROWS)));
 	return s;
 }
 
@@ -228,7 +233,7 @@ gs_scorer_submit(GsBatchScorer *s, size_t n_rows)
 			gpu_failed(s->m, rc, why);
 	}
 	if (!s->on_gpu[k])
-		cpu_score(s->m->forest, x, n_rows, n_rows, s->margin, s->cpu_out[k]);
+		cpu_score(s->m->model, x, n_rows, n_rows, s->margin, s->cpu_out[k]);
 	stat_batches[s->on_gpu[k]]++;
 	stat_rows[s->on_gpu[k]] += n_rows;
 	s->n_rows[k] = n_rows;
@@ -267,7 +272,7 @@ gs_scorer_next(GsBatchScorer *s, bool drain, int *slot, size_t *n_rows)
 			stat_batches[0]++;
 			stat_rows[0] += s->n_rows[k];
 			out = s->cpu_out[k];
-			cpu_score(s->m->forest, gs_provider.pipeline_input(s->pipe, k), s->n_rows[k],
+			cpu_score(s->m->model, gs_provider.pipeline_input(s->pipe, k), s->n_rows[k],
 					  s->n_rows[k], s->margin, s->cpu_out[k]);
 		}
 	}

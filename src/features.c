@@ -102,7 +102,7 @@ gs_check_infinite(const GsModelRef *m, int feature, double v)
 void
 gs_array_to_row(ArrayType *arr, const GsModelRef *m, float *row)
 {
-	int			nf = m->forest->n_features;
+	int			nf = m->model->n_features;
 	int			n;
 	Oid			elemtype = ARR_ELEMTYPE(arr);
 	bits8	   *nulls = ARR_NULLBITMAP(arr);

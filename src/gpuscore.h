@@ -16,6 +16,7 @@
 #include "utils/array.h"
 
 #include "core/forest.h"
+#include "core/model.h"
 
 /* ---- GUCs (pg_gpuscore.c) ---- */
 typedef enum GsDeviceMode
@@ -35,6 +36,7 @@ extern int	gs_verify_threads;
 extern int	gs_gpu_min_rows;
 extern bool gs_fallback_notice;
 extern char *gs_provider_path;
+extern char *gs_xgboost_library;
 extern char *gs_fault_injection;
 
 /* Current caps as the core wants them. */
@@ -58,8 +60,9 @@ typedef struct GsModelRef
 	char		name[NAMEDATALEN];
 	int64		model_id;		/* unique per stored version, never reused */
 	int32		version;
-	GsForest   *forest;
-	MemoryContext mcxt;			/* holds forest; deleted with the last ref */
+	GsModel    *model;			/* what is scored: shape, kind, CPU engine */
+	GsForest   *forest;			/* model->forest: NULL for a neural network */
+	MemoryContext mcxt;			/* holds model; deleted with the last ref */
 	int			refcount;
 	void	   *device_model;	/* GPU copy (GsCudaModel), or NULL */
 	bool		device_failed;	/* upload or self-test failed: CPU only */
@@ -76,8 +79,8 @@ extern GsModelRef *gs_model_acquire(const char *name, MemoryContext mcxt);
 /* Check a user-given model name (not NULL, 1..63 bytes); returns it. */
 extern const char *gs_model_name_arg(FunctionCallInfo fcinfo, int argno);
 
-/* Parse and validate model bytes into a forest in mcxt; ERRORs on failure. */
-extern GsForest *gs_model_parse(const char *name, const unsigned char *bytes,
+/* Parse and validate model bytes into a model in mcxt; ERRORs on failure. */
+extern GsModel *gs_model_parse(const char *name, const unsigned char *bytes,
 								size_t len, GsModelFormat fmt, MemoryContext mcxt);
 
 /* Allocator over a memory context that returns NULL instead of ERROR. */

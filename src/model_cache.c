@@ -4,7 +4,7 @@
  *
  * Each entry holds a reference to the GsModelRef of the version it last read
  * from the catalog.  A GsModelRef owns a memory context ("pg_gpuscore model
- * <name>", child of CacheMemoryContext) holding the forest; it is deleted
+ * <name>", child of CacheMemoryContext) holding the model; it is deleted
  * when its last reference goes: the cache's own when the model is replaced
  * or dropped, and each statement's when that statement's memory context is
  * reset or deleted (a reset callback), which also covers ERROR and cancel.
@@ -70,17 +70,17 @@ gs_context_allocator(MemoryContext mcxt)
 	return a;
 }
 
-/* Parse and validate model bytes into a forest in mcxt; see gpuscore.h. */
-GsForest *
+/* Parse and validate model bytes into a model in mcxt; see gpuscore.h. */
+GsModel *
 gs_model_parse(const char *name, const unsigned char *bytes, size_t len,
 			   GsModelFormat fmt, MemoryContext mcxt)
 {
 	GsAllocator a = gs_context_allocator(mcxt);
 	GsLimits	lim = gs_current_limits();
-	GsForest   *forest;
+	GsModel    *model;
 	GsStatus	st;
 
-	if (gs_xgb_load(bytes, len, fmt, &lim, &a, &forest, &st) != GS_OK)
+	if (gs_model_load(bytes, len, fmt, &lim, &a, &model, &st) != GS_OK)
 	{
 		if (st.code == GS_ERR_INVALID_MODEL || st.code == GS_ERR_UNSUPPORTED ||
 			st.code == GS_ERR_LIMIT)
@@ -93,7 +93,7 @@ gs_model_parse(const char *name, const unsigned char *bytes, size_t len,
 		}
 		gs_report_status(&st);
 	}
-	return forest;
+	return model;
 }
 
 /* Drop one reference; the last one deletes the model's memory. */
@@ -204,8 +204,9 @@ model_load(const char *name)
 		ref->model_id = model_id;
 		ref->version = version;
 		ref->mcxt = mcxt;
-		ref->forest = gs_model_parse(name, (unsigned char *) VARDATA_ANY(bytes),
-									 VARSIZE_ANY_EXHDR(bytes), fmt, mcxt);
+		ref->model = gs_model_parse(name, (unsigned char *) VARDATA_ANY(bytes),
+									VARSIZE_ANY_EXHDR(bytes), fmt, mcxt);
+		ref->forest = ref->model->forest;
 	}
 	PG_CATCH();
 	{

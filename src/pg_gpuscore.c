@@ -26,6 +26,7 @@ int			gs_verify_threads = 1;
 int			gs_gpu_min_rows = 10000;
 bool		gs_fallback_notice = true;
 char	   *gs_provider_path = NULL;
+char	   *gs_xgboost_library = NULL;
 char	   *gs_fault_injection = NULL;
 
 static const struct config_enum_entry device_options[] = {
@@ -101,6 +102,12 @@ _PG_init(void)
 							   "Path of the GPU provider library (empty: $libdir/pg_gpuscore_cuda).",
 							   "Read when a session first uses the GPU; changing it affects new sessions.",
 							   &gs_provider_path, "",
+							   PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomStringVariable("pg_gpuscore.xgboost_library",
+							   "XGBoost library gpu_verify_model compares with (empty: the system's libxgboost.so.0).",
+							   "A file name or path given to dlopen, for example the lib/libxgboost.so of a "
+							   "pip-installed xgboost, to verify models saved by a newer XGBoost.",
+							   &gs_xgboost_library, "",
 							   PGC_SUSET, 0, NULL, NULL, NULL);
 	DefineCustomStringVariable("pg_gpuscore.fault_injection",
 							   "Testing only: make the GPU layer fail at a point.",

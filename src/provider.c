@@ -91,6 +91,7 @@ gs_provider_load(void)
 	abi = (int (*) (void)) provider_symbol("gs_cuda_abi_version");
 	gs_provider.probe = provider_symbol("gs_cuda_probe");
 	gs_provider.upload = provider_symbol("gs_cuda_model_upload");
+	gs_provider.mlp_upload = provider_symbol("gs_cuda_mlp_upload");
 	gs_provider.model_free = provider_symbol("gs_cuda_model_free");
 	gs_provider.predict = provider_symbol("gs_cuda_predict");
 	gs_provider.pipeline_create = provider_symbol("gs_cuda_pipeline_create");
@@ -159,18 +160,35 @@ self_test_rows(const GsForest *f, float *x, size_t n)
 		}
 }
 
+/* Deterministic test rows for a network: values in [-3, 3), none missing. */
+static void
+self_test_rows_mlp(const GsModel *m, float *x, size_t n)
+{
+	uint64		state = 0x9E3779B97F4A7C15ULL;
+
+	for (size_t i = 0; i < n * (size_t) m->n_features; i++)
+	{
+		state ^= state << 13;
+		state ^= state >> 7;
+		state ^= state << 17;
+		x[i] = (float) ((double) (state >> 11) / 9007199254740992.0 * 6.0 - 3.0);
+	}
+}
+
 #define SELF_TEST_ROWS 257
 
 /*
  * Upload a model and check that the device scores a few hundred rows as the
- * CPU engine does (within 1e-6; in practice bit for bit).  Returns true when the model is usable on
- * the GPU; otherwise false with the reason in why.  A sticky error marks the
- * GPU lost.
+ * CPU engine does (trees: within 1e-6, in practice bit for bit; networks:
+ * within 1e-4 relative, since cuBLAS and OpenBLAS sum in different orders).
+ * Returns true when the model is usable on the GPU; otherwise false with the
+ * reason in why.  A sticky error marks the GPU lost.
  */
 bool
 gs_device_upload(GsModelRef *ref, char *why, size_t whylen)
 {
-	const GsForest *f = ref->forest;
+	const GsModel *gm = ref->model;
+	const GsForest *f = ref->forest;	/* NULL for a network */
 	float	   *x,
 			   *cpu,
 			   *gpu,
@@ -185,7 +203,10 @@ gs_device_upload(GsModelRef *ref, char *why, size_t whylen)
 		snprintf(why, whylen, "%s", ref->device_reason);
 		return false;
 	}
-	rc = gs_provider.upload(f, (GsCudaModel **) &ref->device_model, why, whylen);
+	if (f)
+		rc = gs_provider.upload(f, (GsCudaModel **) &ref->device_model, why, whylen);
+	else
+		rc = gs_provider.mlp_upload(gm->mlp, (GsCudaModel **) &ref->device_model, why, whylen);
 	if (rc != GS_CUDA_OK)
 	{
 		if (rc == GS_CUDA_DEVICE_LOST)
@@ -194,18 +215,22 @@ gs_device_upload(GsModelRef *ref, char *why, size_t whylen)
 		return false;
 	}
 
-	x = palloc(sizeof(float) * SELF_TEST_ROWS * f->n_features);
-	cpu = palloc(sizeof(float) * SELF_TEST_ROWS * f->n_outputs);
-	gpu = palloc(sizeof(float) * SELF_TEST_ROWS * f->n_outputs);
-	margin = palloc(sizeof(float) * SELF_TEST_ROWS * f->n_groups);
-	self_test_rows(f, x, SELF_TEST_ROWS);
-	gs_cpu_predict(f, x, SELF_TEST_ROWS, SELF_TEST_ROWS, margin, cpu);
+	x = palloc(sizeof(float) * SELF_TEST_ROWS * gm->n_features);
+	cpu = palloc(sizeof(float) * SELF_TEST_ROWS * gm->n_outputs);
+	gpu = palloc(sizeof(float) * SELF_TEST_ROWS * gm->n_outputs);
+	margin = palloc(sizeof(float) * gs_model_scratch_floats(gm, SELF_TEST_ROWS));
+	if (f)
+		self_test_rows(f, x, SELF_TEST_ROWS);
+	else
+		self_test_rows_mlp(gm, x, SELF_TEST_ROWS);
+	gs_model_predict(gm, x, SELF_TEST_ROWS, SELF_TEST_ROWS, margin, cpu);
 	rc = gs_provider.predict((GsCudaModel *) ref->device_model, x, SELF_TEST_ROWS, gpu, why, whylen);
 	if (rc == GS_CUDA_OK)
 	{
-		/* the same tolerance the parity tests use against XGBoost */
-		for (int i = 0; i < SELF_TEST_ROWS * f->n_outputs; i++)
-			if (!(fabs((double) cpu[i] - (double) gpu[i]) <= 1e-6 * Max(1.0, fabs((double) cpu[i])) ||
+		/* trees: the same tolerance the parity tests use against XGBoost */
+		for (int i = 0; i < SELF_TEST_ROWS * gm->n_outputs; i++)
+			if (!(fabs((double) cpu[i] - (double) gpu[i]) <=
+				  (f ? 1e-6 * Max(1.0, fabs((double) cpu[i])) : 1e-4 * Max(1e-2, fabs((double) cpu[i]))) ||
 				  (isnan(cpu[i]) && isnan(gpu[i]))))
 			{
 				snprintf(why, whylen,

@@ -18,6 +18,7 @@ typedef struct GsProvider
 	void	   *handle;
 	int			(*probe) (GsCudaInfo *, char *, size_t);
 	int			(*upload) (const GsForest *, GsCudaModel **, char *, size_t);
+	int			(*mlp_upload) (const GsMlp *, GsCudaModel **, char *, size_t);
 	void		(*model_free) (GsCudaModel *);
 	int			(*predict) (GsCudaModel *, const float *, size_t, float *, char *, size_t);
 	int			(*pipeline_create) (GsCudaModel *, size_t, GsCudaPipeline **, char *, size_t);

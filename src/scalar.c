@@ -28,7 +28,7 @@ typedef struct ScalarState
 	MemoryContext cxt;
 	GsModelRef *model;
 	float	   *row;			/* [n_features] */
-	float	   *margin;			/* [n_groups] */
+	float	   *margin;			/* engine scratch for one row */
 	float	   *out;			/* [n_outputs] */
 } ScalarState;
 
@@ -58,7 +58,7 @@ score_row(FunctionCallInfo fcinfo)
 		const char *name = gs_model_name_arg(fcinfo, 0);
 		MemoryContext mcxt;
 		GsModelRef *m;
-		const GsForest *f;
+		const GsModel *f;
 
 		/* a different model than the previous row: drop the old state */
 		if (s != NULL)
@@ -69,19 +69,19 @@ score_row(FunctionCallInfo fcinfo)
 		mcxt = AllocSetContextCreate(fcinfo->flinfo->fn_mcxt, "pg_gpuscore call site",
 									 ALLOCSET_SMALL_SIZES);
 		m = gs_model_acquire(name, mcxt);
-		f = m->forest;
+		f = m->model;
 		s = MemoryContextAlloc(mcxt, sizeof(ScalarState));
 		s->cxt = mcxt;
 		s->model = m;
 		s->row = MemoryContextAlloc(mcxt, sizeof(float) * f->n_features);
-		s->margin = MemoryContextAlloc(mcxt, sizeof(float) * f->n_groups);
+		s->margin = MemoryContextAlloc(mcxt, sizeof(float) * gs_model_scratch_floats(f, 1));
 		s->out = MemoryContextAlloc(mcxt, sizeof(float) * f->n_outputs);
 		fcinfo->flinfo->fn_extra = s;
 	}
 
 	arr = PG_GETARG_ARRAYTYPE_P(1);
 	gs_array_to_row(arr, s->model, s->row);
-	gs_cpu_predict_row(s->model->forest, s->row, s->margin, s->out);
+	gs_model_predict(s->model->model, s->row, 1, 1, s->margin, s->out);
 	return s;
 }
 
@@ -97,11 +97,11 @@ gpuscore_gpu_score(PG_FUNCTION_ARGS)
 	s = score_row(fcinfo);
 	if (s == NULL)
 		PG_RETURN_NULL();
-	if (s->model->forest->n_outputs != 1)
+	if (s->model->model->n_outputs != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("model \"%s\" has %d outputs per row", s->model->name,
-						s->model->forest->n_outputs),
+						s->model->model->n_outputs),
 				 errhint("Use gpu_predict() to get all outputs of a multi-output model.")));
 	PG_RETURN_FLOAT4(s->out[0]);
 }
@@ -121,7 +121,7 @@ gpuscore_gpu_predict(PG_FUNCTION_ARGS)
 	s = score_row(fcinfo);
 	if (s == NULL)
 		PG_RETURN_NULL();
-	n = s->model->forest->n_outputs;
+	n = s->model->model->n_outputs;
 	elems = palloc(sizeof(Datum) * n);
 	for (int i = 0; i < n; i++)
 		elems[i] = Float4GetDatum(s->out[i]);

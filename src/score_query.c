@@ -42,7 +42,7 @@ typedef struct QueryShape
 static void
 check_shape(TupleDesc desc, const GsModelRef *m, QueryShape *shape)
 {
-	int			nf = m->forest->n_features;
+	int			nf = m->model->n_features;
 	Form_pg_attribute key;
 
 	if (desc->natts < 2)
@@ -97,7 +97,7 @@ build_batch(SPITupleTable *tt, uint64 n, const QueryShape *shape,
 			Datum *values, bool *nulls, float *row)
 {
 	TupleDesc	desc = tt->tupdesc;
-	int			nf = m->forest->n_features;
+	int			nf = m->model->n_features;
 
 	for (uint64 r = 0; r < n; r++)
 	{
@@ -189,7 +189,7 @@ score_query(FunctionCallInfo fcinfo, bool all_outputs)
 	const char *name = gs_model_name_arg(fcinfo, 0);
 	char	   *query;
 	GsModelRef *m;
-	const GsForest *f;
+	const GsModel *f;
 	SPIPlanPtr	plan;
 	Portal		portal;
 	MemoryContext query_cxt;
@@ -215,7 +215,7 @@ score_query(FunctionCallInfo fcinfo, bool all_outputs)
 
 	InitMaterializedSRF(fcinfo, 0);
 	m = gs_model_acquire(name, fcinfo->flinfo->fn_mcxt);
-	f = m->forest;
+	f = m->model;
 	nout = f->n_outputs;
 	if (!all_outputs && nout != 1)
 		ereport(ERROR,

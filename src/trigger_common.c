@@ -254,11 +254,11 @@ trig_acquire_model(const TrigIdent *id, const char *name, MemoryContext mcxt)
 		trig_rethrow_for_trigger(id, cxt);
 	}
 	PG_END_TRY();
-	if (m->forest->n_outputs != 1)
+	if (m->model->n_outputs != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg(TRIG_FMT "model \"%s\" has %d outputs per row", TRIG_ARGS(id),
-						name, m->forest->n_outputs),
+						name, m->model->n_outputs),
 				 errhint("Triggers store one score per row: use a single-output model.")));
 	return m;
 }
@@ -273,7 +273,7 @@ void
 trig_resolve_features(const TrigIdent *id, TupleDesc desc, const GsModelRef *m,
 				 const char *features, bool before_row, FeatureMap *fm)
 {
-	const GsForest *f = m->forest;
+	const GsModel *f = m->model;
 	List	   *names = NIL;
 	const char *detail = NULL;
 	ListCell   *lc;

@@ -76,7 +76,7 @@ typedef struct ScoreTriggerState
 	Datum	   *values;			/* [natts] scratch of one deformed row */
 	bool	   *nulls;
 	float	   *row;			/* [n_features] */
-	float	   *margin;			/* [n_groups] */
+	float	   *margin;			/* engine scratch for one row */
 	float	   *out;			/* [n_outputs] */
 } ScoreTriggerState;
 
@@ -116,7 +116,7 @@ score_trigger_setup(FunctionCallInfo fcinfo, TriggerData *td, const TrigIdent *i
 	ScoreTriggerState *s;
 	TrigArgs	a;
 	Form_pg_attribute att;
-	const GsForest *f;
+	const GsModel *f;
 
 	cxt = AllocSetContextCreate(fcinfo->flinfo->fn_mcxt, "pg_gpuscore score trigger",
 								ALLOCSET_SMALL_SIZES);
@@ -146,7 +146,7 @@ score_trigger_setup(FunctionCallInfo fcinfo, TriggerData *td, const TrigIdent *i
 	s->on_error = a.on_error;
 
 	s->model = trig_acquire_model(id, a.model, cxt);
-	f = s->model->forest;
+	f = s->model->model;
 	trig_resolve_features(id, desc, s->model, a.features, true, &s->fm);
 
 	s->score_att = output_column(id, desc, &s->fm, "score_column", a.score_column);
@@ -175,7 +175,7 @@ score_trigger_setup(FunctionCallInfo fcinfo, TriggerData *td, const TrigIdent *i
 	s->values = palloc(sizeof(Datum) * desc->natts);
 	s->nulls = palloc(sizeof(bool) * desc->natts);
 	s->row = palloc(sizeof(float) * f->n_features);
-	s->margin = palloc(sizeof(float) * f->n_groups);
+	s->margin = palloc(sizeof(float) * gs_model_scratch_floats(f, 1));
 	s->out = palloc(sizeof(float) * f->n_outputs);
 	MemoryContextSwitchTo(old);
 	return s;
@@ -273,7 +273,7 @@ gpuscore_gpu_score_trigger(PG_FUNCTION_ARGS)
 		s->nulls[s->flag_att - 1] = bad >= 0;
 	if (bad < 0)
 	{
-		gs_cpu_predict_row(s->model->forest, s->row, s->margin, s->out);
+		gs_model_predict(s->model->model, s->row, 1, 1, s->margin, s->out);
 		s->values[s->score_att - 1] = score_datum(s, s->out[0]);
 		if (s->flag_att != InvalidAttrNumber)
 			s->values[s->flag_att - 1] = BoolGetDatum((double) s->out[0] >= s->threshold);

@@ -3,6 +3,17 @@
  *	  gpu_verify_model: score generated rows with our engine and with
  *	  XGBoost's own predictor (XGBoost C API) and report the difference.
  *
+ * The XGBoost library is loaded at run time (dlopen) from the superuser
+ * setting pg_gpuscore.xgboost_library (empty: the system's libxgboost.so.0,
+ * then libxgboost.so), so models saved by a newer XGBoost than the
+ * system's can be verified by pointing it at that version's library (for
+ * example the lib/libxgboost.so inside a pip-installed xgboost).  The
+ * library is opened once per backend and path and never closed (XGBoost
+ * starts threads); the result rows say which library and version were used,
+ * and a library that cannot read the model gives a clear ERROR.
+ * Categorical features get generated category codes (in range, unseen and
+ * negative) instead of thresholds.
+ *
  * Rows are drawn around the model's own split thresholds (exactly on them,
  * one float step below, a little above or below, or anywhere in range),
  * with about one value in ten missing, so every branch and every default
@@ -15,6 +26,7 @@
  */
 #include "postgres.h"
 
+#include <dlfcn.h>
 #include <float.h>
 #include <math.h>
 
@@ -43,7 +55,91 @@ typedef struct Thresholds
 	float	   *value;			/* all thresholds grouped by feature */
 	float	   *lo;				/* [n_features] smallest threshold */
 	float	   *hi;				/* [n_features] largest threshold */
+	int32	   *max_code;		/* [n_features] categorical: codes in the
+								 * sets are below this; -1: numerical */
 } Thresholds;
+
+/* The XGBoost C API functions gpu_verify_model uses, from the loaded library. */
+typedef struct XgbApi
+{
+	char		path[MAXPGPATH];	/* the name it was opened by */
+	void	   *handle;
+	void		(*version) (int *, int *, int *);
+	const char *(*last_error) (void);
+	int			(*create) (const DMatrixHandle[], bst_ulong, BoosterHandle *);
+	int			(*set_param) (BoosterHandle, const char *, const char *);
+	int			(*load_buffer) (BoosterHandle, const void *, bst_ulong);
+	int			(*predict_dense) (BoosterHandle, const char *, const char *, DMatrixHandle,
+								  const bst_ulong **, bst_ulong *, const float **);
+	int			(*free_booster) (BoosterHandle);
+} XgbApi;
+
+static XgbApi xgb_api;
+
+/*
+ * Open the XGBoost library named by pg_gpuscore.xgboost_library (once per
+ * backend and name) and resolve the functions.  ERROR when it cannot be
+ * opened or lacks a function.
+ */
+static const XgbApi *
+xgb_api_load(void)
+{
+	const char *names[2];
+	int			n_names = 0;
+	void	   *h = NULL;
+	const char *used = NULL;
+	char		errs[1024] = "";
+	XgbApi		api;
+
+	if (gs_xgboost_library && gs_xgboost_library[0])
+		names[n_names++] = gs_xgboost_library;
+	else
+	{
+		names[n_names++] = "libxgboost.so.0";
+		names[n_names++] = "libxgboost.so";
+	}
+	if (xgb_api.handle && strcmp(xgb_api.path, names[0]) == 0)
+		return &xgb_api;
+	for (int i = 0; i < n_names && !h; i++)
+	{
+		h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+		if (h)
+			used = names[i];
+		else
+			snprintf(errs + strlen(errs), sizeof(errs) - strlen(errs), "%s%s",
+					 errs[0] ? "; " : "", dlerror());
+	}
+	if (!h)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_FILE),
+				 errmsg("could not load the XGBoost library \"%s\"", names[0]),
+				 errdetail("%s", errs),
+				 errhint("Set pg_gpuscore.xgboost_library to the path of a libxgboost.so (for example the lib/libxgboost.so of a pip-installed xgboost).")));
+	memset(&api, 0, sizeof(api));
+	strlcpy(api.path, gs_xgboost_library && gs_xgboost_library[0] ? gs_xgboost_library : used,
+			sizeof(api.path));
+	api.handle = h;
+#define XGB_SYM(field, sym) \
+	do { \
+		*(void **) &api.field = dlsym(h, sym); \
+		if (api.field == NULL) \
+			ereport(ERROR, \
+					(errcode(ERRCODE_UNDEFINED_FUNCTION), \
+					 errmsg("library \"%s\" is not a usable XGBoost library", used), \
+					 errdetail("It has no function %s.", sym))); \
+	} while (0)
+	XGB_SYM(version, "XGBoostVersion");
+	XGB_SYM(last_error, "XGBGetLastError");
+	XGB_SYM(create, "XGBoosterCreate");
+	XGB_SYM(set_param, "XGBoosterSetParam");
+	XGB_SYM(load_buffer, "XGBoosterLoadModelFromBuffer");
+	XGB_SYM(predict_dense, "XGBoosterPredictFromDense");
+	XGB_SYM(free_booster, "XGBoosterFree");
+#undef XGB_SYM
+	/* the previous library, if any, stays loaded: XGBoost may hold threads */
+	xgb_api = api;
+	return &xgb_api;
+}
 
 /* Collect each feature's split thresholds from the forest. */
 static void
@@ -55,8 +151,22 @@ collect_thresholds(const GsForest *f, Thresholds *th)
 	th->start = palloc0(sizeof(int64) * (nf + 1));
 	th->lo = palloc(sizeof(float) * nf);
 	th->hi = palloc(sizeof(float) * nf);
+	th->max_code = palloc(sizeof(int32) * nf);
+	for (int k = 0; k < nf; k++)
+		th->max_code[k] = -1;
 	for (int64 i = 0; i < f->n_nodes; i++)
-		if (!(f->nodes[i].info & GS_NODE_LEAF))
+		if (f->nodes[i].info & GS_NODE_CATEGORICAL && !(f->nodes[i].info & GS_NODE_LEAF))
+		{
+			uint32		set;
+			int32		words;
+			int			k = f->nodes[i].info & GS_NODE_FEATURE_MASK;
+
+			memcpy(&set, &f->nodes[i].value, sizeof(set));
+			words = (int32) (f->cat_words[set] & GS_CAT_WORDS_MASK);
+			th->max_code[k] = Max(th->max_code[k], words * 32);
+		}
+	for (int64 i = 0; i < f->n_nodes; i++)
+		if (!(f->nodes[i].info & (GS_NODE_LEAF | GS_NODE_CATEGORICAL)))
 			th->start[(f->nodes[i].info & GS_NODE_FEATURE_MASK) + 1]++;
 	for (int k = 0; k < nf; k++)
 		th->start[k + 1] += th->start[k];
@@ -64,7 +174,7 @@ collect_thresholds(const GsForest *f, Thresholds *th)
 	fill = palloc(sizeof(int64) * nf);
 	memcpy(fill, th->start, sizeof(int64) * nf);
 	for (int64 i = 0; i < f->n_nodes; i++)
-		if (!(f->nodes[i].info & GS_NODE_LEAF))
+		if (!(f->nodes[i].info & (GS_NODE_LEAF | GS_NODE_CATEGORICAL)))
 			th->value[fill[f->nodes[i].info & GS_NODE_FEATURE_MASK]++] = f->nodes[i].value;
 	for (int k = 0; k < nf; k++)
 	{
@@ -90,6 +200,9 @@ draw_value(pg_prng_state *rng, const Thresholds *th, int k)
 
 	if (u < 0.10)
 		return NAN;
+	/* a category code: in the sets' range, a little past it, or negative */
+	if (th->max_code[k] >= 0)
+		return (float) ((int64) pg_prng_uint64_range(rng, 0, th->max_code[k] + 3) - 1);
 	if (n == 0)
 		return (float) (pg_prng_double(rng) * 200.0 - 100.0);
 	t = th->value[th->start[k] + (int64) pg_prng_uint64_range(rng, 0, n - 1)];
@@ -134,18 +247,18 @@ compare_outputs(const float *ours, const float *ref, int64 n, EngineStats *st)
 
 /* ERROR with XGBoost's last error message. */
 static void
-xgb_fail(const char *what)
+xgb_fail(const XgbApi *api, const char *what)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_EXTERNAL_ROUTINE_EXCEPTION),
 			 errmsg("XGBoost could not %s", what),
-			 errdetail("%s", XGBGetLastError())));
+			 errdetail("%s", api->last_error())));
 }
 
 /*
  * gpu_verify_model(name text, n_rows integer DEFAULT 10000) RETURNS
  * TABLE(model, version, engine, rows_compared, outputs_compared,
- * max_abs_diff, mismatches, xgboost_version, passed).
+ * max_abs_diff, mismatches, xgboost_version, passed, xgboost_library).
  */
 Datum
 gpuscore_gpu_verify_model(PG_FUNCTION_ARGS)
@@ -168,6 +281,7 @@ gpuscore_gpu_verify_model(PG_FUNCTION_ARGS)
 	int			major,
 				minor,
 				patch;
+	const XgbApi *api;
 	int			nf,
 				nout;
 	float	   *rowmajor,
@@ -182,6 +296,16 @@ gpuscore_gpu_verify_model(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 	m = gs_model_acquire(name, fcinfo->flinfo->fn_mcxt);
 	f = m->forest;
+	if (f == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("model \"%s\" is a neural network: gpu_verify_model compares tree ensembles with XGBoost", name),
+				 errhint("Neural networks are checked against onnxruntime's outputs by the test suite (tests/fixtures/onnx).")));
+	if (f->format == GS_FORMAT_LIGHTGBM)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("model \"%s\" is a LightGBM model: gpu_verify_model compares with XGBoost", name),
+				 errhint("LightGBM models are checked against LightGBM's own scores by the test suite (tests/fixtures/gen_fixtures_formats.py).")));
 	nf = f->n_features;
 	nout = f->n_outputs;
 	if (!gs_catalog_fetch(name, &model_id, &version, &fmt, &bytes) || model_id != m->model_id)
@@ -195,7 +319,24 @@ gpuscore_gpu_verify_model(PG_FUNCTION_ARGS)
 	colmajor = palloc(sizeof(float) * VERIFY_CHUNK * nf);
 	margin = palloc(sizeof(float) * VERIFY_CHUNK * f->n_groups);
 	ours = palloc(sizeof(float) * VERIFY_CHUNK * nout);
-	XGBoostVersion(&major, &minor, &patch);
+	api = xgb_api_load();
+	api->version(&major, &minor, &patch);
+	{
+		int			smaj,
+					smin,
+					spat;
+
+		/* an older XGBoost may misread a newer model without failing */
+		if (sscanf(f->saved_by, "xgboost %d.%d.%d", &smaj, &smin, &spat) == 3 &&
+			(smaj > major || (smaj == major && smin > minor)))
+			ereport(WARNING,
+					(errmsg("model \"%s\" was saved by %s, newer than the XGBoost %d.%d.%d it is compared with",
+							name, f->saved_by, major, minor, patch),
+					 errdetail("XGBoost %d.%d.%d may not read every part of the model correctly, so differences can come from it.",
+							   major, minor, patch),
+					 errhint("Set pg_gpuscore.xgboost_library to the libxgboost.so of XGBoost %d.%d or newer.",
+							 smaj, smin)));
+	}
 
 	/* the GPU engine too, when there is one and it is not switched off */
 	if (gs_device_mode != GS_DEVICE_CPU)
@@ -215,13 +356,20 @@ gpuscore_gpu_verify_model(PG_FUNCTION_ARGS)
 	{
 		char		nthread[16];
 
-		if (XGBoosterCreate(NULL, 0, (BoosterHandle *) &booster) != 0)
-			xgb_fail("create a booster");
+		if (api->create(NULL, 0, (BoosterHandle *) &booster) != 0)
+			xgb_fail(api, "create a booster");
 		snprintf(nthread, sizeof(nthread), "%d", gs_verify_threads);
-		if (XGBoosterSetParam(booster, "nthread", nthread) != 0)
-			xgb_fail("set its thread count");
-		if (XGBoosterLoadModelFromBuffer(booster, VARDATA_ANY(bytes), VARSIZE_ANY_EXHDR(bytes)) != 0)
-			xgb_fail(psprintf("read model \"%s\"", name));
+		if (api->set_param(booster, "nthread", nthread) != 0)
+			xgb_fail(api, "set its thread count");
+		if (api->load_buffer(booster, VARDATA_ANY(bytes), VARSIZE_ANY_EXHDR(bytes)) != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("XGBoost %d.%d.%d from \"%s\" cannot read model \"%s\"",
+							major, minor, patch, api->path, name),
+					 errdetail("The model was saved by %s. XGBoost said: %s",
+							   f->saved_by[0] ? f->saved_by : "an unknown XGBoost version",
+							   api->last_error()),
+					 errhint("Set pg_gpuscore.xgboost_library to the libxgboost.so of the XGBoost version that saved the model (or a newer one).")));
 
 		for (int64 done = 0; done < n_rows; done += VERIFY_CHUNK)
 		{
@@ -262,12 +410,12 @@ gpuscore_gpu_verify_model(PG_FUNCTION_ARGS)
 			iface = psprintf("{\"data\": [%lu, false], \"shape\": [%lld, %d], "
 							 "\"typestr\": \"<f4\", \"version\": 3}",
 							 (unsigned long) (uintptr_t) rowmajor, (long long) n, nf);
-			if (XGBoosterPredictFromDense(booster, iface,
+			if (api->predict_dense(booster, iface,
 										  "{\"type\": 0, \"training\": false, \"iteration_begin\": 0, "
 										  "\"iteration_end\": 0, \"strict_shape\": false, "
 										  "\"cache_id\": 0, \"missing\": NaN}",
 										  NULL, &shape, &dim, &ref) != 0)
-				xgb_fail("predict");
+				xgb_fail(api, "predict");
 			for (bst_ulong d = 0; d < dim; d++)
 				total *= shape[d];
 			if (total != (bst_ulong) (n * nout))
@@ -288,14 +436,14 @@ gpuscore_gpu_verify_model(PG_FUNCTION_ARGS)
 	PG_FINALLY();
 	{
 		if (booster)
-			XGBoosterFree(booster);
+			api->free_booster(booster);
 	}
 	PG_END_TRY();
 
 	for (int e = 0; e < (with_gpu ? 2 : 1); e++)
 	{
-		Datum		values[9];
-		bool		nulls[9] = {0};
+		Datum		values[10];
+		bool		nulls[10] = {0};
 
 		values[0] = CStringGetTextDatum(name);
 		values[1] = Int32GetDatum(m->version);
@@ -306,6 +454,7 @@ gpuscore_gpu_verify_model(PG_FUNCTION_ARGS)
 		values[6] = Int64GetDatum(stats[e].mismatches);
 		values[7] = CStringGetTextDatum(psprintf("%d.%d.%d", major, minor, patch));
 		values[8] = BoolGetDatum(stats[e].mismatches == 0);
+		values[9] = CStringGetTextDatum(api->path);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;

@@ -6,7 +6,8 @@
  * Rows are processed in blocks so that one tree's nodes and the block's
  * slice of every feature column stay in cache while the block walks the
  * tree.  Within a block, GS_CPU_LANES rows walk each tree in lockstep with
- * the branch-free gs_node_step, for as many steps as the tree is deep: the
+ * the branch-free gs_node_step_num (gs_node_step for forests with
+ * categorical or zero-as-missing splits), for as many steps as the tree is deep: the
  * independent rows hide each other's load latency and nothing mispredicts.
  * Very deep (unbalanced) trees use the plain per-row walk instead.  Within a
  * row, trees are added in model order, matching XGBoost's float summation.
@@ -26,7 +27,8 @@
  */
 static inline void
 tree_block(const GsNode *tree, int depth, const float *x, size_t ld,
-		   size_t r0, size_t r1, float *margin, int ng, int g)
+		   size_t r0, size_t r1, float *margin, int ng, int g,
+		   const uint32_t *cats, uint32_t kinds)
 {
 	size_t		r = r0;
 
@@ -36,15 +38,20 @@ tree_block(const GsNode *tree, int depth, const float *x, size_t ld,
 		{
 			uint32_t	idx[GS_CPU_LANES] = {0};
 
-			for (int d = 0; d < depth; d++)
-				for (int k = 0; k < GS_CPU_LANES; k++)
-					idx[k] = gs_node_step(tree, idx[k], x + r + k, ld);
+			if (kinds == 0)
+				for (int d = 0; d < depth; d++)
+					for (int k = 0; k < GS_CPU_LANES; k++)
+						idx[k] = gs_node_step_num(tree, idx[k], x + r + k, ld);
+			else
+				for (int d = 0; d < depth; d++)
+					for (int k = 0; k < GS_CPU_LANES; k++)
+						idx[k] = gs_node_step(tree, idx[k], x + r + k, ld, cats);
 			for (int k = 0; k < GS_CPU_LANES; k++)
 				margin[(r + k) * ng + g] += tree[idx[k]].value;
 		}
 	}
 	for (; r < r1; r++)
-		margin[r * ng + g] += gs_tree_leaf(tree, x + r, ld);
+		margin[r * ng + g] += gs_tree_leaf(tree, x + r, ld, cats);
 }
 
 /* Margins for a batch; see cpu_engine.h. */
@@ -67,7 +74,7 @@ gs_cpu_margins(const GsForest *f, const float *x, size_t ld, size_t n_rows,
 
 		for (t = 0; t < f->n_trees; t++)
 			tree_block(f->nodes + f->tree_offset[t], f->tree_depth[t], x, ld,
-					   r0, r1, margin, ng, f->tree_group[t]);
+					   r0, r1, margin, ng, f->tree_group[t], f->cat_words, f->split_kinds);
 	}
 }
 
@@ -106,16 +113,21 @@ gs_cpu_predict_row(const GsForest *f, const float *x, float *margin, float *out)
 		if (depth > GS_CPU_LOCKSTEP_MAX_DEPTH)
 		{
 			for (int k = 0; k < GS_CPU_LANES; k++)
-				margin[f->tree_group[t + k]] += gs_tree_leaf(f->nodes + f->tree_offset[t + k], x, 1);
+				margin[f->tree_group[t + k]] += gs_tree_leaf(f->nodes + f->tree_offset[t + k], x, 1, f->cat_words);
 			continue;
 		}
-		for (int d = 0; d < depth; d++)
-			for (int k = 0; k < GS_CPU_LANES; k++)
-				idx[k] = gs_node_step(f->nodes + f->tree_offset[t + k], idx[k], x, 1);
+		if (f->split_kinds == 0)
+			for (int d = 0; d < depth; d++)
+				for (int k = 0; k < GS_CPU_LANES; k++)
+					idx[k] = gs_node_step_num(f->nodes + f->tree_offset[t + k], idx[k], x, 1);
+		else
+			for (int d = 0; d < depth; d++)
+				for (int k = 0; k < GS_CPU_LANES; k++)
+					idx[k] = gs_node_step(f->nodes + f->tree_offset[t + k], idx[k], x, 1, f->cat_words);
 		for (int k = 0; k < GS_CPU_LANES; k++)
 			margin[f->tree_group[t + k]] += f->nodes[f->tree_offset[t + k] + idx[k]].value;
 	}
 	for (; t < f->n_trees; t++)
-		margin[f->tree_group[t]] += gs_tree_leaf(f->nodes + f->tree_offset[t], x, 1);
+		margin[f->tree_group[t]] += gs_tree_leaf(f->nodes + f->tree_offset[t], x, 1, f->cat_words);
 	gs_transform_row(f->transform, margin, f->n_groups, out);
 }

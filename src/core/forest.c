@@ -4,6 +4,7 @@
  *	  format detection and names, and releasing a forest.
  */
 #include "forest.h"
+#include "onnx_load.h"
 
 #include <ctype.h>
 #include <string.h>
@@ -23,6 +24,13 @@ gs_model_detect_format(const unsigned char *b, size_t len)
 {
 	size_t		i = 0;
 
+	if (gs_onnx_detect(b, len))
+		return GS_FORMAT_ONNX;
+	/* LightGBM's save_model text starts with "tree\nversion=" */
+	if (len >= 13 && memcmp(b, "tree", 4) == 0 &&
+		(b[4] == '\n' || (b[4] == '\r' && b[5] == '\n')) &&
+		memcmp(b + (b[4] == '\r' ? 6 : 5), "version=", 8) == 0)
+		return GS_FORMAT_LIGHTGBM;
 	while (i < len && isspace(b[i]))
 		i++;
 	if (i >= len || b[i] != '{')
@@ -47,6 +55,12 @@ gs_model_format_name(GsModelFormat fmt)
 			return "xgboost-json";
 		case GS_FORMAT_XGBOOST_UBJ:
 			return "xgboost-ubj";
+		case GS_FORMAT_ONNX:
+			return "onnx";
+		case GS_FORMAT_ONNX_AUTOENCODER:
+			return "onnx-autoencoder";
+		case GS_FORMAT_LIGHTGBM:
+			return "lightgbm";
 		case GS_FORMAT_AUTO:
 			break;
 	}
@@ -64,6 +78,12 @@ gs_model_format_parse(const char *name, GsModelFormat *fmt)
 	else if (strcasecmp(name, "xgboost-ubj") == 0 || strcasecmp(name, "ubj") == 0 ||
 			 strcasecmp(name, "xgboost-ubjson") == 0)
 		*fmt = GS_FORMAT_XGBOOST_UBJ;
+	else if (strcasecmp(name, "onnx") == 0)
+		*fmt = GS_FORMAT_ONNX;
+	else if (strcasecmp(name, "onnx-autoencoder") == 0)
+		*fmt = GS_FORMAT_ONNX_AUTOENCODER;
+	else if (strcasecmp(name, "lightgbm") == 0)
+		*fmt = GS_FORMAT_LIGHTGBM;
 	else
 		return -1;
 	return 0;
@@ -95,6 +115,8 @@ gs_forest_free(GsForest *f)
 		a.free(a.ctx, f->tree_depth);
 	if (f->nodes)
 		a.free(a.ctx, f->nodes);
+	if (f->cat_words)
+		a.free(a.ctx, f->cat_words);
 	a.free(a.ctx, f);
 }
 
@@ -104,6 +126,19 @@ gs_forest_memory_bytes(const GsForest *f)
 {
 	return sizeof(GsForest) + (size_t) f->n_nodes * sizeof(GsNode) +
 		(size_t) f->n_trees * (sizeof(uint32_t) + 2 * sizeof(int32_t)) +
-		(size_t) f->n_groups * sizeof(float);
+		(size_t) f->n_groups * sizeof(float) +
+		(size_t) f->n_cat_words * sizeof(uint32_t);
+}
+
+/* Load any tree-ensemble format; see forest.h. */
+GsCode
+gs_forest_load(const unsigned char *bytes, size_t len, GsModelFormat fmt,
+			   const GsLimits *lim, const GsAllocator *alloc, GsForest **out,
+			   GsStatus *st)
+{
+	if (fmt == GS_FORMAT_LIGHTGBM ||
+		(fmt == GS_FORMAT_AUTO && gs_model_detect_format(bytes, len) == GS_FORMAT_LIGHTGBM))
+		return gs_lgbm_load(bytes, len, GS_FORMAT_LIGHTGBM, lim, alloc, out, st);
+	return gs_xgb_load(bytes, len, fmt, lim, alloc, out, st);
 }
 

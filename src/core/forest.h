@@ -3,7 +3,8 @@
  *	  The validated, flat tree ensemble ("forest") every loader builds and
  *	  every engine scores.
  *
- * A GsForest is built once by a loader (xgb_load.c), validated there, and is
+ * A GsForest is built once by a loader (xgb_load.c for XGBoost, lgbm_load.c
+ * for LightGBM; gs_forest_load picks one), validated there, and is
  * immutable afterwards: engines trust it.  Nodes of every tree are stored in
  * one array in breadth-first order, so a node's two children are adjacent
  * (right = left + 1) and always come after their parent; traversal therefore
@@ -21,13 +22,35 @@
 /* Node flags, packed with the feature index into GsNode.info. */
 #define GS_NODE_LEAF			0x80000000u
 #define GS_NODE_DEFAULT_LEFT	0x40000000u
-#define GS_NODE_FEATURE_MASK	0x3FFFFFFFu
+#define GS_NODE_CATEGORICAL		0x20000000u
+#define GS_NODE_ZERO_MISSING	0x10000000u
+#define GS_NODE_FEATURE_MASK	0x0FFFFFFFu
 
 /*
- * One tree node, 12 bytes.  For a split: go left when x[feature] < value,
- * right otherwise; a missing (NaN) value follows GS_NODE_DEFAULT_LEFT.  For a
- * leaf: value is the leaf's contribution to its output group.  left is the
- * index of the left child relative to the tree's first node.
+ * Header word of a category set in GsForest.cat_words: the number of bitset
+ * words that follow (at most GS_CAT_MAX_WORDS), plus GS_CAT_TRUNC_NEGATIVE
+ * when values in (-1, 0) count as category 0 (LightGBM truncates toward
+ * zero; XGBoost treats every negative value as no category), plus
+ * GS_CAT_INVALID_DEFAULT for models of XGBoost before 1.7.
+ */
+#define GS_CAT_TRUNC_NEGATIVE	0x80000000u
+#define GS_CAT_INVALID_DEFAULT	0x40000000u	/* XGBoost < 1.7: invalid codes and
+											 * codes past the set take the
+											 * default direction */
+#define GS_CAT_WORDS_MASK		0x3FFFFFFFu
+#define GS_CAT_MAX_WORDS		(1u << 19)	/* categories < 2^24 */
+
+/*
+ * One tree node, 12 bytes.  For a numerical split: go left when
+ * x[feature] < value, right otherwise.  For a categorical split
+ * (GS_NODE_CATEGORICAL): value holds, as its bit pattern, the index in
+ * cat_words of the node's category set; go right when x[feature] is a valid
+ * category code (truncated to an integer) in the set, left otherwise,
+ * exactly XGBoost's rule (LightGBM trees are stored with their children
+ * swapped to fit it).  A missing value (NaN; with GS_NODE_ZERO_MISSING also
+ * |x| <= 1e-35, LightGBM's zero-as-missing) follows GS_NODE_DEFAULT_LEFT.
+ * For a leaf: value is the leaf's contribution to its output group.  left is
+ * the index of the left child relative to the tree's first node.
  */
 typedef struct GsNode
 {
@@ -51,7 +74,10 @@ typedef enum GsModelFormat
 {
 	GS_FORMAT_AUTO = 0,
 	GS_FORMAT_XGBOOST_JSON,
-	GS_FORMAT_XGBOOST_UBJ
+	GS_FORMAT_XGBOOST_UBJ,
+	GS_FORMAT_ONNX,				/* feed-forward network (onnx_load.h) */
+	GS_FORMAT_ONNX_AUTOENCODER,	/* the same, scored by reconstruction error */
+	GS_FORMAT_LIGHTGBM			/* LightGBM text model (lgbm_load.c) */
 } GsModelFormat;
 
 /* Resource caps, checked before allocating. 0 means "no cap". */
@@ -70,6 +96,10 @@ typedef struct GsForest
 	char		objective[64];	/* as written in the model, e.g. binary:logistic */
 	char		booster[16];	/* gbtree or dart */
 	char		saved_by[32];	/* "xgboost 1.7.4" when the model says */
+	int32_t		n_cat_splits;	/* categorical split nodes */
+	uint32_t	split_kinds;	/* GS_NODE_CATEGORICAL | GS_NODE_ZERO_MISSING
+								 * of any node; 0: plain numerical splits,
+								 * scored by the faster gs_node_step_num */
 	GsTransform transform;
 	int32_t		n_features;
 	int32_t		n_groups;		/* margins per row (classes or targets) */
@@ -82,6 +112,11 @@ typedef struct GsForest
 	int32_t    *tree_group;		/* [n_trees] output group of each tree */
 	int32_t    *tree_depth;		/* [n_trees] depth of each tree (0: a lone leaf) */
 	GsNode	   *nodes;			/* [n_nodes] */
+	uint32_t   *cat_words;		/* [n_cat_words] category sets of the
+								 * categorical splits (header word + bitset;
+								 * bit c of a set is bit c % 32 of word
+								 * c / 32); NULL when there are none */
+	int64_t		n_cat_words;
 	char	  **feature_names;	/* [n_features] or NULL when the model has none */
 	GsAllocator alloc;			/* the allocator everything above came from */
 } GsForest;
@@ -91,7 +126,7 @@ extern const GsLimits gs_default_limits;
 
 /*
  * Detect the format of model bytes: GS_FORMAT_XGBOOST_JSON,
- * GS_FORMAT_XGBOOST_UBJ, or GS_FORMAT_AUTO when it is neither.
+ * GS_FORMAT_XGBOOST_UBJ, GS_FORMAT_ONNX, or GS_FORMAT_AUTO when it is none.
  */
 extern GsModelFormat gs_model_detect_format(const unsigned char *bytes, size_t len);
 
@@ -110,6 +145,25 @@ extern GsCode gs_xgb_load(const unsigned char *bytes, size_t len,
 						  GsModelFormat fmt, const GsLimits *lim,
 						  const GsAllocator *alloc, GsForest **out,
 						  GsStatus *st);
+
+/*
+ * Parse and validate a LightGBM text model (Booster.save_model); the same
+ * contract as gs_xgb_load (fmt must be GS_FORMAT_LIGHTGBM or
+ * GS_FORMAT_AUTO).
+ */
+extern GsCode gs_lgbm_load(const unsigned char *bytes, size_t len,
+						   GsModelFormat fmt, const GsLimits *lim,
+						   const GsAllocator *alloc, GsForest **out,
+						   GsStatus *st);
+
+/*
+ * Load any tree-ensemble format: dispatches to gs_lgbm_load for LightGBM
+ * (given or detected), gs_xgb_load otherwise; same contract.
+ */
+extern GsCode gs_forest_load(const unsigned char *bytes, size_t len,
+							 GsModelFormat fmt, const GsLimits *lim,
+							 const GsAllocator *alloc, GsForest **out,
+							 GsStatus *st);
 
 /* Release a forest and everything it owns; NULL is allowed. */
 extern void gs_forest_free(GsForest *f);

@@ -27,32 +27,107 @@
 #define GS_HD static inline
 #endif
 
-/*
- * Index of the child of split node n that value v leads to (relative to the
- * tree start).  NaN is missing and follows the node's default direction;
- * otherwise v < threshold goes left, exactly as XGBoost's RegTree::GetNext.
- */
+/* The bits of a float (a categorical node's category set index). */
 GS_HD uint32_t
-gs_node_next(GsNode n, float v)
+gs_float_bits(float v)
 {
-	int			go_left;
+#ifdef __CUDA_ARCH__
+	return __float_as_uint(v);
+#else
+	uint32_t	u;
 
-	if (isnan(v))
-		go_left = (n.info & GS_NODE_DEFAULT_LEFT) != 0;
-	else
-		go_left = v < n.value;
-	return n.left + (go_left ? 0u : 1u);
+	memcpy(&u, &v, sizeof(u));
+	return u;
+#endif
 }
 
 /*
- * One branch-free step down a tree: the index of the node that row x moves
- * to from node i, or i itself when i is a leaf (leaves absorb), so that
- * several rows can walk a tree in lockstep for as many steps as the tree is
- * deep.  The comparisons are exactly those of gs_node_next.  A leaf's
- * feature bits are 0, so reading x[0] for it is harmless.
+ * Where the category set starting at cats[set] sends non-missing value v:
+ * 1 (right) when v is a valid code (0 <= v < 2^24, or -1 < v for sets
+ * marked GS_CAT_TRUNC_NEGATIVE), truncated toward zero, whose bit is set;
+ * 0 (left) otherwise -- or 2 (the default direction) for a code that is
+ * invalid or past the end of the bitset in sets marked
+ * GS_CAT_INVALID_DEFAULT.  This is XGBoost's Decision()
+ * (common/categorical.h; 1.6 and before for GS_CAT_INVALID_DEFAULT)
+ * negated, and LightGBM's CategoricalDecision with its children swapped.
  */
 GS_HD uint32_t
-gs_node_step(const GsNode *tree, uint32_t i, const float *x, size_t stride)
+gs_cat_test(const uint32_t *cats, uint32_t set, float v)
+{
+	uint32_t	hdr = cats[set];
+	uint32_t	outside = (hdr & GS_CAT_INVALID_DEFAULT) ? 2u : 0u;
+	uint32_t	valid = (uint32_t) (v >= 0.0f) |
+		((uint32_t) (v > -1.0f) & (uint32_t) ((hdr & GS_CAT_TRUNC_NEGATIVE) != 0));
+	uint32_t	c;
+
+	valid &= (uint32_t) (v < 16777216.0f);
+	if (!valid)
+		return outside;
+	c = (uint32_t) (int32_t) v;
+	if (c / 32u >= (hdr & GS_CAT_WORDS_MASK))
+		return outside;
+	return (cats[set + 1u + c / 32u] >> (c % 32u)) & 1u;
+}
+
+/*
+ * Whether value v is missing at node info: NaN, or with
+ * GS_NODE_ZERO_MISSING also a value within LightGBM's kZeroThreshold
+ * (1e-35) of zero.
+ */
+GS_HD uint32_t
+gs_node_missing(uint32_t info, float v)
+{
+	return (uint32_t) (v != v) |
+		((uint32_t) ((info & GS_NODE_ZERO_MISSING) != 0) & (uint32_t) (fabsf(v) <= 1e-35f));
+}
+
+/*
+ * Whether split node n sends value v to its left child: a missing value
+ * follows the node's default direction; otherwise v < threshold goes left
+ * (XGBoost's RegTree::GetNext), and for a categorical node a value outside
+ * its category set goes left (see gs_cat_test).  cats is the forest's cat_words (may be NULL
+ * when the forest has no categorical split).
+ */
+GS_HD uint32_t
+gs_node_goes_left(GsNode n, float v, const uint32_t *cats)
+{
+	uint32_t	go_left,
+				missing = gs_node_missing(n.info, v);
+
+	if (n.info & GS_NODE_CATEGORICAL)
+	{
+		uint32_t	t = gs_cat_test(cats, gs_float_bits(n.value), v);
+
+		go_left = (uint32_t) (t == 0u);
+		missing |= (uint32_t) (t == 2u);
+	}
+	else
+		go_left = (uint32_t) (v < n.value);
+	if (missing)
+		go_left = (uint32_t) ((n.info & GS_NODE_DEFAULT_LEFT) != 0);
+	return go_left;
+}
+
+/*
+ * Index of the child of split node n that value v leads to (relative to the
+ * tree start); see gs_node_goes_left.
+ */
+GS_HD uint32_t
+gs_node_next(GsNode n, float v, const uint32_t *cats)
+{
+	return n.left + (gs_node_goes_left(n, v, cats) ^ 1u);
+}
+
+/*
+ * One branch-free step down a tree of a forest with only plain numerical
+ * splits (GsForest.split_kinds == 0): the index of the node that row x
+ * moves to from node i, or i itself when i is a leaf (leaves absorb), so
+ * that several rows can walk a tree in lockstep for as many steps as the
+ * tree is deep.  The comparisons are exactly those of gs_node_next for such
+ * nodes.  A leaf's feature bits are 0, so reading x[0] for it is harmless.
+ */
+GS_HD uint32_t
+gs_node_step_num(const GsNode *tree, uint32_t i, const float *x, size_t stride)
 {
 	GsNode		n = tree[i];
 	float		v = x[(size_t) (n.info & GS_NODE_FEATURE_MASK) * stride];
@@ -64,16 +139,33 @@ gs_node_step(const GsNode *tree, uint32_t i, const float *x, size_t stride)
 }
 
 /*
+ * The same step for any node (categorical splits, zero-as-missing): the
+ * decisions of gs_node_next, with the categorical test as the only branch.
+ */
+GS_HD uint32_t
+gs_node_step(const GsNode *tree, uint32_t i, const float *x, size_t stride,
+			 const uint32_t *cats)
+{
+	GsNode		n = tree[i];
+	float		v = x[(size_t) (n.info & GS_NODE_FEATURE_MASK) * stride];
+	uint32_t	next = n.left + (gs_node_goes_left(n, v, cats) ^ 1u);
+
+	return (n.info & GS_NODE_LEAF) ? i : next;
+}
+
+/*
  * Leaf value that one row reaches in one tree.  tree points to the tree's
- * first node; x[f * stride] is the row's value of feature f.
+ * first node; x[f * stride] is the row's value of feature f; cats is the
+ * forest's cat_words.
  */
 GS_HD float
-gs_tree_leaf(const GsNode *tree, const float *x, size_t stride)
+gs_tree_leaf(const GsNode *tree, const float *x, size_t stride,
+			 const uint32_t *cats)
 {
 	GsNode		n = tree[0];
 
 	while (!(n.info & GS_NODE_LEAF))
-		n = tree[gs_node_next(n, x[(size_t) (n.info & GS_NODE_FEATURE_MASK) * stride])];
+		n = tree[gs_node_next(n, x[(size_t) (n.info & GS_NODE_FEATURE_MASK) * stride], cats)];
 	return n.value;
 }
 

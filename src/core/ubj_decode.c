@@ -62,6 +62,7 @@ typedef struct UbjReader
 	size_t		max_depth;
 	size_t		max_elements;	/* 0 = unlimited */
 	size_t		nvalues;		/* values created so far */
+	bool		nonfinite_empty;	/* NaN/Inf become [] instead of an error */
 	char	   *err;
 	size_t		errlen;
 } UbjReader;
@@ -327,6 +328,14 @@ ubj_make_real(UbjReader *r, double d, size_t at)
 {
 	json_t	   *v;
 
+	if (!isfinite(d) && r->nonfinite_empty)
+	{
+		/* the convention of xgb_decode.c for XGBoost's NaN: an empty array */
+		v = json_array();
+		if (v == NULL)
+			ubj_oom(r);
+		return v;
+	}
 	if (!isfinite(d))
 	{
 		ubj_error(r, "non-finite UBJSON float at byte %zu (not representable in JSON)", at);
@@ -662,6 +671,14 @@ json_t *
 gs_ubj_decode(const unsigned char *buf, size_t len, const GsUbjLimits *lim,
 			  char *err, size_t errlen)
 {
+	return gs_ubj_decode_ex(buf, len, lim, false, err, errlen);
+}
+
+/* The same, optionally decoding non-finite floats as []; see ubj_decode.h. */
+json_t *
+gs_ubj_decode_ex(const unsigned char *buf, size_t len, const GsUbjLimits *lim,
+				 bool nonfinite_empty, char *err, size_t errlen)
+{
 	UbjReader	r;
 	UbjFrame   *stack = NULL;
 	size_t		cap = 0,
@@ -677,6 +694,7 @@ gs_ubj_decode(const unsigned char *buf, size_t len, const GsUbjLimits *lim,
 	r.max_depth = (lim && lim->max_depth) ? lim->max_depth : GS_UBJ_DEFAULT_MAX_DEPTH;
 	r.max_elements = lim ? lim->max_elements : 0;
 	r.nvalues = 0;
+	r.nonfinite_empty = nonfinite_empty;
 	r.err = err;
 	r.errlen = errlen;
 

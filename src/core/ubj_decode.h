@@ -34,6 +34,7 @@
 #ifndef GS_UBJ_DECODE_H
 #define GS_UBJ_DECODE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <jansson.h>
 
@@ -70,5 +71,15 @@ typedef struct GsUbjLimits
  */
 json_t	   *gs_ubj_decode(const unsigned char *buf, size_t len,
 						  const GsUbjLimits *lim, char *err, size_t errlen);
+
+/*
+ * The same; with nonfinite_empty, a NaN or infinite float decodes as an
+ * empty array (XGBoost writes NaN split conditions for categorical splits;
+ * xgb_decode.c gives JSON's bare NaN the same treatment, and no numeric
+ * field accepts an array, so elsewhere it is still an error).
+ */
+json_t	   *gs_ubj_decode_ex(const unsigned char *buf, size_t len,
+							 const GsUbjLimits *lim, bool nonfinite_empty,
+							 char *err, size_t errlen);
 
 #endif							/* GS_UBJ_DECODE_H */

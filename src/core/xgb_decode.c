@@ -103,7 +103,7 @@ gs_xgb_decode(const unsigned char *bytes, size_t len, GsModelFormat fmt, GsStatu
 		char		err[256];
 		GsUbjLimits ulim = {64, 0};
 
-		root = gs_ubj_decode(bytes, len, &ulim, err, sizeof(err));
+		root = gs_ubj_decode_ex(bytes, len, &ulim, true, err, sizeof(err));
 		if (root == NULL)
 		{
 			gs_status_set(st, GS_ERR_INVALID_MODEL, "invalid XGBoost UBJSON model");

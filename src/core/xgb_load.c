@@ -1,7 +1,17 @@
 /*
  * xgb_load.c
- *	  Reads XGBoost models (JSON and UBJSON, as saved by XGBoost 1.x-2.x
+ *	  Reads XGBoost models (JSON and UBJSON, as saved by XGBoost 1.0-3.x
  *	  save_model/save_raw), validates them and builds a GsForest.
+ *
+ * Beyond plain numerical trees this reads categorical splits (split_type 1,
+ * with the node's category list in categories / categories_nodes /
+ * categories_segments / categories_sizes, turned into a bitset in the
+ * forest's cat_words), dart tree weights, num_parallel_tree > 1 (trees are
+ * assigned to output groups by tree_info), multi-class and multi-target
+ * models (one tree per class or target), and base_score in every form
+ * XGBoost has written: a number, a string ("5E-1"), a bracketed string
+ * ("[5E-1]"), and from 3.1 on one value per class or target
+ * ("[a,b,c]").
  *
  * The bytes are decoded into a jansson document (xgb_decode.c), the
  * document is checked field by field, and every tree of
@@ -71,8 +81,17 @@ typedef struct RawTree
 	json_t	   *feature;
 	json_t	   *cond;
 	json_t	   *default_left;
+	json_t	   *split_type;		/* NULL: all numerical */
+	json_t	   *categories;
+	json_t	   *cat_nodes;
+	json_t	   *cat_segments;
+	json_t	   *cat_sizes;
 	float		weight;			/* dart tree weight, 1 otherwise */
+	uint32_t	cat_flags;		/* header flags of its category sets */
 } RawTree;
+
+/* Most 32-bit words of category sets in one forest (64 MiB). */
+#define GS_CAT_MAX_TOTAL_WORDS	((int64_t) 1 << 24)
 
 /* Allocate zeroed memory from the forest's allocator. */
 static void *
@@ -167,6 +186,77 @@ json_to_float(json_t *v, float *out)
 	return -1;
 }
 
+/*
+ * Read base_score: a number, a string with one number ("5E-1", "[5E-1]"),
+ * or (XGBoost 3.1 and later) a bracketed list of one value per output
+ * group ("[1E-1,2E-1,7E-1]"), or a JSON array of numbers.  Writes the
+ * values to out[0..*n) and returns 0 when there is one value or exactly
+ * n_groups of them.
+ */
+static inline int elem_float(json_t *arr, size_t i, float *out);
+
+static int
+parse_base_score(json_t *v, float *out, int n_groups, int *n)
+{
+	if (json_is_array(v))
+	{
+		size_t		k = json_array_size(v);
+
+		if (k != 1 && k != (size_t) n_groups)
+			return -1;
+		for (size_t i = 0; i < k; i++)
+			if (elem_float(v, i, &out[i]))
+				return -1;
+		*n = (int) k;
+		return 0;
+	}
+	if (json_is_string(v))
+	{
+		const char *s = json_string_value(v);
+		int			k = 0;
+		int			bracket;
+
+		while (isspace((unsigned char) *s))
+			s++;
+		bracket = *s == '[';
+		if (bracket)
+			s++;
+		for (;;)
+		{
+			char	   *end;
+			float		f;
+
+			while (isspace((unsigned char) *s))
+				s++;
+			f = strtof(s, &end);
+			if (end == s || k >= n_groups)
+				return -1;
+			out[k++] = f;
+			s = end;
+			while (isspace((unsigned char) *s))
+				s++;
+			if (bracket && *s == ',')
+			{
+				s++;
+				continue;
+			}
+			break;
+		}
+		if (bracket && *s++ != ']')
+			return -1;
+		while (isspace((unsigned char) *s))
+			s++;
+		if (*s != '\0' || (k != 1 && k != n_groups))
+			return -1;
+		*n = k;
+		return 0;
+	}
+	if (json_to_float(v, &out[0]))
+		return -1;
+	*n = 1;
+	return 0;
+}
+
 /* Element i of an array of numbers as int64; returns 0 on success. */
 static inline int
 elem_int(json_t *arr, size_t i, int64_t *out)
@@ -217,6 +307,105 @@ tree_array(json_t *tree, const char *key, int64_t n, int32_t t, json_t **out,
 }
 
 /*
+ * Map the nodes of tree t to their entry in the tree's category lists:
+ * cat_idx[node] = j when categories_nodes[j] == node, -1 otherwise.
+ * Checks that the four category arrays agree in length, that listed nodes
+ * exist and are listed once, and that every segment lies inside
+ * "categories".  cat_idx is scratch of num_nodes entries.
+ */
+static GsCode
+tree_cat_index(const RawTree *rt, int32_t t, int32_t *cat_idx, GsStatus *st)
+{
+	size_t		n,
+				n_cats;
+
+	for (int64_t i = 0; i < rt->num_nodes; i++)
+		cat_idx[i] = -1;
+	if (rt->cat_nodes == NULL)
+		return GS_OK;
+	n = json_array_size(rt->cat_nodes);
+	n_cats = json_array_size(rt->categories);
+	if (json_array_size(rt->cat_segments) != n || json_array_size(rt->cat_sizes) != n)
+		return gs_status_set(st, GS_ERR_INVALID_MODEL,
+							 "invalid XGBoost model: tree %d has category arrays of different lengths", t);
+	for (size_t j = 0; j < n; j++)
+	{
+		int64_t		node,
+					seg,
+					size;
+
+		if (elem_int(rt->cat_nodes, j, &node) || node < 0 || node >= rt->num_nodes ||
+			cat_idx[node] != -1)
+			return gs_status_set(st, GS_ERR_INVALID_MODEL,
+								 "invalid XGBoost model: tree %d lists an invalid or repeated node in \"categories_nodes\"", t);
+		if (elem_int(rt->cat_segments, j, &seg) || elem_int(rt->cat_sizes, j, &size) ||
+			seg < 0 || size < 0 || (uint64_t) seg > n_cats || (uint64_t) size > n_cats - (uint64_t) seg)
+			return gs_status_set(st, GS_ERR_INVALID_MODEL,
+								 "invalid XGBoost model: tree %d node %lld has a category segment outside \"categories\"",
+								 t, (long long) node);
+		cat_idx[node] = (int32_t) j;
+	}
+	return GS_OK;
+}
+
+/*
+ * Category set of categorical split node id of tree t (entry j of its
+ * category lists, -1 if none).  Appends the set at *cat_pos: a header word
+ * (number of bitset words) and the bitset of the listed categories, which
+ * must be integers in [0, 2^24) (XGBoost's valid range).  With cat_words
+ * NULL only counts.  *set receives the set's index.  hdr_flags go into the
+ * header (GS_CAT_INVALID_DEFAULT for models of XGBoost before 1.7).
+ */
+static GsCode
+cat_split(const RawTree *rt, int32_t t, int32_t id, int32_t j, uint32_t hdr_flags,
+		  uint32_t *cat_words, int64_t *cat_pos, int64_t *set, GsStatus *st)
+{
+	int64_t		seg,
+				size,
+				maxc = -1;
+	uint32_t	words;
+
+	if (j < 0)
+		return gs_status_set(st, GS_ERR_INVALID_MODEL,
+							 "invalid XGBoost model: tree %d node %d is a categorical split without categories", t, id);
+	elem_int(rt->cat_segments, (size_t) j, &seg);
+	elem_int(rt->cat_sizes, (size_t) j, &size);
+	for (int64_t k = 0; k < size; k++)
+	{
+		int64_t		c;
+
+		if (elem_int(rt->categories, (size_t) (seg + k), &c) || c < 0 ||
+			c >= (int64_t) GS_CAT_MAX_WORDS * 32)
+			return gs_status_set(st, GS_ERR_INVALID_MODEL,
+								 "invalid XGBoost model: tree %d node %d has a category that is not an integer in [0, 16777216)", t, id);
+		if (c > maxc)
+			maxc = c;
+	}
+	words = maxc < 0 ? 0 : (uint32_t) (maxc / 32 + 1);
+	if (*cat_pos + 1 + (int64_t) words > GS_CAT_MAX_TOTAL_WORDS)
+		return gs_status_set(st, GS_ERR_LIMIT,
+							 "the category sets of the model's categorical splits exceed the limit of %lld words",
+							 (long long) GS_CAT_MAX_TOTAL_WORDS);
+	*set = *cat_pos;
+	if (cat_words)
+	{
+		uint32_t   *bits = cat_words + *cat_pos + 1;
+
+		cat_words[*cat_pos] = words | hdr_flags;
+		memset(bits, 0, sizeof(uint32_t) * words);
+		for (int64_t k = 0; k < size; k++)
+		{
+			int64_t		c;
+
+			elem_int(rt->categories, (size_t) (seg + k), &c);
+			bits[c / 32] |= 1u << (c % 32);
+		}
+	}
+	*cat_pos += 1 + (int64_t) words;
+	return GS_OK;
+}
+
+/*
  * Walk tree t breadth-first from its root, checking child indices, that every
  * node is reached at most once (no cycles, no shared children), feature
  * indices and finite values.  When nodes is not NULL also writes the
@@ -226,7 +415,8 @@ tree_array(json_t *tree, const char *key, int64_t n, int32_t t, json_t **out,
 static GsCode
 walk_tree(const RawTree *rt, int32_t t, int32_t n_features, int32_t max_depth,
 		  int32_t *queue, int32_t *level, unsigned char *seen, GsNode *nodes,
-		  int64_t *n_out, int32_t *depth, GsStatus *st)
+		  int64_t *n_out, int32_t *depth, const int32_t *cat_idx,
+		  uint32_t *cat_words, int64_t *cat_pos, int32_t *n_cat, GsStatus *st)
 {
 	int64_t		head = 0,
 				tail = 0;
@@ -243,17 +433,28 @@ walk_tree(const RawTree *rt, int32_t t, int32_t n_features, int32_t max_depth,
 		int64_t		l,
 					r,
 					feat = 0,
-					dl = 0;
-		float		cond;
+					dl = 0,
+					stype = 0;
+		float		cond = 0.0f;
 
 		if (elem_int(rt->left, (size_t) id, &l) || elem_int(rt->right, (size_t) id, &r))
 			return gs_status_set(st, GS_ERR_INVALID_MODEL,
 								 "invalid XGBoost model: tree %d node %d has a non-integer child index", t, id);
-		if (elem_float(rt->cond, (size_t) id, &cond) || !isfinite(cond))
+		if (rt->split_type && (elem_int(rt->split_type, (size_t) id, &stype) || stype < 0 || stype > 1))
+			return gs_status_set(st, GS_ERR_INVALID_MODEL,
+								 "invalid XGBoost model: tree %d node %d has an invalid split_type", t, id);
+		if (l == -1 && r == -1)
+			stype = 0;
+		/* a categorical split's condition is unused (XGBoost writes NaN or junk) */
+		if (stype == 0 && (elem_float(rt->cond, (size_t) id, &cond) || !isfinite(cond)))
 			return gs_status_set(st, GS_ERR_INVALID_MODEL,
 								 "invalid XGBoost model: tree %d node %d has a non-finite split condition or leaf value", t, id);
 		if (l == -1 && r == -1)
 		{
+			/* a dart weight can push a finite leaf past float (found by fuzzing) */
+			if (!isfinite(cond * rt->weight))
+				return gs_status_set(st, GS_ERR_INVALID_MODEL,
+									 "invalid XGBoost model: tree %d node %d has a leaf value that overflows when scaled by the tree's dart weight", t, id);
 			if (nodes)
 			{
 				nodes[head].value = cond * rt->weight;
@@ -287,6 +488,23 @@ walk_tree(const RawTree *rt, int32_t t, int32_t n_features, int32_t max_depth,
 			nodes[head].value = cond;
 			nodes[head].info = (uint32_t) feat | (dl ? GS_NODE_DEFAULT_LEFT : 0);
 			nodes[head].left = (uint32_t) tail;
+		}
+		if (stype == 1)
+		{
+			int64_t		set = 0;
+			GsCode		rc = cat_split(rt, t, id, cat_idx[id], rt->cat_flags,
+									   nodes ? cat_words : NULL, cat_pos, &set, st);
+
+			if (rc)
+				return rc;
+			(*n_cat)++;
+			if (nodes)
+			{
+				uint32_t	set32 = (uint32_t) set;
+
+				memcpy(&nodes[head].value, &set32, sizeof(set32));
+				nodes[head].info |= GS_NODE_CATEGORICAL;
+			}
 		}
 		seen[l] = seen[r] = 1;
 		queue[tail] = (int32_t) l;
@@ -348,11 +566,14 @@ build_forest(json_t *root, const GsLimits *lim, GsForest *f, GsStatus *st)
 				num_trees,
 				max_nodes_in_tree = 1,
 				total_nodes = 0;
-	float		base_score = 0.5f;
 	RawTree    *raw = NULL;
 	int32_t    *queue = NULL,
-			   *level = NULL;
+			   *level = NULL,
+			   *cat_idx = NULL;
 	unsigned char *seen = NULL;
+	int64_t		cat_pos = 0;
+	int32_t		n_cat = 0;
+	uint32_t	cat_flags = 0;
 	GsCode		rc = GS_OK;
 	int32_t		t;
 
@@ -360,10 +581,20 @@ build_forest(json_t *root, const GsLimits *lim, GsForest *f, GsStatus *st)
 		return gs_status_set(st, GS_ERR_INVALID_MODEL,
 							 "invalid XGBoost model: no \"learner\" object with \"learner_model_param\" and \"gradient_booster\"");
 	if (json_is_array(version) && json_array_size(version) == 3)
+	{
+		int64_t		vmaj = 0,
+					vmin = 0,
+					vpat = 0;
+
+		elem_int(version, 0, &vmaj);
+		elem_int(version, 1, &vmin);
+		elem_int(version, 2, &vpat);
 		snprintf(f->saved_by, sizeof(f->saved_by), "xgboost %lld.%lld.%lld",
-				 (long long) json_integer_value(json_array_get(version, 0)),
-				 (long long) json_integer_value(json_array_get(version, 1)),
-				 (long long) json_integer_value(json_array_get(version, 2)));
+				 (long long) vmaj, (long long) vmin, (long long) vpat);
+		/* before 1.7, invalid category codes took the default direction */
+		if (vmaj < 1 || (vmaj == 1 && vmin < 7))
+			cat_flags = GS_CAT_INVALID_DEFAULT;
+	}
 
 	/* objective */
 	if (!json_is_string(member(objective, "name")))
@@ -397,12 +628,6 @@ build_forest(json_t *root, const GsLimits *lim, GsForest *f, GsStatus *st)
 	if (member(mparam, "num_target") && (json_to_int64(member(mparam, "num_target"), &num_target) || num_target < 1 || num_target > 100000))
 		return gs_status_set(st, GS_ERR_INVALID_MODEL,
 							 "invalid XGBoost model: \"num_target\" is not a valid target count");
-	if (member(mparam, "base_score") && json_to_float(member(mparam, "base_score"), &base_score))
-		return gs_status_set(st, GS_ERR_INVALID_MODEL,
-							 "invalid XGBoost model: \"base_score\" is not a number");
-	if (!isfinite(base_score))
-		return gs_status_set(st, GS_ERR_INVALID_MODEL,
-							 "invalid XGBoost model: \"base_score\" is not finite");
 	if (num_class > 1 && num_target > 1)
 		return gs_status_set(st, GS_ERR_INVALID_MODEL,
 							 "invalid XGBoost model: both \"num_class\" and \"num_target\" are above 1");
@@ -418,26 +643,48 @@ build_forest(json_t *root, const GsLimits *lim, GsForest *f, GsStatus *st)
 	if (f->base_margin == NULL)
 		return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
 	{
-		float		m = base_score;
+		float	   *bs = f->base_margin;
+		int			n_bs = 1;
 
-		if (oi->link == LINK_LOGIT)
-		{
-			if (!(base_score > 0.0f && base_score < 1.0f))
-				return gs_status_set(st, GS_ERR_INVALID_MODEL,
-									 "invalid XGBoost model: base_score %g must be between 0 and 1 for objective \"%s\"",
-									 (double) base_score, oname);
-			m = -logf(1.0f / base_score - 1.0f);
-		}
-		else if (oi->link == LINK_LOG)
-		{
-			if (!(base_score > 0.0f))
-				return gs_status_set(st, GS_ERR_INVALID_MODEL,
-									 "invalid XGBoost model: base_score %g must be positive for objective \"%s\"",
-									 (double) base_score, oname);
-			m = logf(base_score);
-		}
+		bs[0] = 0.5f;
+		if (member(mparam, "base_score") &&
+			parse_base_score(member(mparam, "base_score"), bs, f->n_groups, &n_bs))
+			return gs_status_set(st, GS_ERR_INVALID_MODEL,
+								 "invalid XGBoost model: \"base_score\" is not a number or a list of %d numbers",
+								 f->n_groups);
+		for (int g = n_bs; g < f->n_groups; g++)
+			bs[g] = bs[0];		/* one value for every group */
 		for (int g = 0; g < f->n_groups; g++)
-			f->base_margin[g] = m;
+		{
+			float		base_score = bs[g],
+						m = base_score;
+
+			if (!isfinite(base_score))
+				return gs_status_set(st, GS_ERR_INVALID_MODEL,
+									 "invalid XGBoost model: \"base_score\" is not finite");
+			if (oi->link == LINK_LOGIT)
+			{
+				if (!(base_score > 0.0f && base_score < 1.0f))
+					return gs_status_set(st, GS_ERR_INVALID_MODEL,
+										 "invalid XGBoost model: base_score %g must be between 0 and 1 for objective \"%s\"",
+										 (double) base_score, oname);
+				m = -logf(1.0f / base_score - 1.0f);
+			}
+			else if (oi->link == LINK_LOG)
+			{
+				if (!(base_score > 0.0f))
+					return gs_status_set(st, GS_ERR_INVALID_MODEL,
+										 "invalid XGBoost model: base_score %g must be positive for objective \"%s\"",
+										 (double) base_score, oname);
+				m = logf(base_score);
+			}
+			/* e.g. a subnormal base_score under the logit link (found by fuzzing) */
+			if (!isfinite(m))
+				return gs_status_set(st, GS_ERR_INVALID_MODEL,
+									 "invalid XGBoost model: base_score %g gives a non-finite margin for objective \"%s\"",
+									 (double) base_score, oname);
+			bs[g] = m;
+		}
 	}
 
 	/* booster */
@@ -528,27 +775,25 @@ build_forest(json_t *root, const GsLimits *lim, GsForest *f, GsStatus *st)
 		{
 			rc = gs_status_set(st, GS_ERR_UNSUPPORTED,
 							   "XGBoost trees with vector leaves are not supported");
+			gs_status_detail(st, "The model was trained with multi_strategy=\"multi_output_tree\"; train with the default \"one_output_per_tree\".");
 			goto done;
 		}
-		if (json_is_array(cat_nodes) && json_array_size(cat_nodes) > 0)
-		{
-			rc = gs_status_set(st, GS_ERR_UNSUPPORTED,
-							   "XGBoost categorical splits are not supported yet");
-			gs_status_detail(st, "Tree %d has %zu categorical split nodes.", t, json_array_size(cat_nodes));
+		rt->split_type = NULL;
+		rt->categories = rt->cat_nodes = rt->cat_segments = rt->cat_sizes = NULL;
+		if (split_type && (rc = tree_array(tree, "split_type", rt->num_nodes, t, &rt->split_type, st)))
 			goto done;
-		}
-		if (json_is_array(split_type))
+		if (cat_nodes)
 		{
-			for (size_t i = 0; i < json_array_size(split_type); i++)
+			rt->cat_nodes = cat_nodes;
+			rt->categories = member(tree, "categories");
+			rt->cat_segments = member(tree, "categories_segments");
+			rt->cat_sizes = member(tree, "categories_sizes");
+			if (!json_is_array(cat_nodes) || !json_is_array(rt->categories) ||
+				!json_is_array(rt->cat_segments) || !json_is_array(rt->cat_sizes))
 			{
-				int64_t		v;
-
-				if (elem_int(split_type, i, &v) || v != 0)
-				{
-					rc = gs_status_set(st, GS_ERR_UNSUPPORTED,
-									   "XGBoost categorical splits are not supported yet");
-					goto done;
-				}
+				rc = gs_status_set(st, GS_ERR_INVALID_MODEL,
+								   "invalid XGBoost model: tree %d has categories_nodes without categories, categories_segments and categories_sizes arrays", t);
+				goto done;
 			}
 		}
 		if ((rc = tree_array(tree, "left_children", rt->num_nodes, t, &rt->left, st)) ||
@@ -566,6 +811,7 @@ build_forest(json_t *root, const GsLimits *lim, GsForest *f, GsStatus *st)
 		}
 		f->tree_group[t] = (int32_t) group;
 		rt->weight = 1.0f;
+		rt->cat_flags = cat_flags;
 		if (weights && (elem_float(weights, (size_t) t, &rt->weight) || !isfinite(rt->weight)))
 		{
 			rc = gs_status_set(st, GS_ERR_INVALID_MODEL,
@@ -588,7 +834,8 @@ build_forest(json_t *root, const GsLimits *lim, GsForest *f, GsStatus *st)
 	queue = f->alloc.alloc(f->alloc.ctx, sizeof(int32_t) * (size_t) max_nodes_in_tree);
 	level = f->alloc.alloc(f->alloc.ctx, sizeof(int32_t) * (size_t) max_nodes_in_tree);
 	seen = f->alloc.alloc(f->alloc.ctx, (size_t) max_nodes_in_tree);
-	if (!queue || !level || !seen)
+	cat_idx = f->alloc.alloc(f->alloc.ctx, sizeof(int32_t) * (size_t) max_nodes_in_tree);
+	if (!queue || !level || !seen || !cat_idx)
 	{
 		rc = gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
 		goto done;
@@ -599,9 +846,12 @@ build_forest(json_t *root, const GsLimits *lim, GsForest *f, GsStatus *st)
 		int64_t		n;
 		int32_t		depth;
 
+		if ((rc = tree_cat_index(&raw[t], t, cat_idx, st)))
+			goto done;
 		rc = walk_tree(&raw[t], t, f->n_features,
 					   lim->max_depth > 0 ? lim->max_depth : INT32_MAX - 1,
-					   queue, level, seen, NULL, &n, &depth, st);
+					   queue, level, seen, NULL, &n, &depth, cat_idx, NULL,
+					   &cat_pos, &n_cat, st);
 		if (rc)
 			goto done;
 		f->tree_offset[t] = (uint32_t) total_nodes;
@@ -616,7 +866,7 @@ build_forest(json_t *root, const GsLimits *lim, GsForest *f, GsStatus *st)
 		goto done;
 	}
 
-	/* pass 3: lay out the validated trees */
+	/* pass 3: lay out the validated trees and their category sets */
 	f->n_nodes = total_nodes;
 	f->nodes = f->alloc.alloc(f->alloc.ctx, sizeof(GsNode) * (size_t) total_nodes);
 	if (!f->nodes)
@@ -624,16 +874,34 @@ build_forest(json_t *root, const GsLimits *lim, GsForest *f, GsStatus *st)
 		rc = gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
 		goto done;
 	}
+	if (cat_pos > 0)
+	{
+		f->n_cat_words = cat_pos;
+		f->cat_words = forest_alloc(f, sizeof(uint32_t) * (size_t) cat_pos);
+		if (!f->cat_words)
+		{
+			rc = gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
+			goto done;
+		}
+	}
+	f->n_cat_splits = n_cat;
+	cat_pos = 0;
+	n_cat = 0;
 	for (t = 0; t < f->n_trees; t++)
 	{
 		int64_t		n;
 		int32_t		depth;
 
+		if ((rc = tree_cat_index(&raw[t], t, cat_idx, st)))
+			goto done;
 		rc = walk_tree(&raw[t], t, f->n_features, INT32_MAX - 1, queue, level, seen,
-					   f->nodes + f->tree_offset[t], &n, &depth, st);
+					   f->nodes + f->tree_offset[t], &n, &depth, cat_idx,
+					   f->cat_words, &cat_pos, &n_cat, st);
 		if (rc)
 			goto done;
 	}
+
+	f->split_kinds = f->n_cat_splits > 0 ? GS_NODE_CATEGORICAL : 0;
 
 	/* feature names, when the model has one per feature */
 	fnames = member(learner, "feature_names");
@@ -667,6 +935,8 @@ done:
 		f->alloc.free(f->alloc.ctx, level);
 	if (seen)
 		f->alloc.free(f->alloc.ctx, seen);
+	if (cat_idx)
+		f->alloc.free(f->alloc.ctx, cat_idx);
 	return rc;
 }
 

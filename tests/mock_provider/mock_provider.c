@@ -4,7 +4,8 @@
  *	  (provider loading, upload, the two-slot pipeline, fallbacks, fault
  *	  injection, memory release) on machines without a GPU, such as CI.
  *
- * It implements cuda/gs_cuda.h with the core's CPU engine.  To behave like
+ * It implements cuda/gs_cuda.h with the core's CPU engines (trees and
+ * networks).  To behave like
  * an asynchronous device, a submitted slot is scored only when it is waited
  * for, so a caller that reads results before waiting sees garbage (the
  * output buffer is filled with NaN at submit).  It counts live models and
@@ -19,6 +20,7 @@
 
 #include "cpu_engine.h"
 #include "gs_cuda.h"
+#include "mlp.h"
 #include "provider_fault.h"
 
 /* Pretend device memory: 1 GiB, minus 1 MiB per live model or pipeline. */
@@ -28,7 +30,29 @@
 struct GsCudaModel
 {
 	const GsForest *f;			/* the caller's forest: it outlives the model */
+	const GsMlp *mlp;			/* or the caller's network */
+	int32_t		n_features;
+	int32_t		n_outputs;
 };
+
+/* Floats of engine scratch for n rows. */
+static size_t
+scratch_floats(const GsCudaModel *m, size_t n)
+{
+	if (m->mlp)
+		return gs_mlp_scratch_floats(m->mlp, n);
+	return (n ? n : 1) * (size_t) m->f->n_groups;
+}
+
+/* Score a column-major batch with the model's CPU engine. */
+static void
+mock_score(const GsCudaModel *m, const float *x, size_t n, float *scratch, float *out)
+{
+	if (m->mlp)
+		gs_mlp_predict(m->mlp, x, n, n, scratch, out);
+	else
+		gs_cpu_predict(m->f, x, n, n, scratch, out);
+}
 
 struct GsCudaPipeline
 {
@@ -104,6 +128,28 @@ gs_cuda_model_upload(const GsForest *f, GsCudaModel **out, char *err, size_t err
 		return GS_CUDA_ERROR;
 	}
 	(*out)->f = f;
+	(*out)->n_features = f->n_features;
+	(*out)->n_outputs = f->n_outputs;
+	live_objects++;
+	return GS_CUDA_OK;
+}
+
+int
+gs_cuda_mlp_upload(const GsMlp *mlp, GsCudaModel **out, char *err, size_t errlen)
+{
+	*out = NULL;
+	CHECK_LOST();
+	if (gs_fault == GS_FAULT_UPLOAD || gs_fault == GS_FAULT_OOM || gs_fault == GS_FAULT_DEVICE_LOST)
+		return injected("uploading the model", err, errlen);
+	*out = calloc(1, sizeof(GsCudaModel));
+	if (*out == NULL)
+	{
+		snprintf(err, errlen, "out of host memory");
+		return GS_CUDA_ERROR;
+	}
+	(*out)->mlp = mlp;
+	(*out)->n_features = mlp->n_features;
+	(*out)->n_outputs = mlp->n_outputs;
 	live_objects++;
 	return GS_CUDA_OK;
 }
@@ -124,13 +170,13 @@ gs_cuda_predict(GsCudaModel *m, const float *x, size_t n_rows, float *out,
 	float	   *margin;
 
 	CHECK_LOST();
-	margin = malloc(sizeof(float) * (n_rows ? n_rows : 1) * m->f->n_groups);
+	margin = malloc(sizeof(float) * scratch_floats(m, n_rows));
 	if (margin == NULL)
 	{
 		snprintf(err, errlen, "out of host memory");
 		return GS_CUDA_ERROR;
 	}
-	gs_cpu_predict(m->f, x, n_rows, n_rows, margin, out);
+	mock_score(m, x, n_rows, margin, out);
 	free(margin);
 	return GS_CUDA_OK;
 }
@@ -172,11 +218,11 @@ gs_cuda_pipeline_create(GsCudaModel *m, size_t max_rows, GsCudaPipeline **out,
 	p->max_rows = max_rows;
 	for (int s = 0; s < GS_CUDA_SLOTS; s++)
 	{
-		p->in[s] = malloc(sizeof(float) * max_rows * m->f->n_features);
-		p->out[s] = malloc(sizeof(float) * max_rows * m->f->n_outputs);
+		p->in[s] = malloc(sizeof(float) * max_rows * m->n_features);
+		p->out[s] = malloc(sizeof(float) * max_rows * m->n_outputs);
 		ok &= p->in[s] != NULL && p->out[s] != NULL;
 	}
-	p->margin = malloc(sizeof(float) * max_rows * m->f->n_groups);
+	p->margin = malloc(sizeof(float) * scratch_floats(m, max_rows));
 	if (!ok || p->margin == NULL)
 	{
 		gs_cuda_pipeline_free(p);
@@ -205,7 +251,7 @@ gs_cuda_pipeline_submit(GsCudaPipeline *p, int slot, size_t n_rows, char *err, s
 		snprintf(err, errlen, "batch of %zu rows exceeds the pipeline's %zu", n_rows, p->max_rows);
 		return GS_CUDA_ERROR;
 	}
-	for (size_t i = 0; i < n_rows * p->m->f->n_outputs; i++)
+	for (size_t i = 0; i < n_rows * p->m->n_outputs; i++)
 		p->out[slot][i] = NAN;
 	p->n_rows[slot] = n_rows;
 	p->pending[slot] = 1;
@@ -224,7 +270,7 @@ gs_cuda_pipeline_wait(GsCudaPipeline *p, int slot, const float **out, char *err,
 		snprintf(err, errlen, "slot %d was not submitted", slot);
 		return GS_CUDA_ERROR;
 	}
-	gs_cpu_predict(p->m->f, p->in[slot], p->n_rows[slot], p->n_rows[slot], p->margin, p->out[slot]);
+	mock_score(p->m, p->in[slot], p->n_rows[slot], p->margin, p->out[slot]);
 	p->pending[slot] = 0;
 	*out = p->out[slot];
 	return GS_CUDA_OK;

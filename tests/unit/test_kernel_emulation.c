@@ -169,6 +169,40 @@ emulate_rows(const GsLayout *l, const GsKernelArgs *a)
 }
 
 /*
+ * For forests with categorical splits: overwrite the values of the
+ * features categorical nodes split on with category codes, in and out of
+ * the sets, and the edge values of the rules (negative fractions, codes past
+ * the bitset, 2^24, huge values, zero, NaN), so that both branches and every
+ * special case are taken.  gs_fill_batch would give them bit patterns of
+ * set indices, which are not codes.
+ */
+static void
+fill_categories(const GsForest *f, float *x, size_t n, size_t ld)
+{
+	static const float edge[] = {-0.5f, -1.0f, -1e9f, 0.0f, -0.0f, 1e-36f, 0.5f, 3.7f,
+	16777215.0f, 16777216.0f, 1e30f, NAN};
+
+	if (f->n_cat_words == 0)
+		return;
+	for (int64_t i = 0; i < f->n_nodes; i++)
+	{
+		const GsNode *nd = &f->nodes[i];
+		uint32_t	feat = nd->info & GS_NODE_FEATURE_MASK;
+
+		if ((nd->info & GS_NODE_LEAF) || !(nd->info & GS_NODE_CATEGORICAL))
+			continue;
+		for (size_t r = 0; r < n; r++)
+		{
+			double		u = gs_rnd();
+
+			x[(size_t) feat * ld + r] = u < 0.2 ?
+				edge[(size_t) (gs_rnd() * (sizeof(edge) / sizeof(edge[0])))] :
+				(float) (int) (gs_rnd() * 70);
+		}
+	}
+}
+
+/*
  * Score every batch size with layout l (every rows-per-thread value the
  * plan allows) and compare margins and outputs with the CPU engine.
  * Returns the number of mismatching values (detail in msg).
@@ -193,6 +227,7 @@ run_layout(const GsForest *f, const GsLayout *l, char *msg, size_t msglen)
 		float	   *go = malloc(sizeof(float) * (no_o + GUARD));
 
 		gs_fill_batch(f, x, n, ld);
+		fill_categories(f, x, n, ld);
 		gs_cpu_predict(f, x, ld, n, cm, co);
 		for (int rpt = 1; rpt <= (l->kernel == GS_KERNEL_TILED ? l->max_rpt : 1); rpt *= 2)
 		{
@@ -211,6 +246,8 @@ run_layout(const GsForest *f, const GsLayout *l, char *msg, size_t msglen)
 				a.trees = l->trees;
 				a.tiles = l->tiles;
 				a.base_margin = f->base_margin;
+				a.cats = f->cat_words;
+				a.split_kinds = f->split_kinds;
 				a.x = x;
 				a.out = out;
 				a.ld = ld;
@@ -355,11 +392,14 @@ test_planner(void)
  * groups (trees assigned round-robin, as XGBoost does), trees of random
  * shape up to depth max_depth, every fifth tree a lone leaf and every
  * seventh a chain as deep as deep_depth (past GS_KLOCKSTEP_MAX_DEPTH, the
- * gs_tree_leaf path).  Built with malloc, so gs_forest_free releases it.
+ * gs_tree_leaf path).  With cat_every > 0, about one split in cat_every is
+ * categorical (random category sets, both negative-code rules) and some
+ * numerical splits treat zero as missing (LightGBM).  Built with malloc,
+ * so gs_forest_free releases it.
  */
 static GsForest *
 synth_forest(int n_trees, int n_groups, GsTransform tf, int n_features,
-			 int max_depth, int deep_depth)
+			 int max_depth, int deep_depth, int cat_every)
 {
 	GsForest   *f = calloc(1, sizeof(GsForest));
 	size_t		cap = 1024,
@@ -404,11 +444,34 @@ synth_forest(int n_trees, int n_groups, GsTransform tf, int n_features,
 			nd = &f->nodes[base + i];
 			split = depth[i] < dmax && count + 2 <= 4096 &&
 				(chain ? (i == 0 || i % 2 == 1) : (i == 0 || gs_rnd() < 0.8));
-			if (split)
+			if (split && cat_every > 0 && gs_rnd() * cat_every < 1.0)
+			{
+				/* a categorical split on one of the last 3 features */
+				uint32_t	words = 1 + (uint32_t) (gs_rnd() * 2);
+				uint32_t	set = (uint32_t) f->n_cat_words;
+				float		fv;
+
+				f->cat_words = realloc(f->cat_words, sizeof(uint32_t) * (size_t) (set + 1 + words));
+				f->cat_words[set] = words | (gs_rnd() < 0.5 ? GS_CAT_TRUNC_NEGATIVE : 0) |
+					(gs_rnd() < 0.3 ? GS_CAT_INVALID_DEFAULT : 0);
+				for (uint32_t w = 0; w < words; w++)
+					f->cat_words[set + 1 + w] = (uint32_t) (gs_rnd() * 4294967295.0);
+				f->n_cat_words += 1 + words;
+				f->n_cat_splits++;
+				memcpy(&fv, &set, sizeof(fv));
+				nd->value = fv;
+				nd->info = (uint32_t) (n_features - 1 - (int) (gs_rnd() * 3)) | GS_NODE_CATEGORICAL |
+					(gs_rnd() < 0.5 ? GS_NODE_DEFAULT_LEFT : 0);
+				nd->left = (uint32_t) count;
+				depth[count] = depth[count + 1] = depth[i] + 1;
+				count += 2;
+			}
+			else if (split)
 			{
 				nd->value = (float) (gs_rnd() * 2 - 1);
 				nd->info = (uint32_t) (gs_rnd() * n_features) |
-					(gs_rnd() < 0.5 ? GS_NODE_DEFAULT_LEFT : 0);
+					(gs_rnd() < 0.5 ? GS_NODE_DEFAULT_LEFT : 0) |
+					(gs_rnd() < 0.2 ? GS_NODE_ZERO_MISSING : 0);
 				nd->left = (uint32_t) count;
 				depth[count] = depth[count + 1] = depth[i] + 1;
 				count += 2;
@@ -427,6 +490,9 @@ synth_forest(int n_trees, int n_groups, GsTransform tf, int n_features,
 			f->max_depth = f->tree_depth[t];
 	}
 	f->n_nodes = (int64_t) n;
+	for (size_t i = 0; i < n; i++)
+		if (!(f->nodes[i].info & GS_NODE_LEAF))
+			f->split_kinds |= f->nodes[i].info & (GS_NODE_CATEGORICAL | GS_NODE_ZERO_MISSING);
 	return f;
 }
 
@@ -440,14 +506,17 @@ test_synthetic(void)
 					groups;
 		GsTransform tf;
 		int			depth;
+		int			cat_every;	/* categorical splits: about 1 in this many */
 	}			shapes[] = {
-		{0, 1, GS_TRANSFORM_SIGMOID, 0},
-		{64, 2, GS_TRANSFORM_SOFTMAX, 7},
-		{90, 5, GS_TRANSFORM_ARGMAX, 6},
-		{96, 8, GS_TRANSFORM_IDENTITY, 8},
-		{120, 17, GS_TRANSFORM_SOFTMAX, 5},
-		{128, 32, GS_TRANSFORM_SOFTMAX, 4},
-		{200, 1, GS_TRANSFORM_EXP, 11},
+		{0, 1, GS_TRANSFORM_SIGMOID, 0, 0},
+		{64, 2, GS_TRANSFORM_SOFTMAX, 7, 0},
+		{90, 5, GS_TRANSFORM_ARGMAX, 6, 0},
+		{96, 8, GS_TRANSFORM_IDENTITY, 8, 0},
+		{120, 17, GS_TRANSFORM_SOFTMAX, 5, 0},
+		{128, 32, GS_TRANSFORM_SOFTMAX, 4, 0},
+		{200, 1, GS_TRANSFORM_EXP, 11, 0},
+		{80, 1, GS_TRANSFORM_SIGMOID, 6, 3},
+		{60, 3, GS_TRANSFORM_SOFTMAX, 9, 2},
 	};
 	const size_t budgets[] = {4096, 48 * 1024, 232448};
 	const char *bnames[] = {"4K", "48K", "227K"};
@@ -455,12 +524,12 @@ test_synthetic(void)
 	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++)
 	{
 		GsForest   *f = synth_forest(shapes[i].trees, shapes[i].groups, shapes[i].tf,
-									 12, shapes[i].depth, 24);
+									 12, shapes[i].depth, 24, shapes[i].cat_every);
 		char		label[160];
 		GsLayoutOptions o;
 
-		snprintf(label, sizeof(label), "synthetic (%d trees, depth %d, %d groups, transform %d)",
-				 f->n_trees, f->max_depth, f->n_groups, (int) f->transform);
+		snprintf(label, sizeof(label), "synthetic (%d trees, depth %d, %d groups, transform %d, %d categorical splits)",
+				 f->n_trees, f->max_depth, f->n_groups, (int) f->transform, f->n_cat_splits);
 		memset(&o, 0, sizeof(o));
 		o.kernel = GS_KERNEL_ROWS;
 		check_plan(label, f, "rows", &o);
@@ -677,13 +746,14 @@ test_fixtures(void)
 		GsLayoutOptions o;
 
 		if (len < 5 || (strcmp(e->d_name + len - 5, ".json") != 0 &&
-						strcmp(e->d_name + len - 4, ".ubj") != 0))
+						strcmp(e->d_name + len - 4, ".ubj") != 0 &&
+						strcmp(e->d_name + len - 4, ".txt") != 0))
 			continue;
 		snprintf(path, sizeof(path), FIXTURES "/models/%s", e->d_name);
 		b = gs_read_file(path, &blen);
 		if (!b)
 			continue;
-		if (gs_xgb_load(b, blen, GS_FORMAT_AUTO, NULL, &gs_malloc_allocator, &f, &st) != GS_OK)
+		if (gs_forest_load(b, blen, GS_FORMAT_AUTO, NULL, &gs_malloc_allocator, &f, &st) != GS_OK)
 		{
 			gs_tap(0, e->d_name, st.msg);
 			free(b);
@@ -691,8 +761,8 @@ test_fixtures(void)
 		}
 		free(b);
 		n_models++;
-		snprintf(label, sizeof(label), "%s (%d trees, depth %d, %d groups)",
-				 e->d_name, f->n_trees, f->max_depth, f->n_groups);
+		snprintf(label, sizeof(label), "%s (%d trees, depth %d, %d groups, %d categorical splits)",
+				 e->d_name, f->n_trees, f->max_depth, f->n_groups, f->n_cat_splits);
 
 		memset(&o, 0, sizeof(o));
 		o.kernel = GS_KERNEL_ROWS;

@@ -1,0 +1,383 @@
+/*
+ * mlp_gemm.cu
+ *	  Neural networks on the GPU (see mlp_gemm.h): parameter upload, one
+ *	  cublasSgemm per dense layer on a column-major batch (the layout of
+ *	  the CPU engine, src/core/mlp.c), and kernels for the fused bias +
+ *	  element-wise pass (mlp_fused_kernel), softmax (mlp_softmax_kernel)
+ *	  and the output: transposed to row-major (mlp_output_kernel) or the
+ *	  per-row mean squared error of an autoencoder (mlp_recon_kernel).
+ *
+ * Everything of one batch is enqueued on the run's stream; nothing here
+ * synchronises.  Device memory: a GsDeviceMlp owns the weights, biases and
+ * op descriptors; a GsDmlpRun owns its two activation buffers and its
+ * cuBLAS handle.
+ */
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mlp_gemm.h"
+#include "../src/core/mlp_eval.h"
+
+#define THREADS 256
+
+/* An element-wise step as the kernels see it (p on the device). */
+typedef struct DOp
+{
+	int			op;
+	float		alpha;
+	const float *p;
+} DOp;
+
+/* A step as the host drives it (w, p on the device). */
+typedef struct DStep
+{
+	GsMlpOp		op;
+	int			n_in;
+	int			n_out;
+	float	   *w;
+	float	   *p;
+} DStep;
+
+struct GsDeviceMlp
+{
+	int			n_steps;
+	int			n_features;
+	int			n_net_outputs;
+	int			max_width;
+	bool		reconstruction;
+	DStep	   *steps;			/* host array, [n_steps] */
+	DOp		   *d_ops;			/* device array, [n_steps] (element-wise view) */
+};
+
+struct GsDmlpRun
+{
+	cublasHandle_t handle;
+	cudaStream_t stream;
+	size_t		max_rows;
+	float	   *buf[2];			/* device, max_rows * max_width each */
+};
+
+/* Blocks for n threads' worth of a grid-stride loop. */
+static unsigned int
+blocks_for(size_t n)
+{
+	size_t		b = (n + THREADS - 1) / THREADS;
+
+	return (unsigned int) (b < 65535 ? (b ? b : 1) : 65535);
+}
+
+/*
+ * dst[c * n + r] = ops applied to src[c * ld + r] (+ bias[c]), for every
+ * column c < width and row r < n.  dst may be src (ld == n).
+ */
+__global__ void
+mlp_fused_kernel(float *dst, const float *src, size_t ld, size_t n, int width,
+				 const float *bias, const DOp *ops, int n_ops)
+{
+	size_t		total = n * (size_t) width;
+
+	for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < total;
+		 i += (size_t) gridDim.x * blockDim.x)
+	{
+		size_t		c = i / n,
+					r = i % n;
+		float		v = src[c * ld + r];
+
+		if (bias)
+			v += bias[c];
+		for (int k = 0; k < n_ops; k++)
+			v = gs_mlp_apply((GsMlpOp) ops[k].op, ops[k].alpha, ops[k].p ? ops[k].p[c] : 0.0f, v);
+		dst[c * n + r] = v;
+	}
+}
+
+/* Softmax across the width columns of each row, in place (ld = n). */
+__global__ void
+mlp_softmax_kernel(float *y, size_t n, int width)
+{
+	for (size_t r = blockIdx.x * (size_t) blockDim.x + threadIdx.x; r < n;
+		 r += (size_t) gridDim.x * blockDim.x)
+	{
+		float		mx = y[r],
+					sum = 0.0f;
+
+		for (int c = 1; c < width; c++)
+			mx = fmaxf(mx, y[(size_t) c * n + r]);
+		for (int c = 0; c < width; c++)
+		{
+			float		e = expf(y[(size_t) c * n + r] - mx);
+
+			y[(size_t) c * n + r] = e;
+			sum += e;
+		}
+		for (int c = 0; c < width; c++)
+			y[(size_t) c * n + r] /= sum;
+	}
+}
+
+/* out[r * width + k] = y[k * ld + r]. */
+__global__ void
+mlp_output_kernel(float *out, const float *y, size_t ld, size_t n, int width)
+{
+	size_t		total = n * (size_t) width;
+
+	for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < total;
+		 i += (size_t) gridDim.x * blockDim.x)
+	{
+		size_t		r = i / width,
+					k = i % width;
+
+		out[i] = y[k * ld + r];
+	}
+}
+
+/* out[r] = mean over f of (y[f * ld_y + r] - x[f * ld_x + r])^2, in double. */
+__global__ void
+mlp_recon_kernel(float *out, const float *y, size_t ld_y, const float *x, size_t ld_x,
+				 size_t n, int n_features)
+{
+	for (size_t r = blockIdx.x * (size_t) blockDim.x + threadIdx.x; r < n;
+		 r += (size_t) gridDim.x * blockDim.x)
+	{
+		double		sum = 0.0;
+
+		for (int f = 0; f < n_features; f++)
+		{
+			double		d = (double) y[(size_t) f * ld_y + r] - (double) x[(size_t) f * ld_x + r];
+
+			sum += d * d;
+		}
+		out[r] = (float) (sum / n_features);
+	}
+}
+
+/* Copy n floats to a new device array. */
+static cudaError_t
+upload_floats(const float *h, size_t n, float **d)
+{
+	cudaError_t rc;
+
+	*d = NULL;
+	if (h == NULL || n == 0)
+		return cudaSuccess;
+	if ((rc = cudaMalloc((void **) d, sizeof(float) * n)) != cudaSuccess)
+		return rc;
+	return cudaMemcpy(*d, h, sizeof(float) * n, cudaMemcpyHostToDevice);
+}
+
+/* Free a device network; see mlp_gemm.h. */
+extern "C" void
+gs_dmlp_free(GsDeviceMlp *d)
+{
+	if (d == NULL)
+		return;
+	if (d->steps)
+		for (int i = 0; i < d->n_steps; i++)
+		{
+			cudaFree(d->steps[i].w);
+			cudaFree(d->steps[i].p);
+		}
+	free(d->steps);
+	cudaFree(d->d_ops);
+	free(d);
+}
+
+/* Copy a network to the device; see mlp_gemm.h. */
+extern "C" int
+gs_dmlp_create(const GsMlp *m, GsDeviceMlp **out)
+{
+	GsDeviceMlp *d;
+	DOp		   *ops;
+	cudaError_t rc = cudaSuccess;
+
+	*out = NULL;
+	d = (GsDeviceMlp *) calloc(1, sizeof(GsDeviceMlp));
+	ops = (DOp *) calloc((size_t) m->n_steps, sizeof(DOp));
+	if (d == NULL || ops == NULL || (d->steps = (DStep *) calloc((size_t) m->n_steps, sizeof(DStep))) == NULL)
+	{
+		free(ops);
+		gs_dmlp_free(d);
+		return GS_DMLP_ERR_NOMEM;
+	}
+	d->n_steps = m->n_steps;
+	d->n_features = m->n_features;
+	d->n_net_outputs = m->n_net_outputs;
+	d->max_width = m->max_width;
+	d->reconstruction = m->reconstruction;
+	for (int i = 0; i < m->n_steps && rc == cudaSuccess; i++)
+	{
+		const GsMlpStep *s = &m->steps[i];
+		DStep	   *ds = &d->steps[i];
+
+		ds->op = s->op;
+		ds->n_in = s->n_in;
+		ds->n_out = s->n_out;
+		if (s->op == GS_MLP_DENSE)
+			rc = upload_floats(s->w, (size_t) s->n_in * s->n_out, &ds->w);
+		if (rc == cudaSuccess)
+			rc = upload_floats(s->p, (size_t) s->n_out, &ds->p);
+		ops[i].op = s->op;
+		ops[i].alpha = s->alpha;
+		ops[i].p = ds->p;
+	}
+	if (rc == cudaSuccess &&
+		(rc = cudaMalloc((void **) &d->d_ops, sizeof(DOp) * (size_t) m->n_steps)) == cudaSuccess)
+		rc = cudaMemcpy(d->d_ops, ops, sizeof(DOp) * (size_t) m->n_steps, cudaMemcpyHostToDevice);
+	free(ops);
+	if (rc != cudaSuccess)
+	{
+		gs_dmlp_free(d);
+		return (int) rc;
+	}
+	*out = d;
+	return 0;
+}
+
+/* Free a run; see mlp_gemm.h. */
+extern "C" void
+gs_dmlp_run_free(GsDmlpRun *r)
+{
+	if (r == NULL)
+		return;
+	if (r->handle)
+		cublasDestroy(r->handle);
+	cudaFree(r->buf[0]);
+	cudaFree(r->buf[1]);
+	free(r);
+}
+
+/* Scoring state on a stream; see mlp_gemm.h. */
+extern "C" int
+gs_dmlp_run_create(const GsDeviceMlp *d, size_t max_rows, void *stream, GsDmlpRun **out)
+{
+	GsDmlpRun  *r;
+	size_t		bytes = sizeof(float) * (max_rows ? max_rows : 1) * (size_t) d->max_width;
+	cudaError_t rc;
+	cublasStatus_t bst;
+
+	*out = NULL;
+	if (max_rows > (size_t) INT_MAX)
+		return GS_DMLP_ERR_ROWS;
+	r = (GsDmlpRun *) calloc(1, sizeof(GsDmlpRun));
+	if (r == NULL)
+		return GS_DMLP_ERR_NOMEM;
+	r->stream = (cudaStream_t) stream;
+	r->max_rows = max_rows;
+	if ((rc = cudaMalloc((void **) &r->buf[0], bytes)) != cudaSuccess ||
+		(rc = cudaMalloc((void **) &r->buf[1], bytes)) != cudaSuccess)
+	{
+		gs_dmlp_run_free(r);
+		return (int) rc;
+	}
+	if ((bst = cublasCreate(&r->handle)) != CUBLAS_STATUS_SUCCESS ||
+		(bst = cublasSetStream(r->handle, r->stream)) != CUBLAS_STATUS_SUCCESS ||
+		(bst = cublasSetMathMode(r->handle, CUBLAS_DEFAULT_MATH)) != CUBLAS_STATUS_SUCCESS)
+	{
+		if (bst != CUBLAS_STATUS_SUCCESS && r->handle == NULL)
+			r->handle = NULL;
+		gs_dmlp_run_free(r);
+		return GS_DMLP_ERR_CUBLAS - (int) bst;
+	}
+	*out = r;
+	return 0;
+}
+
+/* Enqueue one batch; see mlp_gemm.h. */
+extern "C" int
+gs_dmlp_predict(const GsDeviceMlp *d, GsDmlpRun *r, const float *d_x, size_t n,
+				float *d_out)
+{
+	const float *cur = d_x;
+	size_t		cur_ld = n;
+	int			free_buf = 0;
+	int			width = d->n_features;
+	int			s = 0;
+	const float one = 1.0f,
+				zero = 0.0f;
+	cudaError_t rc;
+
+	if (n == 0)
+		return 0;
+	if (n > r->max_rows)
+		return GS_DMLP_ERR_ROWS;
+	while (s < d->n_steps)
+	{
+		const DStep *st = &d->steps[s];
+
+		if (st->op == GS_MLP_DENSE)
+		{
+			float	   *dst = r->buf[free_buf];
+			int			e = s + 1;
+			cublasStatus_t bst;
+
+			bst = cublasSgemm(r->handle, CUBLAS_OP_N, CUBLAS_OP_N, (int) n, st->n_out, st->n_in,
+							  &one, cur, (int) cur_ld, st->w, st->n_in, &zero, dst, (int) n);
+			if (bst != CUBLAS_STATUS_SUCCESS)
+				return GS_DMLP_ERR_CUBLAS - (int) bst;
+			while (e < d->n_steps && gs_mlp_is_elementwise(d->steps[e].op))
+				e++;
+			mlp_fused_kernel<<<blocks_for(n * st->n_out), THREADS, 0, r->stream>>>
+				(dst, dst, n, n, st->n_out, st->p, d->d_ops + s + 1, e - s - 1);
+			cur = dst;
+			cur_ld = n;
+			free_buf ^= 1;
+			width = st->n_out;
+			s = e;
+		}
+		else if (st->op == GS_MLP_SOFTMAX)
+		{
+			if (cur == d_x)
+			{
+				float	   *dst = r->buf[free_buf];
+
+				mlp_fused_kernel<<<blocks_for(n * width), THREADS, 0, r->stream>>>
+					(dst, cur, cur_ld, n, width, NULL, NULL, 0);
+				cur = dst;
+				cur_ld = n;
+				free_buf ^= 1;
+			}
+			mlp_softmax_kernel<<<blocks_for(n), THREADS, 0, r->stream>>>((float *) cur, n, width);
+			s++;
+		}
+		else
+		{
+			int			e = s;
+			float	   *dst = cur == d_x ? r->buf[free_buf] : (float *) cur;
+
+			while (e < d->n_steps && gs_mlp_is_elementwise(d->steps[e].op))
+				e++;
+			mlp_fused_kernel<<<blocks_for(n * width), THREADS, 0, r->stream>>>
+				(dst, cur, cur_ld, n, width, NULL, d->d_ops + s, e - s);
+			if (cur == d_x)
+				free_buf ^= 1;
+			cur = dst;
+			cur_ld = n;
+			s = e;
+		}
+	}
+	if (d->reconstruction)
+		mlp_recon_kernel<<<blocks_for(n), THREADS, 0, r->stream>>>
+			(d_out, cur, cur_ld, d_x, n, n, d->n_features);
+	else
+		mlp_output_kernel<<<blocks_for(n * width), THREADS, 0, r->stream>>>
+			(d_out, cur, cur_ld, n, width);
+	rc = cudaGetLastError();
+	return rc == cudaSuccess ? 0 : (int) rc;
+}
+
+/* Message for a negative return code; see mlp_gemm.h. */
+extern "C" const char *
+gs_dmlp_strerror(int rc)
+{
+	if (rc == GS_DMLP_ERR_NOMEM)
+		return "out of host memory";
+	if (rc == GS_DMLP_ERR_ROWS)
+		return "batch larger than the scoring buffers";
+	if (rc <= GS_DMLP_ERR_CUBLAS)
+		return cublasGetStatusString((cublasStatus_t) (GS_DMLP_ERR_CUBLAS - rc));
+	return "unknown error";
+}

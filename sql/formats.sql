@@ -1,0 +1,131 @@
+-- Every model format and feature beyond plain XGBoost trees, scored in SQL
+-- against the library's own predictions (tests/fixtures/gen_fixtures_formats.py):
+-- XGBoost 3.x and 1.7.4 models with categorical splits, 1.0 - 1.5 models, per-class and
+-- per-target base_score (3.1+), multi-target, dart, random forests, and
+-- LightGBM text models of every supported objective, with numerical,
+-- zero-as-missing and categorical splits.  Each line: the model, rows
+-- compared, and whether every output is within the case's tolerance
+-- (1e-6 for XGBoost; 1e-5 for LightGBM, which sums in double) through
+-- gpu_predict, gpu_predict_query and (single-output models) the
+-- gpu_score_agg aggregate.
+-- Categorical features are passed as the category code in the feature array.
+\getenv abs_srcdir PG_ABS_SRCDIR
+SET client_min_messages = warning;
+CREATE TEMP TABLE formats (model text, file text, n_rows int, ok_row boolean, ok_query boolean,
+                           ok_agg boolean);
+
+CREATE FUNCTION pg_temp.check_format(model text, file text, fmt text, dir text) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+  meta text[];
+  nf int;
+  nout int;
+  tol float8;
+  n int;
+  bad_row int;
+  bad_query int;
+  bad_agg int;
+BEGIN
+  PERFORM gpu_load_model(model, pg_read_binary_file(dir || '/models/' || file), fmt);
+  meta := regexp_split_to_array(trim(pg_read_file(dir || '/cases/' || model || '.meta')), ' ');
+  nf := meta[1]::int;
+  nout := meta[2]::int;
+  tol := coalesce(meta[4]::float8, 1e-6);
+  CREATE TEMP TABLE cases_raw (line text);
+  EXECUTE format('COPY cases_raw FROM %L', dir || '/cases/' || model || '.csv');
+  CREATE TEMP TABLE cases AS
+    SELECT a[1]::bigint AS id, a[2:nf + 1]::real[] AS f, a[nf + 2:nf + 1 + nout]::real[] AS want
+      FROM (SELECT string_to_array(line, ',') AS a FROM cases_raw) s;
+  SELECT count(*) INTO n FROM cases;
+  SELECT count(*) INTO bad_row FROM cases
+   WHERE EXISTS (SELECT 1 FROM unnest(gpu_predict(model, f), want) AS u(got, w)
+                  WHERE abs(got - w) > tol * greatest(1, abs(w)) OR got IS NULL);
+  SELECT count(*) INTO bad_query
+    FROM gpu_predict_query(model, 'SELECT id, f FROM cases') q JOIN cases c USING (id)
+   WHERE EXISTS (SELECT 1 FROM unnest(q.scores, c.want) AS u(got, w)
+                  WHERE abs(got - w) > tol * greatest(1, abs(w)) OR got IS NULL);
+  -- the aggregate scores single-output models (NULL: not applicable)
+  IF nout = 1 THEN
+    SELECT count(*) INTO bad_agg
+      FROM gpu_scores((SELECT gpu_score_agg(model, id, f) FROM cases)) r JOIN cases c USING (id)
+     WHERE abs(r.score - c.want[1]) > tol * greatest(1, abs(c.want[1])) OR r.score IS NULL;
+  END IF;
+  INSERT INTO formats VALUES (model, file, n, bad_row = 0, bad_query = 0, bad_agg = 0);
+  DROP TABLE cases_raw;
+  DROP TABLE cases;
+END $$;
+
+-- XGBoost 3.x (JSON and UBJ), Debian's 1.7.4 and 1.6.2 (whose categorical
+-- rule differs: invalid codes go the default way), format detected
+SELECT pg_temp.check_format(m, m || ext, 'auto', :'abs_srcdir' || '/tests/fixtures')
+  FROM unnest(ARRAY['x3_cat_binary', 'x3_cat_softprob', 'x3_cat_dart_reg', 'x3_cat_rf',
+                    'x3_multi_target', 'x3_cat_poisson', 'x3_softmax_rf',
+                    'x17_cat_binary', 'x17_cat_softprob', 'x17_cat_dart_reg',
+                    'x16_cat_binary', 'x16_cat_softprob', 'x16_cat_dart_reg']) m,
+       unnest(ARRAY['.json', '.ubj']) ext;
+-- the same model re-encoded as UBJ with int8 / uint8 typed arrays
+SELECT pg_temp.check_format('x3_ubj_int8', 'x3_ubj_int8.ubj', 'xgboost-ubj', :'abs_srcdir' || '/tests/fixtures');
+-- XGBoost 1.0.2, 1.3.3, 1.5.2 (JSON; base_score as "5E-1")
+SELECT pg_temp.check_format(v || m, v || m || '.json', 'xgboost-json', :'abs_srcdir' || '/tests/fixtures')
+  FROM unnest(ARRAY['x10_', 'x13_', 'x15_']) v, unnest(ARRAY['binary', 'softprob', 'dart', 'rf']) m;
+-- LightGBM 4.x text models: format given, then detected
+SELECT pg_temp.check_format(m, m || '.txt', 'lightgbm', :'abs_srcdir' || '/tests/fixtures')
+  FROM unnest(ARRAY['lgb_binary', 'lgb_regression', 'lgb_regression_l1', 'lgb_huber', 'lgb_fair',
+                    'lgb_quantile', 'lgb_poisson', 'lgb_gamma', 'lgb_tweedie',
+                    'lgb_multiclass', 'lgb_multiclassova', 'lgb_cross_entropy']) m;
+SELECT pg_temp.check_format(m, m || '.txt', 'auto', :'abs_srcdir' || '/tests/fixtures')
+  FROM unnest(ARRAY['lgb_lambdarank', 'lgb_rank_xendcg', 'lgb_rf', 'lgb_zero_missing',
+                    'lgb_no_missing', 'lgb_cat_wide', 'lgb_dart', 'lgb_goss']) m;
+-- LightGBM 3.3.5 (model format v3)
+SELECT pg_temp.check_format(m, m || '.txt', 'auto', :'abs_srcdir' || '/tests/fixtures')
+  FROM unnest(ARRAY['lgb3_binary', 'lgb3_multiclass', 'lgb3_rf']) m;
+SELECT model, file, n_rows, ok_row, ok_query, ok_agg FROM formats ORDER BY file;
+
+-- What gpu_models says about them: format, the library that saved the model
+-- (LightGBM records only its model format version), categorical splits.
+SELECT name, format, objective, n_outputs, n_trees, saved_by, categorical_splits > 0 AS has_categorical
+  FROM gpu_models
+ WHERE name IN ('x3_cat_binary', 'x3_multi_target', 'x17_cat_binary', 'lgb_binary',
+                'lgb_multiclass', 'lgb_rf', 'lgb_regression')
+ ORDER BY name;
+
+-- Categorical rules, one row each on x3_cat_binary (feature 9 = cat_a, a
+-- partition split; feature 10 = cat_b, one-hot): scores equal XGBoost's for
+-- unseen codes, NaN, negative and fractional codes (already in the cases
+-- above); here the value of one unseen code equals that of another.
+SELECT gpu_score('x3_cat_binary', ARRAY[0.1, -0.2, 0.3, 50, 0, 0, 0.5, -1, 45, 1]::float8[]) =
+       gpu_score('x3_cat_binary', ARRAY[0.1, -0.2, 0.3, 50, 0, 0, 0.5, -1, 1000, 1]::float8[])
+       AS unseen_codes_alike;
+
+-- Errors: a format that does not match the bytes, refused features.
+SELECT gpu_load_model('x', pg_read_binary_file(:'abs_srcdir' || '/tests/fixtures/models/x3_cat_binary.json'), 'lightgbm');
+SELECT gpu_load_model('x', pg_read_binary_file(:'abs_srcdir' || '/tests/fixtures/models/lgb_binary.txt'), 'xgboost-json');
+\set bad :abs_srcdir '/tests/fixtures/models/bad/'
+\set f :bad 'lgb_bad_cycle.txt'
+SELECT gpu_load_model('x', pg_read_binary_file(:'f'));
+\set f :bad 'lgb_bad_bitset_bounds.txt'
+SELECT gpu_load_model('x', pg_read_binary_file(:'f'));
+\set f :bad 'lgb_bad_objective.txt'
+SELECT gpu_load_model('x', pg_read_binary_file(:'f'));
+\set f :bad 'lgb_bad_truncated.txt'
+SELECT gpu_load_model('x', pg_read_binary_file(:'f'));
+
+SELECT count(*) > 0 AS dropped FROM (SELECT gpu_drop_model(name) FROM gpu_models
+                                     WHERE name ~ '^(x3|x1[0357]|lgb3?)_') d;
+
+-- gpu_verify_model loads the XGBoost library at run time
+-- (pg_gpuscore.xgboost_library, empty: the system's) and says which one it used.
+SELECT gpu_load_model('x17', pg_read_binary_file(:'abs_srcdir' || '/tests/fixtures/models/x17_cat_binary.ubj')) > 0 AS loaded;
+SELECT gpu_load_model('x3', pg_read_binary_file(:'abs_srcdir' || '/tests/fixtures/models/x3_cat_binary.json')) > 0 AS loaded;
+SELECT gpu_load_model('lgb', pg_read_binary_file(:'abs_srcdir' || '/tests/fixtures/models/lgb_binary.txt')) > 0 AS loaded;
+-- categorical features get generated codes (in the sets, unseen, negative)
+SELECT model, engine, rows_compared, mismatches, passed, xgboost_library
+  FROM gpu_verify_model('x17', 3000) WHERE engine = 'cpu';
+-- a model newer than the library: a warning says the comparison may not hold
+SET client_min_messages = warning;
+SELECT count(*) > 0 AS compared FROM gpu_verify_model('x3', 100) WHERE engine = 'cpu';
+SELECT model FROM gpu_verify_model('lgb', 100);
+SET pg_gpuscore.xgboost_library = '/nonexistent/libxgboost.so';
+SELECT model FROM gpu_verify_model('x17', 100);
+RESET pg_gpuscore.xgboost_library;
+SELECT gpu_drop_model('x17'), gpu_drop_model('x3'), gpu_drop_model('lgb');

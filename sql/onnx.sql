@@ -1,0 +1,178 @@
+-- Neural networks read from ONNX (feed-forward MLPs and autoencoders): loading,
+-- what gpu_models shows, scoring through every path (gpu_score, gpu_predict,
+-- gpu_score_query, gpu_predict_query, gpu_score_agg, the score trigger) against
+-- onnxruntime's own outputs (tests/fixtures/gen_onnx_fixtures.py), and every
+-- error.  Outputs are compared within 1e-5 relative (1e-6 absolute below 0.1).
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set fx :abs_srcdir '/tests/fixtures/onnx'
+
+-- 'onnx' explicitly, 'auto' (detected), and reconstruction-error scoring
+SELECT gpu_load_model('nn_sigmoid', pg_read_binary_file(:'fx' || '/mlp_sigmoid.onnx'), 'onnx') AS v1,
+       gpu_load_model('nn_bn', pg_read_binary_file(:'fx' || '/mlp_bn_leaky.onnx')) AS v2,
+       gpu_load_model('nn_softmax', pg_read_binary_file(:'fx' || '/mlp_softmax.onnx'), 'ONNX') AS v3,
+       gpu_load_model('nn_scaled', pg_read_binary_file(:'fx' || '/mlp_scaled.onnx')) AS v4,
+       gpu_load_model('nn_ae', pg_read_binary_file(:'fx' || '/autoencoder.onnx'), 'onnx-autoencoder') AS v5,
+       gpu_load_model('nn_ae_net', pg_read_binary_file(:'fx' || '/autoencoder.onnx'), 'auto') AS v6;
+SELECT name, format, objective, n_features, n_outputs, n_trees, max_depth, kind, n_layers,
+       n_parameters, saved_by, feature_names
+  FROM gpu_models WHERE kind <> 'tree-ensemble' ORDER BY name;
+
+-- Parity with onnxruntime on every fixture case, through every scoring path.
+SET client_min_messages = warning;
+CREATE TEMP TABLE nn_parity (model text, n_rows int, predict_ok boolean, query_ok boolean,
+                             score_ok boolean, score_query_ok boolean, agg_ok boolean);
+CREATE FUNCTION pg_temp.close_enough(got real, want real) RETURNS boolean
+LANGUAGE sql IMMUTABLE AS $$
+  SELECT got IS NOT NULL AND
+         (abs(got - want) <= 1e-5 * abs(want) OR (abs(want) < 0.1 AND abs(got - want) <= 1e-6))
+$$;
+CREATE FUNCTION pg_temp.check_nn(model text, file_case text, dir text) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+  meta text[];
+  nf int;
+  nout int;
+  n int;
+  bad_predict int;
+  bad_query int;
+  bad_score int;
+  bad_score_query int;
+  bad_agg int;
+BEGIN
+  meta := regexp_split_to_array(trim(pg_read_file(dir || '/' || file_case || '.meta')), ' ');
+  nf := meta[1]::int;
+  nout := meta[2]::int;
+  CREATE TEMP TABLE cases_raw (line text);
+  EXECUTE format('COPY cases_raw FROM %L', dir || '/' || file_case || '.csv');
+  CREATE TEMP TABLE cases AS
+    SELECT a[1]::bigint AS id, a[2:nf + 1]::real[] AS f, a[nf + 2:nf + 1 + nout]::real[] AS want
+      FROM (SELECT string_to_array(line, ',') AS a FROM cases_raw) s;
+  SELECT count(*) INTO n FROM cases;
+  SELECT count(*) INTO bad_predict FROM cases
+   WHERE EXISTS (SELECT 1 FROM unnest(gpu_predict(model, f), want) AS u(got, w)
+                  WHERE NOT pg_temp.close_enough(got, w));
+  SELECT count(*) INTO bad_query
+    FROM gpu_predict_query(model, 'SELECT id, f FROM cases') q JOIN cases c USING (id)
+   WHERE EXISTS (SELECT 1 FROM unnest(q.scores, c.want) AS u(got, w)
+                  WHERE NOT pg_temp.close_enough(got, w));
+  IF nout = 1 THEN
+    SELECT count(*) INTO bad_score FROM cases
+     WHERE NOT pg_temp.close_enough(gpu_score(model, f), want[1]);
+    SELECT n - count(*) FILTER (WHERE pg_temp.close_enough(q.score, c.want[1])) INTO bad_score_query
+      FROM gpu_score_query(model, 'SELECT id, f FROM cases') q JOIN cases c USING (id);
+    SELECT n - count(*) FILTER (WHERE pg_temp.close_enough(s.score, c.want[1])) INTO bad_agg
+      FROM gpu_scores((SELECT gpu_score_agg(model, id, f) FROM cases)) s JOIN cases c USING (id);
+  END IF;
+  INSERT INTO nn_parity VALUES (model, n, bad_predict = 0, bad_query = 0, bad_score = 0,
+                                bad_score_query = 0, bad_agg = 0);
+  DROP TABLE cases_raw;
+  DROP TABLE cases;
+END $$;
+SELECT pg_temp.check_nn(m, c, :'fx')
+  FROM (VALUES ('nn_sigmoid', 'mlp_sigmoid'), ('nn_bn', 'mlp_bn_leaky'), ('nn_softmax', 'mlp_softmax'),
+               ('nn_scaled', 'mlp_scaled'), ('nn_ae', 'autoencoder'), ('nn_ae_net', 'autoencoder_net')) v(m, c);
+RESET client_min_messages;
+SELECT * FROM nn_parity ORDER BY model;
+
+-- One row by hand: the softmax probabilities sum to 1; the all-zero row's
+-- reconstruction error; integer and numeric arrays are accepted as for trees.
+SELECT round(sum(p)::numeric, 5) AS prob_sum, count(*) AS classes
+  FROM unnest(gpu_predict('nn_softmax', array_fill(0.5::real, ARRAY[30]))) p;
+SELECT round(gpu_score('nn_ae', array_fill(0::real, ARRAY[30]))::numeric, 5) AS ae_zero_row,
+       gpu_score('nn_sigmoid', array_fill(1, ARRAY[30])) = gpu_score('nn_sigmoid', array_fill(1.0::numeric, ARRAY[30])) AS int_eq_numeric;
+-- A missing value (NULL or NaN) propagates: the network's output is NaN, as onnxruntime's.
+SELECT gpu_score('nn_sigmoid', array_fill(NULL::real, ARRAY[30])) AS all_missing;
+
+-- The score trigger with a network: the same score as gpu_score.
+DO $$
+BEGIN
+  EXECUTE 'CREATE TABLE nn_tx (id int PRIMARY KEY, '
+          || (SELECT string_agg(format('c%s real', k), ', ') FROM generate_series(1, 30) k)
+          || ', score real, flagged boolean)';
+  EXECUTE format('CREATE TRIGGER nn_flag BEFORE INSERT ON nn_tx FOR EACH ROW '
+                 'EXECUTE FUNCTION gpu_score_trigger(%L, %L, %L, %L, %L)',
+                 'model=nn_sigmoid', 'score_column=score', 'flag_column=flagged', 'threshold=0.5',
+                 'features=' || (SELECT string_agg('c' || k, ',') FROM generate_series(1, 30) k));
+  EXECUTE 'INSERT INTO nn_tx SELECT g, '
+          || (SELECT string_agg(format('((g * %s) %% 17 - 8) / 4.0', k), ', ') FROM generate_series(1, 30) k)
+          || ' FROM generate_series(1, 50) g';
+END $$;
+SELECT count(*) AS n_rows,
+       count(*) FILTER (WHERE score = gpu_score('nn_sigmoid', ARRAY[c1, c2, c3, c4, c5, c6, c7, c8, c9, c10,
+                          c11, c12, c13, c14, c15, c16, c17, c18, c19, c20, c21, c22, c23, c24, c25,
+                          c26, c27, c28, c29, c30])) AS same_as_gpu_score,
+       count(*) FILTER (WHERE flagged = (score >= 0.5)) AS flag_ok
+  FROM nn_tx;
+
+-- Errors, each with its SQLSTATE (pg_temp.try runs a statement and returns
+-- "SQLSTATE: message" or "ok").
+CREATE FUNCTION pg_temp.try(stmt text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+  EXECUTE stmt;
+  RETURN 'ok';
+EXCEPTION WHEN OTHERS THEN
+  RETURN SQLSTATE || ': ' || SQLERRM;
+END $$;
+-- gpu_verify_model compares with XGBoost: not for networks
+SELECT pg_temp.try($$SELECT * FROM gpu_verify_model('nn_sigmoid')$$);
+-- gpu_score needs one output; features must match the input width
+SELECT pg_temp.try($$SELECT gpu_score('nn_softmax', array_fill(0.5::real, ARRAY[30]))$$);
+SELECT pg_temp.try($$SELECT gpu_score('nn_sigmoid', array_fill(0.5::real, ARRAY[29]))$$);
+SELECT pg_temp.try($$SELECT gpu_score_agg('nn_softmax', 1, array_fill(0.5::real, ARRAY[30]))$$);
+-- reconstruction scoring of a model that is not an autoencoder; ONNX bytes
+-- declared as XGBoost, XGBoost bytes declared as ONNX, an unknown format
+SELECT pg_temp.try(format('SELECT gpu_load_model(%L, pg_read_binary_file(%L), %L)', 'nn_bad', f, fmt)) AS error
+  FROM (VALUES (:'fx' || '/mlp_sigmoid.onnx', 'onnx-autoencoder'),
+               (:'fx' || '/mlp_sigmoid.onnx', 'xgboost-json'),
+               (:'abs_srcdir' || '/tests/fixtures/models/breast_cancer.json', 'onnx'),
+               (:'fx' || '/mlp_sigmoid.onnx', 'tensorflow')) v(f, fmt);
+-- every hostile or unsupported file (tests/fixtures/onnx/bad/expected.txt)
+SELECT f AS file, pg_temp.try(format('SELECT gpu_load_model(%L, pg_read_binary_file(%L))', 'nn_bad',
+                                     :'fx' || '/bad/' || f)) AS error
+  FROM unnest(ARRAY['unsupported_op.onnx', 'unsupported_conv.onnx', 'residual.onnx',
+                    'external_data.onnx', 'wrong_shape.onnx', 'short_raw_data.onnx',
+                    'huge_dims.onnx', 'too_wide.onnx', 'nan_weight.onnx', 'double_input.onnx',
+                    'rank3_input.onnx', 'reshape_real.onnx', 'truncated.onnx', 'garbage.onnx']) f;
+-- the caps apply to networks too
+SET pg_gpuscore.max_features = 20;
+SELECT pg_temp.try(format('SELECT gpu_load_model(%L, pg_read_binary_file(%L))', 'nn_bad',
+                          :'fx' || '/mlp_sigmoid.onnx'));
+RESET pg_gpuscore.max_features;
+SELECT count(*) AS nothing_stored FROM gpu_models WHERE name = 'nn_bad';
+
+-- A network replaced by a tree ensemble under the same name, and back.
+SELECT gpu_load_model('nn_swap', pg_read_binary_file(:'fx' || '/mlp_sigmoid.onnx')) AS v1;
+SELECT round(gpu_score('nn_swap', array_fill(0.5::real, ARRAY[30]))::numeric, 4) AS as_network;
+SELECT gpu_load_model('nn_swap', pg_read_binary_file(:'abs_srcdir' || '/tests/fixtures/models/breast_cancer.json')) AS v2;
+SELECT kind, n_trees > 0 AS has_trees, n_layers FROM gpu_models WHERE name = 'nn_swap';
+SELECT gpu_score('nn_swap', array_fill(0.5::real, ARRAY[30])) BETWEEN 0 AND 1 AS as_trees;
+
+-- The GPU engine's path for networks, tested without a GPU (as in gpu_engine.sql):
+-- pg_gpuscore.provider points at the CPU mock of the provider, so this checks the
+-- glue (upload and self-test, the two-slot pipeline, statistics, release); the
+-- CUDA provider's cuBLAS path itself is tested by tests/gpu where a device exists.
+\c
+\set mock :abs_srcdir '/tests/mock_provider/pg_gpuscore_mock_provider.so'
+SET pg_gpuscore.provider = :'mock';
+SET pg_gpuscore.device = 'gpu';
+SET pg_gpuscore.batch_size = 20;
+CREATE TEMP VIEW nn_rows AS
+  SELECT id, ARRAY[c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16, c17,
+                   c18, c19, c20, c21, c22, c23, c24, c25, c26, c27, c28, c29, c30] AS f
+    FROM nn_tx;
+SELECT m AS model, count(*) AS n_rows,
+       count(*) FILTER (WHERE abs(q.score - gpu_score(m, r.f)) > 1e-5 * abs(gpu_score(m, r.f)) + 1e-7) AS differing
+  FROM unnest(ARRAY['nn_sigmoid', 'nn_ae', 'nn_scaled']) m,
+       LATERAL gpu_score_query(m, 'SELECT id, f FROM nn_rows') q JOIN nn_rows r USING (id)
+ GROUP BY m ORDER BY m;
+SELECT count(*) AS n_rows, bool_and(array_length(q.scores, 1) = 4) AS four_classes
+  FROM gpu_predict_query('nn_softmax', 'SELECT id, f FROM nn_rows') q;
+SELECT engine, batches, rows FROM gpu_engine_stats() ORDER BY engine;
+-- 4 models uploaded (1 MiB each on the mock), every pipeline released
+SELECT (total_memory - free_memory) >> 20 AS used_mib FROM gpu_device_info();
+RESET pg_gpuscore.device;
+RESET pg_gpuscore.provider;
+
+SELECT gpu_drop_model(name) FROM gpu_models WHERE name LIKE 'nn%' ORDER BY name;
+DROP VIEW nn_rows;
+DROP TABLE nn_tx;

@@ -1,0 +1,64 @@
+/*
+ * lgbm_internal.h
+ *	  What the two halves of the LightGBM loader share: the parsed tree
+ *	  (LTree) and the text helpers of lgbm_text.c used by lgbm_load.c.
+ *	  Not an API: only lgbm_load.c and lgbm_text.c include it.
+ */
+#ifndef GS_LGBM_INTERNAL_H
+#define GS_LGBM_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "forest.h"
+
+/* One tree's arrays as parsed, not yet trusted beyond their lengths. */
+typedef struct LTree
+{
+	int64_t		num_leaves;
+	int64_t		num_cat;
+	int32_t    *split_feature;	/* [num_leaves - 1] */
+	double	   *threshold;
+	int32_t    *decision_type;
+	int32_t    *left;
+	int32_t    *right;
+	double	   *leaf_value;		/* [num_leaves] */
+	int32_t    *cat_boundaries; /* [num_cat + 1] */
+	uint32_t   *cat_threshold;	/* [cat_boundaries[num_cat]] */
+	int64_t		n_cat_threshold;
+} LTree;
+
+/* Zeroed memory (at least 1 byte) from allocator a; NULL when out of memory. */
+extern void *gs_lgbm_lalloc(const GsAllocator *a, size_t size);
+
+/* Free the arrays of a parsed tree and zero it. */
+extern void gs_lgbm_ltree_free(const GsAllocator *a, LTree *t);
+
+/* Start of the line after p, or NULL at the end of the text. */
+extern const char *gs_lgbm_next_line(const char *p);
+
+/* Whether the line at p is "key=..."; sets *val to the value. */
+extern int	gs_lgbm_line_key(const char *p, const char *key, const char **val);
+
+/* Whether the line at p is exactly word (a trailing '\r' allowed). */
+extern int	gs_lgbm_line_is(const char *p, const char *word);
+
+/* p past blanks (not line ends). */
+extern const char *gs_lgbm_skip_blanks(const char *p);
+
+/* Parse a decimal integer on the current line, advancing *pp; 0 on success. */
+extern int	gs_lgbm_parse_int(const char **pp, int64_t *out);
+
+/* Whether only blanks remain on the line. */
+extern int	gs_lgbm_at_line_end(const char *p);
+
+/*
+ * Parse the tree block whose first line is p (just after "Tree=N") into t:
+ * counts, array lengths and value ranges that do not depend on other trees.
+ * Linear trees are refused (GS_ERR_UNSUPPORTED).  On error t may hold
+ * arrays; the caller frees them with gs_lgbm_ltree_free either way.
+ */
+extern GsCode gs_lgbm_parse_tree(const GsAllocator *a, const char *p, int32_t ti,
+								 int64_t max_leaves, LTree *t, GsStatus *st);
+
+#endif							/* GS_LGBM_INTERNAL_H */

@@ -1,0 +1,241 @@
+/*
+ * mlp.c
+ *	  The CPU engine of feed-forward networks (GsMlp, see mlp.h) and what
+ *	  every network shares: releasing it, its size, op names.
+ *
+ * Batches are column-major, as for forests: feature f of row r is
+ * x[f * ld + r].  A dense step is one cblas_sgemm on the whole batch
+ * (Y[n x out] = X[n x in] * W^T, W stored row per unit, i.e. column-major
+ * [in x out]) followed by one pass over Y that adds the bias and applies
+ * every element-wise step that follows (scaling, batch normalization,
+ * activation), so each layer reads its output once more, not once per
+ * op.  Softmax is row-wise across columns and gets its own pass.
+ *
+ * BLAS: OpenBLAS, single-threaded (the Makefile links Debian's serial
+ * build; openblas_set_num_threads(1) keeps a threaded build single-threaded
+ * too), since a PostgreSQL backend is one process per connection and must
+ * not start threads.  The engine allocates nothing: the caller gives the
+ * scratch (two ping-pong activations of n_rows * max_width floats).  The
+ * per-value math is mlp_eval.h's, shared with the CUDA kernels.
+ */
+#include "mlp.h"
+#include "mlp_eval.h"
+
+#include <math.h>
+#include <string.h>
+
+#include <cblas.h>
+
+/* OpenBLAS's own entry point (not in every cblas.h). */
+extern void openblas_set_num_threads(int num_threads);
+
+/* Release a network; see mlp.h. */
+void
+gs_mlp_free(GsMlp *m)
+{
+	if (m == NULL)
+		return;
+	if (m->steps)
+	{
+		for (int32_t i = 0; i < m->n_steps; i++)
+		{
+			if (m->steps[i].w)
+				m->alloc.free(m->alloc.ctx, m->steps[i].w);
+			if (m->steps[i].p)
+				m->alloc.free(m->alloc.ctx, m->steps[i].p);
+		}
+		m->alloc.free(m->alloc.ctx, m->steps);
+	}
+	m->alloc.free(m->alloc.ctx, m);
+}
+
+/* Bytes a network occupies; see mlp.h. */
+size_t
+gs_mlp_memory_bytes(const GsMlp *m)
+{
+	size_t		n = sizeof(GsMlp) + sizeof(GsMlpStep) * (size_t) m->n_steps;
+
+	return n + sizeof(float) * (size_t) m->n_params;
+}
+
+/* Name of an op; see mlp.h. */
+const char *
+gs_mlp_op_name(GsMlpOp op)
+{
+	switch (op)
+	{
+		case GS_MLP_DENSE:
+			return "dense";
+		case GS_MLP_ADD:
+			return "add";
+		case GS_MLP_MUL:
+			return "mul";
+		case GS_MLP_DIV:
+			return "div";
+		case GS_MLP_RELU:
+			return "relu";
+		case GS_MLP_LEAKY_RELU:
+			return "leaky_relu";
+		case GS_MLP_SIGMOID:
+			return "sigmoid";
+		case GS_MLP_TANH:
+			return "tanh";
+		case GS_MLP_SOFTMAX:
+			return "softmax";
+	}
+	return "unknown";
+}
+
+/* Scratch floats for a batch; see mlp.h. */
+size_t
+gs_mlp_scratch_floats(const GsMlp *m, size_t n_rows)
+{
+	return 2 * (n_rows ? n_rows : 1) * (size_t) m->max_width;
+}
+
+/*
+ * Apply steps [first, last) element-wise to column c of n rows: src (may be
+ * dst) to dst, adding bias first when bias is not NULL.
+ */
+static void
+fused_column(const GsMlpStep *steps, int32_t first, int32_t last, int32_t c,
+			 const float *bias, const float *src, float *dst, size_t n)
+{
+	float		b = bias ? bias[c] : 0.0f;
+
+	for (size_t r = 0; r < n; r++)
+	{
+		float		v = src[r];
+
+		if (bias)
+			v += b;
+		for (int32_t k = first; k < last; k++)
+			v = gs_mlp_apply(steps[k].op, steps[k].alpha, steps[k].p ? steps[k].p[c] : 0.0f, v);
+		dst[r] = v;
+	}
+}
+
+/* Softmax across the width columns of each of n rows, in place (ld = n). */
+static void
+softmax_rows(float *y, size_t n, int32_t width)
+{
+	for (size_t r = 0; r < n; r++)
+	{
+		float		mx = y[r];
+		float		sum = 0.0f;
+
+		for (int32_t c = 1; c < width; c++)
+			if (y[(size_t) c * n + r] > mx)
+				mx = y[(size_t) c * n + r];
+		for (int32_t c = 0; c < width; c++)
+		{
+			float		e = expf(y[(size_t) c * n + r] - mx);
+
+			y[(size_t) c * n + r] = e;
+			sum += e;
+		}
+		for (int32_t c = 0; c < width; c++)
+			y[(size_t) c * n + r] /= sum;
+	}
+}
+
+/* Score a batch on the CPU; see mlp.h. */
+void
+gs_mlp_predict(const GsMlp *m, const float *x, size_t ld, size_t n,
+			   float *scratch, float *out)
+{
+	float	   *buf[2];
+	const float *cur = x;
+	size_t		cur_ld = ld;
+	int			free_buf = 0;	/* the buffer not holding cur */
+	int32_t		width = m->n_features;
+	int32_t		s = 0;
+
+	if (n == 0)
+		return;
+	openblas_set_num_threads(1);
+	buf[0] = scratch;
+	buf[1] = scratch + n * (size_t) m->max_width;
+
+	while (s < m->n_steps)
+	{
+		const GsMlpStep *st = &m->steps[s];
+
+		if (st->op == GS_MLP_DENSE)
+		{
+			float	   *dst = buf[free_buf];
+			int32_t		e = s + 1;
+
+			cblas_sgemm(CblasColMajor, CblasNoTrans, CblasNoTrans,
+						(int) n, st->n_out, st->n_in, 1.0f, cur, (int) cur_ld,
+						st->w, st->n_in, 0.0f, dst, (int) n);
+			while (e < m->n_steps && gs_mlp_is_elementwise(m->steps[e].op))
+				e++;
+			for (int32_t c = 0; c < st->n_out; c++)
+				fused_column(m->steps, s + 1, e, c, st->p, dst + (size_t) c * n,
+							 dst + (size_t) c * n, n);
+			cur = dst;
+			cur_ld = n;
+			free_buf ^= 1;
+			width = st->n_out;
+			s = e;
+		}
+		else if (st->op == GS_MLP_SOFTMAX)
+		{
+			if (cur == x)
+			{
+				float	   *dst = buf[free_buf];
+
+				for (int32_t c = 0; c < width; c++)
+					memcpy(dst + (size_t) c * n, x + (size_t) c * ld, sizeof(float) * n);
+				cur = dst;
+				cur_ld = n;
+				free_buf ^= 1;
+			}
+			softmax_rows((float *) cur, n, width);
+			s++;
+		}
+		else
+		{
+			/* element-wise steps not after a dense one: input scaling */
+			int32_t		e = s;
+			float	   *dst = cur == x ? buf[free_buf] : (float *) cur;
+
+			while (e < m->n_steps && gs_mlp_is_elementwise(m->steps[e].op))
+				e++;
+			for (int32_t c = 0; c < width; c++)
+				fused_column(m->steps, s, e, c, NULL, cur + (size_t) c * cur_ld,
+							 dst + (size_t) c * n, n);
+			if (cur == x)
+				free_buf ^= 1;
+			cur = dst;
+			cur_ld = n;
+			s = e;
+		}
+	}
+
+	if (m->reconstruction)
+	{
+		/* mean squared error between the input row and its reconstruction */
+		for (size_t r = 0; r < n; r++)
+			out[r] = 0.0f;
+		for (size_t r = 0; r < n; r++)
+		{
+			double		sum = 0.0;
+
+			for (int32_t f = 0; f < m->n_features; f++)
+			{
+				double		d = (double) cur[(size_t) f * cur_ld + r] - (double) x[(size_t) f * ld + r];
+
+				sum += d * d;
+			}
+			out[r] = (float) (sum / m->n_features);
+		}
+	}
+	else
+	{
+		for (int32_t k = 0; k < width; k++)
+			for (size_t r = 0; r < n; r++)
+				out[r * (size_t) width + k] = cur[(size_t) k * cur_ld + r];
+	}
+}

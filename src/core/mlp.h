@@ -1,0 +1,99 @@
+/*
+ * mlp.h
+ *	  The validated feed-forward network ("MLP") the ONNX loader builds and
+ *	  the engines score: dense layers and element-wise steps over a batch of
+ *	  rows of F float features.
+ *
+ * A GsMlp is a straight chain of steps applied to a [n_rows x width] batch:
+ * GS_MLP_DENSE (y = x W^T + b, a GEMM), element-wise steps with one
+ * parameter per column (add, multiply, divide: feature scaling and
+ * inference-mode batch normalization baked into the graph), activations
+ * (relu, leaky relu, sigmoid, tanh) and a row-wise softmax.  It is built
+ * once by gs_onnx_load (onnx_load.c), validated there (widths chain, every
+ * parameter finite, caps respected) and immutable afterwards: engines trust
+ * it.  All memory comes from the GsAllocator given to the loader and is
+ * released by gs_mlp_free().
+ *
+ * Scoring modes: the network's last layer is the output (classifiers,
+ * regressors), or, for an autoencoder loaded with reconstruction scoring,
+ * the score of a row is the mean squared error between its input features
+ * and the network's output (one output per row).
+ */
+#ifndef GS_MLP_H
+#define GS_MLP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gs_status.h"
+
+/* Hard caps of the network shape, on top of GsLimits. */
+#define GS_MLP_MAX_WIDTH	65536	/* units of any layer */
+#define GS_MLP_MAX_STEPS	1024	/* steps of the chain */
+#define GS_MLP_MAX_LAYERS	256		/* dense layers */
+
+typedef enum GsMlpOp
+{
+	GS_MLP_DENSE,				/* y[o] = sum_i x[i] w[o*n_in+i] + b[o] */
+	GS_MLP_ADD,					/* y[c] = x[c] + p[c] */
+	GS_MLP_MUL,					/* y[c] = x[c] * p[c] */
+	GS_MLP_DIV,					/* y[c] = x[c] / p[c] */
+	GS_MLP_RELU,				/* max(x, 0) */
+	GS_MLP_LEAKY_RELU,			/* x >= 0 ? x : alpha x */
+	GS_MLP_SIGMOID,				/* 1 / (1 + exp(-x)) */
+	GS_MLP_TANH,
+	GS_MLP_SOFTMAX				/* over the columns of each row */
+} GsMlpOp;
+
+typedef struct GsMlpStep
+{
+	GsMlpOp		op;
+	int32_t		n_in;			/* width before the step */
+	int32_t		n_out;			/* width after (== n_in unless dense) */
+	float	   *w;				/* DENSE: [n_out * n_in], row o = unit o */
+	float	   *p;				/* DENSE: bias [n_out]; ADD/MUL/DIV: [n_out] */
+	float		alpha;			/* LEAKY_RELU slope */
+	char		node[64];		/* ONNX node it came from, for messages */
+} GsMlpStep;
+
+typedef struct GsMlp
+{
+	int32_t		n_features;		/* input width F */
+	int32_t		n_net_outputs;	/* width of the network's last step */
+	int32_t		n_outputs;		/* outputs per row (1 in reconstruction mode) */
+	int32_t		max_width;		/* widest step output (and F), for scratch */
+	int32_t		n_steps;
+	int32_t		n_layers;		/* dense steps */
+	int64_t		n_params;		/* weights + biases + element-wise parameters */
+	bool		reconstruction; /* score = mean squared (input - output) */
+	char		output_act[16]; /* last activation: "sigmoid", "softmax", "identity"... */
+	char		producer[64];	/* "pytorch 2.1.0" when the model says */
+	GsMlpStep  *steps;			/* [n_steps] */
+	GsAllocator alloc;			/* the allocator everything above came from */
+} GsMlp;
+
+/* Release a network and everything it owns; NULL is allowed. */
+extern void gs_mlp_free(GsMlp *m);
+
+/* Bytes a network occupies in memory. */
+extern size_t gs_mlp_memory_bytes(const GsMlp *m);
+
+/* Name of an op as in messages and gpu_models ("dense", "relu"...). */
+extern const char *gs_mlp_op_name(GsMlpOp op);
+
+/* Floats of scratch gs_mlp_predict needs for a batch of n_rows rows. */
+extern size_t gs_mlp_scratch_floats(const GsMlp *m, size_t n_rows);
+
+/*
+ * Score a column-major batch on the CPU: feature f of row r is x[f*ld + r]
+ * (ld >= n_rows); out[r * n_outputs + k].  scratch holds
+ * gs_mlp_scratch_floats(m, n_rows) floats and may not alias x or out.
+ * GEMMs go to single-threaded BLAS (cblas_sgemm); biases and activations
+ * are applied in one fused pass per layer.  NaN inputs give NaN outputs.
+ * Cannot fail.
+ */
+extern void gs_mlp_predict(const GsMlp *m, const float *x, size_t ld,
+						   size_t n_rows, float *scratch, float *out);
+
+#endif							/* GS_MLP_H */

@@ -1,0 +1,107 @@
+/*
+ * model.c
+ *	  Dispatch of load and predict to the tree-ensemble or neural-network
+ *	  code by model kind (see model.h).
+ */
+#include "model.h"
+
+#include <string.h>
+
+#include "cpu_engine.h"
+#include "onnx_load.h"
+
+/* Parse and validate model bytes; see model.h. */
+GsCode
+gs_model_load(const unsigned char *bytes, size_t len, GsModelFormat fmt,
+			  const GsLimits *lim, const GsAllocator *alloc, GsModel **out,
+			  GsStatus *st)
+{
+	GsModel    *m;
+	GsCode		rc;
+
+	gs_status_clear(st);
+	*out = NULL;
+	if (fmt == GS_FORMAT_AUTO && len > 0)
+	{
+		GsModelFormat detected = gs_model_detect_format(bytes, len);
+
+		if (detected != GS_FORMAT_AUTO)
+			fmt = detected;
+	}
+	m = alloc->alloc(alloc->ctx, sizeof(GsModel));
+	if (m == NULL)
+		return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
+	memset(m, 0, sizeof(GsModel));
+	m->alloc = *alloc;
+	m->format = fmt;
+	if (fmt == GS_FORMAT_ONNX || fmt == GS_FORMAT_ONNX_AUTOENCODER)
+	{
+		m->kind = GS_MODEL_MLP;
+		rc = gs_onnx_load(bytes, len, fmt == GS_FORMAT_ONNX_AUTOENCODER, lim, alloc, &m->mlp, st);
+		if (rc == GS_OK)
+		{
+			m->n_features = m->mlp->n_features;
+			m->n_outputs = m->mlp->n_outputs;
+		}
+	}
+	else
+	{
+		/* every other format is a tree ensemble */
+		m->kind = GS_MODEL_FOREST;
+		rc = gs_forest_load(bytes, len, fmt, lim, alloc, &m->forest, st);
+		if (rc == GS_OK)
+		{
+			m->format = m->forest->format;
+			m->n_features = m->forest->n_features;
+			m->n_outputs = m->forest->n_outputs;
+			m->feature_names = m->forest->feature_names;
+		}
+	}
+	if (rc != GS_OK)
+	{
+		alloc->free(alloc->ctx, m);
+		return rc;
+	}
+	*out = m;
+	return GS_OK;
+}
+
+/* Release a model; see model.h. */
+void
+gs_model_free(GsModel *m)
+{
+	if (m == NULL)
+		return;
+	gs_forest_free(m->forest);
+	gs_mlp_free(m->mlp);
+	m->alloc.free(m->alloc.ctx, m);
+}
+
+/* Kind name; see model.h. */
+const char *
+gs_model_kind_name(const GsModel *m)
+{
+	if (m->kind == GS_MODEL_MLP)
+		return m->mlp->reconstruction ? "autoencoder" : "mlp";
+	return "tree-ensemble";
+}
+
+/* Scratch floats; see model.h. */
+size_t
+gs_model_scratch_floats(const GsModel *m, size_t n_rows)
+{
+	if (m->kind == GS_MODEL_MLP)
+		return gs_mlp_scratch_floats(m->mlp, n_rows);
+	return (n_rows ? n_rows : 1) * (size_t) m->forest->n_groups;
+}
+
+/* Score a batch on the CPU; see model.h. */
+void
+gs_model_predict(const GsModel *m, const float *x, size_t ld, size_t n_rows,
+				 float *scratch, float *out)
+{
+	if (m->kind == GS_MODEL_MLP)
+		gs_mlp_predict(m->mlp, x, ld, n_rows, scratch, out);
+	else
+		gs_cpu_predict(m->forest, x, ld, n_rows, scratch, out);
+}

@@ -1,0 +1,66 @@
+/*
+ * model.h
+ *	  A scored model of any kind: a tree ensemble (GsForest) or a
+ *	  feed-forward network (GsMlp), behind one load / shape / predict API.
+ *
+ * The glue handles models only through this header, so a scoring path does
+ * not care what kind it scores.  A GsModel owns its forest or network; all
+ * memory comes from the GsAllocator given to gs_model_load and is released
+ * by gs_model_free().  Kind-specific metadata (objective, trees, layers) is
+ * read from the forest or mlp member.
+ */
+#ifndef GS_MODEL_H
+#define GS_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "forest.h"
+#include "mlp.h"
+
+typedef enum GsModelKind
+{
+	GS_MODEL_FOREST,			/* tree ensemble: forest != NULL */
+	GS_MODEL_MLP				/* neural network: mlp != NULL */
+} GsModelKind;
+
+typedef struct GsModel
+{
+	GsModelKind kind;
+	GsModelFormat format;
+	int32_t		n_features;
+	int32_t		n_outputs;		/* outputs per row */
+	char	  **feature_names;	/* [n_features] or NULL (owned by forest/mlp) */
+	GsForest   *forest;			/* GS_MODEL_FOREST */
+	GsMlp	   *mlp;			/* GS_MODEL_MLP */
+	GsAllocator alloc;
+} GsModel;
+
+/*
+ * Parse and validate model bytes of format fmt (GS_FORMAT_AUTO detects).
+ * On success *out is a new model owned by the caller (gs_model_free).  On
+ * failure returns the error code, fills st, and *out is NULL.
+ */
+extern GsCode gs_model_load(const unsigned char *bytes, size_t len, GsModelFormat fmt,
+							const GsLimits *lim, const GsAllocator *alloc,
+							GsModel **out, GsStatus *st);
+
+/* Release a model and everything it owns; NULL is allowed. */
+extern void gs_model_free(GsModel *m);
+
+/* What the model is, for gpu_models: "tree-ensemble", "mlp" or "autoencoder". */
+extern const char *gs_model_kind_name(const GsModel *m);
+
+/* Floats of scratch gs_model_predict needs for a batch of n_rows rows. */
+extern size_t gs_model_scratch_floats(const GsModel *m, size_t n_rows);
+
+/*
+ * Score a column-major batch on the CPU (x[f * ld + r], ld >= n_rows) into
+ * out[r * n_outputs + k].  scratch holds gs_model_scratch_floats(m, n_rows)
+ * floats and may not alias x or out.  One row given row-major is the batch
+ * n_rows = ld = 1.  Cannot fail.
+ */
+extern void gs_model_predict(const GsModel *m, const float *x, size_t ld, size_t n_rows,
+							 float *scratch, float *out);
+
+#endif							/* GS_MODEL_H */

@@ -1,0 +1,72 @@
+/*
+ * onnx_internal.h
+ *	  What the files of the ONNX loader share (onnx_load.c: decoding and the
+ *	  graph; onnx_ops.c: one node at a time; onnx_tensor.c: tensors,
+ *	  attributes and the chain's bookkeeping).  Not a public interface: use
+ *	  onnx_load.h.
+ *
+ * A Loader lives on gs_onnx_load's stack for one load; the GsMlp it builds
+ * is owned by the caller on success and freed by gs_onnx_load on failure.
+ * The decoded protobuf tree it points into is freed before gs_onnx_load
+ * returns.
+ */
+#ifndef GS_ONNX_INTERNAL_H
+#define GS_ONNX_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <protobuf-c/protobuf-c.h>
+
+#include "onnx.pb-c.h"
+#include "onnx_load.h"
+
+typedef struct Loader
+{
+	const Onnx__GraphProto *g;
+	int64_t		opset;			/* default-domain opset version */
+	GsMlp	   *m;
+	int32_t		cap_steps;
+	const Onnx__TensorProto **consts;	/* Constant-node values */
+	const char **const_names;
+	int32_t		n_consts;
+	const char *cur;			/* name of the tensor the chain has reached */
+	int32_t		width;			/* its columns */
+	int32_t		biasless_dense; /* step index of a MatMul awaiting its Add, or -1 */
+	const GsLimits *lim;
+	GsStatus   *st;
+	char		label[160];		/* current node, for messages */
+} Loader;
+
+
+/* onnx_tensor.c */
+extern void onnx_safe_name(char *dst, size_t cap, const char *src);
+extern void *onnx_alloc(Loader *L, size_t size);
+extern GsCode onnx_nomem(Loader *L);
+extern const Onnx__TensorProto *onnx_find_const(const Loader *L, const char *name);
+extern const char *onnx_elem_type_name(int32_t t);
+extern GsCode onnx_tensor_check(Loader *L, const Onnx__TensorProto *t, int32_t want_type,
+								int64_t cap, int64_t *count);
+extern GsCode onnx_tensor_floats(Loader *L, const Onnx__TensorProto *t, int64_t cap,
+								 int64_t *count, float **vals);
+extern GsCode onnx_tensor_int64s(Loader *L, const Onnx__TensorProto *t, int64_t cap,
+								 int64_t *count, int64_t *vals);
+extern const Onnx__AttributeProto *onnx_attr_find(const Onnx__NodeProto *node, const char *name);
+extern GsCode onnx_attrs_allowed(Loader *L, const Onnx__NodeProto *node,
+								 const char *const *allowed);
+extern GsCode onnx_attr_int(Loader *L, const Onnx__NodeProto *node, const char *name,
+							int64_t def, int64_t *v);
+extern GsCode onnx_attr_float(Loader *L, const Onnx__NodeProto *node, const char *name,
+							  float def, float *v);
+extern GsMlpStep *onnx_new_step(Loader *L, GsMlpOp op, const char *node_name);
+extern bool onnx_is_cur(const Loader *L, const char *name);
+extern GsCode onnx_want_chain_input(Loader *L, const Onnx__NodeProto *node, size_t min_in,
+									size_t max_in);
+extern GsCode onnx_want_const(Loader *L, const Onnx__NodeProto *node, size_t k,
+							  const Onnx__TensorProto **t);
+
+/* onnx_ops.c: translate one node into steps (or a constant) */
+extern GsCode onnx_add_node(Loader *L, const Onnx__NodeProto *node);
+
+#endif							/* GS_ONNX_INTERNAL_H */

@@ -1,0 +1,351 @@
+/*
+ * onnx_load.c
+ *	  ONNX ModelProto bytes -> validated GsMlp (see onnx_load.h, mlp.h).
+ *
+ * Decoding is protobuf-c's, with the message code protoc-c generates from
+ * ONNX's onnx.proto (onnx.pb-c.c, made by the Makefile).  protobuf-c
+ * allocates through our ProtobufCAllocator, which (1) counts bytes against
+ * a cap, and (2) refuses to allocate once the C stack is more than
+ * GS_ONNX_MAX_STACK bytes deeper than where decoding started: protobuf-c
+ * recurses once per nested message and allocates each message first, so a
+ * hostile file nesting graphs in attributes in graphs ... fails cleanly
+ * instead of overflowing the stack.  The decoded message tree is temporary
+ * and freed before returning.
+ *
+ * The graph must be one chain: each node (Constant nodes aside) takes the
+ * tensor the previous node produced as its only non-constant input.
+ * Constants are initializers or Constant nodes; tensors with external data
+ * are refused (they name files, and a model must never make the server
+ * read a path).  Supported ops: Gemm, MatMul (+ Add as bias), Relu,
+ * LeakyRelu, Sigmoid, Tanh, Softmax, BatchNormalization (inference),
+ * Flatten, Identity, Dropout (inference), Reshape when it is a no-op on
+ * [N, F], and Add/Sub/Mul/Div by a constant scalar or per-column vector.
+ * Every size the file claims is checked against the caps and the bytes
+ * actually present before anything is allocated from it.
+ *
+ * This file: decoding, the graph's input and output, the chain as a whole.
+ * Per-node translation is in onnx_ops.c, tensors and attributes in
+ * onnx_tensor.c (shared declarations: onnx_internal.h).
+ */
+#include "onnx_load.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "onnx_internal.h"
+
+/* ---- protobuf-c allocator: byte cap and stack-depth guard ---- */
+
+typedef struct PbAlloc
+{
+	const GsAllocator *alloc;
+	uintptr_t	stack_base;
+	size_t		used;
+	size_t		cap;
+	bool		too_deep;
+	bool		over_cap;
+	bool		nomem;
+} PbAlloc;
+
+#define PB_HDR 16				/* size header before each block, keeps alignment */
+
+/* Allocate for protobuf-c, refusing past the byte cap or the stack limit. */
+static void *
+pb_alloc(void *data, size_t size)
+{
+	PbAlloc    *a = (PbAlloc *) data;
+	uintptr_t	sp = (uintptr_t) __builtin_frame_address(0);
+	size_t		depth = sp > a->stack_base ? sp - a->stack_base : a->stack_base - sp;
+	unsigned char *p;
+
+	if (depth > GS_ONNX_MAX_STACK)
+	{
+		a->too_deep = true;
+		return NULL;
+	}
+	if (size > a->cap - a->used)
+	{
+		a->over_cap = true;
+		return NULL;
+	}
+	p = a->alloc->alloc(a->alloc->ctx, size + PB_HDR);
+	if (p == NULL)
+	{
+		a->nomem = true;
+		return NULL;
+	}
+	memcpy(p, &size, sizeof(size));
+	a->used += size;
+	return p + PB_HDR;
+}
+
+/* Free a block of pb_alloc. */
+static void
+pb_free(void *data, void *ptr)
+{
+	PbAlloc    *a = (PbAlloc *) data;
+	unsigned char *p;
+	size_t		size;
+
+	if (ptr == NULL)
+		return;
+	p = (unsigned char *) ptr - PB_HDR;
+	memcpy(&size, p, sizeof(size));
+	a->used -= size;
+	a->alloc->free(a->alloc->ctx, p);
+}
+
+/* The graph's one real input (not an initializer) and its feature count. */
+static GsCode
+graph_input(Loader *L, const char **name, int32_t *n_features)
+{
+	const Onnx__ValueInfoProto *in = NULL;
+	const Onnx__TypeProto__Tensor *tt;
+	int32_t		max_features = L->lim->max_features > 0 ? L->lim->max_features : INT32_MAX;
+	int			n = 0;
+
+	for (size_t i = 0; i < L->g->n_input; i++)
+	{
+		bool		is_init = false;
+
+		for (size_t k = 0; k < L->g->n_initializer && !is_init; k++)
+			is_init = L->g->input[i]->name && L->g->initializer[k]->name &&
+				strcmp(L->g->input[i]->name, L->g->initializer[k]->name) == 0;
+		if (!is_init)
+		{
+			in = L->g->input[i];
+			n++;
+		}
+	}
+	if (n != 1)
+	{
+		gs_status_set(L->st, GS_ERR_UNSUPPORTED, "the graph has %d inputs, expected one", n);
+		gs_status_detail(L->st, "A scored model takes one float tensor of shape [N, F].");
+		return L->st->code;
+	}
+	if (in->name == NULL || in->name[0] == '\0')
+		return gs_status_set(L->st, GS_ERR_INVALID_MODEL, "the graph's input has no name");
+	if (in->type == NULL || in->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
+		(tt = in->type->tensor_type) == NULL)
+		return gs_status_set(L->st, GS_ERR_UNSUPPORTED, "the graph's input is not a tensor");
+	if (!tt->has_elem_type || tt->elem_type != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT)
+		return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+							 "the graph's input has element type %s, expected float",
+							 onnx_elem_type_name(tt->has_elem_type ? tt->elem_type : 0));
+	if (tt->shape == NULL || tt->shape->n_dim != 2)
+		return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+							 "the graph's input is not a matrix [N, F]");
+	if (tt->shape->dim[1]->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE)
+		return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+							 "the graph's input does not fix its number of features");
+	if (tt->shape->dim[1]->dim_value < 1)
+		return gs_status_set(L->st, GS_ERR_INVALID_MODEL,
+							 "the graph's input has %lld features",
+							 (long long) tt->shape->dim[1]->dim_value);
+	if (tt->shape->dim[1]->dim_value > max_features || tt->shape->dim[1]->dim_value > GS_MLP_MAX_WIDTH)
+		return gs_status_set(L->st, GS_ERR_LIMIT,
+							 "the model has %lld features, more than the limit of %d",
+							 (long long) tt->shape->dim[1]->dim_value,
+							 max_features < GS_MLP_MAX_WIDTH ? max_features : GS_MLP_MAX_WIDTH);
+	*name = in->name;
+	*n_features = (int32_t) tt->shape->dim[1]->dim_value;
+	return GS_OK;
+}
+
+/* Check the graph's output is the end of the chain, [N, width] float. */
+static GsCode
+graph_output(Loader *L)
+{
+	const Onnx__ValueInfoProto *out;
+	const Onnx__TypeProto__Tensor *tt;
+
+	if (L->g->n_output != 1)
+		return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+							 "the graph has %zu outputs, expected one", L->g->n_output);
+	out = L->g->output[0];
+	if (!onnx_is_cur(L, out->name))
+	{
+		gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+					  "the graph's output is not the end of a single feed-forward chain");
+		return L->st->code;
+	}
+	if (out->type == NULL)
+		return GS_OK;
+	if (out->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
+		(tt = out->type->tensor_type) == NULL ||
+		(tt->has_elem_type && tt->elem_type != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT))
+		return gs_status_set(L->st, GS_ERR_UNSUPPORTED, "the graph's output is not a float tensor");
+	if (tt->shape && (tt->shape->n_dim != 2 ||
+					  (tt->shape->dim[1]->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
+					   tt->shape->dim[1]->dim_value != L->width)))
+		return gs_status_set(L->st, GS_ERR_INVALID_MODEL,
+							 "the graph's output shape does not match [N, %d]", L->width);
+	return GS_OK;
+}
+
+/* Build the network from a decoded model. */
+static GsCode
+build(Loader *L, const Onnx__ModelProto *model, bool reconstruction)
+{
+	const Onnx__GraphProto *g = model->graph;
+	GsMlp	   *m = L->m;
+	size_t		cap;
+
+	if (!model->has_ir_version || model->ir_version < 1)
+		return gs_status_set(L->st, GS_ERR_INVALID_MODEL, "the ONNX model has no IR version");
+	if (g == NULL)
+		return gs_status_set(L->st, GS_ERR_INVALID_MODEL, "the ONNX model has no graph");
+	L->opset = -1;
+	for (size_t i = 0; i < model->n_opset_import; i++)
+	{
+		const char *d = model->opset_import[i]->domain;
+
+		if ((d == NULL || d[0] == '\0' || strcmp(d, "ai.onnx") == 0) &&
+			model->opset_import[i]->has_version)
+			L->opset = model->opset_import[i]->version;
+	}
+	if (L->opset < 1)
+		return gs_status_set(L->st, GS_ERR_INVALID_MODEL,
+							 "the ONNX model does not import the default operator set");
+	if (g->n_node > GS_ONNX_MAX_NODES)
+		return gs_status_set(L->st, GS_ERR_LIMIT, "the graph has %zu nodes, more than the limit of %d",
+							 g->n_node, GS_ONNX_MAX_NODES);
+	if (g->n_initializer > GS_ONNX_MAX_INITIALIZERS)
+		return gs_status_set(L->st, GS_ERR_LIMIT,
+							 "the graph has %zu initializers, more than the limit of %d",
+							 g->n_initializer, GS_ONNX_MAX_INITIALIZERS);
+	if (graph_input(L, &L->cur, &L->width) != GS_OK)
+		return L->st->code;
+	m->n_features = L->width;
+
+	cap = 2 * g->n_node + 1;
+	L->cap_steps = cap > GS_MLP_MAX_STEPS ? GS_MLP_MAX_STEPS : (int32_t) cap;
+	m->steps = onnx_alloc(L, sizeof(GsMlpStep) * (size_t) L->cap_steps);
+	L->consts = onnx_alloc(L, sizeof(*L->consts) * (g->n_node + 1));
+	L->const_names = onnx_alloc(L, sizeof(*L->const_names) * (g->n_node + 1));
+	if (m->steps == NULL || L->consts == NULL || L->const_names == NULL)
+		return onnx_nomem(L);
+	L->biasless_dense = -1;
+
+	for (size_t i = 0; i < g->n_node; i++)
+		if (onnx_add_node(L, g->node[i]) != GS_OK)
+			return L->st->code;
+	if (graph_output(L) != GS_OK)
+		return L->st->code;
+	if (m->n_layers == 0)
+		return gs_status_set(L->st, GS_ERR_UNSUPPORTED, "the graph has no Gemm or MatMul layer");
+
+	m->n_net_outputs = L->width;
+	m->max_width = m->n_features;
+	for (int32_t i = 0; i < m->n_steps; i++)
+		if (m->steps[i].n_out > m->max_width)
+			m->max_width = m->steps[i].n_out;
+	{
+		GsMlpOp		last = m->steps[m->n_steps - 1].op;
+
+		snprintf(m->output_act, sizeof(m->output_act), "%s",
+				 last == GS_MLP_DENSE || last == GS_MLP_ADD || last == GS_MLP_MUL ||
+				 last == GS_MLP_DIV ? "identity" : gs_mlp_op_name(last));
+	}
+	if (model->producer_name && model->producer_name[0])
+	{
+		char		pn[40],
+					pv[24];
+
+		onnx_safe_name(pn, sizeof(pn), model->producer_name);
+		onnx_safe_name(pv, sizeof(pv), model->producer_version && model->producer_version[0] ?
+				  model->producer_version : "");
+		snprintf(m->producer, sizeof(m->producer), "%s%s%s", pn,
+				 model->producer_version && model->producer_version[0] ? " " : "",
+				 model->producer_version && model->producer_version[0] ? pv : "");
+	}
+	m->reconstruction = reconstruction;
+	if (reconstruction && m->n_net_outputs != m->n_features)
+	{
+		gs_status_set(L->st, GS_ERR_INVALID_MODEL,
+					  "the model is not an autoencoder: it has %d outputs for %d input features",
+					  m->n_net_outputs, m->n_features);
+		gs_status_detail(L->st, "Reconstruction-error scoring compares each row's output with its input.");
+		return L->st->code;
+	}
+	m->n_outputs = reconstruction ? 1 : m->n_net_outputs;
+	return GS_OK;
+}
+
+/* Parse, validate and build; see onnx_load.h. */
+GsCode
+gs_onnx_load(const unsigned char *bytes, size_t len, bool reconstruction,
+			 const GsLimits *lim, const GsAllocator *alloc, GsMlp **out,
+			 GsStatus *st)
+{
+	PbAlloc		pa;
+	ProtobufCAllocator pca;
+	Onnx__ModelProto *model;
+	Loader		L;
+	GsMlp	   *m;
+	GsCode		rc;
+
+	gs_status_clear(st);
+	*out = NULL;
+	if (lim == NULL)
+		lim = &gs_default_limits;
+	if (len == 0)
+		return gs_status_set(st, GS_ERR_INVALID_MODEL, "the model bytes are empty");
+	if (lim->max_model_bytes > 0 && len > lim->max_model_bytes)
+		return gs_status_set(st, GS_ERR_LIMIT,
+							 "%zu bytes, more than the limit of %zu bytes",
+							 len, lim->max_model_bytes);
+
+	/* the decoded tree: the tensors' bytes once more, plus bounded overhead */
+	memset(&pa, 0, sizeof(pa));
+	pa.alloc = alloc;
+	pa.stack_base = (uintptr_t) __builtin_frame_address(0);
+	pa.cap = (len > SIZE_MAX / 4 ? SIZE_MAX / 2 : 2 * len) + (size_t) 64 * 1024 * 1024;
+	pca.alloc = pb_alloc;
+	pca.free = pb_free;
+	pca.allocator_data = &pa;
+	model = onnx__model_proto__unpack(&pca, len, bytes);
+	if (model == NULL)
+	{
+		if (pa.too_deep)
+			return gs_status_set(st, GS_ERR_INVALID_MODEL,
+								 "the ONNX model nests messages too deeply");
+		if (pa.nomem)
+			return gs_status_set(st, GS_ERR_NOMEM, "out of memory decoding ONNX model");
+		if (pa.over_cap)
+			return gs_status_set(st, GS_ERR_LIMIT,
+								 "decoding the ONNX model needs more than %zu bytes", pa.cap);
+		gs_status_set(st, GS_ERR_INVALID_MODEL, "could not decode the ONNX model");
+		gs_status_detail(st, "The bytes are not a complete ONNX ModelProto (truncated or not ONNX).");
+		return st->code;
+	}
+
+	m = alloc->alloc(alloc->ctx, sizeof(GsMlp));
+	if (m == NULL)
+	{
+		onnx__model_proto__free_unpacked(model, &pca);
+		return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading ONNX model");
+	}
+	memset(m, 0, sizeof(GsMlp));
+	m->alloc = *alloc;
+	memset(&L, 0, sizeof(L));
+	L.g = model->graph;
+	L.m = m;
+	L.lim = lim;
+	L.st = st;
+	rc = build(&L, model, reconstruction);
+	if (L.consts)
+		alloc->free(alloc->ctx, (void *) L.consts);
+	if (L.const_names)
+		alloc->free(alloc->ctx, (void *) L.const_names);
+	onnx__model_proto__free_unpacked(model, &pca);
+	if (rc != GS_OK)
+	{
+		gs_mlp_free(m);
+		return rc;
+	}
+	*out = m;
+	return GS_OK;
+}

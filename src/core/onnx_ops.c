@@ -1,0 +1,535 @@
+/*
+ * onnx_ops.c
+ *	  One ONNX node at a time into GsMlp steps (see onnx_internal.h): Gemm,
+ *	  MatMul (+ Add folded into its bias), Add/Sub/Mul/Div by constants,
+ *	  activations, Softmax, BatchNormalization (inference), and the no-ops
+ *	  Flatten, Identity, Dropout and Reshape; Constant nodes become
+ *	  constants.  Anything else is refused naming the op and the node.
+ *	  Weights are copied into arrays of the network's allocator; on error
+ *	  whatever a function allocated is freed before it returns.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "onnx_internal.h"
+
+/* Gemm or MatMul: a dense step. */
+static GsCode
+add_dense(Loader *L, const Onnx__NodeProto *node, bool gemm)
+{
+	static const char *const gemm_attrs[] = {"alpha", "beta", "transA", "transB", NULL};
+	static const char *const no_attrs[] = {NULL};
+	const Onnx__TensorProto *B,
+			   *C = NULL;
+	int64_t		trans_a = 0,
+				trans_b = 0,
+				nb,
+				nc,
+				n_in,
+				n_out;
+	float		alpha = 1.0f,
+				beta = 1.0f;
+	float	   *bv = NULL,
+			   *cv = NULL,
+			   *w = NULL,
+			   *bias = NULL;
+	GsMlpStep  *s;
+	int64_t		wcap = (int64_t) GS_MLP_MAX_WIDTH * GS_MLP_MAX_WIDTH;
+
+	if (onnx_want_chain_input(L, node, 2, gemm ? 3 : 2) != GS_OK ||
+		onnx_attrs_allowed(L, node, gemm ? gemm_attrs : no_attrs) != GS_OK)
+		return L->st->code;
+	if (gemm)
+	{
+		if (onnx_attr_int(L, node, "transA", 0, &trans_a) != GS_OK ||
+			onnx_attr_int(L, node, "transB", 0, &trans_b) != GS_OK ||
+			onnx_attr_float(L, node, "alpha", 1.0f, &alpha) != GS_OK ||
+			onnx_attr_float(L, node, "beta", 1.0f, &beta) != GS_OK)
+			return L->st->code;
+		if (trans_a != 0)
+			return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+								 "%s transposes its input (transA=1)", L->label);
+		if (node->n_input == 3 && node->input[2] && node->input[2][0] &&
+			onnx_want_const(L, node, 2, &C) != GS_OK)
+			return L->st->code;
+	}
+	if (onnx_want_const(L, node, 1, &B) != GS_OK)
+		return L->st->code;
+	if (B->n_dims != 2)
+		return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+							 "the weights of %s have %zu dimensions, expected 2", L->label, B->n_dims);
+	n_in = trans_b ? B->dims[1] : B->dims[0];
+	n_out = trans_b ? B->dims[0] : B->dims[1];
+	if (n_in != L->width)
+	{
+		gs_status_set(L->st, GS_ERR_INVALID_MODEL,
+					  "the weights of %s expect %lld inputs, the layer before gives %d",
+					  L->label, (long long) n_in, L->width);
+		return L->st->code;
+	}
+	if (n_out < 1 || n_out > GS_MLP_MAX_WIDTH)
+		return gs_status_set(L->st, GS_ERR_LIMIT,
+							 "%s has %lld units, the limit is 1 to %d",
+							 L->label, (long long) n_out, GS_MLP_MAX_WIDTH);
+	if (onnx_tensor_floats(L, B, wcap, &nb, &bv) != GS_OK)
+		return L->st->code;
+	if (C && onnx_tensor_floats(L, C, GS_MLP_MAX_WIDTH, &nc, &cv) != GS_OK)
+		goto fail;
+	if (C)
+	{
+		/* C broadcasts to [N, n_out]: [n_out], [1, n_out], [1], [1, 1] or a scalar */
+		bool		shape_ok = (nc == n_out || nc == 1) &&
+			(C->n_dims <= 1 || (C->n_dims == 2 && C->dims[0] == 1));
+
+		if (!shape_ok)
+		{
+			gs_status_set(L->st, GS_ERR_INVALID_MODEL,
+						  "the bias of %s does not broadcast to %lld units", L->label, (long long) n_out);
+			goto fail;
+		}
+	}
+	w = onnx_alloc(L, sizeof(float) * (size_t) nb);
+	bias = onnx_alloc(L, sizeof(float) * (size_t) n_out);
+	if (w == NULL || bias == NULL)
+	{
+		onnx_nomem(L);
+		goto fail;
+	}
+	/* w[o * n_in + i]: row o holds the weights of unit o */
+	for (int64_t o = 0; o < n_out; o++)
+		for (int64_t i = 0; i < n_in; i++)
+		{
+			float		v = trans_b ? bv[o * n_in + i] : bv[i * n_out + o];
+
+			w[o * n_in + i] = alpha == 1.0f ? v : alpha * v;
+		}
+	for (int64_t o = 0; o < n_out; o++)
+		bias[o] = cv ? (beta == 1.0f ? cv[nc == 1 ? 0 : o] : beta * cv[nc == 1 ? 0 : o]) : 0.0f;
+	for (int64_t k = 0; k < nb; k++)
+		if (!isfinite(w[k]))
+		{
+			gs_status_set(L->st, GS_ERR_INVALID_MODEL, "the weights of %s overflow", L->label);
+			goto fail;
+		}
+	if (L->m->n_layers >= GS_MLP_MAX_LAYERS)
+	{
+		gs_status_set(L->st, GS_ERR_LIMIT, "the network has more than %d dense layers", GS_MLP_MAX_LAYERS);
+		goto fail;
+	}
+	s = onnx_new_step(L, GS_MLP_DENSE, node->name);
+	if (s == NULL)
+		goto fail;
+	s->n_out = (int32_t) n_out;
+	s->w = w;
+	s->p = bias;
+	L->m->n_layers++;
+	L->m->n_params += nb + n_out;
+	L->width = (int32_t) n_out;
+	L->biasless_dense = gemm && C ? -1 : L->m->n_steps - 1;
+	L->m->alloc.free(L->m->alloc.ctx, bv);
+	if (cv)
+		L->m->alloc.free(L->m->alloc.ctx, cv);
+	return GS_OK;
+
+fail:
+	if (bv)
+		L->m->alloc.free(L->m->alloc.ctx, bv);
+	if (cv)
+		L->m->alloc.free(L->m->alloc.ctx, cv);
+	if (w)
+		L->m->alloc.free(L->m->alloc.ctx, w);
+	if (bias)
+		L->m->alloc.free(L->m->alloc.ctx, bias);
+	return L->st->code;
+}
+
+/*
+ * A per-column parameter vector from constant t, broadcast to width: a
+ * scalar ([], [1], [1, 1]) or [width] / [1, width].  New array in *vals.
+ */
+static GsCode
+column_params(Loader *L, const Onnx__TensorProto *t, float **vals)
+{
+	int64_t		n;
+	float	   *v,
+			   *out;
+	bool		shape_ok;
+
+	if (onnx_tensor_floats(L, t, GS_MLP_MAX_WIDTH, &n, &v) != GS_OK)
+		return L->st->code;
+	shape_ok = (n == 1 || n == L->width) &&
+		(t->n_dims <= 1 || (t->n_dims == 2 && t->dims[0] == 1));
+	if (!shape_ok)
+	{
+		L->m->alloc.free(L->m->alloc.ctx, v);
+		return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+							 "the constant of %s does not broadcast over the %d columns",
+							 L->label, L->width);
+	}
+	if (n == L->width)
+	{
+		*vals = v;
+		return GS_OK;
+	}
+	out = onnx_alloc(L, sizeof(float) * (size_t) L->width);
+	if (out == NULL)
+	{
+		L->m->alloc.free(L->m->alloc.ctx, v);
+		return onnx_nomem(L);
+	}
+	for (int32_t c = 0; c < L->width; c++)
+		out[c] = v[0];
+	L->m->alloc.free(L->m->alloc.ctx, v);
+	*vals = out;
+	return GS_OK;
+}
+
+/* Add a parameterized element-wise step owning vals. */
+static GsCode
+add_param_step(Loader *L, const Onnx__NodeProto *node, GsMlpOp op, float *vals)
+{
+	GsMlpStep  *s = onnx_new_step(L, op, node->name);
+
+	if (s == NULL)
+	{
+		L->m->alloc.free(L->m->alloc.ctx, vals);
+		return L->st->code;
+	}
+	s->p = vals;
+	L->m->n_params += L->width;
+	return GS_OK;
+}
+
+/* Add, Sub, Mul or Div with one constant operand. */
+static GsCode
+add_arith(Loader *L, const Onnx__NodeProto *node, const char *op)
+{
+	static const char *const no_attrs[] = {NULL};
+	bool		commutative = strcmp(op, "Add") == 0 || strcmp(op, "Mul") == 0;
+	const Onnx__TensorProto *t;
+	float	   *v = NULL;
+	size_t		k;
+
+	if (node->n_input != 2)
+		return gs_status_set(L->st, GS_ERR_INVALID_MODEL, "%s has %zu inputs", L->label, node->n_input);
+	if (onnx_attrs_allowed(L, node, no_attrs) != GS_OK)
+		return L->st->code;
+	if (onnx_is_cur(L, node->input[0]))
+		k = 1;
+	else if (onnx_is_cur(L, node->input[1]))
+	{
+		if (!commutative)
+			return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+								 "%s takes the constant as its first operand", L->label);
+		k = 0;
+	}
+	else
+		return onnx_want_chain_input(L, node, 2, 2);
+	if (onnx_want_const(L, node, k, &t) != GS_OK)
+		return L->st->code;
+	if (column_params(L, t, &v) != GS_OK)
+		return L->st->code;
+
+	if (strcmp(op, "Add") == 0)
+	{
+		/* MatMul + Add: the Add is the layer's bias (0 + b is exact) */
+		if (L->biasless_dense >= 0 && L->biasless_dense == L->m->n_steps - 1)
+		{
+			GsMlpStep  *d = &L->m->steps[L->biasless_dense];
+
+			for (int32_t c = 0; c < L->width; c++)
+				d->p[c] += v[c];
+			L->m->alloc.free(L->m->alloc.ctx, v);
+			L->biasless_dense = -1;
+			return GS_OK;
+		}
+		return add_param_step(L, node, GS_MLP_ADD, v);
+	}
+	if (strcmp(op, "Sub") == 0)
+	{
+		for (int32_t c = 0; c < L->width; c++)
+			v[c] = -v[c];
+		return add_param_step(L, node, GS_MLP_ADD, v);
+	}
+	if (strcmp(op, "Div") == 0)
+	{
+		for (int32_t c = 0; c < L->width; c++)
+			if (v[c] == 0.0f)
+			{
+				L->m->alloc.free(L->m->alloc.ctx, v);
+				return gs_status_set(L->st, GS_ERR_INVALID_MODEL, "%s divides by zero", L->label);
+			}
+		return add_param_step(L, node, GS_MLP_DIV, v);
+	}
+	return add_param_step(L, node, GS_MLP_MUL, v);
+}
+
+/* BatchNormalization in inference mode: y = x * s + t per column. */
+static GsCode
+add_batchnorm(Loader *L, const Onnx__NodeProto *node)
+{
+	static const char *const bn_attrs[] = {"epsilon", "momentum", "spatial", "training_mode", NULL};
+	const Onnx__TensorProto *t[4];
+	float	   *v[4] = {NULL, NULL, NULL, NULL};
+	float	   *s = NULL,
+			   *b = NULL;
+	float		eps,
+				momentum;
+	int64_t		spatial,
+				training;
+	GsCode		rc = GS_OK;
+
+	if (onnx_want_chain_input(L, node, 5, 5) != GS_OK || onnx_attrs_allowed(L, node, bn_attrs) != GS_OK ||
+		onnx_attr_float(L, node, "epsilon", 1e-5f, &eps) != GS_OK ||
+		onnx_attr_float(L, node, "momentum", 0.9f, &momentum) != GS_OK ||
+		onnx_attr_int(L, node, "spatial", 1, &spatial) != GS_OK ||
+		onnx_attr_int(L, node, "training_mode", 0, &training) != GS_OK)
+		return L->st->code;
+	if (training != 0 || spatial != 1)
+		return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+							 "%s is not in inference mode", L->label);
+	for (size_t i = 1; i < node->n_output; i++)
+		if (node->output[i] && node->output[i][0])
+			return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+								 "%s outputs running statistics (training mode)", L->label);
+	for (int k = 0; k < 4; k++)
+	{
+		int64_t		n;
+
+		if (onnx_want_const(L, node, k + 1, &t[k]) != GS_OK ||
+			onnx_tensor_floats(L, t[k], GS_MLP_MAX_WIDTH, &n, &v[k]) != GS_OK)
+			goto done;
+		if (n != L->width || t[k]->n_dims != 1)
+		{
+			gs_status_set(L->st, GS_ERR_INVALID_MODEL,
+						  "the parameters of %s do not have %d values", L->label, L->width);
+			goto done;
+		}
+	}
+	s = onnx_alloc(L, sizeof(float) * (size_t) L->width);
+	b = onnx_alloc(L, sizeof(float) * (size_t) L->width);
+	if (s == NULL || b == NULL)
+	{
+		onnx_nomem(L);
+		goto done;
+	}
+	for (int32_t c = 0; c < L->width; c++)
+	{
+		double		var = (double) v[3][c] + eps;
+		double		scale;
+
+		if (!(var > 0.0))
+		{
+			gs_status_set(L->st, GS_ERR_INVALID_MODEL,
+						  "%s has a variance of zero or less", L->label);
+			goto done;
+		}
+		scale = (double) v[0][c] / sqrt(var);
+		s[c] = (float) scale;
+		b[c] = (float) ((double) v[1][c] - (double) v[2][c] * scale);
+		if (!isfinite(s[c]) || !isfinite(b[c]))
+		{
+			gs_status_set(L->st, GS_ERR_INVALID_MODEL, "the parameters of %s overflow", L->label);
+			goto done;
+		}
+	}
+	if (add_param_step(L, node, GS_MLP_MUL, s) != GS_OK)
+	{
+		s = NULL;
+		goto done;
+	}
+	s = NULL;
+	rc = add_param_step(L, node, GS_MLP_ADD, b);
+	b = NULL;
+	if (rc != GS_OK)
+		goto done;
+
+done:
+	for (int k = 0; k < 4; k++)
+		if (v[k])
+			L->m->alloc.free(L->m->alloc.ctx, v[k]);
+	if (s)
+		L->m->alloc.free(L->m->alloc.ctx, s);
+	if (b)
+		L->m->alloc.free(L->m->alloc.ctx, b);
+	return L->st->code;
+}
+
+/* Reshape: accepted only as a no-op on [N, width]. */
+static GsCode
+add_reshape(Loader *L, const Onnx__NodeProto *node)
+{
+	static const char *const attrs[] = {"allowzero", NULL};
+	const Onnx__TensorProto *t;
+	int64_t		shape[2] = {0, 0},
+				n = 0,
+				allowzero;
+	bool		noop;
+
+	if (onnx_want_chain_input(L, node, 2, 2) != GS_OK || onnx_attrs_allowed(L, node, attrs) != GS_OK ||
+		onnx_attr_int(L, node, "allowzero", 0, &allowzero) != GS_OK ||
+		onnx_want_const(L, node, 1, &t) != GS_OK ||
+		onnx_tensor_int64s(L, t, 2, &n, shape) != GS_OK)
+		return L->st->code;
+	/* 0 copies the input's dimension unless allowzero; -1 is inferred */
+	noop = n == 2 &&
+		(shape[0] == -1 || (shape[0] == 0 && !allowzero)) &&
+		(shape[1] == L->width || (shape[1] == 0 && !allowzero) ||
+		 (shape[1] == -1 && shape[0] == 0 && !allowzero));
+	if (!noop)
+		return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+							 "%s changes the shape [N, %d]", L->label, L->width);
+	return GS_OK;
+}
+
+/* One node of the chain. */
+GsCode
+onnx_add_node(Loader *L, const Onnx__NodeProto *node)
+{
+	static const char *const no_attrs[] = {NULL};
+	const char *op = node->op_type ? node->op_type : "";
+	char		nname[80],
+				oname[48];
+
+	onnx_safe_name(nname, sizeof(nname), node->name);
+	onnx_safe_name(oname, sizeof(oname), op);
+	snprintf(L->label, sizeof(L->label), "node \"%s\" (%s)", nname, oname);
+
+	if (node->domain && node->domain[0] && strcmp(node->domain, "ai.onnx") != 0)
+	{
+		char		dname[64];
+
+		onnx_safe_name(dname, sizeof(dname), node->domain);
+		return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+							 "unsupported ONNX operator \"%s\" of domain \"%s\" in node \"%s\"",
+							 oname, dname, nname);
+	}
+	if (node->n_output < 1 || node->output[0] == NULL || node->output[0][0] == '\0')
+		return gs_status_set(L->st, GS_ERR_INVALID_MODEL, "%s has no output", L->label);
+	for (size_t i = 0; i < node->n_output; i++)
+		if (onnx_find_const(L, node->output[i]) || onnx_is_cur(L, node->output[i]))
+			return gs_status_set(L->st, GS_ERR_INVALID_MODEL,
+								 "%s redefines a value", L->label);
+	if (node->n_output > 1 && strcmp(op, "Dropout") != 0 && strcmp(op, "BatchNormalization") != 0)
+		for (size_t i = 1; i < node->n_output; i++)
+			if (node->output[i] && node->output[i][0])
+				return gs_status_set(L->st, GS_ERR_UNSUPPORTED, "%s has more than one output", L->label);
+
+	if (strcmp(op, "Constant") == 0)
+	{
+		const Onnx__AttributeProto *a = onnx_attr_find(node, "value");
+
+		if (node->n_input != 0 || node->n_attribute != 1 || a == NULL || a->t == NULL)
+			return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+								 "%s does not hold a tensor \"value\"", L->label);
+		L->consts[L->n_consts] = a->t;
+		L->const_names[L->n_consts] = node->output[0];
+		L->n_consts++;
+		return GS_OK;			/* not part of the chain */
+	}
+	if (strcmp(op, "Gemm") == 0 || strcmp(op, "MatMul") == 0)
+	{
+		if (add_dense(L, node, op[0] == 'G') != GS_OK)
+			return L->st->code;
+	}
+	else if (strcmp(op, "Add") == 0 || strcmp(op, "Sub") == 0 ||
+			 strcmp(op, "Mul") == 0 || strcmp(op, "Div") == 0)
+	{
+		if (add_arith(L, node, op) != GS_OK)
+			return L->st->code;
+	}
+	else if (strcmp(op, "Relu") == 0 || strcmp(op, "Sigmoid") == 0 || strcmp(op, "Tanh") == 0 ||
+			 strcmp(op, "Identity") == 0)
+	{
+		if (onnx_want_chain_input(L, node, 1, 1) != GS_OK || onnx_attrs_allowed(L, node, no_attrs) != GS_OK)
+			return L->st->code;
+		if (op[0] != 'I' &&
+			onnx_new_step(L, op[0] == 'R' ? GS_MLP_RELU : op[0] == 'S' ? GS_MLP_SIGMOID : GS_MLP_TANH,
+					 node->name) == NULL)
+			return L->st->code;
+	}
+	else if (strcmp(op, "LeakyRelu") == 0)
+	{
+		static const char *const attrs[] = {"alpha", NULL};
+		float		alpha;
+		GsMlpStep  *s;
+
+		if (onnx_want_chain_input(L, node, 1, 1) != GS_OK || onnx_attrs_allowed(L, node, attrs) != GS_OK ||
+			onnx_attr_float(L, node, "alpha", 0.01f, &alpha) != GS_OK)
+			return L->st->code;
+		if ((s = onnx_new_step(L, GS_MLP_LEAKY_RELU, node->name)) == NULL)
+			return L->st->code;
+		s->alpha = alpha;
+	}
+	else if (strcmp(op, "Softmax") == 0)
+	{
+		static const char *const attrs[] = {"axis", NULL};
+		int64_t		axis;
+
+		if (onnx_want_chain_input(L, node, 1, 1) != GS_OK || onnx_attrs_allowed(L, node, attrs) != GS_OK ||
+			onnx_attr_int(L, node, "axis", L->opset >= 13 ? -1 : 1, &axis) != GS_OK)
+			return L->st->code;
+		if (axis != 1 && axis != -1)
+			return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+								 "%s is not over the columns of [N, %d] (axis %lld)",
+								 L->label, L->width, (long long) axis);
+		if (onnx_new_step(L, GS_MLP_SOFTMAX, node->name) == NULL)
+			return L->st->code;
+	}
+	else if (strcmp(op, "BatchNormalization") == 0)
+	{
+		if (add_batchnorm(L, node) != GS_OK)
+			return L->st->code;
+	}
+	else if (strcmp(op, "Flatten") == 0)
+	{
+		static const char *const attrs[] = {"axis", NULL};
+		int64_t		axis;
+
+		if (onnx_want_chain_input(L, node, 1, 1) != GS_OK || onnx_attrs_allowed(L, node, attrs) != GS_OK ||
+			onnx_attr_int(L, node, "axis", 1, &axis) != GS_OK)
+			return L->st->code;
+		if (axis != 1 && axis != -1)
+			return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+								 "%s changes the shape [N, %d]", L->label, L->width);
+	}
+	else if (strcmp(op, "Dropout") == 0)
+	{
+		static const char *const attrs[] = {"seed", "is_test", "ratio", NULL};
+
+		if (onnx_want_chain_input(L, node, 1, 3) != GS_OK || onnx_attrs_allowed(L, node, attrs) != GS_OK)
+			return L->st->code;
+		if (node->n_input == 3 && node->input[2] && node->input[2][0])
+		{
+			const Onnx__TensorProto *t = onnx_find_const(L, node->input[2]);
+			bool		off = false;
+
+			/* training_mode must be a constant false */
+			if (t && t->has_data_type && t->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__BOOL &&
+				t->n_external_data == 0)
+				off = t->has_raw_data ? (t->raw_data.len == 1 && t->raw_data.data[0] == 0)
+					: (t->n_int32_data == 1 && t->int32_data[0] == 0);
+			if (!off)
+				return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+									 "%s may be in training mode", L->label);
+		}
+	}
+	else if (strcmp(op, "Reshape") == 0)
+	{
+		if (add_reshape(L, node) != GS_OK)
+			return L->st->code;
+	}
+	else
+	{
+		gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+					  "unsupported ONNX operator \"%s\" in node \"%s\"", oname, nname);
+		gs_status_detail(L->st, "Supported: Gemm, MatMul, Add, Sub, Mul, Div, Relu, LeakyRelu, Sigmoid, "
+						 "Tanh, Softmax, BatchNormalization, Flatten, Identity, Dropout, Reshape, Constant.");
+		return L->st->code;
+	}
+	L->cur = node->output[0];
+	return GS_OK;
+}
+

@@ -1,0 +1,85 @@
+/*
+ * fuzz_onnx.c
+ *	  libFuzzer target: arbitrary bytes as an ONNX model, through the
+ *	  loader every scoring path uses (gs_model_load, model.h).
+ *
+ * Each input is loaded as 'onnx', as 'onnx-autoencoder' and with format
+ * detection ('auto', which may dispatch to any loader).  A rejected input
+ * must give a clean status and no model; an accepted one must have a sane
+ * shape and score four rows (all missing, zeros, values from the input,
+ * extremes) on the CPU without a sanitizer report.  Links the ONNX part of
+ * the core (NN_SRC in the Makefile); run.sh sees the include of model.h.
+ * Seeds in tests/fuzz/corpus/fuzz_onnx/.
+ */
+#include "fuzz_common.h"
+
+#include "model.h"
+
+int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Load as fmt; on success score a few rows. */
+static void
+load_and_score(const uint8_t *data, size_t size, GsModelFormat fmt)
+{
+	enum
+	{
+	N_ROWS = 4};
+	GsModel    *m = NULL;
+	GsStatus	st;
+	GsCode		rc;
+	size_t		nf;
+	float	   *x,
+			   *scratch,
+			   *out;
+
+	rc = gs_model_load(data, size, fmt, &fuzz_limits, &gs_malloc_allocator, &m, &st);
+	if (rc != GS_OK)
+	{
+		if (m != NULL)
+			fuzz_fail("load failed with code %d but returned a model", (int) rc);
+		if (rc != st.code || rc < GS_ERR_INVALID_MODEL || rc > GS_ERR_INTERNAL || rc == GS_ERR_INTERNAL)
+			fuzz_fail("bad failure code %d (status %d): %s", (int) rc, (int) st.code, st.msg);
+		if (memchr(st.msg, '\0', sizeof(st.msg)) == NULL || st.msg[0] == '\0')
+			fuzz_fail("failure without a message");
+		return;
+	}
+	if (m == NULL)
+		fuzz_fail("load succeeded without a model");
+	if (m->n_features < 1 || m->n_outputs < 1 ||
+		(fuzz_limits.max_features > 0 && m->n_features > fuzz_limits.max_features))
+		fuzz_fail("bad shape: %d features, %d outputs", m->n_features, m->n_outputs);
+	if ((m->kind == GS_MODEL_FOREST) != (m->forest != NULL) ||
+		(m->kind == GS_MODEL_MLP) != (m->mlp != NULL))
+		fuzz_fail("kind %d does not match its members", (int) m->kind);
+	if (m->forest)
+		fuzz_check_forest(m->forest, &fuzz_limits);
+
+	nf = (size_t) m->n_features;
+	x = malloc(sizeof(float) * nf * N_ROWS);
+	scratch = malloc(sizeof(float) * (gs_model_scratch_floats(m, N_ROWS) + 1));
+	out = malloc(sizeof(float) * (size_t) m->n_outputs * N_ROWS);
+	if (!x || !scratch || !out)
+		fuzz_fail("out of memory in the checker");
+	for (size_t k = 0; k < nf; k++)
+	{
+		x[k * N_ROWS + 0] = NAN;
+		x[k * N_ROWS + 1] = 0.0f;
+		x[k * N_ROWS + 2] = ((float) (size ? data[k % size] : 0) - 128.0f) / 16.0f;
+		x[k * N_ROWS + 3] = (k & 1) ? -3.0e38f : 3.0e38f;
+	}
+	gs_model_predict(m, x, N_ROWS, N_ROWS, scratch, out);
+	free(x);
+	free(scratch);
+	free(out);
+	gs_model_free(m);
+}
+
+/* One input; see the header comment. */
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	load_and_score(data, size, GS_FORMAT_ONNX);
+	load_and_score(data, size, GS_FORMAT_ONNX_AUTOENCODER);
+	load_and_score(data, size, GS_FORMAT_AUTO);
+	return 0;
+}

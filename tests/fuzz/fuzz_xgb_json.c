@@ -1,0 +1,23 @@
+/*
+ * fuzz_xgb_json.c
+ *	  libFuzzer target: arbitrary bytes as an XGBoost JSON model.
+ *
+ * Runs gs_xgb_load(..., GS_FORMAT_XGBOOST_JSON) and, on GS_FORMAT_AUTO,
+ * the format detector too.  A rejected input must give a clean status; an
+ * accepted one must be a forest that holds every invariant the engines trust
+ * and scores the same through both CPU paths (fuzz_common.h).  Built and run
+ * by tests/fuzz/run.sh; seeds in tests/fuzz/corpus/fuzz_xgb_json/.
+ */
+#include "fuzz_common.h"
+
+int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* One input; see the header comment. */
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	fuzz_load_and_check(gs_xgb_load, data, size, GS_FORMAT_XGBOOST_JSON);
+	if (gs_model_detect_format(data, size) == GS_FORMAT_XGBOOST_JSON)
+		fuzz_load_and_check(gs_xgb_load, data, size, GS_FORMAT_AUTO);
+	return 0;
+}
