@@ -26,11 +26,19 @@ gs_model_detect_format(const unsigned char *b, size_t len)
 
 	if (gs_onnx_detect(b, len))
 		return GS_FORMAT_ONNX;
-	/* LightGBM's save_model text starts with "tree\nversion=" */
-	if (len >= 13 && memcmp(b, "tree", 4) == 0 &&
-		(b[4] == '\n' || (b[4] == '\r' && b[5] == '\n')) &&
-		memcmp(b + (b[4] == '\r' ? 6 : 5), "version=", 8) == 0)
-		return GS_FORMAT_LIGHTGBM;
+	/*
+	 * LightGBM's save_model text starts with "tree\nversion=" (or with
+	 * "\r\n" when written on Windows): 13 or 14 bytes, checked before each
+	 * read.
+	 */
+	if (len >= 5 && memcmp(b, "tree", 4) == 0)
+	{
+		size_t		eol = (b[4] == '\n') ? 5 :
+			(len >= 6 && b[4] == '\r' && b[5] == '\n') ? 6 : 0;
+
+		if (eol > 0 && len >= eol + 8 && memcmp(b + eol, "version=", 8) == 0)
+			return GS_FORMAT_LIGHTGBM;
+	}
 	while (i < len && isspace(b[i]))
 		i++;
 	if (i >= len || b[i] != '{')
