@@ -22,6 +22,10 @@
 #   agg_cols     gpu_scores((SELECT gpu_score_agg('m', id, f1, ..., f30) ...))
 #   per_row      SELECT sum(gpu_score('m', ARRAY[f1, ..., f30])) FROM bench_tx
 #
+# Each scoring query returns the row count and the sum of the scores in
+# float8 rounded to 0.1, so every path and mode must print the same result
+# (a float4 sum of 10M scores depends on the order rows arrive in).
+#
 # "serial" runs with max_parallel_workers_per_gather = 0, "parallel" with
 # BENCH_WORKERS (gpu_score_query never runs in parallel: its SPI cursor is
 # serial).  Each round runs every query once, in turn; the median of
@@ -60,10 +64,10 @@ bpsql -c "ALTER TABLE bench_tx ADD PRIMARY KEY (id)" -c "VACUUM ANALYZE bench_tx
 bpsql -c "SELECT gpu_load_model_file('$m', '$GS_TMP/models/$m.json')" >/dev/null
 
 Q_plain="SELECT count(id), sum($SUMEXPR) FROM bench_tx"
-Q_score_query="SELECT count(*), sum(score) FROM gpu_score_query('$m', 'SELECT id, $COLS FROM bench_tx')"
-Q_agg_array="SELECT count(*), sum(score) FROM gpu_scores((SELECT gpu_score_agg('$m', id, ARRAY[$COLS]) FROM bench_tx))"
-Q_agg_cols="SELECT count(*), sum(score) FROM gpu_scores((SELECT gpu_score_agg('$m', id, $COLS) FROM bench_tx))"
-Q_per_row="SELECT count(*), sum(gpu_score('$m', ARRAY[$COLS])) FROM bench_tx"
+Q_score_query="SELECT count(*), round(sum(score::float8)::numeric, 1) FROM gpu_score_query('$m', 'SELECT id, $COLS FROM bench_tx')"
+Q_agg_array="SELECT count(*), round(sum(score::float8)::numeric, 1) FROM gpu_scores((SELECT gpu_score_agg('$m', id, ARRAY[$COLS]) FROM bench_tx))"
+Q_agg_cols="SELECT count(*), round(sum(score::float8)::numeric, 1) FROM gpu_scores((SELECT gpu_score_agg('$m', id, $COLS) FROM bench_tx))"
+Q_per_row="SELECT count(*), round(sum(gpu_score('$m', ARRAY[$COLS])::float8)::numeric, 1) FROM bench_tx"
 KINDS=(plain score_query agg_array agg_cols per_row)
 
 script="SET jit = off;
