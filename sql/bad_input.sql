@@ -169,6 +169,21 @@ RESET pg_gpuscore.max_tree_depth;
 SET pg_gpuscore.max_features = 10;
 SELECT gpu_load_model('bad_x', pg_read_binary_file(:'m_bc'));
 RESET pg_gpuscore.max_features;
+SET pg_gpuscore.max_nodes = 100;
+SELECT gpu_load_model('bad_x', pg_read_binary_file(:'m_bc'));
+RESET pg_gpuscore.max_nodes;
+-- networks: dense layers and parameters (the MLP 30-64-32-1 has 3 layers and
+-- 30*64+64 + 64*32+32 + 32+1 = 4097 parameters)
+\set mlp :abs_srcdir '/tests/fixtures/onnx/mlp_sigmoid.onnx'
+SET pg_gpuscore.max_layers = 2;
+SELECT gpu_load_model('bad_x', pg_read_binary_file(:'mlp'));
+RESET pg_gpuscore.max_layers;
+SET pg_gpuscore.max_parameters = 4096;
+SELECT gpu_load_model('bad_x', pg_read_binary_file(:'mlp'));
+SET pg_gpuscore.max_parameters = 4097;
+SELECT gpu_load_model('bad_x', pg_read_binary_file(:'mlp')) AS loaded_at_the_cap;
+SELECT gpu_drop_model('bad_x');
+RESET pg_gpuscore.max_parameters;
 \set VERBOSITY sqlstate
 SELECT count(*) AS nothing_stored FROM gpu_models WHERE name = 'bad_x';
 

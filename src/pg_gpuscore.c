@@ -22,6 +22,9 @@ int			gs_max_model_size_kb = 1024 * 1024;
 int			gs_max_trees = 100000;
 int			gs_max_tree_depth = 512;
 int			gs_max_features = 1000000;
+int			gs_max_nodes = 64 * 1024 * 1024;
+int			gs_max_layers = 256;
+int			gs_max_parameters = 256 * 1024 * 1024;
 int			gs_verify_threads = 1;
 int			gs_gpu_min_rows = 10000;
 bool		gs_fallback_notice = true;
@@ -84,6 +87,18 @@ _PG_init(void)
 							"Most features a model may have.",
 							NULL, &gs_max_features, 1000000, 1, 0x3FFFFFFF,
 							PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("pg_gpuscore.max_nodes",
+							"Most tree nodes a model may have, summed over its trees.",
+							NULL, &gs_max_nodes, 64 * 1024 * 1024, 1, INT_MAX,
+							PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("pg_gpuscore.max_layers",
+							"Most dense layers a neural network may have.",
+							NULL, &gs_max_layers, 256, 1, 256,
+							PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("pg_gpuscore.max_parameters",
+							"Most parameters (weights and biases) a neural network may have.",
+							NULL, &gs_max_parameters, 256 * 1024 * 1024, 1, INT_MAX,
+							PGC_SUSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("pg_gpuscore.verify_threads",
 							"Threads XGBoost's own predictor uses in gpu_verify_model.",
 							NULL, &gs_verify_threads, 1, 1, 256,
@@ -127,5 +142,8 @@ gs_current_limits(void)
 	lim.max_trees = gs_max_trees;
 	lim.max_depth = gs_max_tree_depth;
 	lim.max_features = gs_max_features;
+	lim.max_nodes = gs_max_nodes;
+	lim.max_layers = gs_max_layers;
+	lim.max_parameters = gs_max_parameters;
 	return lim;
 }

@@ -16,6 +16,8 @@ const GsLimits gs_default_limits = {
 	.max_nodes = 64 * 1024 * 1024,
 	.max_depth = 512,
 	.max_features = 1000000,
+	.max_layers = 256,
+	.max_parameters = 256 * 1024 * 1024,
 };
 
 /* Detect the format of model bytes; see forest.h. */

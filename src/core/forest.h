@@ -88,6 +88,8 @@ typedef struct GsLimits
 	int64_t		max_nodes;		/* summed over all trees */
 	int32_t		max_depth;		/* edges from root to deepest leaf */
 	int32_t		max_features;
+	int32_t		max_layers;		/* dense layers of a network */
+	int64_t		max_parameters;	/* weights + biases of a network */
 } GsLimits;
 
 typedef struct GsForest

@@ -39,6 +39,33 @@ typedef struct Loader
 	char		label[160];		/* current node, for messages */
 } Loader;
 
+/* Dense layers allowed: the caller's cap, never above GS_MLP_MAX_LAYERS. */
+static inline int32_t
+onnx_max_layers(const Loader *L)
+{
+	int32_t		cap = L->lim->max_layers;
+
+	return (cap > 0 && cap < GS_MLP_MAX_LAYERS) ? cap : GS_MLP_MAX_LAYERS;
+}
+
+/*
+ * True (with the error set) when adding n parameters would take the
+ * network past the caller's max_parameters; checked before the parameters'
+ * memory is allocated.
+ */
+static inline bool
+onnx_over_parameters(Loader *L, int64_t n)
+{
+	int64_t		cap = L->lim->max_parameters;
+
+	if (cap <= 0 || (n <= cap && L->m->n_params <= cap - n))
+		return false;
+	gs_status_set(L->st, GS_ERR_LIMIT,
+				  "%s takes the network past %lld parameters (pg_gpuscore.max_parameters)",
+				  L->label, (long long) cap);
+	return true;
+}
+
 
 /* onnx_tensor.c */
 extern void onnx_safe_name(char *dst, size_t cap, const char *src);

@@ -73,6 +73,8 @@ add_dense(Loader *L, const Onnx__NodeProto *node, bool gemm)
 		return gs_status_set(L->st, GS_ERR_LIMIT,
 							 "%s has %lld units, the limit is 1 to %d",
 							 L->label, (long long) n_out, GS_MLP_MAX_WIDTH);
+	if (onnx_over_parameters(L, n_in * n_out + n_out))
+		return L->st->code;
 	if (onnx_tensor_floats(L, B, wcap, &nb, &bv) != GS_OK)
 		return L->st->code;
 	if (C && onnx_tensor_floats(L, C, GS_MLP_MAX_WIDTH, &nc, &cv) != GS_OK)
@@ -113,9 +115,11 @@ add_dense(Loader *L, const Onnx__NodeProto *node, bool gemm)
 			gs_status_set(L->st, GS_ERR_INVALID_MODEL, "the weights of %s overflow", L->label);
 			goto fail;
 		}
-	if (L->m->n_layers >= GS_MLP_MAX_LAYERS)
+	if (L->m->n_layers >= onnx_max_layers(L))
 	{
-		gs_status_set(L->st, GS_ERR_LIMIT, "the network has more than %d dense layers", GS_MLP_MAX_LAYERS);
+		gs_status_set(L->st, GS_ERR_LIMIT,
+					  "the network has more than %d dense layers (pg_gpuscore.max_layers)",
+					  onnx_max_layers(L));
 		goto fail;
 	}
 	s = onnx_new_step(L, GS_MLP_DENSE, node->name);
@@ -190,8 +194,14 @@ column_params(Loader *L, const Onnx__TensorProto *t, float **vals)
 static GsCode
 add_param_step(Loader *L, const Onnx__NodeProto *node, GsMlpOp op, float *vals)
 {
-	GsMlpStep  *s = onnx_new_step(L, op, node->name);
+	GsMlpStep  *s;
 
+	if (onnx_over_parameters(L, L->width))
+	{
+		L->m->alloc.free(L->m->alloc.ctx, vals);
+		return L->st->code;
+	}
+	s = onnx_new_step(L, op, node->name);
 	if (s == NULL)
 	{
 		L->m->alloc.free(L->m->alloc.ctx, vals);
