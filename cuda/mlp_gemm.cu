@@ -11,11 +11,20 @@
  * synchronises.  Device memory: a GsDeviceMlp owns the weights, biases and
  * op descriptors; a GsDmlpRun owns its two activation buffers and its
  * cuBLAS handle.
+ *
+ * cuBLAS is not linked: it is opened with dlopen the first time a network
+ * is scored on the GPU (cublas_api() below), so that loading the provider,
+ * which every backend does on its first batch in 'auto' mode, does not map
+ * cuBLAS's ~600 MB of libraries and spend ~60 ms relocating them in
+ * backends that only ever score trees or have no GPU.  The handle stays
+ * open for the life of the process.
  */
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include <dlfcn.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,6 +32,73 @@
 #include "../src/core/mlp_eval.h"
 
 #define THREADS 256
+
+/* ---- cuBLAS, opened on first use ---- */
+
+/* The few cuBLAS entry points used here (the _v2 names the macros of
+ * cublas_v2.h stand for). */
+typedef struct CublasApi
+{
+	decltype(&cublasCreate_v2) create;
+	decltype(&cublasDestroy_v2) destroy;
+	decltype(&cublasSetStream_v2) set_stream;
+	decltype(&cublasSetMathMode) set_math_mode;
+	decltype(&cublasSgemm_v2) sgemm;
+	decltype(&cublasGetStatusString) status_string;
+} CublasApi;
+
+static CublasApi cublas;
+static bool cublas_tried;
+static char cublas_error[512];
+
+#define STR2(x) #x
+#define STR(x) STR2(x)
+
+/*
+ * The cuBLAS entry points, or NULL with cublas_error set when the library
+ * (libcublas.so.<major> of the toolkit the provider was built with, found
+ * through the provider's rpath or ld.so's search path) cannot be opened or
+ * lacks one of them.  Tried once per process.
+ */
+static const CublasApi *
+cublas_api(void)
+{
+	static const char *const names[] = {
+		"libcublas.so." STR(CUBLAS_VER_MAJOR),
+		"libcublas.so",
+	};
+	void	   *h = NULL;
+
+	if (cublas_tried)
+		return cublas.sgemm ? &cublas : NULL;
+	cublas_tried = true;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]) && h == NULL; i++)
+		h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+	if (h == NULL)
+	{
+		const char *e = dlerror();
+
+		snprintf(cublas_error, sizeof(cublas_error),
+				 "cuBLAS could not be loaded (libcublas.so." STR(CUBLAS_VER_MAJOR) "): %s",
+				 e ? e : "not found");
+		return NULL;
+	}
+#define LOOKUP(field, sym) \
+	if ((*(void **) &cublas.field = dlsym(h, #sym)) == NULL) \
+	{ \
+		snprintf(cublas_error, sizeof(cublas_error), "cuBLAS lacks %s", #sym); \
+		memset(&cublas, 0, sizeof(cublas)); \
+		return NULL; \
+	}
+	LOOKUP(create, cublasCreate_v2);
+	LOOKUP(destroy, cublasDestroy_v2);
+	LOOKUP(set_stream, cublasSetStream_v2);
+	LOOKUP(set_math_mode, cublasSetMathMode);
+	LOOKUP(status_string, cublasGetStatusString);
+	LOOKUP(sgemm, cublasSgemm_v2);
+#undef LOOKUP
+	return &cublas;
+}
 
 /* An element-wise step as the kernels see it (p on the device). */
 typedef struct DOp
@@ -244,7 +320,7 @@ gs_dmlp_run_free(GsDmlpRun *r)
 	if (r == NULL)
 		return;
 	if (r->handle)
-		cublasDestroy(r->handle);
+		cublas.destroy(r->handle);
 	cudaFree(r->buf[0]);
 	cudaFree(r->buf[1]);
 	free(r);
@@ -262,6 +338,8 @@ gs_dmlp_run_create(const GsDeviceMlp *d, size_t max_rows, void *stream, GsDmlpRu
 	*out = NULL;
 	if (max_rows > (size_t) INT_MAX)
 		return GS_DMLP_ERR_ROWS;
+	if (cublas_api() == NULL)
+		return GS_DMLP_ERR_NOCUBLAS;
 	r = (GsDmlpRun *) calloc(1, sizeof(GsDmlpRun));
 	if (r == NULL)
 		return GS_DMLP_ERR_NOMEM;
@@ -273,9 +351,9 @@ gs_dmlp_run_create(const GsDeviceMlp *d, size_t max_rows, void *stream, GsDmlpRu
 		gs_dmlp_run_free(r);
 		return (int) rc;
 	}
-	if ((bst = cublasCreate(&r->handle)) != CUBLAS_STATUS_SUCCESS ||
-		(bst = cublasSetStream(r->handle, r->stream)) != CUBLAS_STATUS_SUCCESS ||
-		(bst = cublasSetMathMode(r->handle, CUBLAS_DEFAULT_MATH)) != CUBLAS_STATUS_SUCCESS)
+	if ((bst = cublas.create(&r->handle)) != CUBLAS_STATUS_SUCCESS ||
+		(bst = cublas.set_stream(r->handle, r->stream)) != CUBLAS_STATUS_SUCCESS ||
+		(bst = cublas.set_math_mode(r->handle, CUBLAS_DEFAULT_MATH)) != CUBLAS_STATUS_SUCCESS)
 	{
 		if (bst != CUBLAS_STATUS_SUCCESS && r->handle == NULL)
 			r->handle = NULL;
@@ -314,7 +392,7 @@ gs_dmlp_predict(const GsDeviceMlp *d, GsDmlpRun *r, const float *d_x, size_t n,
 			int			e = s + 1;
 			cublasStatus_t bst;
 
-			bst = cublasSgemm(r->handle, CUBLAS_OP_N, CUBLAS_OP_N, (int) n, st->n_out, st->n_in,
+			bst = cublas.sgemm(r->handle, CUBLAS_OP_N, CUBLAS_OP_N, (int) n, st->n_out, st->n_in,
 							  &one, cur, (int) cur_ld, st->w, st->n_in, &zero, dst, (int) n);
 			if (bst != CUBLAS_STATUS_SUCCESS)
 				return GS_DMLP_ERR_CUBLAS - (int) bst;
@@ -377,7 +455,10 @@ gs_dmlp_strerror(int rc)
 		return "out of host memory";
 	if (rc == GS_DMLP_ERR_ROWS)
 		return "batch larger than the scoring buffers";
+	if (rc == GS_DMLP_ERR_NOCUBLAS)
+		return cublas_error;
 	if (rc <= GS_DMLP_ERR_CUBLAS)
-		return cublasGetStatusString((cublasStatus_t) (GS_DMLP_ERR_CUBLAS - rc));
+		return cublas.status_string ? cublas.status_string((cublasStatus_t) (GS_DMLP_ERR_CUBLAS - rc))
+			: "cuBLAS error";
 	return "unknown error";
 }

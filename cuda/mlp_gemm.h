@@ -33,6 +33,7 @@ extern "C"
 
 #define GS_DMLP_ERR_NOMEM	(-1)		/* host allocation failed */
 #define GS_DMLP_ERR_ROWS	(-2)		/* batch larger than the run's buffers */
+#define GS_DMLP_ERR_NOCUBLAS (-3)		/* cuBLAS could not be loaded (dlopen) */
 #define GS_DMLP_ERR_CUBLAS	(-1000)		/* minus a cublasStatus_t */
 
 typedef struct GsDeviceMlp GsDeviceMlp;
