@@ -107,6 +107,43 @@ SELECT count(*) FROM gpu_score_query('fraud',
 RESET statement_timeout;
 SELECT gpu_used_mib() AS mib_after_cancel;
 
+-- Repeated failures leak nothing.  Each fault point 25 times, with 'gpu'
+-- (every run an ERROR, caught in a subtransaction) and with 'auto' (every
+-- run falls back to the CPU): afterwards the device holds exactly what it
+-- held before (the resident model), and neither the backend's memory
+-- contexts nor its resident set (pinned host buffers are malloc'd) grew.
+CREATE FUNCTION leak_probe(OUT device_bytes bigint, OUT context_kib bigint, OUT rss_kib bigint)
+LANGUAGE sql AS $$
+SELECT (SELECT total_memory - free_memory FROM gpu_device_info()),
+       (SELECT (sum(total_bytes) / 1024)::bigint FROM pg_backend_memory_contexts),
+       substring(pg_read_file('/proc/self/status') FROM 'VmRSS:\s+(\d+) kB')::bigint$$;
+CREATE FUNCTION fault_loop(fault text, mode text, n int) RETURNS int LANGUAGE plpgsql AS $$
+DECLARE errors int := 0;
+BEGIN
+  PERFORM set_config('pg_gpuscore.device', mode, true);
+  PERFORM set_config('pg_gpuscore.fault_injection', fault, true);
+  FOR i IN 1..n LOOP
+    BEGIN
+      PERFORM count(*) FROM gpu_score_query('fraud', 'SELECT id, f FROM tx');
+    EXCEPTION WHEN OTHERS THEN errors := errors + 1;
+    END;
+  END LOOP;
+  RETURN errors;
+END$$;
+SET pg_gpuscore.gpu_min_rows = 1;
+SELECT fault, mode, fault_loop(fault, mode, 3) AS warmup_errors
+  FROM unnest(ARRAY['submit', 'wait', 'pipeline']) fault, unnest(ARRAY['gpu', 'auto']) mode;
+SELECT device_bytes AS dev0, context_kib AS ctx0, rss_kib AS rss0 FROM leak_probe() \gset
+SELECT fault, mode, fault_loop(fault, mode, 25) AS errors
+  FROM unnest(ARRAY['submit', 'wait', 'pipeline']) fault, unnest(ARRAY['gpu', 'auto']) mode;
+SELECT device_bytes = :dev0 AS device_memory_unchanged,
+       context_kib - :ctx0 < 256 AS contexts_flat,
+       rss_kib - :rss0 < 8192 AS rss_flat
+  FROM leak_probe();
+DROP FUNCTION fault_loop(text, text, int);
+DROP FUNCTION leak_probe();
+SET pg_gpuscore.device = 'gpu';
+
 -- A sticky device error disables the GPU for the rest of the session.
 SET pg_gpuscore.fault_injection = 'device_lost';
 SELECT count(*) FROM gpu_score_query('fraud', 'SELECT id, f FROM tx');
