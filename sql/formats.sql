@@ -68,14 +68,16 @@ SELECT pg_temp.check_format('x3_ubj_int8', 'x3_ubj_int8.ubj', 'xgboost-ubj', :'a
 -- XGBoost 1.0.2, 1.3.3, 1.5.2 (JSON; base_score as "5E-1")
 SELECT pg_temp.check_format(v || m, v || m || '.json', 'xgboost-json', :'abs_srcdir' || '/tests/fixtures')
   FROM unnest(ARRAY['x10_', 'x13_', 'x15_']) v, unnest(ARRAY['binary', 'softprob', 'dart', 'rf']) m;
--- LightGBM 4.x text models: format given, then detected
+-- LightGBM 4.x text models: format given, then detected (lgb_inf_threshold:
+-- splits at threshold inf, "every present value left, missing right")
 SELECT pg_temp.check_format(m, m || '.txt', 'lightgbm', :'abs_srcdir' || '/tests/fixtures')
   FROM unnest(ARRAY['lgb_binary', 'lgb_regression', 'lgb_regression_l1', 'lgb_huber', 'lgb_fair',
                     'lgb_quantile', 'lgb_poisson', 'lgb_gamma', 'lgb_tweedie',
                     'lgb_multiclass', 'lgb_multiclassova', 'lgb_cross_entropy']) m;
 SELECT pg_temp.check_format(m, m || '.txt', 'auto', :'abs_srcdir' || '/tests/fixtures')
   FROM unnest(ARRAY['lgb_lambdarank', 'lgb_rank_xendcg', 'lgb_rf', 'lgb_zero_missing',
-                    'lgb_no_missing', 'lgb_cat_wide', 'lgb_dart', 'lgb_goss']) m;
+                    'lgb_no_missing', 'lgb_cat_wide', 'lgb_dart', 'lgb_goss',
+                    'lgb_inf_threshold']) m;
 -- LightGBM 3.3.5 (model format v3)
 SELECT pg_temp.check_format(m, m || '.txt', 'auto', :'abs_srcdir' || '/tests/fixtures')
   FROM unnest(ARRAY['lgb3_binary', 'lgb3_multiclass', 'lgb3_rf']) m;

@@ -176,8 +176,15 @@ walk_ltree(const LTree *t, int32_t ti, int32_t n_features, int32_t max_depth,
 			{
 				double		th = t->threshold[item];
 
-				if (!isfinite(th))
-					return LGBM_ERR(st, "invalid LightGBM model: tree %d node %d has a non-finite threshold", ti, item);
+				/*
+				 * LightGBM writes "inf" (or "-inf") when a split sends every
+				 * present value one way and only missing ones the other;
+				 * lgbm_threshold maps it to float +inf (-FLT_MAX), exact for
+				 * every finite input, and inputs are never infinite (the glue
+				 * rejects them).  NaN is no threshold.
+				 */
+				if (isnan(th))
+					return LGBM_ERR(st, "invalid LightGBM model: tree %d node %d has a NaN threshold", ti, item);
 				value = lgbm_threshold(th);
 				if (missing == 0)
 					info |= 0.0 <= th ? GS_NODE_DEFAULT_LEFT : 0;
