@@ -33,7 +33,16 @@ BUILD=${BUILD:-bench/work/gpu}
 NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 CC=${CC:-gcc}
 NVFLAGS=(-O3 -std=c++17 -gencode "arch=compute_90,code=sm_90" -Xcompiler "-Wall,-Wextra")
-CORE_SRC="src/core/forest.c src/core/gs_status.c src/core/utf8_valid.c src/core/ubj_decode.c src/core/xgb_decode.c src/core/xgb_load.c src/core/cpu_engine.c"
+# The core's tree sources as the Makefile lists them (CORE_SRC), so a loader
+# added there is linked here too; the fixed list below is the fallback for a
+# copy of the tree without the Makefile (the device machine has no PGXS).
+CORE_SRC=$(make -s --no-print-directory -f - print-var 2>/dev/null <<'MK' || true
+include Makefile
+print-var:
+	@echo $(CORE_SRC)
+MK
+)
+[ -n "$CORE_SRC" ] || CORE_SRC="src/core/forest.c src/core/gs_status.c src/core/utf8_valid.c src/core/ubj_decode.c src/core/xgb_decode.c src/core/xgb_load.c src/core/lgbm_load.c src/core/lgbm_text.c src/core/cpu_engine.c"
 
 mode=run
 case "${1:-}" in

@@ -6,6 +6,8 @@
 #   device.txt          nvidia-smi, driver and CUDA versions
 #   test_gpu.txt        server-free GPU-vs-CPU parity, every fixture model,
 #                       batches of 1 ... 1,000,003 rows, sync and pipeline
+#   test_gpu_mlp.txt    the same for the ONNX networks (vs onnxruntime too)
+#   bench_mlp.txt       MLP rows/s, CPU engine (OpenBLAS) vs GPU (cuBLAS)
 #   memcheck.txt, racecheck.txt   compute-sanitizer over the same (<= 33 rows)
 #   bench_kernel.*      kernel benchmark vs the FIL-style reference (bench/gpu)
 #   pg_gpu.txt          pg_regress in a portable PostgreSQL: tests/gpu/sql
@@ -21,12 +23,28 @@ D=$ROOT/.device
 failed=0
 step() { echo "== $1"; }
 
+# The portable PostgreSQL first: its lib/ holds the run-time libraries the
+# test programs need too (jansson, protobuf-c, OpenBLAS); then the kernel
+# benchmark's programs and models.
+P=/tmp/gs-portable
+rm -rf "$P" && mkdir -p "$P" && tar xJf "$D/pg.txz" -C "$P"
+export LD_LIBRARY_PATH="$P/pg/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+tar xJf "$D/bench_gpu.txz" -C "$D"
+
 step "device"
 { nvidia-smi; nvcc --version; git rev-parse HEAD 2>/dev/null || true; } > "$OUT/device.txt" 2>&1
 
 step "server-free GPU parity"
 (cd tests/gpu && "$D/bin/test_gpu") > "$OUT/test_gpu.txt" 2>&1 || failed=$((failed + 1))
 tail -1 "$OUT/test_gpu.txt"
+
+step "server-free GPU parity, neural networks"
+(cd tests/gpu && "$D/bin/test_gpu_mlp") > "$OUT/test_gpu_mlp.txt" 2>&1 || failed=$((failed + 1))
+tail -1 "$OUT/test_gpu_mlp.txt"
+
+step "MLP benchmark"
+"$D/bin/bench_mlp_gpu" > "$OUT/bench_mlp.txt" 2>&1 || failed=$((failed + 1))
+tail -5 "$OUT/bench_mlp.txt"
 
 SAN=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 if [ -x "$SAN" ]; then
@@ -43,8 +61,6 @@ BUILD="$D/bench_gpu" OUT="$OUT" bash bench/gpu/run.sh --no-build > "$OUT/bench_k
 tail -5 "$OUT/bench_kernel.txt"
 
 step "pg_regress with the GPU in a portable PostgreSQL"
-P=/tmp/gs-portable
-rm -rf "$P" && mkdir -p "$P" && tar xJf "$D/pg.txz" -C "$P"
 T=$(mktemp -d)
 cp -r tests/gpu/sql tests/gpu/expected "$T/"
 cp -r tests/fixtures "$T/fixtures"

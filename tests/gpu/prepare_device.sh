@@ -4,12 +4,20 @@
 # into .device/ (git-ignored; carried with `run`'s carry: [".device"]):
 #
 #   .device/bin/pg_gpuscore_cuda.so   the CUDA provider, sm_90
-#   .device/bin/test_gpu              server-free GPU-vs-CPU parity suite
-#   .device/bin/libjansson.so.4       (the device machine may lack it)
+#   .device/bin/test_gpu              server-free GPU-vs-CPU parity suite (trees)
+#   .device/bin/test_gpu_mlp          the same for neural networks (cuBLAS)
+#   .device/bin/bench_mlp_gpu         MLP benchmark, CPU engine vs GPU engine
+#                                     (they load the run-time libraries the
+#                                     device machine lacks, jansson,
+#                                     protobuf-c, serial OpenBLAS and its
+#                                     Fortran runtime, from the portable
+#                                     PostgreSQL's lib/: device_run.sh sets
+#                                     LD_LIBRARY_PATH; one copy keeps .device
+#                                     under run's 64 MiB carry limit)
 #   .device/pg.txz                    portable PostgreSQL 15 with pg_gpuscore
 #                                     installed (../shared/device/make_portable.sh)
 #   .device/run_portable.sh           starts it and runs pg_regress
-#   .device/bench_gpu/                kernel benchmark, parity check and models
+#   .device/bench_gpu.txz             kernel benchmark, parity check and models
 #
 # The GPU machine has CUDA and nvcc but no PostgreSQL, jansson or network, so
 # everything host-side is built here.
@@ -22,25 +30,53 @@ D=$ROOT/.device
 
 rm -rf "$D" && mkdir -p "$D/bin"
 
+# The core's sources and the network part's flags, as the Makefile lists
+# them (so a loader added there is built here too).
+make_var() {
+    make -s --no-print-directory -f - print-var VAR="$1" <<'EOF'
+include Makefile
+print-var:
+	@echo $($(VAR))
+EOF
+}
+CORE=$(make_var CORE_SRC)
+NN=$(make_var NN_SRC)
+NN_CFLAGS=$(make_var NN_CFLAGS)
+# The libraries pg_gpuscore.so and the test programs load that a bare
+# machine lacks; they go into the portable PostgreSQL's lib/ (found through
+# LD_LIBRARY_PATH there); the test programs link against these copies.
+MA=$(gcc -print-multiarch)
+RUNTIME_LIBS="/usr/lib/$MA/libjansson.so.4 /usr/lib/$MA/libprotobuf-c.so.1
+    /usr/lib/$MA/openblas-serial/libopenblas.so.0 /usr/lib/$MA/libgfortran.so.5
+    /usr/lib/$MA/libquadmath.so.0"
+
 echo "== building the extension and the provider for sm_90"
 make -s -j2 CUDA_ARCH_FLAGS="$ARCH" >/dev/null
+make -s src/core/onnx.pb-c.c >/dev/null
 cp pg_gpuscore_cuda.so "$D/bin/"
-cp -L /usr/lib/x86_64-linux-gnu/libjansson.so.4 "$D/bin/"
+mkdir -p "$D/lib"
+for l in $RUNTIME_LIBS; do cp -L "$l" "$D/lib/"; done
 
-echo "== building the server-free GPU test"
-CORE="src/core/forest.c src/core/gs_status.c src/core/utf8_valid.c src/core/ubj_decode.c \
-      src/core/xgb_decode.c src/core/xgb_load.c src/core/cpu_engine.c"
-gcc -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -Isrc/core -o "$D/bin/test_gpu" \
-    tests/gpu/test_gpu.c $CORE -L"$D/bin" -l:pg_gpuscore_cuda.so -Wl,-rpath,'$ORIGIN' -ljansson -lm
+echo "== building the server-free GPU tests and the MLP benchmark"
+CFLAGS="-std=c11 -D_GNU_SOURCE -O2 -g -ffp-contract=off -Wall -Wextra -Werror -Isrc/core -Isrc"
+LINK="-L$D/bin -L$D/lib -l:pg_gpuscore_cuda.so -Wl,-rpath,\$ORIGIN -ljansson -lm"
+NN_LINK="-l:libprotobuf-c.so.1 -l:libopenblas.so.0"
+# shellcheck disable=SC2086
+gcc $CFLAGS -o "$D/bin/test_gpu" tests/gpu/test_gpu.c $CORE $LINK
+# shellcheck disable=SC2086
+gcc $CFLAGS $NN_CFLAGS -o "$D/bin/test_gpu_mlp" tests/gpu/test_gpu_mlp.c $CORE $NN $LINK $NN_LINK
+# shellcheck disable=SC2086
+gcc $CFLAGS $NN_CFLAGS -DGS_BENCH_GPU -o "$D/bin/bench_mlp_gpu" bench/bench_mlp.c $CORE $NN $LINK $NN_LINK
 
 echo "== building the kernel benchmark and its models (bench/gpu)"
 BUILD="$D/bench_gpu" bash bench/gpu/run.sh --build-only
+tar cJf "$D/bench_gpu.txz" -C "$D" bench_gpu && rm -rf "$D/bench_gpu"
 
 echo "== portable PostgreSQL 15 with pg_gpuscore"
 bash "$SHARED/make_portable.sh" "$D/pg" >/dev/null
 cp pg_gpuscore.so pg_gpuscore_cuda.so "$D/pg/usr/lib/postgresql/15/lib/"
 cp pg_gpuscore.control sql/pg_gpuscore--*.sql "$D/pg/usr/share/postgresql/15/extension/"
-cp -L /usr/lib/x86_64-linux-gnu/libjansson.so.4 "$D/pg/lib/"
+mv "$D"/lib/* "$D/pg/lib/" && rmdir "$D/lib"
 tar cJf "$D/pg.txz" -C "$D" pg && rm -rf "$D/pg"
 cp "$SHARED/run_portable.sh" "$D/"
 du -sh "$D"
