@@ -655,25 +655,35 @@ BEGIN
         PERFORM pg_catalog.pg_advisory_lock(lock_key);
     END IF;
 
-    -- A run in mode 'all' goes on after the last committed batch of an
-    -- unfinished 'all' run on the same target.
-    IF mode = 'all' THEN
-        SELECT r.last_key INTO resume_key FROM @extschema@.gpu_score_runs r
-         WHERE r.target = target_name AND r.mode = 'all' AND r.model = gpu_score_table.model
-           AND r.status <> 'skipped'
-         ORDER BY r.run_id DESC LIMIT 1;
-        IF resume_key IS NOT NULL AND EXISTS (
-               SELECT 1 FROM @extschema@.gpu_score_runs r
-                WHERE r.target = target_name AND r.mode = 'all' AND r.model = gpu_score_table.model
-                  AND r.status = 'succeeded'
-                  AND r.run_id = (SELECT max(r2.run_id) FROM @extschema@.gpu_score_runs r2
-                                   WHERE r2.target = target_name AND r2.mode = 'all'
-                                     AND r2.model = gpu_score_table.model AND r2.status <> 'skipped')) THEN
-            resume_key := NULL;
+    -- From here on this session holds the run lock.  An error before the run
+    -- is logged (a cancel or statement_timeout arriving now) must release
+    -- it: the lock is session-level and would otherwise outlive the call,
+    -- and every other run on the target would be skipped until this
+    -- session ends.
+    BEGIN
+        -- A run in mode 'all' goes on after the last committed batch of an
+        -- unfinished 'all' run on the same target.
+        IF mode = 'all' THEN
+            SELECT r.last_key INTO resume_key FROM @extschema@.gpu_score_runs r
+             WHERE r.target = target_name AND r.mode = 'all' AND r.model = gpu_score_table.model
+               AND r.status <> 'skipped'
+             ORDER BY r.run_id DESC LIMIT 1;
+            IF resume_key IS NOT NULL AND EXISTS (
+                   SELECT 1 FROM @extschema@.gpu_score_runs r
+                    WHERE r.target = target_name AND r.mode = 'all' AND r.model = gpu_score_table.model
+                      AND r.status = 'succeeded'
+                      AND r.run_id = (SELECT max(r2.run_id) FROM @extschema@.gpu_score_runs r2
+                                       WHERE r2.target = target_name AND r2.mode = 'all'
+                                         AND r2.model = gpu_score_table.model AND r2.status <> 'skipped')) THEN
+                resume_key := NULL;
+            END IF;
         END IF;
-    END IF;
-    last_key := resume_key;
-    run_id := @extschema@.gpu_score_run_begin(model, version, source::text, target_name, mode, 'running');
+        last_key := resume_key;
+        run_id := @extschema@.gpu_score_run_begin(model, version, source::text, target_name, mode, 'running');
+    EXCEPTION WHEN OTHERS OR query_canceled THEN
+        PERFORM pg_catalog.pg_advisory_unlock(lock_key);
+        RAISE;
+    END;
     COMMIT;
 
     LOOP
@@ -694,6 +704,15 @@ BEGIN
                                      || CASE WHEN upper_key IS NULL THEN ''
                                              ELSE pg_catalog.format(' AND s.%I <= %s', key_column, upper_key) END);
             EXECUTE sql INTO n, max_key USING model, NULL::integer, NULL::bigint, version;
+            -- The batch's progress goes into the run log in the batch's
+            -- transaction and inside this block, so that a cancel arriving
+            -- while it is written is caught here like one during the batch
+            -- (the batch is rolled back, the run logged 'cancelled' and its
+            -- lock released), not raised past the procedure with the run
+            -- left 'running' and the lock held by the session.
+            PERFORM @extschema@.gpu_score_run_update(run_id, total + n,
+                                                     n_batches + CASE WHEN n > 0 THEN 1 ELSE 0 END,
+                                                     coalesce(upper_key, greatest(max_key, last_key)));
         EXCEPTION WHEN OTHERS OR query_canceled THEN
             GET STACKED DIAGNOSTICS err_state = RETURNED_SQLSTATE, err_msg = MESSAGE_TEXT,
                                     err_detail = PG_EXCEPTION_DETAIL, err_hint = PG_EXCEPTION_HINT;
@@ -705,7 +724,6 @@ BEGIN
         END IF;
         -- the last range has no end: the whole table is done
         last_key := coalesce(upper_key, greatest(max_key, last_key));
-        PERFORM @extschema@.gpu_score_run_update(run_id, total, n_batches, last_key);
         COMMIT;
         EXIT WHEN upper_key IS NULL;
     END LOOP;

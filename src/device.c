@@ -36,8 +36,14 @@
 
 StaticAssertDecl(GS_SCORER_SLOTS == GS_CUDA_SLOTS, "scorer and provider slot counts differ");
 
-/* Rows the CPU engine scores between two interrupt checks. */
+/*
+ * Rows the CPU engine scores between two interrupt checks: at most
+ * CPU_SLICE_ROWS, fewer for heavy models, so that a slice takes at most
+ * about CPU_SLICE_WORK units of work (~20 ms on one core) and cancel and
+ * statement_timeout act promptly whatever the model (see cpu_slice_rows).
+ */
 #define CPU_SLICE_ROWS 4096
+#define CPU_SLICE_WORK ((double) (1 << 23))
 
 struct GsBatchScorer
 {
@@ -47,6 +53,7 @@ struct GsBatchScorer
 	float	   *cpu_in[GS_CUDA_SLOTS];	/* input buffers when pipe is NULL */
 	float	   *cpu_out[GS_CUDA_SLOTS];
 	float	   *margin;			/* CPU engine scratch for one slice */
+	size_t		slice_rows;		/* rows per CPU slice (cpu_slice_rows) */
 	int			cur;			/* slot the next batch goes into */
 	bool		pending[GS_CUDA_SLOTS];
 	bool		on_gpu[GS_CUDA_SLOTS];
@@ -62,17 +69,46 @@ static int64 stat_batches[2],
 			stat_fallbacks;
 
 /*
- * Score rows on the CPU in interruptible slices; scratch holds
- * gs_model_scratch_floats(m, CPU_SLICE_ROWS) floats (or for max_rows, if
+ * Rows per interruptible CPU slice for model m.  A fixed 4096 rows took
+ * 0.3 s with a 6000-tree model and would take seconds near
+ * pg_gpuscore.max_trees: that long a cancel waited (tests/t/030_cancel.pl).
+ * The work of a row is its node steps (the depth of every tree, ~2 ns each
+ * on one core) for a tree ensemble, or its weights over 16 for a network
+ * (BLAS does many multiply-adds in the time of one tree step).  Slices are
+ * whole 64-row blocks of the CPU engine where possible, so slicing does not
+ * slow scoring down.
+ */
+static size_t
+cpu_slice_rows(const GsModel *m)
+{
+	double		per_row = 0;
+	double		rows;
+
+	if (m->mlp)
+		per_row = (double) m->mlp->n_params / 16.0;
+	else if (m->forest)
+		for (int32 t = 0; t < m->forest->n_trees; t++)
+			per_row += Max(m->forest->tree_depth[t], 1);
+	rows = CPU_SLICE_WORK / Max(per_row, 1.0);
+	if (rows >= CPU_SLICE_ROWS)
+		return CPU_SLICE_ROWS;
+	if (rows >= 64)
+		return (size_t) (rows / 64) * 64;
+	return Max((size_t) rows, 1);
+}
+
+/*
+ * Score rows on the CPU in interruptible slices of slice_rows rows; scratch
+ * holds gs_model_scratch_floats(m, slice_rows) floats (or for n_rows, if
  * fewer).
  */
 static void
 cpu_score(const GsModel *m, const float *x, size_t ld, size_t n_rows,
-		  float *scratch, float *out)
+		  size_t slice_rows, float *scratch, float *out)
 {
-	for (size_t r0 = 0; r0 < n_rows; r0 += CPU_SLICE_ROWS)
+	for (size_t r0 = 0; r0 < n_rows; r0 += slice_rows)
 	{
-		size_t		n = Min((size_t) CPU_SLICE_ROWS, n_rows - r0);
+		size_t		n = Min(slice_rows, n_rows - r0);
 
 		CHECK_FOR_INTERRUPTS();
 		gs_model_predict(m, x + r0, ld, n, scratch, out + r0 * m->n_outputs);
@@ -191,8 +227,9 @@ gs_scorer_begin(GsModelRef *m, size_t max_rows, MemoryContext mcxt)
 			s->cpu_in[k] = MemoryContextAllocHuge(mcxt, sizeof(float) * s->max_rows * f->n_features);
 		s->cpu_out[k] = MemoryContextAllocHuge(mcxt, sizeof(float) * s->max_rows * f->n_outputs);
 	}
+	s->slice_rows = cpu_slice_rows(f);
 	s->margin = MemoryContextAllocHuge(mcxt, sizeof(float) *
-									   gs_model_scratch_floats(f, Min(s->max_rows, (size_t) CPU_SLICE_ROWS)));
+									   gs_model_scratch_floats(f, Min(s->max_rows, s->slice_rows)));
 	return s;
 }
 
@@ -233,7 +270,7 @@ gs_scorer_submit(GsBatchScorer *s, size_t n_rows)
 			gpu_failed(s->m, rc, why);
 	}
 	if (!s->on_gpu[k])
-		cpu_score(s->m->model, x, n_rows, n_rows, s->margin, s->cpu_out[k]);
+		cpu_score(s->m->model, x, n_rows, n_rows, s->slice_rows, s->margin, s->cpu_out[k]);
 	stat_batches[s->on_gpu[k]]++;
 	stat_rows[s->on_gpu[k]] += n_rows;
 	s->n_rows[k] = n_rows;
@@ -273,7 +310,7 @@ gs_scorer_next(GsBatchScorer *s, bool drain, int *slot, size_t *n_rows)
 			stat_rows[0] += s->n_rows[k];
 			out = s->cpu_out[k];
 			cpu_score(s->m->model, gs_provider.pipeline_input(s->pipe, k), s->n_rows[k],
-					  s->n_rows[k], s->margin, s->cpu_out[k]);
+					  s->n_rows[k], s->slice_rows, s->margin, s->cpu_out[k]);
 		}
 	}
 	s->pending[k] = false;
