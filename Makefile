@@ -29,7 +29,8 @@ CORE_OBJS = \
 # Neural networks (ONNX): protobuf-c code generated from ONNX's onnx.proto,
 # the loader, the BLAS CPU engine and the kind dispatch (src/core/model.c).
 NN_OBJS = src/core/onnx.pb-c.o src/core/onnx_load.o src/core/onnx_ops.o src/core/onnx_tensor.o \
-	src/core/mlp.o src/core/model.o
+	src/core/onnx_trees.o src/core/onnx_trees_walk.o src/core/onnx_trees_graph.o \
+	src/core/onnx_trees_v5.o src/core/mlp.o src/core/model.o
 
 GLUE_OBJS = \
 	src/pg_gpuscore.o \
@@ -49,7 +50,7 @@ GLUE_OBJS = \
 
 OBJS = $(CORE_OBJS) $(GLUE_OBJS)
 
-REGRESS = load score errors score_query parity formats verify device memory gpu_engine trigger aggregate score_table onnx bad_input privileges
+REGRESS = load score errors score_query parity formats verify device memory gpu_engine trigger aggregate score_table onnx onnx_trees bad_input privileges
 REGRESS_OPTS = --load-extension=pg_gpuscore
 
 PG_CPPFLAGS = -I$(srcdir)/src
@@ -77,9 +78,11 @@ include $(PGXS)
 ONNX_PROTO ?= /usr/include/onnx/onnx.proto
 src/core/onnx.pb-c.c src/core/onnx.pb-c.h &: $(ONNX_PROTO)
 	protoc-c --c_out=src/core --proto_path=$(dir $(ONNX_PROTO)) $(ONNX_PROTO)
-src/core/onnx_load.o src/core/onnx_ops.o src/core/onnx_tensor.o: src/core/onnx.pb-c.h
+src/core/onnx_load.o src/core/onnx_ops.o src/core/onnx_tensor.o src/core/onnx_trees.o \
+	src/core/onnx_trees_walk.o src/core/onnx_trees_graph.o src/core/onnx_trees_v5.o: src/core/onnx.pb-c.h
 NN_SRC = src/core/onnx.pb-c.c src/core/onnx_load.c src/core/onnx_ops.c src/core/onnx_tensor.c \
-	src/core/mlp.c src/core/model.c
+	src/core/onnx_trees.c src/core/onnx_trees_walk.c src/core/onnx_trees_graph.c \
+	src/core/onnx_trees_v5.c src/core/mlp.c src/core/model.c
 NN_CFLAGS = -I$(OPENBLAS_INC)
 
 tests/unit/test_mlp: tests/unit/test_mlp.c $(CORE_SRC) $(NN_SRC) src/core/*.h src/core/onnx.pb-c.h
@@ -87,6 +90,17 @@ tests/unit/test_mlp: tests/unit/test_mlp.c $(CORE_SRC) $(NN_SRC) src/core/*.h sr
 
 tests/unit/test_mlp_asan: tests/unit/test_mlp.c $(CORE_SRC) $(NN_SRC) src/core/*.h src/core/onnx.pb-c.h
 	$(CC) $(UNIT_CFLAGS) $(NN_CFLAGS) $(ASAN_FLAGS) -o $@ tests/unit/test_mlp.c $(CORE_SRC) $(NN_SRC) -ljansson -lm $(NN_LIBS)
+
+# ONNX-ML tree ensembles (src/core/onnx_trees.c) against onnxruntime's scores.
+tests/unit/test_onnx_trees: tests/unit/test_onnx_trees.c $(CORE_SRC) $(NN_SRC) src/core/*.h src/core/onnx.pb-c.h
+	$(CC) $(UNIT_CFLAGS) $(NN_CFLAGS) -o $@ tests/unit/test_onnx_trees.c $(CORE_SRC) $(NN_SRC) -ljansson -lm $(NN_LIBS)
+
+tests/unit/test_onnx_trees_asan: tests/unit/test_onnx_trees.c $(CORE_SRC) $(NN_SRC) src/core/*.h src/core/onnx.pb-c.h
+	$(CC) $(UNIT_CFLAGS) $(NN_CFLAGS) $(ASAN_FLAGS) -o $@ tests/unit/test_onnx_trees.c $(CORE_SRC) $(NN_SRC) -ljansson -lm $(NN_LIBS)
+
+# Loaders and CPU engine on one model file of any format (bench/bench_formats.sh).
+bench/bench_formats: bench/bench_formats.c $(CORE_SRC) $(NN_SRC) src/core/*.h src/core/onnx.pb-c.h
+	$(CC) $(UNIT_CFLAGS) $(NN_CFLAGS) -o $@ bench/bench_formats.c $(CORE_SRC) $(NN_SRC) -ljansson -lm $(NN_LIBS)
 
 # CPU engine (BLAS) against a naive triple loop, no server (bench/README.md).
 bench/bench_mlp: bench/bench_mlp.c $(CORE_SRC) $(NN_SRC) src/core/*.h src/core/onnx.pb-c.h
@@ -118,13 +132,13 @@ bench/bench_core: bench/bench_core.c $(CORE_SRC) src/core/*.h
 	$(CC) $(UNIT_CFLAGS) -o $@ bench/bench_core.c $(CORE_SRC) -ljansson -lxgboost -lm
 
 .PHONY: unittest unittest-asan
-unittest: tests/unit/test_core tests/unit/test_ubj tests/unit/test_kernel_emulation tests/unit/test_mlp
-	cd tests/unit && ./test_ubj && ./test_core && ./test_kernel_emulation && ./test_mlp
+unittest: tests/unit/test_core tests/unit/test_ubj tests/unit/test_kernel_emulation tests/unit/test_mlp tests/unit/test_onnx_trees
+	cd tests/unit && ./test_ubj && ./test_core && ./test_kernel_emulation && ./test_mlp && ./test_onnx_trees
 
-unittest-asan: tests/unit/test_core_asan tests/unit/test_ubj_asan tests/unit/test_kernel_emulation_asan tests/unit/test_mlp_asan
-	cd tests/unit && ./test_ubj_asan && ./test_core_asan && ./test_kernel_emulation_asan && ./test_mlp_asan
+unittest-asan: tests/unit/test_core_asan tests/unit/test_ubj_asan tests/unit/test_kernel_emulation_asan tests/unit/test_mlp_asan tests/unit/test_onnx_trees_asan
+	cd tests/unit && ./test_ubj_asan && ./test_core_asan && ./test_kernel_emulation_asan && ./test_mlp_asan && ./test_onnx_trees_asan
 
-EXTRA_CLEAN = $(MOCK_PROVIDER) tests/unit/test_mlp tests/unit/test_mlp_asan bench/bench_mlp src/core/onnx.pb-c.c src/core/onnx.pb-c.h tests/unit/test_kernel_emulation tests/unit/test_kernel_emulation_asan tests/unit/test_core tests/unit/test_core_asan tests/unit/test_ubj \
+EXTRA_CLEAN = $(MOCK_PROVIDER) bench/bench_formats tests/unit/test_mlp tests/unit/test_mlp_asan tests/unit/test_onnx_trees tests/unit/test_onnx_trees_asan bench/bench_mlp src/core/onnx.pb-c.c src/core/onnx.pb-c.h tests/unit/test_kernel_emulation tests/unit/test_kernel_emulation_asan tests/unit/test_core tests/unit/test_core_asan tests/unit/test_ubj \
 	tests/unit/test_ubj_asan bench/bench_core
 
 # header dependencies (PGXS tracks none without --enable-depend)

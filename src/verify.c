@@ -301,6 +301,11 @@ gpuscore_gpu_verify_model(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("model \"%s\" is a neural network: gpu_verify_model compares tree ensembles with XGBoost", name),
 				 errhint("Neural networks are checked against onnxruntime's outputs by the test suite (tests/fixtures/onnx).")));
+	if (f->format == GS_FORMAT_ONNX)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("model \"%s\" is an ONNX tree ensemble: gpu_verify_model compares with XGBoost", name),
+				 errhint("ONNX tree ensembles are checked against onnxruntime's scores by the test suite (tests/fixtures/gen_onnx_tree_fixtures.py).")));
 	if (f->format == GS_FORMAT_LIGHTGBM)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),

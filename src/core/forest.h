@@ -4,7 +4,8 @@
  *	  every engine scores.
  *
  * A GsForest is built once by a loader (xgb_load.c for XGBoost, lgbm_load.c
- * for LightGBM; gs_forest_load picks one), validated there, and is
+ * for LightGBM, gs_forest_load picks one; onnx_trees.c for ONNX-ML tree
+ * ensembles, reached through gs_model_load), validated there, and is
  * immutable afterwards: engines trust it.  Nodes of every tree are stored in
  * one array in breadth-first order, so a node's two children are adjacent
  * (right = left + 1) and always come after their parent; traversal therefore
@@ -24,7 +25,8 @@
 #define GS_NODE_DEFAULT_LEFT	0x40000000u
 #define GS_NODE_CATEGORICAL		0x20000000u
 #define GS_NODE_ZERO_MISSING	0x10000000u
-#define GS_NODE_FEATURE_MASK	0x0FFFFFFFu
+#define GS_NODE_EQUAL			0x08000000u	/* ONNX-ML BRANCH_EQ / BRANCH_NEQ */
+#define GS_NODE_FEATURE_MASK	0x07FFFFFFu
 
 /*
  * Header word of a category set in GsForest.cat_words: the number of bitset
@@ -47,7 +49,9 @@
  * cat_words of the node's category set; go right when x[feature] is a valid
  * category code (truncated to an integer) in the set, left otherwise,
  * exactly XGBoost's rule (LightGBM trees are stored with their children
- * swapped to fit it).  A missing value (NaN; with GS_NODE_ZERO_MISSING also
+ * swapped to fit it).  For an equality split (GS_NODE_EQUAL, ONNX-ML's
+ * BRANCH_EQ / BRANCH_NEQ): go right when x[feature] == value, left
+ * otherwise.  A missing value (NaN; with GS_NODE_ZERO_MISSING also
  * |x| <= 1e-35, LightGBM's zero-as-missing) follows GS_NODE_DEFAULT_LEFT.
  * For a leaf: value is the leaf's contribution to its output group.  left is
  * the index of the left child relative to the tree's first node.
@@ -67,7 +71,11 @@ typedef enum GsTransform
 	GS_TRANSFORM_EXP,			/* count:poisson, reg:gamma, reg:tweedie */
 	GS_TRANSFORM_HINGE,			/* binary:hinge: 1 if margin > 0 else 0 */
 	GS_TRANSFORM_SOFTMAX,		/* multi:softprob: probabilities */
-	GS_TRANSFORM_ARGMAX			/* multi:softmax: index of the best class */
+	GS_TRANSFORM_ARGMAX,		/* multi:softmax: index of the best class */
+	/* onnxruntime's post-transforms of ONNX-ML tree ensembles (ml_common.h) */
+	GS_TRANSFORM_ORT_LOGISTIC,	/* LOGISTIC, per output */
+	GS_TRANSFORM_ORT_SOFTMAX,	/* SOFTMAX: float sum */
+	GS_TRANSFORM_ORT_SOFTMAX_ZERO	/* SOFTMAX_ZERO: zeros stay zero */
 } GsTransform;
 
 typedef enum GsModelFormat
@@ -75,7 +83,8 @@ typedef enum GsModelFormat
 	GS_FORMAT_AUTO = 0,
 	GS_FORMAT_XGBOOST_JSON,
 	GS_FORMAT_XGBOOST_UBJ,
-	GS_FORMAT_ONNX,				/* feed-forward network (onnx_load.h) */
+	GS_FORMAT_ONNX,				/* feed-forward network or ONNX-ML tree
+								 * ensemble (onnx_load.h) */
 	GS_FORMAT_ONNX_AUTOENCODER,	/* the same, scored by reconstruction error */
 	GS_FORMAT_LIGHTGBM			/* LightGBM text model (lgbm_load.c) */
 } GsModelFormat;
@@ -99,9 +108,10 @@ typedef struct GsForest
 	char		booster[16];	/* gbtree or dart */
 	char		saved_by[32];	/* "xgboost 1.7.4" when the model says */
 	int32_t		n_cat_splits;	/* categorical split nodes */
-	uint32_t	split_kinds;	/* GS_NODE_CATEGORICAL | GS_NODE_ZERO_MISSING
-								 * of any node; 0: plain numerical splits,
-								 * scored by the faster gs_node_step_num */
+	uint32_t	split_kinds;	/* GS_NODE_CATEGORICAL | GS_NODE_ZERO_MISSING |
+								 * GS_NODE_EQUAL of any split node; 0: plain
+								 * numerical splits, scored by the faster
+								 * gs_node_step_num */
 	GsTransform transform;
 	int32_t		n_features;
 	int32_t		n_groups;		/* margins per row (classes or targets) */

@@ -84,9 +84,10 @@ gs_node_missing(uint32_t info, float v)
 /*
  * Whether split node n sends value v to its left child: a missing value
  * follows the node's default direction; otherwise v < threshold goes left
- * (XGBoost's RegTree::GetNext), and for a categorical node a value outside
- * its category set goes left (see gs_cat_test).  cats is the forest's cat_words (may be NULL
- * when the forest has no categorical split).
+ * (XGBoost's RegTree::GetNext), for a categorical node a value outside its
+ * category set goes left (see gs_cat_test), and for an equality node
+ * (GS_NODE_EQUAL) a value other than the threshold goes left.  cats is the
+ * forest's cat_words (may be NULL when the forest has no categorical split).
  */
 GS_HD uint32_t
 gs_node_goes_left(GsNode n, float v, const uint32_t *cats)
@@ -101,6 +102,8 @@ gs_node_goes_left(GsNode n, float v, const uint32_t *cats)
 		go_left = (uint32_t) (t == 0u);
 		missing |= (uint32_t) (t == 2u);
 	}
+	else if (n.info & GS_NODE_EQUAL)
+		go_left = (uint32_t) (v != n.value);
 	else
 		go_left = (uint32_t) (v < n.value);
 	if (missing)
@@ -139,8 +142,9 @@ gs_node_step_num(const GsNode *tree, uint32_t i, const float *x, size_t stride)
 }
 
 /*
- * The same step for any node (categorical splits, zero-as-missing): the
- * decisions of gs_node_next, with the categorical test as the only branch.
+ * The same step for any node (categorical splits, zero-as-missing, equality
+ * splits): the decisions of gs_node_next, with the categorical and equality
+ * tests as the only branches.
  */
 GS_HD uint32_t
 gs_node_step(const GsNode *tree, uint32_t i, const float *x, size_t stride,
@@ -279,6 +283,18 @@ gs_sigmoid(float x)
 }
 
 /*
+ * onnxruntime's ComputeLogistic (core/providers/cpu/ml/ml_common.h), in
+ * float: 1 / (1 + exp(-|x|)), mirrored for negative x.
+ */
+GS_HD float
+gs_ort_logistic(float x)
+{
+	float		v = 1.0f / (1.0f + gs_expf(-fabsf(x)));
+
+	return x < 0.0f ? 1.0f - v : v;
+}
+
+/*
  * Turn one row's margins m[0..n_groups) into outputs o[0..n_outputs).
  * m and o may not alias for the softmax/argmax transforms.
  */
@@ -331,6 +347,42 @@ gs_transform_row(GsTransform t, const float *m, int n_groups, float *o)
 					if (m[g] > m[best])
 						best = g;
 				o[0] = (float) best;
+				break;
+			}
+		case GS_TRANSFORM_ORT_LOGISTIC:
+			for (g = 0; g < n_groups; g++)
+				o[g] = gs_ort_logistic(m[g]);
+			break;
+		case GS_TRANSFORM_ORT_SOFTMAX:
+		case GS_TRANSFORM_ORT_SOFTMAX_ZERO:
+			{
+				/*
+				 * onnxruntime's ComputeSoftmax / ComputeSoftmaxZero: max
+				 * shift, float sum in order; SOFTMAX_ZERO leaves margins
+				 * within 1e-7 of zero out of the sum and scales them by
+				 * exp(-max) instead
+				 */
+				float		vmax = -3.40282347e+38f;
+				float		sum = 0.0f,
+							eneg = 0.0f;
+
+				for (g = 0; g < n_groups; g++)
+					vmax = m[g] > vmax ? m[g] : vmax;
+				if (t == GS_TRANSFORM_ORT_SOFTMAX_ZERO)
+					eneg = gs_expf(-vmax);
+				for (g = 0; g < n_groups; g++)
+				{
+					if (t == GS_TRANSFORM_ORT_SOFTMAX ||
+						m[g] > 0.0000001f || m[g] < -0.0000001f)
+					{
+						o[g] = gs_expf(m[g] - vmax);
+						sum += o[g];
+					}
+					else
+						o[g] = m[g] * eneg;
+				}
+				for (g = 0; g < n_groups; g++)
+					o[g] = o[g] / sum;
 				break;
 			}
 	}

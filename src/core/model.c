@@ -36,10 +36,19 @@ gs_model_load(const unsigned char *bytes, size_t len, GsModelFormat fmt,
 	m->format = fmt;
 	if (fmt == GS_FORMAT_ONNX || fmt == GS_FORMAT_ONNX_AUTOENCODER)
 	{
-		m->kind = GS_MODEL_MLP;
-		rc = gs_onnx_load(bytes, len, fmt == GS_FORMAT_ONNX_AUTOENCODER, lim, alloc, &m->mlp, st);
-		if (rc == GS_OK)
+		/* a network, or an ONNX-ML tree ensemble (a forest like any other) */
+		rc = gs_onnx_load(bytes, len, fmt == GS_FORMAT_ONNX_AUTOENCODER, lim, alloc, &m->mlp,
+						  &m->forest, st);
+		if (rc == GS_OK && m->forest)
 		{
+			m->kind = GS_MODEL_FOREST;
+			m->n_features = m->forest->n_features;
+			m->n_outputs = m->forest->n_outputs;
+			m->feature_names = m->forest->feature_names;
+		}
+		else if (rc == GS_OK)
+		{
+			m->kind = GS_MODEL_MLP;
 			m->n_features = m->mlp->n_features;
 			m->n_outputs = m->mlp->n_outputs;
 		}

@@ -2,11 +2,12 @@
  * onnx_internal.h
  *	  What the files of the ONNX loader share (onnx_load.c: decoding and the
  *	  graph; onnx_ops.c: one node at a time; onnx_tensor.c: tensors,
- *	  attributes and the chain's bookkeeping).  Not a public interface: use
- *	  onnx_load.h.
+ *	  attributes and the chain's bookkeeping; onnx_trees.c: ONNX-ML tree
+ *	  ensembles into a GsForest).  Not a public interface: use onnx_load.h.
  *
- * A Loader lives on gs_onnx_load's stack for one load; the GsMlp it builds
- * is owned by the caller on success and freed by gs_onnx_load on failure.
+ * A Loader lives on gs_onnx_load's stack for one load; the GsMlp or
+ * GsForest it builds is owned by the caller on success and freed on
+ * failure.
  * The decoded protobuf tree it points into is freed before gs_onnx_load
  * returns.
  */
@@ -26,7 +27,8 @@ typedef struct Loader
 {
 	const Onnx__GraphProto *g;
 	int64_t		opset;			/* default-domain opset version */
-	GsMlp	   *m;
+	GsMlp	   *m;				/* the network being built (NULL for trees) */
+	GsAllocator alloc;			/* the caller's allocator: everything built */
 	int32_t		cap_steps;
 	const Onnx__TensorProto **consts;	/* Constant-node values */
 	const char **const_names;
@@ -95,5 +97,15 @@ extern GsCode onnx_want_const(Loader *L, const Onnx__NodeProto *node, size_t k,
 
 /* onnx_ops.c: translate one node into steps (or a constant) */
 extern GsCode onnx_add_node(Loader *L, const Onnx__NodeProto *node);
+
+/* onnx_trees.c: does the graph hold an ai.onnx.ml TreeEnsemble* node? */
+extern bool onnx_graph_has_trees(const Onnx__GraphProto *g);
+
+/*
+ * onnx_trees.c: build and validate the forest of a graph holding a
+ * tree-ensemble node (L->g, L->lim, L->st, L->alloc set).  On success *out
+ * is a new forest owned by the caller; on failure NULL, status set.
+ */
+extern GsCode onnx_trees_build(Loader *L, const Onnx__ModelProto *model, GsForest **out);
 
 #endif							/* GS_ONNX_INTERNAL_H */

@@ -23,9 +23,14 @@
  * Every size the file claims is checked against the caps and the bytes
  * actually present before anything is allocated from it.
  *
+ * A graph holding an ai.onnx.ml TreeEnsemble* node (Regressor, Classifier,
+ * or opset 5's TreeEnsemble) is a tree ensemble instead, built into a
+ * GsForest by onnx_trees.c.
+ *
  * This file: decoding, the graph's input and output, the chain as a whole.
  * Per-node translation is in onnx_ops.c, tensors and attributes in
- * onnx_tensor.c (shared declarations: onnx_internal.h).
+ * onnx_tensor.c, tree ensembles in onnx_trees.c (shared declarations:
+ * onnx_internal.h).
  */
 #include "onnx_load.h"
 
@@ -274,11 +279,40 @@ build(Loader *L, const Onnx__ModelProto *model, bool reconstruction)
 	return GS_OK;
 }
 
+/*
+ * A graph with an ai.onnx.ml tree-ensemble node: check the model's header,
+ * then onnx_trees.c builds the forest.
+ */
+static GsCode
+build_trees(Loader *L, const Onnx__ModelProto *model, bool reconstruction, GsForest **out)
+{
+	if (!model->has_ir_version || model->ir_version < 1)
+		return gs_status_set(L->st, GS_ERR_INVALID_MODEL, "the ONNX model has no IR version");
+	if (L->g->n_node > GS_ONNX_MAX_NODES)
+		return gs_status_set(L->st, GS_ERR_LIMIT, "the graph has %zu nodes, more than the limit of %d",
+							 L->g->n_node, GS_ONNX_MAX_NODES);
+	if (L->g->n_initializer > GS_ONNX_MAX_INITIALIZERS)
+		return gs_status_set(L->st, GS_ERR_LIMIT,
+							 "the graph has %zu initializers, more than the limit of %d",
+							 L->g->n_initializer, GS_ONNX_MAX_INITIALIZERS);
+	if (L->g->n_input > GS_ONNX_MAX_INITIALIZERS + 1 || L->g->n_output > GS_ONNX_MAX_NODES)
+		return gs_status_set(L->st, GS_ERR_LIMIT, "the graph has %zu inputs and %zu outputs",
+							 L->g->n_input, L->g->n_output);
+	if (reconstruction)
+	{
+		gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+					  "the ONNX model is a tree ensemble, not an autoencoder");
+		gs_status_detail(L->st, "Load it with format 'onnx'.");
+		return L->st->code;
+	}
+	return onnx_trees_build(L, model, out);
+}
+
 /* Parse, validate and build; see onnx_load.h. */
 GsCode
 gs_onnx_load(const unsigned char *bytes, size_t len, bool reconstruction,
 			 const GsLimits *lim, const GsAllocator *alloc, GsMlp **out,
-			 GsStatus *st)
+			 GsForest **forest_out, GsStatus *st)
 {
 	PbAlloc		pa;
 	ProtobufCAllocator pca;
@@ -289,6 +323,7 @@ gs_onnx_load(const unsigned char *bytes, size_t len, bool reconstruction,
 
 	gs_status_clear(st);
 	*out = NULL;
+	*forest_out = NULL;
 	if (lim == NULL)
 		lim = &gs_default_limits;
 	if (len == 0)
@@ -322,6 +357,18 @@ gs_onnx_load(const unsigned char *bytes, size_t len, bool reconstruction,
 		return st->code;
 	}
 
+	if (model->graph && onnx_graph_has_trees(model->graph))
+	{
+		memset(&L, 0, sizeof(L));
+		L.g = model->graph;
+		L.alloc = *alloc;
+		L.lim = lim;
+		L.st = st;
+		rc = build_trees(&L, model, reconstruction, forest_out);
+		onnx__model_proto__free_unpacked(model, &pca);
+		return rc;
+	}
+
 	m = alloc->alloc(alloc->ctx, sizeof(GsMlp));
 	if (m == NULL)
 	{
@@ -333,6 +380,7 @@ gs_onnx_load(const unsigned char *bytes, size_t len, bool reconstruction,
 	memset(&L, 0, sizeof(L));
 	L.g = model->graph;
 	L.m = m;
+	L.alloc = *alloc;
 	L.lim = lim;
 	L.st = st;
 	rc = build(&L, model, reconstruction);

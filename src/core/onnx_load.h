@@ -1,6 +1,9 @@
 /*
  * onnx_load.h
- *	  Reading ONNX models of feed-forward networks into a validated GsMlp.
+ *	  Reading ONNX models of feed-forward networks into a validated GsMlp,
+ *	  and ONNX-ML tree ensembles (TreeEnsembleRegressor/Classifier of
+ *	  skl2onnx and onnxmltools, opset-5 TreeEnsemble) into a validated
+ *	  GsForest (onnx_trees.c).
  *
  * The bytes are decoded by protobuf-c with code generated from ONNX's own
  * onnx.proto (the Makefile runs protoc-c on /usr/include/onnx/onnx.proto),
@@ -40,16 +43,19 @@ gs_onnx_detect(const unsigned char *b, size_t len)
 }
 
 /*
- * Parse and validate an ONNX model.  With reconstruction, the model must be
- * an autoencoder (output width == input width) and each row's score is the
- * mean squared error between its input and the network's output.  On
- * success *out is a new network owned by the caller (gs_mlp_free).  On
- * failure returns the error code, fills st, and *out is NULL.  lim may be
- * NULL (gs_default_limits): max_model_bytes and max_features apply.
+ * Parse and validate an ONNX model.  A graph holding an ai.onnx.ml
+ * tree-ensemble node becomes a forest (*forest_out, gs_forest_free), any
+ * other graph a network (*out, gs_mlp_free); on success exactly one is set
+ * and owned by the caller.  With reconstruction, the model must be an
+ * autoencoder network (output width == input width) and each row's score
+ * is the mean squared error between its input and the network's output.
+ * On failure returns the error code, fills st, and both are NULL.  lim may
+ * be NULL (gs_default_limits): max_model_bytes and max_features apply to
+ * networks, every cap to forests.
  */
 extern GsCode gs_onnx_load(const unsigned char *bytes, size_t len,
 						   bool reconstruction, const GsLimits *lim,
 						   const GsAllocator *alloc, GsMlp **out,
-						   GsStatus *st);
+						   GsForest **forest_out, GsStatus *st);
 
 #endif							/* GS_ONNX_LOAD_H */

@@ -31,11 +31,11 @@ onnx_safe_name(char *dst, size_t cap, const char *src)
 	dst[i] = '\0';
 }
 
-/* Allocate from the network's allocator. */
+/* Allocate from the loader's (the caller's) allocator. */
 void *
 onnx_alloc(Loader *L, size_t size)
 {
-	return L->m->alloc.alloc(L->m->alloc.ctx, size ? size : 1);
+	return L->alloc.alloc(L->alloc.ctx, size ? size : 1);
 }
 
 /* Set an out-of-memory status. */
@@ -170,7 +170,7 @@ onnx_tensor_floats(Loader *L, const Onnx__TensorProto *t, int64_t cap, int64_t *
 	for (int64_t i = 0; i < n; i++)
 		if (!isfinite(v[i]))
 		{
-			L->m->alloc.free(L->m->alloc.ctx, v);
+			L->alloc.free(L->alloc.ctx, v);
 			return gs_status_set(L->st, GS_ERR_INVALID_MODEL,
 								 "tensor \"%s\" of %s holds a non-finite value", tname, L->label);
 		}

@@ -1,7 +1,8 @@
 /*
  * fuzz_onnx.c
- *	  libFuzzer target: arbitrary bytes as an ONNX model, through the
- *	  loader every scoring path uses (gs_model_load, model.h).
+ *	  libFuzzer target: arbitrary bytes as an ONNX model (a network or an
+ *	  ONNX-ML tree ensemble), through the loader every scoring path uses
+ *	  (gs_model_load, model.h).
  *
  * Each input is loaded as 'onnx', as 'onnx-autoencoder' and with format
  * detection ('auto', which may dispatch to any loader).  A rejected input

@@ -2,7 +2,9 @@
  * test_gpu.c
  *	  Server-free GPU test suite: GPU scores must equal CPU scores (<= 1e-6)
  *	  on every fixture model, over batch sizes that hit warp and block
- *	  tails (1, 31, 32, 33, 1000, 65536, 1000003 rows), with missing values.
+ *	  tails (1, 31, 32, 33, 1000, 65536, 1000003 rows), with missing values;
+ *	  and on a few of them rewritten with what ONNX-ML tree ensembles add
+ *	  (equality splits, onnxruntime's transforms; see onnx_variant).
  *
  * Built by "make gputest" (needs nvcc) and run where a GPU is present, e.g.
  * on the lent device machine (tests/gpu/device_run.sh).  GS_GPU_TEST_MAX_ROWS
@@ -155,6 +157,28 @@ check_model(const char *label, const GsForest *f)
 	gs_cuda_model_free(gm);
 }
 
+/*
+ * The forest f with what ONNX-ML tree ensembles bring (onnx_trees.c):
+ * every third split an equality split (GS_NODE_EQUAL; gs_fill_batch draws
+ * thresholds as feature values, so equality holds in some rows), and
+ * onnxruntime's transforms (logistic for sigmoid, SOFTMAX_ZERO for
+ * softmax).  Modifies f in place.
+ */
+static void
+onnx_variant(GsForest *f)
+{
+	int64_t		k = 0;
+
+	for (int64_t i = 0; i < f->n_nodes; i++)
+		if (!(f->nodes[i].info & (GS_NODE_LEAF | GS_NODE_CATEGORICAL)) && k++ % 3 == 0)
+			f->nodes[i].info |= GS_NODE_EQUAL;
+	f->split_kinds |= GS_NODE_EQUAL;
+	if (f->transform == GS_TRANSFORM_SIGMOID)
+		f->transform = GS_TRANSFORM_ORT_LOGISTIC;
+	else if (f->transform == GS_TRANSFORM_SOFTMAX)
+		f->transform = GS_TRANSFORM_ORT_SOFTMAX_ZERO;
+}
+
 int
 main(void)
 {
@@ -197,6 +221,15 @@ main(void)
 		else
 		{
 			check_model(e->d_name, f);
+			if (strcmp(e->d_name, "fraud_binary.json") == 0 || strcmp(e->d_name, "wine_softprob.json") == 0 ||
+				strcmp(e->d_name, "diabetes_reg.json") == 0)
+			{
+				char		label[300];
+
+				snprintf(label, sizeof(label), "%s, ONNX-ML variant", e->d_name);
+				onnx_variant(f);
+				check_model(label, f);
+			}
 			gs_forest_free(f);
 		}
 		free(b);

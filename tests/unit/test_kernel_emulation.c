@@ -44,6 +44,7 @@
  * and the same with -g -fsanitize=address,undefined -fno-omit-frame-pointer.
  */
 #include <dirent.h>
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -471,7 +472,9 @@ synth_forest(int n_trees, int n_groups, GsTransform tf, int n_features,
 				nd->value = (float) (gs_rnd() * 2 - 1);
 				nd->info = (uint32_t) (gs_rnd() * n_features) |
 					(gs_rnd() < 0.5 ? GS_NODE_DEFAULT_LEFT : 0) |
-					(gs_rnd() < 0.2 ? GS_NODE_ZERO_MISSING : 0);
+					(gs_rnd() < 0.2 ? GS_NODE_ZERO_MISSING : 0) |
+					/* equality splits (ONNX-ML BRANCH_EQ/NEQ) where the generic step runs anyway */
+					(cat_every > 0 && gs_rnd() < 0.15 ? GS_NODE_EQUAL : 0);
 				nd->left = (uint32_t) count;
 				depth[count] = depth[count + 1] = depth[i] + 1;
 				count += 2;
@@ -492,7 +495,7 @@ synth_forest(int n_trees, int n_groups, GsTransform tf, int n_features,
 	f->n_nodes = (int64_t) n;
 	for (size_t i = 0; i < n; i++)
 		if (!(f->nodes[i].info & GS_NODE_LEAF))
-			f->split_kinds |= f->nodes[i].info & (GS_NODE_CATEGORICAL | GS_NODE_ZERO_MISSING);
+			f->split_kinds |= f->nodes[i].info & (GS_NODE_CATEGORICAL | GS_NODE_ZERO_MISSING | GS_NODE_EQUAL);
 	return f;
 }
 
@@ -611,6 +614,39 @@ libm_transform_row(GsTransform t, const float *m, int ng, float *o)
 				o[0] = (float) best;
 				break;
 			}
+		case GS_TRANSFORM_ORT_LOGISTIC:
+			/* onnxruntime's ComputeLogistic (ml_common.h) */
+			for (g = 0; g < ng; g++)
+			{
+				float		v = 1 / (1 + expf(-fabsf(m[g])));
+
+				o[g] = m[g] < 0 ? 1 - v : v;
+			}
+			break;
+		case GS_TRANSFORM_ORT_SOFTMAX:
+		case GS_TRANSFORM_ORT_SOFTMAX_ZERO:
+			{
+				/* onnxruntime's ComputeSoftmax / ComputeSoftmaxZero */
+				float		vmax = -FLT_MAX,
+							sum = 0.f,
+							eneg;
+
+				for (g = 0; g < ng; g++)
+					if (m[g] > vmax)
+						vmax = m[g];
+				eneg = expf(-vmax);
+				for (g = 0; g < ng; g++)
+					if (t == GS_TRANSFORM_ORT_SOFTMAX || m[g] > 0.0000001f || m[g] < -0.0000001f)
+					{
+						o[g] = expf(m[g] - vmax);
+						sum += o[g];
+					}
+					else
+						o[g] = m[g] * eneg;
+				for (g = 0; g < ng; g++)
+					o[g] = o[g] / sum;
+				break;
+			}
 	}
 }
 
@@ -702,7 +738,7 @@ test_expf(uint64_t step)
 				m[g] = (float) ((gs_rnd() - 0.5) * (it % 7 == 0 ? 400.0 : 20.0));
 			if (it % 11 == 0)
 				m[it % ng] = NAN;
-			for (int t = GS_TRANSFORM_IDENTITY; t <= GS_TRANSFORM_ARGMAX; t++)
+			for (int t = GS_TRANSFORM_IDENTITY; t <= GS_TRANSFORM_ORT_SOFTMAX_ZERO; t++)
 			{
 				int			no = t == GS_TRANSFORM_ARGMAX ? 1 : ng;
 
@@ -713,7 +749,7 @@ test_expf(uint64_t step)
 			}
 		}
 		snprintf(what, sizeof(what),
-				 "gs_transform_row equals the same transforms on the host's expf on 20000 random margin rows x 6 transforms: %ld differ",
+				 "gs_transform_row equals the same transforms on the host's expf on 20000 random margin rows x 9 transforms: %ld differ",
 				 tbad);
 		gs_tap(tbad == 0, "transform", what);
 	}

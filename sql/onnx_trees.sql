@@ -1,0 +1,157 @@
+-- ONNX-ML tree ensembles (ai.onnx.ml TreeEnsembleRegressor / TreeEnsembleClassifier, and the
+-- opset-5 TreeEnsemble): scikit-learn forests and boosted trees converted by skl2onnx, XGBoost and
+-- LightGBM models converted by onnxmltools, and converted models edited to use every node mode
+-- (BRANCH_LEQ / LT / GTE / GT / EQ / NEQ / MEMBER), nodes_missing_value_tracks_true, AVERAGE,
+-- SOFTMAX_ZERO, ZipMap outputs.  Loaded as
+-- 'onnx' (or detected), they become the same tree ensemble as XGBoost models: every scoring path
+-- is checked against onnxruntime's scores (tests/fixtures/gen_onnx_tree_fixtures.py) within the
+-- case's tolerance: 0, bit for bit (AVERAGE: 1e-6, relative above 1), then gpu_models, a few rows
+-- by hand, and every error.
+-- Binary classifiers give one score, the probability of the second class.
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set fx :abs_srcdir '/tests/fixtures'
+SET client_min_messages = warning;
+CREATE TEMP TABLE ot_parity (model text, n_rows int, predict_ok boolean, query_ok boolean,
+                             score_ok boolean, agg_ok boolean);
+CREATE FUNCTION pg_temp.check_ot(model text, fmt text, dir text) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+  meta text[];
+  nf int;
+  nout int;
+  tol float8;
+  n int;
+  bad_predict int;
+  bad_query int;
+  bad_score int;
+  bad_agg int;
+BEGIN
+  PERFORM gpu_load_model(model, pg_read_binary_file(dir || '/onnx/trees/' || model || '.onnx'), fmt);
+  meta := regexp_split_to_array(trim(pg_read_file(dir || '/cases/' || model || '.meta')), ' ');
+  nf := meta[1]::int;
+  nout := meta[2]::int;
+  tol := meta[4]::float8;
+  CREATE TEMP TABLE cases_raw (line text);
+  EXECUTE format('COPY cases_raw FROM %L', dir || '/cases/' || model || '.csv');
+  CREATE TEMP TABLE cases AS
+    SELECT a[1]::bigint AS id, a[2:nf + 1]::real[] AS f, a[nf + 2:nf + 1 + nout]::real[] AS want
+      FROM (SELECT string_to_array(line, ',') AS a FROM cases_raw) s;
+  SELECT count(*) INTO n FROM cases;
+  SELECT count(*) INTO bad_predict FROM cases
+   WHERE EXISTS (SELECT 1 FROM unnest(gpu_predict(model, f), want) AS u(got, w)
+                  WHERE abs(got - w) > tol * greatest(1, abs(w)) OR got IS NULL);
+  SELECT n - count(*) FILTER (WHERE NOT EXISTS (
+           SELECT 1 FROM unnest(q.scores, c.want) AS u(got, w)
+            WHERE abs(got - w) > tol * greatest(1, abs(w)) OR got IS NULL)) INTO bad_query
+    FROM gpu_predict_query(model, 'SELECT id, f FROM cases') q JOIN cases c USING (id);
+  -- single-output models (regressors, binary classifiers): gpu_score and the aggregate
+  IF nout = 1 THEN
+    SELECT count(*) INTO bad_score FROM cases
+     WHERE abs(gpu_score(model, f) - want[1]) > tol * greatest(1, abs(want[1]))
+        OR gpu_score(model, f) IS NULL;
+    SELECT n - count(*) FILTER (WHERE abs(r.score - c.want[1]) <= tol * greatest(1, abs(c.want[1])))
+      INTO bad_agg
+      FROM gpu_scores((SELECT gpu_score_agg(model, id, f) FROM cases)) r JOIN cases c USING (id);
+  END IF;
+  INSERT INTO ot_parity VALUES (model, n, bad_predict = 0, bad_query = 0, bad_score = 0, bad_agg = 0);
+  DROP TABLE cases_raw;
+  DROP TABLE cases;
+END $$;
+
+-- scikit-learn (skl2onnx), format given
+SELECT pg_temp.check_ot(m, 'onnx', :'fx')
+  FROM unnest(ARRAY['onnx_skl_rf_binary', 'onnx_skl_rf_binary_zipmap', 'onnx_skl_rf_3class',
+                    'onnx_skl_rf_reg', 'onnx_skl_rf_2targets', 'onnx_skl_et_reg',
+                    'onnx_skl_gb_binary', 'onnx_skl_gb_reg', 'onnx_skl_hgb_binary',
+                    'onnx_skl_hgb_3class', 'onnx_skl_hgb_reg']) m;
+-- XGBoost and LightGBM (onnxmltools) and the edited models, format detected
+SELECT pg_temp.check_ot(m, 'auto', :'fx')
+  FROM unnest(ARRAY['onnx_xgb_binary', 'onnx_xgb_3class', 'onnx_xgb_reg',
+                    'onnx_lgb_binary', 'onnx_lgb_3class', 'onnx_lgb_reg', 'onnx_lgb_inf_threshold',
+                    'onnx_edit_modes', 'onnx_edit_softmax_zero', 'onnx_edit_average',
+                    'onnx_edit_reg_logistic', 'onnx_edit_3targets_softmax',
+                    'onnx_edit_binary_both', 'onnx_edit_binary_positive_logistic',
+                    'onnx_edit_binary_positive_softmax', 'onnx_edit_3class_logistic',
+                    'onnx_edit_binary_both_none',
+                    'onnx_edit_binary_mixed_none', 'onnx_edit_binary_mixed_softmax',
+                    'onnx_v5_modes_member', 'onnx_v5_3targets_softmax']) m;
+RESET client_min_messages;
+SELECT * FROM ot_parity ORDER BY model;
+
+-- What gpu_models says: a tree ensemble in format 'onnx', what its score is, the trees it
+-- became (one per tree and class for multi-class forests, plus one leaf for the base values),
+-- and the converter that wrote it.
+SELECT name, format, kind, objective, n_features, n_outputs, n_trees, max_depth, saved_by,
+       n_layers, categorical_splits
+  FROM gpu_models WHERE name LIKE 'onnx\_%' ORDER BY name;
+
+-- A few rows by hand.  NULL is a missing value, as NaN; binary classifiers give a probability.
+SELECT round(gpu_score('onnx_skl_gb_binary', ARRAY[0.5, -0.2, 0.1, 30, 0, 0, 1, 0.3])::numeric, 6) AS gb_p,
+       round(gpu_score('onnx_xgb_binary', ARRAY[0.5, -0.2, NULL, 30, 0, 0, 1, 0.3])::numeric, 6) AS xgb_p,
+       gpu_score('onnx_lgb_binary', ARRAY[0.5, -0.2, NULL, 30, 0, 0, 1, 0.3]::float8[]) =
+       gpu_score('onnx_lgb_binary', ARRAY[0.5, -0.2, 'NaN', 30, 0, 0, 1, 0.3]::real[]) AS null_is_nan;
+SELECT round(sum(p)::numeric, 5) AS prob_sum, count(*) AS classes
+  FROM unnest(gpu_predict('onnx_lgb_3class', ARRAY[0.5, -0.2, 0.1, 30, 0, 0, 1, 0.3])) p;
+-- BRANCH_EQ / BRANCH_NEQ test exact values: 0 and -0 are equal, so they score alike
+SELECT gpu_score('onnx_edit_modes', ARRAY[0.5, -0.2, 0.1, 30, 1, 0, 2, 0.3]) =
+       gpu_score('onnx_edit_modes', ARRAY[0.5, -0.2, 0.1, 30, 1, '-0'::real, 2, 0.3]) AS zero_eq_minus_zero;
+
+-- The GPU engine's path, tested without a GPU through the CPU mock of the provider (as in
+-- gpu_engine.sql): the same scores through the upload and the two-slot pipeline.  (The
+-- kernels' own code for equality splits and onnxruntime's transforms is checked by
+-- tests/unit/test_kernel_emulation, the CUDA build by make gputest where a GPU exists.)
+\c
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set fx :abs_srcdir '/tests/fixtures'
+\set mock :abs_srcdir '/tests/mock_provider/pg_gpuscore_mock_provider.so'
+SET pg_gpuscore.provider = :'mock';
+SET pg_gpuscore.device = 'gpu';
+SET pg_gpuscore.batch_size = 50;
+CREATE TEMP TABLE ot_rows AS
+  SELECT g AS id, ARRAY[sin(g), cos(g * 3), (g % 7) - 3, g % 101, CASE WHEN g % 3 = 0 THEN 0 ELSE g % 5 - 2 END,
+                        CASE WHEN g % 4 = 0 THEN 0 END, g % 4, tan(g)]::real[] AS f
+    FROM generate_series(1, 300) g;
+SELECT m AS model, count(*) AS n_rows,
+       count(*) FILTER (WHERE q.scores <> gpu_predict(m, r.f)) AS differing
+  FROM unnest(ARRAY['onnx_edit_modes', 'onnx_edit_softmax_zero', 'onnx_xgb_binary', 'onnx_lgb_3class',
+                    'onnx_skl_hgb_binary', 'onnx_v5_modes_member']) m,
+       LATERAL gpu_predict_query(m, 'SELECT id, f FROM ot_rows') q JOIN ot_rows r USING (id)
+ GROUP BY m ORDER BY m;
+SELECT engine, batches, rows FROM gpu_engine_stats() ORDER BY engine;
+RESET pg_gpuscore.device;
+RESET pg_gpuscore.provider;
+RESET pg_gpuscore.batch_size;
+
+-- Errors, each with its SQLSTATE.
+CREATE FUNCTION pg_temp.try(stmt text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+  EXECUTE stmt;
+  RETURN 'ok';
+EXCEPTION WHEN OTHERS THEN
+  RETURN SQLSTATE || ': ' || SQLERRM;
+END $$;
+-- a multi-class model has several outputs: gpu_predict, not gpu_score
+SELECT pg_temp.try($$SELECT gpu_score('onnx_lgb_3class', ARRAY[0.5, -0.2, 0.1, 30, 0, 0, 1, 0.3])$$);
+SELECT pg_temp.try($$SELECT gpu_score('onnx_lgb_binary', ARRAY[0.5, -0.2, 0.1])$$);
+-- gpu_verify_model compares with XGBoost
+SELECT pg_temp.try($$SELECT * FROM gpu_verify_model('onnx_xgb_binary')$$);
+-- a tree ensemble is no autoencoder
+SELECT pg_temp.try(format('SELECT gpu_load_model(%L, pg_read_binary_file(%L), %L)', 'ot_bad',
+                          :'fx' || '/onnx/trees/onnx_xgb_reg.onnx', 'onnx-autoencoder'));
+-- caps count the forest's trees: 6 trees x 3 classes
+SET pg_gpuscore.max_trees = 10;
+SELECT pg_temp.try(format('SELECT gpu_load_model(%L, pg_read_binary_file(%L))', 'ot_bad',
+                          :'fx' || '/onnx/trees/onnx_skl_rf_3class.onnx'));
+RESET pg_gpuscore.max_trees;
+-- every hostile or unsupported file (tests/fixtures/onnx/bad/trees_expected.txt)
+SELECT f AS file, pg_temp.try(format('SELECT gpu_load_model(%L, pg_read_binary_file(%L))', 'ot_bad',
+                                     :'fx' || '/onnx/bad/trees_' || f || '.onnx')) AS error
+  FROM unnest(ARRAY['node_id', 'cycle', 'shared_child', 'child_missing', 'feature_out_of_range',
+                    'nan_threshold', 'lengths', 'unknown_mode', 'leaf_without_weight', 'duplicate_weight',
+                    'weight_nowhere', 'target_out_of_range', 'min_aggregate', 'probit',
+                    'split_tree', 'truncated', 'as_tensor', 'class1_only', 'scaler',
+                    'v5_cycle', 'v5_max_aggregate', 'v5_double_splits', 'v5_member_empty']) f;
+SELECT count(*) AS nothing_stored FROM gpu_models WHERE name = 'ot_bad';
+
+SELECT count(*) AS dropped FROM (SELECT gpu_drop_model(name) FROM gpu_models WHERE name LIKE 'onnx\_%') d;
+DROP TABLE ot_rows;

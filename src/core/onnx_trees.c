@@ -1,0 +1,534 @@
+/*
+ * onnx_trees.c
+ *	  ONNX-ML tree ensembles (ai.onnx.ml TreeEnsembleRegressor and
+ *	  TreeEnsembleClassifier, as skl2onnx and onnxmltools write them for
+ *	  scikit-learn, XGBoost and LightGBM models; the opset-5 TreeEnsemble,
+ *	  converted to the regressor's form by onnx_trees_v5.c as onnxruntime
+ *	  does) -> the validated GsForest
+ *	  that XGBoost and LightGBM models become (forest.h), so that every
+ *	  engine scores them with no ONNX-specific code.
+ *
+ * Reached from gs_onnx_load (onnx_load.c) with the decoded protobuf tree
+ * when the graph holds a TreeEnsemble* node; the decoded tree is owned and
+ * freed by gs_onnx_load.  This file: how targets become output groups and
+ * transforms, the forest's layout, the entry point; onnx_trees_walk.c
+ * checks the trees' structure and attaches the leaf weights;
+ * onnx_trees_graph.c reads the attributes and checks the graph around the
+ * tree node; onnx_trees_v5.c converts TreeEnsemble (shared declarations:
+ * onnx_trees.h).  Arrays used while building come from the
+ * Loader's allocator and are freed before onnx_trees_build returns; the
+ * forest (and everything it points to) is owned by the caller on success,
+ * freed here on failure.
+ *
+ * The reference is onnxruntime's CPU kernel (core/providers/cpu/ml:
+ * tree_ensemble_common.h, tree_ensemble_aggregator.h, ml_common.h), whose
+ * semantics are mirrored exactly, quirks included, or refused:
+ *	- A tree is a run of consecutive nodes with one tree id; its root is the
+ *	  run's first node.  Child ids name nodes of the same tree.  A branch
+ *	  sends x to its true child when "x MODE threshold" holds, or when x is
+ *	  NaN and the node's nodes_missing_value_tracks_true is 1.  Inputs and
+ *	  thresholds are float, so the tests are float comparisons, mapped onto
+ *	  the forest's "x < value goes left" (GS_NODE_EQUAL: "x != value goes
+ *	  left") exactly: LEQ is x < nextafterf(t, +inf), GT its negation (the
+ *	  true child stored right), GTE the negation of LT; EQ and NEQ are
+ *	  equality nodes.  NaN fails every comparison but NEQ, so with NEQ it
+ *	  always takes the true child.
+ *	- Leaves add their weights (target_* / class_* attributes) to their
+ *	  target's or class's float sum, in tree order; base values are added
+ *	  last.  A leaf feeding several targets becomes one forest tree per
+ *	  (tree, target) pair; the base values become a one-leaf tree added
+ *	  last, so the float additions are onnxruntime's, in its order.
+ *	  AVERAGE (regressors) divides the sum by the number of trees; here the
+ *	  leaves are divided instead, so AVERAGE agrees to rounding, not bit
+ *	  for bit.  MIN and MAX are refused.
+ *	- Post-transforms: NONE, LOGISTIC, SOFTMAX, SOFTMAX_ZERO as onnxruntime
+ *	  computes them in float (GS_TRANSFORM_ORT_* in forest_eval.h).  A
+ *	  single-target regressor ignores its post_transform (onnxruntime applies
+ *	  only PROBIT there).  PROBIT is refused.
+ *	- Binary classifiers (two class labels) give one output, the
+ *	  probability of the second class (onnxruntime's probabilities[:, 1]),
+ *	  as XGBoost binary models do.  With the weights all on class 0 (what
+ *	  the converters write) that is the sum plus base_values[0], through
+ *	  LOGISTIC if that is the post_transform, else the sum itself (SOFTMAX
+ *	  too: onnxruntime then outputs [-s, s] or [1 - s, s]); with weights on
+ *	  both classes it is class 1's sum through the element-wise transform.
+ *	  (onnxruntime before 1.2x skipped LOGISTIC when every weight was >= 0;
+ *	  1.32, the fixtures' reference, does not.)
+ * Everything is validated before use: list lengths, node ids, children in
+ * the same tree, every node reached once from its root (no cycles, no
+ * shared children, nothing unreachable), feature ids below the input's
+ * width, finite thresholds and weights, weights on existing nodes, every
+ * leaf weighted, target/class ids in range, and the caps of GsLimits before
+ * anything sized by them is allocated.
+ *
+ * The graph around the tree node may only hold what the converters put
+ * there: the node reads the graph's one float input [N, F] directly, and
+ * the other nodes are Identity, Cast, ZipMap, ArgMax, Constant and Mul by
+ * a constant 1 after it.  A graph output must carry the scores.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnx_trees.h"
+
+/* Allocate from allocator a, zeroed (the forest's arrays). */
+static void *
+fz_alloc(const GsAllocator *a, size_t size)
+{
+	void	   *p = a->alloc(a->ctx, size ? size : 1);
+
+	if (p)
+		memset(p, 0, size ? size : 1);
+	return p;
+}
+
+/* Free every working array. */
+static void
+onnx_trees_free_work(Loader *L, TWork *w)
+{
+	void	   *arrs[] = {w->mode, w->slot, w->run_start, w->run_sorted, w->order,
+		w->order_left, w->level, w->run_depth, w->w_sorted, w->w_run, w->w_first, w->w_count,
+	w->stamp, w->used};
+
+	for (size_t i = 0; i < sizeof(arrs) / sizeof(arrs[0]); i++)
+		if (arrs[i])
+			L->alloc.free(L->alloc.ctx, arrs[i]);
+	memset(w, 0, sizeof(*w));
+}
+
+/* qsort: int32 ascending. */
+static int
+cmp_int32(const void *a, const void *b)
+{
+	int32_t		x = *(const int32_t *) a,
+				y = *(const int32_t *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* ---- the forest ---- */
+
+/*
+ * How targets/classes become output groups: group_of[k] is the group of
+ * target k or -1 (not scored), and the transform, per the rules in the
+ * header comment.  Sets *n_groups, *tf; base[g] the base value of group g.
+ */
+static GsCode
+plan_outputs(Loader *L, const TAttrs *A, TWork *w, int32_t *group_of, int32_t *n_groups,
+			 GsTransform *tf, float *base, char *objective, size_t objlen)
+{
+	static const char *const posts[] = {"NONE", "LOGISTIC", "SOFTMAX", "SOFTMAX_ZERO", "PROBIT"};
+	GsTransform elementwise = A->post == TP_LOGISTIC ? GS_TRANSFORM_ORT_LOGISTIC :
+		A->post == TP_SOFTMAX ? GS_TRANSFORM_ORT_SOFTMAX :
+		A->post == TP_SOFTMAX_ZERO ? GS_TRANSFORM_ORT_SOFTMAX_ZERO : GS_TRANSFORM_IDENTITY;
+	int64_t		T = A->n_targets;
+
+	for (int64_t k = 0; k < T; k++)
+		group_of[k] = (int32_t) k;
+	for (int64_t k = 0; k < T; k++)
+		base[k] = 0.0f;
+	if (!A->classifier)
+	{
+		if (T == 1)
+		{
+			/* onnxruntime adds base_values[0] when it is the only one and
+			 * applies no post_transform but PROBIT to a single target */
+			if (A->n_base > 1)
+				return gs_status_set(L->st, GS_ERR_INVALID_MODEL,
+									 "%s has %zu base_values for one target", L->label, A->n_base);
+			base[0] = A->n_base ? A->base[0] : 0.0f;
+			*tf = GS_TRANSFORM_IDENTITY;
+		}
+		else
+		{
+			if (A->n_base != 0 && A->n_base != (size_t) T)
+				return gs_status_set(L->st, GS_ERR_INVALID_MODEL,
+									 "%s has %zu base_values for %lld targets", L->label, A->n_base,
+									 (long long) T);
+			for (size_t k = 0; k < A->n_base; k++)
+				base[k] = A->base[k];
+			*tf = elementwise;
+		}
+		*n_groups = (int32_t) T;
+		snprintf(objective, objlen, "%s:%s%s", A->v5 ? "ensemble" : "regressor",
+				 A->average ? "AVERAGE:" : "", posts[A->post]);
+		return GS_OK;
+	}
+	if (T > 2)
+	{
+		if (A->n_base != 0 && A->n_base != (size_t) T)
+			return gs_status_set(L->st, GS_ERR_INVALID_MODEL,
+								 "%s has %zu base_values for %lld classes", L->label, A->n_base,
+								 (long long) T);
+		for (size_t k = 0; k < A->n_base; k++)
+			base[k] = A->base[k];
+		*tf = elementwise;
+		*n_groups = (int32_t) T;
+		snprintf(objective, objlen, "classifier:multiclass:%s", posts[A->post]);
+		return GS_OK;
+	}
+	/* two classes: one output, the probability of class 1 */
+	{
+		bool		has0 = false,
+					has1 = false;
+
+		for (size_t k = 0; k < A->nw; k++)
+		{
+			has0 |= A->w_ids[k] == 0;
+			has1 |= A->w_ids[k] == 1;
+		}
+		if (A->n_base > 1)
+		{
+			gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+						  "%s is a binary classifier with %zu base_values", L->label, A->n_base);
+			gs_status_detail(L->st, "onnxruntime's result then ignores part of the model; the converters write one base value.");
+			return L->st->code;
+		}
+		*n_groups = 1;
+		if (has0 && !has1)
+		{
+			/* onnxruntime's "binary case": the sum is the score of class 1 */
+			group_of[1] = -1;
+			base[0] = A->n_base ? A->base[0] : 0.0f;
+			*tf = A->post == TP_LOGISTIC ? GS_TRANSFORM_ORT_LOGISTIC : GS_TRANSFORM_IDENTITY;
+		}
+		else if (has0 && has1)
+		{
+			/*
+			 * Two real classes: class 1's sum through the transform, which
+			 * onnxruntime computes only when class 1 has a score in every
+			 * row: some tree must weight class 1 in each of its leaves.
+			 */
+			bool		always = false;
+
+			for (int64_t r = 0; r < w->n_runs && !always; r++)
+			{
+				bool		all = true;
+
+				for (int64_t i = w->run_start[r]; i < w->run_start[r + 1] && all; i++)
+				{
+					bool		has;
+
+					if (w->mode[i] == TM_LEAF)
+					{
+						(void) onnx_trees_leaf_weight(A, w, (int32_t) i, 1, &has);
+						all = has;
+					}
+				}
+				always = all;
+			}
+			if (!always || A->post == TP_SOFTMAX || A->post == TP_SOFTMAX_ZERO)
+			{
+				gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+							  "%s is a binary classifier weighting both classes in a form that is not supported",
+							  L->label);
+				gs_status_detail(L->st, "Supported with weights for both classes: post_transform NONE or LOGISTIC, "
+								 "and at least one tree weighting class 1 in every leaf.");
+				return L->st->code;
+			}
+			group_of[0] = -1;
+			group_of[1] = 0;
+			*tf = elementwise;
+		}
+		else
+		{
+			gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+						  "%s is a binary classifier weighting only class 1", L->label);
+			gs_status_detail(L->st, "onnxruntime scores such a model inconsistently; the converters weight class 0.");
+			return L->st->code;
+		}
+		snprintf(objective, objlen, "classifier:binary:%s", posts[A->post]);
+	}
+	return GS_OK;
+}
+
+/*
+ * Lay out the forest: for every tree, one copy per group its leaves feed
+ * (groups in increasing order), then one single-leaf tree per group with a
+ * non-zero base value.  f is zeroed with its allocator set.
+ */
+static GsCode
+build_forest(Loader *L, const TAttrs *A, TWork *w, GsForest *f)
+{
+	const GsAllocator *a = &f->alloc;
+	int64_t		T = A->n_targets;
+	int32_t    *group_of = NULL;
+	float	   *base = NULL;
+	int32_t		n_groups = 0;
+	int64_t		n_copies = 0,
+				n_nodes = 0;
+	int64_t		max_trees = L->lim->max_trees > 0 ? L->lim->max_trees : INT32_MAX / 2;
+	int64_t		max_nodes = L->lim->max_nodes > 0 ? L->lim->max_nodes : (int64_t) UINT32_MAX;
+	double		scale = A->average ? 1.0 / (double) w->n_runs : 1.0;
+	GsTransform tf = GS_TRANSFORM_IDENTITY;
+	GsCode		rc = GS_OK;
+	int64_t		t;
+
+	group_of = onnx_alloc(L, sizeof(int32_t) * (size_t) T);
+	base = onnx_alloc(L, sizeof(float) * (size_t) T);
+	w->stamp = onnx_alloc(L, sizeof(int32_t) * (size_t) T);
+	w->used = onnx_alloc(L, sizeof(int32_t) * (size_t) T);
+	if (!group_of || !base || !w->stamp || !w->used)
+	{
+		rc = onnx_nomem(L);
+		goto done;
+	}
+	if ((rc = plan_outputs(L, A, w, group_of, &n_groups, &tf, base, f->objective,
+						   sizeof(f->objective))) != GS_OK)
+		goto done;
+
+	/* count: (tree, group) copies, their nodes, the base trees */
+	for (int64_t g = 0; g < T; g++)
+		w->stamp[g] = -1;
+	for (int64_t r = 0; r < w->n_runs; r++)
+	{
+		int64_t		size = w->run_start[r + 1] - w->run_start[r];
+
+		for (int64_t i = w->run_start[r]; i < w->run_start[r + 1]; i++)
+			if (w->mode[i] == TM_LEAF)
+				for (int32_t q = 0; q < w->w_count[i]; q++)
+				{
+					int64_t		k = A->w_ids[w->w_sorted[w->w_first[i] + q]];
+
+					if (group_of[k] >= 0 && w->stamp[k] != (int32_t) r)
+					{
+						w->stamp[k] = (int32_t) r;
+						n_copies++;
+						n_nodes += size;
+					}
+				}
+		if (n_copies > max_trees || n_nodes > max_nodes)
+			break;
+	}
+	for (int32_t g = 0; g < n_groups; g++)
+		if (base[g] != 0.0f)
+		{
+			n_copies++;
+			n_nodes++;
+		}
+	if (n_copies > max_trees)
+	{
+		rc = gs_status_set(L->st, GS_ERR_LIMIT, "%s makes more than the limit of %lld trees",
+						   L->label, (long long) max_trees);
+		goto done;
+	}
+	if (n_nodes > max_nodes || n_nodes > (int64_t) UINT32_MAX)
+	{
+		rc = gs_status_set(L->st, GS_ERR_LIMIT, "%s makes more than the limit of %lld tree nodes",
+						   L->label, (long long) max_nodes);
+		goto done;
+	}
+	if (n_copies == 0)
+	{
+		rc = gs_status_set(L->st, GS_ERR_INVALID_MODEL, "%s has no tree that feeds an output", L->label);
+		goto done;
+	}
+
+	f->n_groups = n_groups;
+	f->n_outputs = n_groups;
+	f->transform = tf;
+	f->n_trees = (int32_t) n_copies;
+	f->n_nodes = n_nodes;
+	f->base_margin = fz_alloc(a, sizeof(float) * (size_t) n_groups);
+	f->tree_offset = fz_alloc(a, sizeof(uint32_t) * (size_t) n_copies);
+	f->tree_group = fz_alloc(a, sizeof(int32_t) * (size_t) n_copies);
+	f->tree_depth = fz_alloc(a, sizeof(int32_t) * (size_t) n_copies);
+	f->nodes = fz_alloc(a, sizeof(GsNode) * (size_t) n_nodes);
+	if (!f->base_margin || !f->tree_offset || !f->tree_group || !f->tree_depth || !f->nodes)
+	{
+		rc = onnx_nomem(L);
+		goto done;
+	}
+
+	/* lay out */
+	for (int64_t g = 0; g < T; g++)
+		w->stamp[g] = -1;
+	t = 0;
+	n_nodes = 0;
+	for (int64_t r = 0; r < w->n_runs; r++)
+	{
+		int64_t		a0 = w->run_start[r],
+					size = w->run_start[r + 1] - a0;
+		int32_t		n_used = 0;
+
+		/* the targets this tree feeds, in increasing order */
+		for (int64_t i = a0; i < a0 + size; i++)
+			if (w->mode[i] == TM_LEAF)
+				for (int32_t q = 0; q < w->w_count[i]; q++)
+				{
+					int32_t		k = (int32_t) A->w_ids[w->w_sorted[w->w_first[i] + q]];
+
+					if (group_of[k] >= 0 && w->stamp[k] != (int32_t) r)
+					{
+						w->stamp[k] = (int32_t) r;
+						w->used[n_used++] = k;
+					}
+				}
+		qsort(w->used, (size_t) n_used, sizeof(int32_t), cmp_int32);
+		for (int32_t u = 0; u < n_used; u++)
+		{
+			int64_t		k = w->used[u];
+			int32_t		g = group_of[k];
+			GsNode	   *nodes = f->nodes + n_nodes;
+
+			for (int64_t p = 0; p < size; p++)
+			{
+				int32_t		i = w->order[a0 + p];
+				TMode		m = (TMode) w->mode[i];
+				bool		tracks = A->tracks && A->tracks[i] == 1;
+
+				if (m == TM_LEAF)
+				{
+					bool		has;
+					double		v = (double) onnx_trees_leaf_weight(A, w, i, k, &has) * scale;
+
+					nodes[p].value = (float) v;
+					nodes[p].info = GS_NODE_LEAF;
+					nodes[p].left = 0;
+					continue;
+				}
+				nodes[p].left = w->order_left[a0 + p];
+				nodes[p].info = (uint32_t) A->featureids[i];
+				nodes[p].value = A->values[i];
+				/* see the header comment: which child is left, where NaN goes */
+				switch (m)
+				{
+					case TM_LEQ:
+						nodes[p].value = nextafterf(A->values[i], INFINITY);
+						/* FALLTHROUGH */
+					case TM_LT:
+						nodes[p].info |= tracks ? GS_NODE_DEFAULT_LEFT : 0;
+						break;
+					case TM_GT:
+						nodes[p].value = nextafterf(A->values[i], INFINITY);
+						/* FALLTHROUGH */
+					case TM_GTE:
+						nodes[p].info |= tracks ? 0 : GS_NODE_DEFAULT_LEFT;
+						break;
+					case TM_EQ:
+						nodes[p].info |= GS_NODE_EQUAL | (tracks ? 0 : GS_NODE_DEFAULT_LEFT);
+						break;
+					case TM_NEQ:
+						nodes[p].info |= GS_NODE_EQUAL | GS_NODE_DEFAULT_LEFT;
+						break;
+					case TM_LEAF:
+						break;
+				}
+				f->split_kinds |= nodes[p].info & GS_NODE_EQUAL;
+			}
+			f->tree_offset[t] = (uint32_t) n_nodes;
+			f->tree_group[t] = g;
+			f->tree_depth[t] = w->run_depth[r];
+			if (w->run_depth[r] > f->max_depth)
+				f->max_depth = w->run_depth[r];
+			t++;
+			n_nodes += size;
+		}
+	}
+	for (int32_t g = 0; g < n_groups; g++)
+		if (base[g] != 0.0f)
+		{
+			f->nodes[n_nodes].value = base[g];
+			f->nodes[n_nodes].info = GS_NODE_LEAF;
+			f->tree_offset[t] = (uint32_t) n_nodes;
+			f->tree_group[t] = g;
+			f->tree_depth[t] = 0;
+			t++;
+			n_nodes++;
+		}
+	for (int64_t i = 0; i < f->n_nodes; i++)
+		if ((f->nodes[i].info & GS_NODE_LEAF) && !isfinite(f->nodes[i].value))
+		{
+			rc = gs_status_set(L->st, GS_ERR_INVALID_MODEL, "a leaf weight of %s overflows", L->label);
+			goto done;
+		}
+
+done:
+	if (group_of)
+		L->alloc.free(L->alloc.ctx, group_of);
+	if (base)
+		L->alloc.free(L->alloc.ctx, base);
+	return rc;
+}
+
+/* Build and validate the forest; see onnx_internal.h. */
+GsCode
+onnx_trees_build(Loader *L, const Onnx__ModelProto *model, GsForest **out)
+{
+	const Onnx__GraphProto *g = model->graph;
+	const Onnx__NodeProto *tree = NULL;
+	GsForest   *f;
+	TAttrs		A;
+	TWork		w;
+	int32_t		n_features = 0;
+	int			n_trees = 0;
+	GsCode		rc;
+
+	*out = NULL;
+	for (size_t i = 0; i < g->n_node; i++)
+		if (onnx_trees_is_tree_node(g->node[i]))
+		{
+			tree = g->node[i];
+			n_trees++;
+		}
+	if (n_trees != 1)
+		return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+							 "the graph has %d tree-ensemble nodes, expected one", n_trees);
+	{
+		char		nname[80];
+
+		onnx_safe_name(nname, sizeof(nname), tree->name);
+		snprintf(L->label, sizeof(L->label), "node \"%s\" (%s)", nname, tree->op_type);
+	}
+	if (onnx_trees_check_graph(L, tree, &n_features) != GS_OK)
+		return L->st->code;
+	if (strcmp(tree->op_type, "TreeEnsemble") == 0)
+		rc = onnx_trees_read_v5(L, tree, &A);
+	else
+		rc = onnx_trees_read_attrs(L, tree, strcmp(tree->op_type, "TreeEnsembleClassifier") == 0, &A);
+	if (rc != GS_OK)
+	{
+		onnx_trees_free_attrs(L, &A);
+		return rc;
+	}
+
+	f = fz_alloc(&L->alloc, sizeof(GsForest));
+	if (f == NULL)
+	{
+		onnx_trees_free_attrs(L, &A);
+		return onnx_nomem(L);
+	}
+	f->alloc = L->alloc;
+	f->format = GS_FORMAT_ONNX;
+	f->n_features = n_features;
+	snprintf(f->booster, sizeof(f->booster), "onnx-ml");
+	if (model->producer_name && model->producer_name[0])
+	{
+		char		pn[20],
+					pv[12];
+
+		onnx_safe_name(pn, sizeof(pn), model->producer_name);
+		onnx_safe_name(pv, sizeof(pv), model->producer_version ? model->producer_version : "");
+		snprintf(f->saved_by, sizeof(f->saved_by), "%s%s%s", pn,
+				 model->producer_version && model->producer_version[0] ? " " : "",
+				 model->producer_version && model->producer_version[0] ? pv : "");
+	}
+	memset(&w, 0, sizeof(w));
+	rc = onnx_trees_walk(L, &A, n_features, &w);
+	if (rc == GS_OK)
+		rc = onnx_trees_attach_weights(L, &A, &w);
+	if (rc == GS_OK)
+		rc = build_forest(L, &A, &w, f);
+	onnx_trees_free_work(L, &w);
+	onnx_trees_free_attrs(L, &A);
+	if (rc != GS_OK)
+	{
+		gs_forest_free(f);
+		return rc;
+	}
+	*out = f;
+	return GS_OK;
+}

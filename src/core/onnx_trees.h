@@ -1,0 +1,129 @@
+/*
+ * onnx_trees.h
+ *	  What the files of the ONNX-ML tree-ensemble loader share (onnx_trees.c:
+ *	  the forest; onnx_trees_walk.c: the trees' structure and leaf weights;
+ *	  onnx_trees_graph.c: the tree node's attributes and the graph around
+ *	  it; onnx_trees_v5.c: opset-5 TreeEnsemble into the same attributes).  Not a public interface: the entry points are
+ *	  declared in onnx_internal.h.
+ *
+ * TAttrs points into the decoded protobuf, owned by gs_onnx_load; TWork's
+ * arrays come from the Loader's allocator and are freed by
+ * onnx_trees_free_work before onnx_trees_build returns.
+ */
+#ifndef GS_ONNX_TREES_H
+#define GS_ONNX_TREES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "onnx_internal.h"
+
+#define TREES_MAX_TARGETS	100000	/* targets or classes */
+
+/* Node modes, numbered as the attribute strings are listed. */
+typedef enum TMode
+{
+	TM_LEQ,
+	TM_LT,
+	TM_GTE,
+	TM_GT,
+	TM_EQ,
+	TM_NEQ,
+	TM_LEAF
+} TMode;
+
+/* post_transform values */
+typedef enum TPost
+{
+	TP_NONE,
+	TP_LOGISTIC,
+	TP_SOFTMAX,
+	TP_SOFTMAX_ZERO,
+	TP_PROBIT
+} TPost;
+
+/*
+ * The attributes of the tree node in the form of TreeEnsembleRegressor /
+ * Classifier: pointing into the decoded protobuf, or (TreeEnsemble of
+ * opset 5, converted by onnx_trees_v5.c) into arrays listed in owned[],
+ * freed by onnx_trees_free_attrs.
+ */
+#define TREES_MAX_OWNED 24
+typedef struct TAttrs
+{
+	bool		classifier;
+	bool		v5;				/* converted from ai.onnx.ml TreeEnsemble */
+	size_t		n;				/* nodes */
+	const int64_t *treeids,
+			   *nodeids,
+			   *featureids,
+			   *truenodeids,
+			   *falsenodeids,
+			   *tracks;			/* NULL: none tracks true */
+	const float *values;
+	const ProtobufCBinaryData *modes;	/* mode names, or NULL: */
+	const uint8_t *mode_codes;	/* TMode of each node (v5) */
+	size_t		nw;				/* weights */
+	const int64_t *w_ids,
+			   *w_nodeids,
+			   *w_treeids;
+	const float *w_values;
+	size_t		n_base;
+	const float *base;
+	int64_t		n_targets;		/* targets, or classes */
+	TPost		post;
+	bool		average;
+	void	   *owned[TREES_MAX_OWNED];
+	int			n_owned;
+} TAttrs;
+
+/* Working arrays of one build (freed by onnx_trees_free_work, onnx_trees.c). */
+typedef struct TWork
+{
+	uint8_t    *mode;			/* [n] TMode */
+	int32_t    *slot;			/* [n] node id -> node index, -1 */
+	int64_t    *run_start;		/* [n_runs + 1] first node of each tree */
+	int64_t    *run_sorted;		/* [2 * n_runs] (tree id, run) pairs, sorted */
+	int32_t    *order;			/* [n] nodes of each run, breadth-first */
+	uint32_t   *order_left;		/* [n] position (in the run) of the left child */
+	int32_t    *level;			/* [n] depth of each order position */
+	int32_t    *run_depth;		/* [n_runs] */
+	int32_t    *w_sorted;		/* [nw] weights sorted by (run, node id, target) */
+	int64_t    *w_run;			/* [nw] run of each weight */
+	int32_t    *w_first;		/* [n] first sorted weight of each leaf, or -1 */
+	int32_t    *w_count;		/* [n] weights of each leaf */
+	int32_t    *stamp;			/* [n_targets] last run that used a target */
+	int32_t    *used;			/* [n_targets] targets one run uses */
+	int64_t		n_runs;
+} TWork;
+
+
+/* Allocate from the loader's allocator, zeroed. */
+static inline void *
+tz_alloc(Loader *L, size_t size)
+{
+	void	   *p = onnx_alloc(L, size);
+
+	if (p)
+		memset(p, 0, size ? size : 1);
+	return p;
+}
+
+/* onnx_trees_graph.c */
+extern GsCode onnx_trees_check_graph(Loader *L, const Onnx__NodeProto *tree, int32_t *n_features);
+extern GsCode onnx_trees_read_attrs(Loader *L, const Onnx__NodeProto *node, bool classifier,
+									TAttrs *A);
+extern bool onnx_trees_is_tree_node(const Onnx__NodeProto *node);
+
+/* onnx_trees_v5.c */
+extern GsCode onnx_trees_read_v5(Loader *L, const Onnx__NodeProto *node, TAttrs *A);
+extern void onnx_trees_free_attrs(Loader *L, TAttrs *A);
+
+/* onnx_trees_walk.c */
+extern GsCode onnx_trees_walk(Loader *L, const TAttrs *A, int32_t n_features, TWork *w);
+extern GsCode onnx_trees_attach_weights(Loader *L, const TAttrs *A, TWork *w);
+extern float onnx_trees_leaf_weight(const TAttrs *A, const TWork *w, int32_t i, int64_t k,
+									bool *has);
+
+#endif							/* GS_ONNX_TREES_H */
