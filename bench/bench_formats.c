@@ -1,0 +1,235 @@
+/*
+ * bench_formats.c
+ *	  Server-free benchmark of pg_gpuscore's loaders and CPU engine on one
+ *	  model file of any format, for bench/bench_formats.sh, which runs the
+ *	  format's own library on the same file and rows (bench_formats.py).
+ *
+ * Usage: bench_formats MODEL ROWS.f32 N_ROWS REF.f32 [REPEATS=5]
+ *
+ *	 MODEL		a model file (XGBoost JSON/UBJ, LightGBM text, ONNX), loaded
+ *				with gs_model_load and format detection, as gpu_load_model
+ *				does with format 'auto'
+ *	 ROWS.f32	float32 rows, row-major, n_features per row, NaN = missing
+ *	 N_ROWS		rows to score
+ *	 REF.f32	the library's P(class 1) for those rows, to compare against
+ *	 REPEATS	timed runs of loading and of scoring (medians reported)
+ *
+ * Loading is timed from the bytes in memory to a validated model (parse,
+ * validate, lay out), as a backend does it; reading the file is not timed.
+ * Scoring goes in chunks of 65,536 rows (the default pg_gpuscore.batch_size),
+ * each transposed to the column-major batch gpu_score_query builds and scored
+ * with gs_model_predict, one thread; the transposes are included.  One
+ * warm-up run first.  The last output of each row (P(class 1)) is compared
+ * with REF; a difference above 1e-5 makes the program fail.
+ * Prints one line: "load_s predict_s rows_per_s max_abs_diff".
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "model.h"
+
+#define CHUNK_ROWS		65536
+#define MAX_REPEATS		101
+#define MAX_ABS_DIFF	1e-5
+
+/* Print a message and exit with status 1. */
+static void
+die(const char *fmt,...)
+{
+	va_list		ap;
+
+	va_start(ap, fmt);
+	fputs("bench_formats: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	exit(1);
+}
+
+/* malloc or exit. */
+static void *
+xmalloc(size_t n)
+{
+	void	   *p = malloc(n > 0 ? n : 1);
+
+	if (p == NULL)
+		die("out of memory (%zu bytes)", n);
+	return p;
+}
+
+/* Seconds on the monotonic clock. */
+static double
+now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
+}
+
+/* Read a whole file (or its first want bytes) into a new buffer. */
+static unsigned char *
+read_file(const char *path, size_t want, size_t *len)
+{
+	FILE	   *fp = fopen(path, "rb");
+	unsigned char *buf;
+	long		size;
+
+	if (fp == NULL)
+		die("cannot open %s", path);
+	if (fseek(fp, 0, SEEK_END) != 0 || (size = ftell(fp)) < 0 || fseek(fp, 0, SEEK_SET) != 0)
+		die("cannot seek in %s", path);
+	if (want == 0)
+		want = (size_t) size;
+	else if ((size_t) size < want)
+		die("%s is shorter than the rows asked for", path);
+	buf = xmalloc(want);
+	if (fread(buf, 1, want, fp) != want)
+		die("cannot read %s", path);
+	fclose(fp);
+	*len = want;
+	return buf;
+}
+
+/* Comparison of doubles for qsort. */
+static int
+cmp_double(const void *a, const void *b)
+{
+	double		x = *(const double *) a,
+				y = *(const double *) b;
+
+	return (x > y) - (x < y);
+}
+
+/* Median of n values (sorts v in place). */
+static double
+median(double *v, int n)
+{
+	qsort(v, (size_t) n, sizeof(double), cmp_double);
+	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Load the model from bytes or exit; the caller frees it. */
+static GsModel *
+load(const unsigned char *bytes, size_t len, const char *path)
+{
+	GsModel    *m = NULL;
+	GsStatus	st;
+
+	if (gs_model_load(bytes, len, GS_FORMAT_AUTO, NULL, &gs_malloc_allocator, &m, &st) != GS_OK)
+		die("%s: %s", path, st.msg);
+	return m;
+}
+
+/* Score all rows chunk by chunk into out (n_outputs per row); returns seconds. */
+static double
+score_all(const GsModel *m, const float *rows, size_t n_rows, float *xcol,
+		  float *scratch, float *out)
+{
+	const size_t nf = (size_t) m->n_features;
+	double		t0 = now_s();
+
+	for (size_t r0 = 0; r0 < n_rows; r0 += CHUNK_ROWS)
+	{
+		size_t		n = n_rows - r0 < CHUNK_ROWS ? n_rows - r0 : CHUNK_ROWS;
+		const float *src = rows + r0 * nf;
+
+		for (size_t r = 0; r < n; r++)
+			for (size_t k = 0; k < nf; k++)
+				xcol[k * n + r] = src[r * nf + k];
+		gs_model_predict(m, xcol, n, n, scratch, out + r0 * (size_t) m->n_outputs);
+	}
+	return now_s() - t0;
+}
+
+int
+main(int argc, char **argv)
+{
+	size_t		model_len,
+				rows_len,
+				ref_len,
+				n_rows;
+	unsigned char *bytes;
+	float	   *rows,
+			   *ref,
+			   *xcol,
+			   *scratch,
+			   *out;
+	double		load_t[MAX_REPEATS],
+				pred_t[MAX_REPEATS],
+				worst = 0.0;
+	int			repeats = 5;
+	GsModel    *m;
+	long		v;
+	char	   *end;
+
+	if (argc < 5 || argc > 6)
+		die("usage: bench_formats MODEL ROWS.f32 N_ROWS REF.f32 [REPEATS]");
+	errno = 0;
+	v = strtol(argv[3], &end, 10);
+	if (errno || *end || v <= 0)
+		die("N_ROWS must be a positive integer");
+	n_rows = (size_t) v;
+	if (argc == 6)
+	{
+		v = strtol(argv[5], &end, 10);
+		if (*end || v <= 0 || v > MAX_REPEATS)
+			die("REPEATS must be 1 to %d", MAX_REPEATS);
+		repeats = (int) v;
+	}
+
+	bytes = read_file(argv[1], 0, &model_len);
+	m = load(bytes, model_len, argv[1]);
+	rows = (float *) read_file(argv[2], sizeof(float) * n_rows * (size_t) m->n_features, &rows_len);
+	ref = (float *) read_file(argv[4], sizeof(float) * n_rows, &ref_len);
+	xcol = xmalloc(sizeof(float) * CHUNK_ROWS * (size_t) m->n_features);
+	scratch = xmalloc(sizeof(float) * (gs_model_scratch_floats(m, CHUNK_ROWS) + 1));
+	out = xmalloc(sizeof(float) * n_rows * (size_t) m->n_outputs);
+
+	/* loading: the first load above was the warm-up */
+	gs_model_free(m);
+	for (int i = 0; i < repeats; i++)
+	{
+		double		t0 = now_s();
+
+		m = load(bytes, model_len, argv[1]);
+		load_t[i] = now_s() - t0;
+		if (i + 1 < repeats)
+			gs_model_free(m);
+	}
+
+	score_all(m, rows, n_rows, xcol, scratch, out);	/* warm-up */
+	for (int i = 0; i < repeats; i++)
+		pred_t[i] = score_all(m, rows, n_rows, xcol, scratch, out);
+
+	for (size_t r = 0; r < n_rows; r++)
+	{
+		float		ours = out[r * (size_t) m->n_outputs + (size_t) m->n_outputs - 1];
+		double		d = isnan(ours) || isnan(ref[r]) ? INFINITY : fabs((double) ours - (double) ref[r]);
+
+		if (d > worst)
+			worst = d;
+	}
+	{
+		double		lm = median(load_t, repeats),
+					pm = median(pred_t, repeats);
+
+		printf("%.6f %.6f %.0f %.3g\n", lm, pm, (double) n_rows / pm, worst);
+	}
+	gs_model_free(m);
+	free(bytes);
+	free(rows);
+	free(ref);
+	free(xcol);
+	free(scratch);
+	free(out);
+	if (worst > MAX_ABS_DIFF)
+		die("outputs differ from the library's by %g (more than %g)", worst, MAX_ABS_DIFF);
+	return 0;
+}
