@@ -69,6 +69,10 @@ onnx_over_parameters(Loader *L, int64_t n)
 }
 
 
+/* onnx_load.c: the graph's one float [N, F] input, F <= width_cap */
+extern GsCode onnx_graph_input(Loader *L, int32_t width_cap, const char **name,
+							   int32_t *n_features);
+
 /* onnx_tensor.c */
 extern void onnx_safe_name(char *dst, size_t cap, const char *src);
 extern void *onnx_alloc(Loader *L, size_t size);

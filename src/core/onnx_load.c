@@ -102,9 +102,13 @@ pb_free(void *data, void *ptr)
 	a->alloc->free(a->alloc->ctx, p);
 }
 
-/* The graph's one real input (not an initializer) and its feature count. */
-static GsCode
-graph_input(Loader *L, const char **name, int32_t *n_features)
+/*
+ * The graph's one real input (not an initializer): a float [N, F] tensor
+ * with F fixed, at most the caller's max_features and width_cap; its name
+ * and F.  Shared by networks and tree ensembles (onnx_internal.h).
+ */
+GsCode
+onnx_graph_input(Loader *L, int32_t width_cap, const char **name, int32_t *n_features)
 {
 	const Onnx__ValueInfoProto *in = NULL;
 	const Onnx__TypeProto__Tensor *tt;
@@ -149,11 +153,11 @@ graph_input(Loader *L, const char **name, int32_t *n_features)
 		return gs_status_set(L->st, GS_ERR_INVALID_MODEL,
 							 "the graph's input has %lld features",
 							 (long long) tt->shape->dim[1]->dim_value);
-	if (tt->shape->dim[1]->dim_value > max_features || tt->shape->dim[1]->dim_value > GS_MLP_MAX_WIDTH)
+	if (tt->shape->dim[1]->dim_value > max_features || tt->shape->dim[1]->dim_value > width_cap)
 		return gs_status_set(L->st, GS_ERR_LIMIT,
 							 "the model has %lld features, more than the limit of %d",
 							 (long long) tt->shape->dim[1]->dim_value,
-							 max_features < GS_MLP_MAX_WIDTH ? max_features : GS_MLP_MAX_WIDTH);
+							 max_features < width_cap ? max_features : width_cap);
 	*name = in->name;
 	*n_features = (int32_t) tt->shape->dim[1]->dim_value;
 	return GS_OK;
@@ -221,7 +225,7 @@ build(Loader *L, const Onnx__ModelProto *model, bool reconstruction)
 		return gs_status_set(L->st, GS_ERR_LIMIT,
 							 "the graph has %zu initializers, more than the limit of %d",
 							 g->n_initializer, GS_ONNX_MAX_INITIALIZERS);
-	if (graph_input(L, &L->cur, &L->width) != GS_OK)
+	if (onnx_graph_input(L, GS_MLP_MAX_WIDTH, &L->cur, &L->width) != GS_OK)
 		return L->st->code;
 	m->n_features = L->width;
 

@@ -303,57 +303,15 @@ GsCode
 onnx_trees_check_graph(Loader *L, const Onnx__NodeProto *tree, int32_t *n_features)
 {
 	const Onnx__GraphProto *g = L->g;
-	const Onnx__ValueInfoProto *in = NULL;
-	const Onnx__TypeProto__Tensor *tt;
-	int32_t		max_features = L->lim->max_features > 0 ? L->lim->max_features : INT32_MAX;
+	const char *in_name;
 	TName	   *names;
 	int32_t		n_names = 0;
 	size_t		cap;
-	int			n_in = 0;
 	GsCode		rc = GS_OK;
 	bool		scored = false;
 
-	for (size_t i = 0; i < g->n_input; i++)
-	{
-		bool		is_init = false;
-
-		for (size_t k = 0; k < g->n_initializer && !is_init; k++)
-			is_init = g->input[i]->name && g->initializer[k]->name &&
-				strcmp(g->input[i]->name, g->initializer[k]->name) == 0;
-		if (!is_init)
-		{
-			in = g->input[i];
-			n_in++;
-		}
-	}
-	if (n_in != 1)
-	{
-		gs_status_set(L->st, GS_ERR_UNSUPPORTED, "the graph has %d inputs, expected one", n_in);
-		gs_status_detail(L->st, "A scored model takes one float tensor of shape [N, F].");
+	if (onnx_graph_input(L, (int32_t) GS_NODE_FEATURE_MASK, &in_name, n_features) != GS_OK)
 		return L->st->code;
-	}
-	if (in->name == NULL || in->name[0] == '\0')
-		return gs_status_set(L->st, GS_ERR_INVALID_MODEL, "the graph's input has no name");
-	if (in->type == NULL || in->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
-		(tt = in->type->tensor_type) == NULL)
-		return gs_status_set(L->st, GS_ERR_UNSUPPORTED, "the graph's input is not a tensor");
-	if (!tt->has_elem_type || tt->elem_type != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT)
-		return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
-							 "the graph's input has element type %s, expected float",
-							 onnx_elem_type_name(tt->has_elem_type ? tt->elem_type : 0));
-	if (tt->shape == NULL || tt->shape->n_dim != 2)
-		return gs_status_set(L->st, GS_ERR_UNSUPPORTED, "the graph's input is not a matrix [N, F]");
-	if (tt->shape->dim[1]->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE)
-		return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
-							 "the graph's input does not fix its number of features");
-	if (tt->shape->dim[1]->dim_value < 1)
-		return gs_status_set(L->st, GS_ERR_INVALID_MODEL, "the graph's input has %lld features",
-							 (long long) tt->shape->dim[1]->dim_value);
-	if (tt->shape->dim[1]->dim_value > max_features ||
-		tt->shape->dim[1]->dim_value > (int64_t) GS_NODE_FEATURE_MASK)
-		return gs_status_set(L->st, GS_ERR_LIMIT, "the model has %lld features, more than the limit of %d",
-							 (long long) tt->shape->dim[1]->dim_value, max_features);
-	*n_features = (int32_t) tt->shape->dim[1]->dim_value;
 
 	if (tree->n_output < 1 || (strcmp(tree->op_type, "TreeEnsembleClassifier") == 0 && tree->n_output < 2))
 		return gs_status_set(L->st, GS_ERR_INVALID_MODEL, "%s has too few outputs", L->label);
@@ -374,7 +332,7 @@ onnx_trees_check_graph(Loader *L, const Onnx__NodeProto *tree, int32_t *n_featur
 	names = onnx_alloc(L, sizeof(TName) * cap);
 	if (names == NULL)
 		return onnx_nomem(L);
-	names[n_names].name = in->name;
+	names[n_names].name = in_name;
 	names[n_names++].kind = TK_INPUT;
 	for (size_t k = 0; k < g->n_initializer; k++)
 		if (g->initializer[k]->name && g->initializer[k]->name[0])
@@ -517,7 +475,7 @@ onnx_trees_check_graph(Loader *L, const Onnx__NodeProto *tree, int32_t *n_featur
 	}
 	/* no other node reads the features (checked above); the tree node must */
 	if (rc == GS_OK &&
-		(tree->n_input != 1 || tree->input[0] == NULL || strcmp(tree->input[0], in->name) != 0))
+		(tree->n_input != 1 || tree->input[0] == NULL || strcmp(tree->input[0], in_name) != 0))
 	{
 		gs_status_set(L->st, GS_ERR_UNSUPPORTED, "%s does not read the graph's input directly", L->label);
 		gs_status_detail(L->st, "Preprocessing steps before the trees (scalers, imputers, ...) are not supported.");
