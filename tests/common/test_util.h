@@ -92,6 +92,64 @@ gs_fill_batch(const GsForest *f, float *x, size_t n, size_t ld)
 		}
 }
 
+/* Rows of a fixture case and the reference library's outputs for them. */
+typedef struct GsCases
+{
+	int			n_rows,
+				nf,
+				nout;
+	float	   *x;				/* row-major, n_rows x nf */
+	float	   *want;			/* row-major, n_rows x nout */
+} GsCases;
+
+/*
+ * Read tests/fixtures/cases/NAME.csv (header-less "id,f_1..f_nf,o_1..o_nout"
+ * per line, NaN as "NaN") into c; returns 0, or -1 when the file cannot be
+ * opened.  The caller frees c->x and c->want.
+ */
+static inline int
+gs_read_cases(const char *path, int nf, int nout, GsCases *c)
+{
+	FILE	   *f = fopen(path, "r");
+	static char line[1 << 16];
+	int			cap = 256;
+
+	if (!f)
+		return -1;
+	c->nf = nf;
+	c->nout = nout;
+	c->n_rows = 0;
+	c->x = malloc(sizeof(float) * cap * nf);
+	c->want = malloc(sizeof(float) * cap * nout);
+	while (fgets(line, sizeof(line), f))
+	{
+		char	   *p = line,
+				   *end;
+
+		if (c->n_rows == cap)
+		{
+			cap *= 2;
+			c->x = realloc(c->x, sizeof(float) * cap * nf);
+			c->want = realloc(c->want, sizeof(float) * cap * nout);
+		}
+		strtod(p, &end);		/* id */
+		p = end + 1;
+		for (int k = 0; k < nf; k++)
+		{
+			c->x[c->n_rows * nf + k] = strtof(p, &end);
+			p = end + 1;
+		}
+		for (int k = 0; k < nout; k++)
+		{
+			c->want[c->n_rows * nout + k] = strtof(p, &end);
+			p = end + 1;
+		}
+		c->n_rows++;
+	}
+	fclose(f);
+	return 0;
+}
+
 /* Distance in ulps (NaN == NaN is 0, NaN against a number or a sign change is huge). */
 static inline long
 gs_ulp_diff(float a, float b)

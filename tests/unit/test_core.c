@@ -37,58 +37,7 @@ check(int ok, const char *fmt, const char *a, const char *b)
 		n_fail++;
 }
 
-typedef struct Cases
-{
-	int			n_rows,
-				nf,
-				nout;
-	float	   *x;				/* row-major */
-	float	   *expect;
-} Cases;
-
-/* Parse NAME.csv: id, nf features, nout outputs per line. */
-static int
-read_cases(const char *path, int nf, int nout, Cases *c)
-{
-	FILE	   *f = fopen(path, "r");
-	char		line[65536];
-	int			cap = 1024;
-
-	if (!f)
-		return -1;
-	c->nf = nf;
-	c->nout = nout;
-	c->n_rows = 0;
-	c->x = malloc(sizeof(float) * cap * nf);
-	c->expect = malloc(sizeof(float) * cap * nout);
-	while (fgets(line, sizeof(line), f))
-	{
-		char	   *p = line,
-				   *end;
-
-		if (c->n_rows == cap)
-		{
-			cap *= 2;
-			c->x = realloc(c->x, sizeof(float) * cap * nf);
-			c->expect = realloc(c->expect, sizeof(float) * cap * nout);
-		}
-		strtod(p, &end);		/* id */
-		p = end + 1;
-		for (int k = 0; k < nf; k++)
-		{
-			c->x[c->n_rows * nf + k] = strtof(p, &end);
-			p = end + 1;
-		}
-		for (int k = 0; k < nout; k++)
-		{
-			c->expect[c->n_rows * nout + k] = strtof(p, &end);
-			p = end + 1;
-		}
-		c->n_rows++;
-	}
-	fclose(f);
-	return 0;
-}
+typedef GsCases Cases;
 
 /* Largest error of outputs against expectations, relative above 1. */
 static double
@@ -126,8 +75,8 @@ check_model(const char *label, const GsForest *f, const Cases *c, double tol)
 			col[(size_t) k * n + r] = c->x[r * c->nf + k];
 	gs_cpu_predict(f, col, n, n, margin, out);
 	snprintf(what, sizeof(what), "one batch of %zu rows within %g of the library (max error %.3g)",
-			 n, tol, max_err(out, c->expect, n * c->nout));
-	check(max_err(out, c->expect, n * c->nout) <= tol, "%s: %s", label, what);
+			 n, tol, max_err(out, c->want, n * c->nout));
+	check(max_err(out, c->want, n * c->nout) <= tol, "%s: %s", label, what);
 
 	/* odd batch sizes, exercising block tails */
 	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++)
@@ -143,7 +92,7 @@ check_model(const char *label, const GsForest *f, const Cases *c, double tol)
 				for (int k = 0; k < c->nf; k++)
 					col[(size_t) k * m + r] = c->x[(r0 + r) * c->nf + k];
 			gs_cpu_predict(f, col, m, m, margin, out);
-			worst = fmax(worst, max_err(out, c->expect + r0 * c->nout, m * c->nout));
+			worst = fmax(worst, max_err(out, c->want + r0 * c->nout, m * c->nout));
 		}
 		snprintf(what, sizeof(what), "batches of %zu rows within %g", bs, tol);
 		check(worst <= tol, "%s: %s", label, what);
@@ -156,7 +105,7 @@ check_model(const char *label, const GsForest *f, const Cases *c, double tol)
 		for (size_t r = 0; r < n; r++)
 		{
 			gs_cpu_predict_row(f, c->x + r * c->nf, margin, out);
-			worst = fmax(worst, max_err(out, c->expect + r * c->nout, c->nout));
+			worst = fmax(worst, max_err(out, c->want + r * c->nout, c->nout));
 		}
 		check(worst <= tol, "%s: %s", label, "row by row within the tolerance");
 	}
@@ -223,7 +172,7 @@ test_fixtures(void)
 			tol = 1e-6;
 		fclose(mf);
 		snprintf(path, sizeof(path), FIXTURES "/cases/%s.csv", name);
-		if (read_cases(path, nf, nout, &c) != 0)
+		if (gs_read_cases(path, nf, nout, &c) != 0)
 		{
 			check(0, "%s: %s", name, "cases readable");
 			continue;
@@ -250,7 +199,7 @@ test_fixtures(void)
 			}
 		}
 		free(c.x);
-		free(c.expect);
+		free(c.want);
 	}
 	closedir(d);
 	check(n_models >= 20, "%s%s", "at least 20 fixture model files checked", "");

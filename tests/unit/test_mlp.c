@@ -31,58 +31,7 @@
 #define TOL_REL 1e-5
 #define TOL_ABS 1e-6
 
-typedef struct Case
-{
-	int			n_rows,
-				nf,
-				nout;
-	float	   *x;				/* row-major */
-	float	   *want;
-} Case;
-
-/* Read CASE.csv: id, nf features, nout outputs per line. */
-static int
-read_case(const char *path, int nf, int nout, Case *c)
-{
-	FILE	   *f = fopen(path, "r");
-	static char line[1 << 16];
-	int			cap = 256;
-
-	if (!f)
-		return -1;
-	c->nf = nf;
-	c->nout = nout;
-	c->n_rows = 0;
-	c->x = malloc(sizeof(float) * cap * nf);
-	c->want = malloc(sizeof(float) * cap * nout);
-	while (fgets(line, sizeof(line), f))
-	{
-		char	   *p = line,
-				   *end;
-
-		if (c->n_rows == cap)
-		{
-			cap *= 2;
-			c->x = realloc(c->x, sizeof(float) * cap * nf);
-			c->want = realloc(c->want, sizeof(float) * cap * nout);
-		}
-		strtod(p, &end);
-		p = end + 1;
-		for (int k = 0; k < nf; k++)
-		{
-			c->x[c->n_rows * nf + k] = strtof(p, &end);
-			p = end + 1;
-		}
-		for (int k = 0; k < nout; k++)
-		{
-			c->want[c->n_rows * nout + k] = strtof(p, &end);
-			p = end + 1;
-		}
-		c->n_rows++;
-	}
-	fclose(f);
-	return 0;
-}
+typedef GsCases Case;
 
 /* Is got within tolerance of want?  Tracks the worst relative error. */
 static int
@@ -180,7 +129,7 @@ test_cases(void)
 		if (!ok)
 			continue;
 		snprintf(path, sizeof(path), "%s/%s.csv", FIXTURES, cases[i]);
-		if (read_case(path, nf, nout, &c) != 0)
+		if (gs_read_cases(path, nf, nout, &c) != 0)
 		{
 			gs_tap(0, cases[i], "csv read");
 			continue;
