@@ -22,6 +22,9 @@ status_sqlstate(GsCode code)
 			return ERRCODE_DATA_EXCEPTION;
 		case GS_ERR_NOMEM:
 			return ERRCODE_OUT_OF_MEMORY;
+		case GS_ERR_CANCELLED:
+			/* the glue processes the interrupt instead; see gs_model_parse */
+			return ERRCODE_QUERY_CANCELED;
 		case GS_OK:
 		case GS_ERR_INTERNAL:
 			break;

@@ -70,6 +70,17 @@ gs_context_allocator(MemoryContext mcxt)
 	return a;
 }
 
+/*
+ * The core's GsInterrupt: would CHECK_FOR_INTERRUPTS() act now?  It only
+ * asks; the core cannot be left by longjmp (jansson's memory is malloc'd),
+ * so it stops and returns, and gs_model_parse processes the interrupt.
+ */
+static bool
+interrupt_pending(void *arg)
+{
+	return INTERRUPTS_PENDING_CONDITION() && INTERRUPTS_CAN_BE_PROCESSED();
+}
+
 /* Parse and validate model bytes into a model in mcxt; see gpuscore.h. */
 GsModel *
 gs_model_parse(const char *name, const unsigned char *bytes, size_t len,
@@ -79,8 +90,18 @@ gs_model_parse(const char *name, const unsigned char *bytes, size_t len,
 	GsLimits	lim = gs_current_limits();
 	GsModel    *model;
 	GsStatus	st;
+	GsCode		rc;
 
-	if (gs_model_load(bytes, len, fmt, &lim, &a, &model, &st) != GS_OK)
+	/*
+	 * Parsing a large model takes seconds (~40 ms per MB of JSON): the core
+	 * polls for cancel, statement_timeout and termination, and stops.  An
+	 * interrupt that CHECK_FOR_INTERRUPTS() handles without an ERROR (a
+	 * barrier, a cancel that came too late) just restarts the parse.
+	 */
+	lim.interrupt.pending = interrupt_pending;
+	while ((rc = gs_model_load(bytes, len, fmt, &lim, &a, &model, &st)) == GS_ERR_CANCELLED)
+		CHECK_FOR_INTERRUPTS();
+	if (rc != GS_OK)
 	{
 		if (st.code == GS_ERR_INVALID_MODEL || st.code == GS_ERR_UNSUPPORTED ||
 			st.code == GS_ERR_LIMIT)

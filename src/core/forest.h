@@ -99,6 +99,8 @@ typedef struct GsLimits
 	int32_t		max_features;
 	int32_t		max_layers;		/* dense layers of a network */
 	int64_t		max_parameters;	/* weights + biases of a network */
+	GsInterrupt interrupt;		/* polled while loading; not a cap, but it
+								 * goes wherever the caps go */
 } GsLimits;
 
 typedef struct GsForest

@@ -57,3 +57,12 @@ gs_status_detail(GsStatus *st, const char *fmt,...)
 	vsnprintf(st->detail, sizeof(st->detail), fmt, ap);
 	va_end(ap);
 }
+
+/* Stop a load the caller interrupted; see gs_status.h. */
+GsCode
+gs_check_interrupt(const GsInterrupt *i, GsStatus *st)
+{
+	if (!gs_interrupted(i))
+		return GS_OK;
+	return gs_status_set(st, GS_ERR_CANCELLED, "loading the model was interrupted");
+}

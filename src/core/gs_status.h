@@ -13,6 +13,7 @@
 #ifndef GS_STATUS_H
 #define GS_STATUS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 typedef enum GsCode
@@ -23,6 +24,7 @@ typedef enum GsCode
 	GS_ERR_LIMIT,				/* breaks a resource cap */
 	GS_ERR_INVALID_INPUT,		/* bad feature values or shapes */
 	GS_ERR_NOMEM,				/* allocation failed */
+	GS_ERR_CANCELLED,			/* the caller's GsInterrupt asked to stop */
 	GS_ERR_INTERNAL				/* can't happen */
 } GsCode;
 
@@ -42,6 +44,32 @@ typedef struct GsAllocator
 	void		(*free) (void *ctx, void *ptr);
 	void	   *ctx;
 } GsAllocator;
+
+/*
+ * Caller-given interrupt check for long work (parsing a large model).  The
+ * core calls pending(arg) every few milliseconds of work; when it returns
+ * true the core frees what it built and returns GS_ERR_CANCELLED, and the
+ * caller deals with its interrupt (the glue: CHECK_FOR_INTERRUPTS()).
+ * pending must not longjmp.  A NULL pending is never interrupted.
+ */
+typedef struct GsInterrupt
+{
+	bool		(*pending) (void *arg);
+	void	   *arg;
+} GsInterrupt;
+
+/* True when the caller asked to stop (i may be NULL). */
+static inline bool
+gs_interrupted(const GsInterrupt *i)
+{
+	return i != NULL && i->pending != NULL && i->pending(i->arg);
+}
+
+/*
+ * GS_ERR_CANCELLED with the message every load uses when the caller asked
+ * to stop, else GS_OK.  Loops call it every so many items.
+ */
+extern GsCode gs_check_interrupt(const GsInterrupt *i, GsStatus *st);
 
 /* An allocator on top of malloc/free, for tests and benchmarks. */
 extern const GsAllocator gs_malloc_allocator;

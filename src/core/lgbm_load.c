@@ -454,6 +454,8 @@ build_lgbm(const char *text, const GsLimits *lim, GsForest *f, GsStatus *st)
 		int64_t		n;
 		int32_t		depth;
 
+		if ((t & 63) == 63 && (rc = gs_check_interrupt(&lim->interrupt, st)))
+			goto done;
 		if ((rc = gs_lgbm_parse_tree(a, tree_at[t], t, max_leaves, &lt, st)))
 			goto done;
 		if (lt.num_leaves > max_tree_leaves)
@@ -518,6 +520,8 @@ build_lgbm(const char *text, const GsLimits *lim, GsForest *f, GsStatus *st)
 		int64_t		n;
 		int32_t		depth;
 
+		if ((t & 63) == 63 && (rc = gs_check_interrupt(&lim->interrupt, st)))
+			goto done;
 		if ((rc = gs_lgbm_parse_tree(a, tree_at[t], t, max_leaves, &lt, st)))
 			goto done;
 		rc = walk_ltree(&lt, t, f->n_features, INT32_MAX - 1, leaf_scale, queue, level, seen,

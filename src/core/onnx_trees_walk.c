@@ -177,6 +177,8 @@ onnx_trees_walk(Loader *L, const TAttrs *A, int32_t n_features, TWork *w)
 		uint32_t   *oleft = w->order_left + a;
 		GsCode		rc = GS_OK;
 
+		if ((r & 63) == 63 && (rc = gs_check_interrupt(&L->lim->interrupt, L->st)))
+			return rc;
 		for (int64_t i = a; i < b; i++)
 		{
 			if (w->slot[A->nodeids[i]] >= 0)

@@ -62,6 +62,9 @@ typedef struct UbjReader
 	size_t		max_depth;
 	size_t		max_elements;	/* 0 = unlimited */
 	size_t		nvalues;		/* values created so far */
+	size_t		next_poll;		/* nvalues at which to call interrupted */
+	bool		(*interrupted) (void *arg);
+	void	   *interrupt_arg;
 	bool		nonfinite_empty;	/* NaN/Inf become [] instead of an error */
 	char	   *err;
 	size_t		errlen;
@@ -135,6 +138,12 @@ ubj_count_values(UbjReader *r, uint64_t n)
 		return ubj_error(r, "UBJSON document has more than %zu values (at byte %zu)",
 						 r->max_elements, r->pos);
 	r->nvalues += (size_t) n;
+	if (r->interrupted && r->nvalues >= r->next_poll)
+	{
+		r->next_poll = r->nvalues + GS_UBJ_POLL_VALUES;
+		if (r->interrupted(r->interrupt_arg))
+			return ubj_error(r, "UBJSON decoding interrupted at byte %zu", r->pos);
+	}
 	return true;
 }
 
@@ -575,8 +584,13 @@ ubj_fill_typed_array(UbjReader *r, json_t *arr, unsigned char t,
 		for (i = 0; i < count; i++)
 		{
 			size_t		at = r->pos;
-			json_t	   *v = ubj_make_real(r, (double) ubj_read_f32(r), at);
+			json_t	   *v;
 
+			/* counted at once above: poll inside long arrays too */
+			if (r->interrupted && (i + 1) % GS_UBJ_POLL_VALUES == 0 &&
+				r->interrupted(r->interrupt_arg))
+				return ubj_error(r, "UBJSON decoding interrupted at byte %zu", r->pos);
+			v = ubj_make_real(r, (double) ubj_read_f32(r), at);
 			if (v == NULL)
 				return false;
 			if (json_array_append_new(arr, v) != 0)
@@ -694,6 +708,9 @@ gs_ubj_decode_ex(const unsigned char *buf, size_t len, const GsUbjLimits *lim,
 	r.max_depth = (lim && lim->max_depth) ? lim->max_depth : GS_UBJ_DEFAULT_MAX_DEPTH;
 	r.max_elements = lim ? lim->max_elements : 0;
 	r.nvalues = 0;
+	r.next_poll = GS_UBJ_POLL_VALUES;
+	r.interrupted = lim ? lim->interrupted : NULL;
+	r.interrupt_arg = lim ? lim->interrupt_arg : NULL;
 	r.nonfinite_empty = nonfinite_empty;
 	r.err = err;
 	r.errlen = errlen;

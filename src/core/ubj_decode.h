@@ -51,13 +51,22 @@
  *               document can still only create O(len) values, but each one
  *               costs tens of bytes of heap.
  *
- * Passing lim == NULL is the same as { 0, 0 }.
+ * interrupted:  when not NULL, called with interrupt_arg about every 64K
+ *               values; returning true stops the decoding with the error
+ *               "UBJSON decoding interrupted" (the caller knows why).
+ *
+ * Passing lim == NULL is the same as { 0, 0, NULL, NULL }.
  */
 typedef struct GsUbjLimits
 {
 	size_t		max_depth;
 	size_t		max_elements;
+	bool		(*interrupted) (void *arg);
+	void	   *interrupt_arg;
 } GsUbjLimits;
+
+/* Values decoded between two calls of GsUbjLimits.interrupted. */
+#define GS_UBJ_POLL_VALUES 65536
 
 #define GS_UBJ_DEFAULT_MAX_DEPTH 64
 

@@ -14,9 +14,11 @@
 
 /*
  * Decode bytes of format fmt (GS_FORMAT_XGBOOST_JSON or _UBJ) into a new
- * document the caller must json_decref(); NULL with st filled on failure.
+ * document the caller must json_decref(); NULL with st filled on failure
+ * (GS_ERR_CANCELLED when intr, which may be NULL, asked to stop).
  */
 extern json_t *gs_xgb_decode(const unsigned char *bytes, size_t len,
-							 GsModelFormat fmt, GsStatus *st);
+							 GsModelFormat fmt, const GsInterrupt *intr,
+							 GsStatus *st);
 
 #endif							/* GS_XGB_DECODE_H */

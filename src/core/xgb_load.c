@@ -764,6 +764,8 @@ build_forest(json_t *root, const GsLimits *lim, GsForest *f, GsStatus *st)
 					slv = 0;
 		RawTree    *rt = &raw[t];
 
+		if ((t & 63) == 63 && (rc = gs_check_interrupt(&lim->interrupt, st)))
+			goto done;
 		if (json_to_int64(member(tparam, "num_nodes"), &rt->num_nodes) || rt->num_nodes < 1 || rt->num_nodes > INT32_MAX / 2)
 		{
 			rc = gs_status_set(st, GS_ERR_INVALID_MODEL,
@@ -846,6 +848,8 @@ build_forest(json_t *root, const GsLimits *lim, GsForest *f, GsStatus *st)
 		int64_t		n;
 		int32_t		depth;
 
+		if ((t & 63) == 63 && (rc = gs_check_interrupt(&lim->interrupt, st)))
+			goto done;
 		if ((rc = tree_cat_index(&raw[t], t, cat_idx, st)))
 			goto done;
 		rc = walk_tree(&raw[t], t, f->n_features,
@@ -892,6 +896,8 @@ build_forest(json_t *root, const GsLimits *lim, GsForest *f, GsStatus *st)
 		int64_t		n;
 		int32_t		depth;
 
+		if ((t & 63) == 63 && (rc = gs_check_interrupt(&lim->interrupt, st)))
+			goto done;
 		if ((rc = tree_cat_index(&raw[t], t, cat_idx, st)))
 			goto done;
 		rc = walk_tree(&raw[t], t, f->n_features, INT32_MAX - 1, queue, level, seen,
@@ -974,7 +980,7 @@ gs_xgb_load(const unsigned char *bytes, size_t len, GsModelFormat fmt,
 		fmt = detected;
 	}
 
-	root = gs_xgb_decode(bytes, len, fmt, st);
+	root = gs_xgb_decode(bytes, len, fmt, &lim->interrupt, st);
 	if (root == NULL)
 		return st->code;
 

@@ -21,7 +21,7 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char		err[128];
-	GsUbjLimits ulim = {16, 100000};
+	GsUbjLimits ulim = {.max_depth = 16, .max_elements = 100000};
 	json_t	   *doc;
 
 	memset(err, 'x', sizeof(err));

@@ -398,6 +398,137 @@ test_transforms(void)
 	check(o[0] == 0.0f, "%s%s", "argmax picks the largest margin", "");
 }
 
+/* A GsInterrupt that counts its polls and fires at poll fire_at (0: never). */
+typedef struct PollCount
+{
+	long		polls;
+	long		fire_at;
+} PollCount;
+
+static bool
+poll_count(void *arg)
+{
+	PollCount  *p = arg;
+
+	p->polls++;
+	return p->fire_at > 0 && p->polls >= p->fire_at;
+}
+
+/*
+ * A load of bytes polls its GsInterrupt (at least min_polls times), and an
+ * interrupt at any of those polls stops it with GS_ERR_CANCELLED and no
+ * forest (ASan's leak check: nothing built so far is left behind).
+ */
+static void
+check_interruptible(const char *label, const unsigned char *b, size_t len, long min_polls)
+{
+	GsLimits	lim = gs_default_limits;
+	PollCount	pc = {0, 0};
+	GsForest   *f;
+	GsStatus	st;
+	GsCode		rc;
+	char		what[128];
+	long		n,
+				bad = 0;
+
+	lim.interrupt.pending = poll_count;
+	lim.interrupt.arg = &pc;
+	rc = gs_forest_load(b, len, GS_FORMAT_AUTO, &lim, &gs_malloc_allocator, &f, &st);
+	n = pc.polls;
+	snprintf(what, sizeof(what), "%ld polls, at least %ld", n, min_polls);
+	check(rc == GS_OK && n >= min_polls, "%s: loads, checking for interrupts (%s)", label, what);
+	gs_forest_free(f);
+	for (long k = 1; k <= n; k++)
+	{
+		pc.polls = 0;
+		pc.fire_at = k;
+		rc = gs_forest_load(b, len, GS_FORMAT_AUTO, &lim, &gs_malloc_allocator, &f, &st);
+		if (rc != GS_ERR_CANCELLED || f != NULL || pc.polls != k ||
+			strcmp(st.msg, "loading the model was interrupted") != 0)
+		{
+			bad++;
+			gs_forest_free(f);
+		}
+	}
+	snprintf(what, sizeof(what), "%ld of %ld wrong", bad, n);
+	check(bad == 0, "%s: an interrupt at any poll stops the load (%s)", label, what);
+}
+
+/*
+ * LightGBM text with the trees of lgb_binary.txt repeated copies times
+ * (renumbered); malloc'd, NULL when the fixture is missing.
+ */
+static char *
+repeat_lgbm_trees(int copies, size_t *len)
+{
+	size_t		n;
+	char	   *text = (char *) gs_read_file(FIXTURES "/models/lgb_binary.txt", &n);
+	char	   *first,
+			   *end,
+			   *out,
+			   *o;
+	int			per_copy = 0;
+
+	if (!text)
+		return NULL;
+	text = realloc(text, n + 1);
+	text[n] = '\0';
+	first = strstr(text, "\nTree=0\n") + 1;
+	end = strstr(first, "\nend of trees") + 1;
+	for (char *q = first; q < end; q = strchr(q, '\n') + 1)
+		per_copy += strncmp(q, "Tree=", 5) == 0;
+	out = o = malloc(n + (size_t) copies * (size_t) (end - first + 16 * per_copy));
+	memcpy(o, text, (size_t) (first - text));
+	o += first - text;
+	for (int c = 0; c < copies; c++)
+		for (char *q = first; q < end;)
+		{
+			char	   *eol = strchr(q, '\n') + 1;
+
+			if (strncmp(q, "Tree=", 5) == 0)
+				o += sprintf(o, "Tree=%d\n", c * per_copy + atoi(q + 5));
+			else
+			{
+				memcpy(o, q, (size_t) (eol - q));
+				o += eol - q;
+			}
+			q = eol;
+		}
+	memcpy(o, end, n - (size_t) (end - text));
+	o += n - (size_t) (end - text);
+	*len = (size_t) (o - out);
+	free(text);
+	return out;
+}
+
+/* Every loader of a large model can be interrupted (see GsInterrupt). */
+static void
+test_interrupt(void)
+{
+	const char *files[] = {"lossguide_deep.json", "demo_fraud.ubj"};
+	size_t		len;
+	char	   *lgb;
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+	{
+		char		path[256];
+		unsigned char *b;
+
+		snprintf(path, sizeof(path), FIXTURES "/models/%s", files[i]);
+		b = gs_read_file(path, &len);
+		check(b != NULL, "%s%s present", files[i], "");
+		if (b)
+			check_interruptible(files[i], b, len, 2);
+		free(b);
+	}
+	/* 300 trees: one poll per 64 trees in each of the loader's two passes */
+	lgb = repeat_lgbm_trees(10, &len);
+	check(lgb != NULL, "%s%s", "lgb_binary.txt present", "");
+	if (lgb)
+		check_interruptible("lgb_binary.txt x 10", (unsigned char *) lgb, len, 8);
+	free(lgb);
+}
+
 int
 main(void)
 {
@@ -407,6 +538,7 @@ main(void)
 	test_bad_models();
 	test_limits();
 	test_corruption();
+	test_interrupt();
 	printf("1..%d\n", n_pass + n_fail);
 	printf("core: %d passed, %d failed\n", n_pass, n_fail);
 	return n_fail ? 1 : 0;

@@ -502,7 +502,7 @@ check_mutations(const unsigned char *buf, size_t n, const char *name)
 		{
 			char		err[128];
 			json_t	   *v;
-			GsUbjLimits lim = {16, 100000};
+			GsUbjLimits lim = {.max_depth = 16, .max_elements = 100000};
 
 			memcpy(m, buf, n);
 			m[k] = subs[s];
@@ -769,7 +769,7 @@ test_errors(void)
 	char		err[256];
 	char		tiny[8];
 	json_t	   *v;
-	GsUbjLimits lim;
+	GsUbjLimits lim = {0};
 	Buf			b = {0};
 	size_t		i;
 
@@ -1195,7 +1195,7 @@ test_xgb_model(void)
 			   *want,
 			   *sc,
 			   *lcn;
-	GsUbjLimits lim = {64, 1000};
+	GsUbjLimits lim = {.max_depth = 64, .max_elements = 1000};
 
 	build_xgb_model(&b);
 	got = decode(b.p, b.n, &lim, err, sizeof err);
@@ -1391,7 +1391,7 @@ test_fixture_pair(const char *dir, const char *name)
 	json_error_t jerr;
 	char		err[256];
 	char		where[1024] = "";
-	GsUbjLimits lim = {64, 0};
+	GsUbjLimits lim = {.max_depth = 64};
 
 	snprintf(ubj_path, sizeof ubj_path, "%s/%s.ubj", dir, name);
 	snprintf(json_path, sizeof json_path, "%s/%s.json", dir, name);
@@ -1454,6 +1454,77 @@ test_fixtures(const char *dir)
 }
 
 /* Run all groups and print the TAP plan. */
+/* GsUbjLimits.interrupted: counts its calls, fires at call fire_at (0: never). */
+typedef struct UbjPolls
+{
+	long		calls;
+	long		fire_at;
+} UbjPolls;
+
+static bool
+count_polls(void *arg)
+{
+	UbjPolls   *p = arg;
+
+	p->calls++;
+	return p->fire_at > 0 && p->calls >= p->fire_at;
+}
+
+/*
+ * Long documents call the interrupt check about every GS_UBJ_POLL_VALUES
+ * values, also inside one long typed float array, and a check that fires
+ * stops the decoding with an error (nothing leaks: ASan build).
+ */
+static void
+test_interrupt(void)
+{
+	const uint64_t n = 4 * GS_UBJ_POLL_VALUES + 10;
+	Buf			typed = {0},
+				plain = {0};
+	char		err[256];
+
+	put_u8(&typed, '[');
+	put_u8(&typed, '$');
+	put_u8(&typed, 'd');
+	put_u8(&typed, '#');
+	put_u8(&typed, 'L');
+	put_be(&typed, n, 8);
+	put_u8(&plain, '[');
+	for (uint64_t i = 0; i < n; i++)
+	{
+		put_f32(&typed, (float) i);
+		put_u8(&plain, 'i');
+		put_u8(&plain, (unsigned) (i & 0x7f));
+	}
+	put_u8(&plain, ']');
+
+	for (int k = 0; k < 2; k++)
+	{
+		const Buf  *b = k ? &plain : &typed;
+		const char *what = k ? "array of int8 values" : "typed float32 array";
+		UbjPolls	polls = {0, 0};
+		GsUbjLimits lim = {.interrupted = count_polls, .interrupt_arg = &polls};
+		json_t	   *v = gs_ubj_decode(b->p, b->n, &lim, err, sizeof err);
+		long		calls = polls.calls;
+
+		check(v != NULL && json_array_size(v) == n && calls >= 4 && calls <= 6,
+			  "%s of %llu values: decoded, interrupt checked %ld times", what,
+			  (unsigned long long) n, calls);
+		json_decref(v);
+		for (long at = 1; at <= calls; at++)
+		{
+			polls.calls = 0;
+			polls.fire_at = at;
+			v = gs_ubj_decode(b->p, b->n, &lim, err, sizeof err);
+			if (!check(v == NULL && strstr(err, "UBJSON decoding interrupted at byte") != NULL,
+					   "%s: interrupt at check %ld stops it (%s)", what, at, err))
+				json_decref(v);
+		}
+	}
+	free(typed.p);
+	free(plain.p);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1490,6 +1561,7 @@ main(int argc, char **argv)
 	test_xgb_model();
 	test_kitchen_sink_sweeps();
 	test_oom();
+	test_interrupt();
 	test_fixtures(fixture_dir);
 
 	printf("1..%d\n", g_tests);
