@@ -105,7 +105,8 @@ typedef struct GsCases
 /*
  * Read tests/fixtures/cases/NAME.csv (header-less "id,f_1..f_nf,o_1..o_nout"
  * per line, NaN as "NaN") into c; returns 0, or -1 when the file cannot be
- * opened.  The caller frees c->x and c->want.
+ * opened.  The caller frees c->x and c->want.  (Also compiled as C++ by
+ * nvcc for the GPU tests and benchmarks: casts on malloc.)
  */
 static inline int
 gs_read_cases(const char *path, int nf, int nout, GsCases *c)
@@ -119,8 +120,8 @@ gs_read_cases(const char *path, int nf, int nout, GsCases *c)
 	c->nf = nf;
 	c->nout = nout;
 	c->n_rows = 0;
-	c->x = malloc(sizeof(float) * cap * nf);
-	c->want = malloc(sizeof(float) * cap * nout);
+	c->x = (float *) malloc(sizeof(float) * cap * nf);
+	c->want = (float *) malloc(sizeof(float) * cap * nout);
 	while (fgets(line, sizeof(line), f))
 	{
 		char	   *p = line,
@@ -129,8 +130,8 @@ gs_read_cases(const char *path, int nf, int nout, GsCases *c)
 		if (c->n_rows == cap)
 		{
 			cap *= 2;
-			c->x = realloc(c->x, sizeof(float) * cap * nf);
-			c->want = realloc(c->want, sizeof(float) * cap * nout);
+			c->x = (float *) realloc(c->x, sizeof(float) * cap * nf);
+			c->want = (float *) realloc(c->want, sizeof(float) * cap * nout);
 		}
 		strtod(p, &end);		/* id */
 		p = end + 1;
