@@ -16,6 +16,7 @@ PGFILEDESC = "pg_gpuscore - score tree-ensemble models inside PostgreSQL"
 
 CORE_OBJS = \
 	src/core/forest.o \
+	src/core/forest_image.o \
 	src/core/gs_status.o \
 	src/core/utf8_valid.o \
 	src/core/ubj_decode.o \
@@ -50,7 +51,7 @@ GLUE_OBJS = \
 
 OBJS = $(CORE_OBJS) $(GLUE_OBJS)
 
-REGRESS = load score errors score_query parity formats verify device memory gpu_engine trigger aggregate score_table onnx onnx_trees bad_input privileges
+REGRESS = load score errors score_query parity formats verify device memory gpu_engine trigger aggregate score_table onnx onnx_trees bad_input privileges model_image
 REGRESS_OPTS = --load-extension=pg_gpuscore
 
 PG_CPPFLAGS = -I$(srcdir)/src
@@ -105,7 +106,7 @@ bench/bench_formats: bench/bench_formats.c $(CORE_SRC) $(NN_SRC) src/core/*.h sr
 # CPU engine (BLAS) against a naive triple loop, no server (bench/README.md).
 bench/bench_mlp: bench/bench_mlp.c $(CORE_SRC) $(NN_SRC) src/core/*.h src/core/onnx.pb-c.h
 	$(CC) $(UNIT_CFLAGS) $(NN_CFLAGS) -o $@ bench/bench_mlp.c $(CORE_SRC) $(NN_SRC) -ljansson -lm $(NN_LIBS)
-CORE_SRC = src/core/forest.c src/core/gs_status.c src/core/utf8_valid.c src/core/ubj_decode.c src/core/xgb_decode.c src/core/xgb_load.c src/core/lgbm_load.c src/core/lgbm_text.c src/core/cpu_engine.c
+CORE_SRC = src/core/forest.c src/core/forest_image.c src/core/gs_status.c src/core/utf8_valid.c src/core/ubj_decode.c src/core/xgb_decode.c src/core/xgb_load.c src/core/lgbm_load.c src/core/lgbm_text.c src/core/cpu_engine.c
 UNIT_CFLAGS = -std=c11 -D_GNU_SOURCE -O2 -g -ffp-contract=off -Wall -Wextra -Werror -Isrc/core -Isrc
 ASAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 

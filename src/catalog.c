@@ -36,6 +36,7 @@
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
 
+#include "core/forest_image.h"
 #include "gpuscore.h"
 
 PG_FUNCTION_INFO_V1(gpuscore_gpu_load_model);
@@ -129,7 +130,7 @@ restore_user(const OwnerSwitch *sw)
 /* Fetch the stored model row; see gpuscore.h. */
 bool
 gs_catalog_fetch(const char *name, int64 *model_id, int32 *version,
-				 GsModelFormat *fmt, bytea **bytes)
+				 GsModelFormat *fmt, bytea **bytes, bytea **image)
 {
 	Oid			relid,
 				owner;
@@ -143,8 +144,9 @@ gs_catalog_fetch(const char *name, int64 *model_id, int32 *version,
 
 	become_owner(owner, &sw);
 	SPI_connect();
-	rc = SPI_execute_with_args(psprintf("SELECT model_id, version, format%s FROM %s WHERE name OPERATOR(pg_catalog.=) $1",
-										bytes ? ", model" : "", table),
+	rc = SPI_execute_with_args(psprintf("SELECT model_id, version, format, %s, %s FROM %s WHERE name OPERATOR(pg_catalog.=) $1",
+										bytes ? "model" : "NULL::pg_catalog.bytea",
+										image ? "compiled" : "NULL::pg_catalog.bytea", table),
 							   1, argtypes, args, NULL, true, 1);
 	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(rc));
@@ -161,12 +163,17 @@ gs_catalog_fetch(const char *name, int64 *model_id, int32 *version,
 		fmtname = SPI_getvalue(tup, desc, 3);
 		if (fmt && (fmtname == NULL || gs_model_format_parse(fmtname, fmt) != 0))
 			*fmt = GS_FORMAT_AUTO;
-		if (bytes)
+		for (int col = 4; col <= 5; col++)
 		{
-			Datum		d = SPI_getbinval(tup, desc, 4, &isnull);
-			MemoryContext old = MemoryContextSwitchTo(caller);
+			bytea	  **out = col == 4 ? bytes : image;
+			Datum		d;
+			MemoryContext old;
 
-			*bytes = isnull ? NULL : DatumGetByteaPCopy(d);
+			if (out == NULL)
+				continue;
+			d = SPI_getbinval(tup, desc, col, &isnull);
+			old = MemoryContextSwitchTo(caller);
+			*out = isnull ? NULL : DatumGetByteaPCopy(d);
 			MemoryContextSwitchTo(old);
 		}
 	}
@@ -179,7 +186,7 @@ gs_catalog_fetch(const char *name, int64 *model_id, int32 *version,
 bool
 gs_catalog_identity(const char *name, int64 *model_id, int32 *version)
 {
-	return gs_catalog_fetch(name, model_id, version, NULL, NULL);
+	return gs_catalog_fetch(name, model_id, version, NULL, NULL, NULL);
 }
 
 /* Send the invalidation that makes every backend re-check its model cache. */
@@ -187,6 +194,30 @@ static void
 invalidate_model_caches(Oid relid)
 {
 	CacheInvalidateRelcacheByRelid(relid);
+}
+
+/*
+ * The forest's image (forest_image.h) as a bytea datum, stored beside the
+ * model so that sessions read it instead of parsing the model; *null 'n'
+ * for networks and for images over a bytea's size.
+ */
+static Datum
+forest_image_datum(const GsForest *forest, char *null)
+{
+	size_t		size;
+	bytea	   *image;
+
+	*null = 'n';
+	if (forest == NULL)
+		return (Datum) 0;
+	size = gs_forest_image_size(forest);
+	if (size > MaxAllocSize - VARHDRSZ)
+		return (Datum) 0;
+	image = palloc(size + VARHDRSZ);
+	SET_VARSIZE(image, size + VARHDRSZ);
+	gs_forest_image_write(forest, (unsigned char *) VARDATA(image));
+	*null = ' ';
+	return PointerGetDatum(image);
 }
 
 /* Build a text[] datum of the model's feature names, or NULL. */
@@ -282,10 +313,11 @@ store_model(const char *name, bytea *model, const char *format_name)
 		}
 	}
 	{
-		Oid			argtypes[16] = {TEXTOID, INT4OID, TEXTOID, TEXTOID, INT4OID, INT4OID,
-		INT4OID, INT4OID, INT8OID, BYTEAOID, TEXTOID, TEXTARRAYOID, TEXTOID, INT4OID, INT8OID, INT4OID};
-		Datum		args[16];
-		char		nulls[16];
+		Oid			argtypes[17] = {TEXTOID, INT4OID, TEXTOID, TEXTOID, INT4OID, INT4OID,
+		INT4OID, INT4OID, INT8OID, BYTEAOID, TEXTOID, TEXTARRAYOID, TEXTOID, INT4OID, INT8OID, INT4OID,
+		BYTEAOID};
+		Datum		args[17];
+		char		nulls[17];
 		bool		names_null;
 
 		memset(nulls, ' ', sizeof(nulls));
@@ -313,12 +345,14 @@ store_model(const char *name, bytea *model, const char *format_name)
 		args[15] = Int32GetDatum(forest ? forest->n_cat_splits : 0);
 		if (!forest)
 			nulls[15] = 'n';
+		args[16] = forest_image_datum(forest, &nulls[16]);
 		rc = SPI_execute_with_args(psprintf("INSERT INTO %s (name, version, format, objective, n_features, "
 											"n_outputs, n_trees, max_depth, size_bytes, model, saved_by, "
-											"feature_names, kind, n_layers, n_parameters, categorical_splits, loaded_by) "
-											"VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, %s)",
+											"feature_names, kind, n_layers, n_parameters, categorical_splits, "
+											"compiled, loaded_by) "
+											"VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, %s)",
 											table, quote_literal_cstr(loaded_by)),
-								   16, argtypes, args, nulls, false, 0);
+								   17, argtypes, args, nulls, false, 0);
 		if (rc != SPI_OK_INSERT)
 			elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(rc));
 	}

@@ -94,9 +94,13 @@ extern GsAllocator gs_context_allocator(MemoryContext mcxt);
 /* Oid of the model table, or InvalidOid when the extension is not installed. */
 extern Oid	gs_catalog_relid(void);
 
-/* Fetch the stored model row: returns false if absent. bytes in CurrentMemoryContext. */
+/*
+ * Fetch the stored model row: returns false if absent.  bytes (the model)
+ * and image (its forest image, NULL for networks) are read only when asked
+ * for, into CurrentMemoryContext.
+ */
 extern bool gs_catalog_fetch(const char *name, int64 *model_id, int32 *version,
-							 GsModelFormat *fmt, bytea **bytes);
+							 GsModelFormat *fmt, bytea **bytes, bytea **image);
 
 /* Fetch only the identity of the stored model; returns false if absent. */
 extern bool gs_catalog_identity(const char *name, int64 *model_id, int32 *version);

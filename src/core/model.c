@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cpu_engine.h"
+#include "forest_image.h"
 #include "onnx_load.h"
 
 /* Parse and validate model bytes; see model.h. */
@@ -71,6 +72,36 @@ gs_model_load(const unsigned char *bytes, size_t len, GsModelFormat fmt,
 		alloc->free(alloc->ctx, m);
 		return rc;
 	}
+	*out = m;
+	return GS_OK;
+}
+
+/* A model around a forest read from its image; see model.h. */
+GsCode
+gs_model_load_image(const unsigned char *image, size_t len, const GsLimits *lim,
+					const GsAllocator *alloc, GsModel **out, GsStatus *st)
+{
+	GsModel    *m;
+	GsCode		rc;
+
+	gs_status_clear(st);
+	*out = NULL;
+	m = alloc->alloc(alloc->ctx, sizeof(GsModel));
+	if (m == NULL)
+		return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
+	memset(m, 0, sizeof(GsModel));
+	m->alloc = *alloc;
+	rc = gs_forest_image_read(image, len, lim, alloc, &m->forest, st);
+	if (rc != GS_OK)
+	{
+		alloc->free(alloc->ctx, m);
+		return rc;
+	}
+	m->kind = GS_MODEL_FOREST;
+	m->format = m->forest->format;
+	m->n_features = m->forest->n_features;
+	m->n_outputs = m->forest->n_outputs;
+	m->feature_names = m->forest->feature_names;
 	*out = m;
 	return GS_OK;
 }

@@ -45,6 +45,14 @@ extern GsCode gs_model_load(const unsigned char *bytes, size_t len, GsModelForma
 							const GsLimits *lim, const GsAllocator *alloc,
 							GsModel **out, GsStatus *st);
 
+/*
+ * A tree-ensemble model read back from the image of its forest
+ * (forest_image.h) instead of parsed; the same contract as gs_model_load.
+ */
+extern GsCode gs_model_load_image(const unsigned char *image, size_t len,
+								  const GsLimits *lim, const GsAllocator *alloc,
+								  GsModel **out, GsStatus *st);
+
 /* Release a model and everything it owns; NULL is allowed. */
 extern void gs_model_free(GsModel *m);
 

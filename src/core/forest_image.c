@@ -1,0 +1,473 @@
+/*
+ * forest_image.c
+ *	  Writing a validated forest as a flat byte image, reading it back, and
+ *	  the check of a forest's invariants the reader (and anyone else) runs.
+ *	  See forest_image.h for the layout and why images exist.
+ */
+#include "forest_image.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "utf8_valid.h"
+
+#define IMAGE_MAGIC "GSFOREST"
+#define IMAGE_BOM	0x01020304u
+
+/* Header: magic, then these fields in this order, then the names. */
+#define HEADER_INTS 14			/* 32-bit fields after the magic */
+#define HEADER_BYTES (8 + 4 * HEADER_INTS + 3 * 8 + 64 + 16 + 32)
+
+/* Sequential writer and bounds-checked reader over a byte buffer. */
+typedef struct Cursor
+{
+	unsigned char *w;			/* writer */
+	const unsigned char *r;		/* reader */
+	size_t		left;			/* reader: bytes left */
+} Cursor;
+
+static void
+put(Cursor *c, const void *src, size_t n)
+{
+	if (n > 0)
+		memcpy(c->w, src, n);
+	c->w += n;
+}
+
+static void
+put_u32(Cursor *c, uint32_t v)
+{
+	put(c, &v, 4);
+}
+
+static void
+put_i64(Cursor *c, int64_t v)
+{
+	put(c, &v, 8);
+}
+
+/* The caller has checked that n bytes are left. */
+static void
+get(Cursor *c, void *dst, size_t n)
+{
+	if (n > 0)
+		memcpy(dst, c->r, n);
+	c->r += n;
+	c->left -= n;
+}
+
+static uint32_t
+get_u32(Cursor *c)
+{
+	uint32_t	v;
+
+	get(c, &v, 4);
+	return v;
+}
+
+static int64_t
+get_i64(Cursor *c)
+{
+	int64_t		v;
+
+	get(c, &v, 8);
+	return v;
+}
+
+/* Bytes of the feature names, each NUL-terminated; 0 when there are none. */
+static size_t
+names_bytes(const GsForest *f)
+{
+	size_t		n = 0;
+
+	if (f->feature_names)
+		for (int32_t i = 0; i < f->n_features; i++)
+			n += strlen(f->feature_names[i]) + 1;
+	return n;
+}
+
+/* Size of the image of f; see forest_image.h. */
+size_t
+gs_forest_image_size(const GsForest *f)
+{
+	return HEADER_BYTES + sizeof(float) * (size_t) f->n_groups +
+		(sizeof(uint32_t) + 2 * sizeof(int32_t)) * (size_t) f->n_trees +
+		sizeof(GsNode) * (size_t) f->n_nodes +
+		sizeof(uint32_t) * (size_t) f->n_cat_words + names_bytes(f);
+}
+
+/* Write the image of f; see forest_image.h. */
+void
+gs_forest_image_write(const GsForest *f, unsigned char *buf)
+{
+	Cursor		c = {buf, NULL, 0};
+
+	put(&c, IMAGE_MAGIC, 8);
+	put_u32(&c, GS_IMAGE_VERSION);
+	put_u32(&c, IMAGE_BOM);
+	put_u32(&c, (uint32_t) f->format);
+	put_u32(&c, (uint32_t) f->transform);
+	put_u32(&c, (uint32_t) f->n_features);
+	put_u32(&c, (uint32_t) f->n_groups);
+	put_u32(&c, (uint32_t) f->n_outputs);
+	put_u32(&c, (uint32_t) f->n_trees);
+	put_u32(&c, (uint32_t) f->max_depth);
+	put_u32(&c, (uint32_t) f->n_cat_splits);
+	put_u32(&c, f->split_kinds);
+	put_u32(&c, f->feature_names != NULL);
+	put_u32(&c, 0);				/* reserved */
+	put_u32(&c, 0);				/* reserved */
+	put_i64(&c, f->n_nodes);
+	put_i64(&c, f->n_cat_words);
+	put_i64(&c, (int64_t) names_bytes(f));
+	put(&c, f->objective, sizeof(f->objective));
+	put(&c, f->booster, sizeof(f->booster));
+	put(&c, f->saved_by, sizeof(f->saved_by));
+
+	put(&c, f->base_margin, sizeof(float) * (size_t) f->n_groups);
+	put(&c, f->tree_offset, sizeof(uint32_t) * (size_t) f->n_trees);
+	put(&c, f->tree_group, sizeof(int32_t) * (size_t) f->n_trees);
+	put(&c, f->tree_depth, sizeof(int32_t) * (size_t) f->n_trees);
+	put(&c, f->nodes, sizeof(GsNode) * (size_t) f->n_nodes);
+	put(&c, f->cat_words, sizeof(uint32_t) * (size_t) f->n_cat_words);
+	if (f->feature_names)
+		for (int32_t i = 0; i < f->n_features; i++)
+			put(&c, f->feature_names[i], strlen(f->feature_names[i]) + 1);
+}
+
+/* GS_ERR_INVALID_MODEL for a damaged image, with what is wrong as detail. */
+static GsCode
+bad_image(GsStatus *st, const char *what)
+{
+	gs_status_set(st, GS_ERR_INVALID_MODEL, "invalid forest image");
+	gs_status_detail(st, "%s", what);
+	return st->code;
+}
+
+/* Allocate n bytes (at least 1) through the forest's allocator. */
+static void *
+image_alloc(GsForest *f, size_t n)
+{
+	return f->alloc.alloc(f->alloc.ctx, n > 0 ? n : 1);
+}
+
+/* Split the names region into n_features strings; see gs_forest_image_read. */
+static GsCode
+read_names(GsForest *f, const unsigned char *p, size_t n, GsStatus *st)
+{
+	const unsigned char *end = p + n;
+
+	if (n == 0 || p[n - 1] != '\0')
+		return bad_image(st, "the feature names are not terminated");
+	if (!gs_utf8_valid(p, n))
+		return bad_image(st, "a feature name is not valid UTF-8");
+	f->feature_names = image_alloc(f, sizeof(char *) * (size_t) f->n_features);
+	if (!f->feature_names)
+		return gs_status_set(st, GS_ERR_NOMEM, "out of memory reading a forest image");
+	memset(f->feature_names, 0, sizeof(char *) * (size_t) f->n_features);
+	for (int32_t i = 0; i < f->n_features; i++)
+	{
+		size_t		len;
+
+		if (p >= end)
+			return bad_image(st, "fewer feature names than features");
+		len = strlen((const char *) p);
+		f->feature_names[i] = image_alloc(f, len + 1);
+		if (!f->feature_names[i])
+			return gs_status_set(st, GS_ERR_NOMEM, "out of memory reading a forest image");
+		memcpy(f->feature_names[i], p, len + 1);
+		p += len + 1;
+	}
+	if (p != end)
+		return bad_image(st, "more feature names than features");
+	return GS_OK;
+}
+
+/* Read the header and arrays into f; checks sizes, not the trees. */
+static GsCode
+read_image(Cursor *c, const GsLimits *lim, GsForest *f, GsStatus *st)
+{
+	uint32_t	fmt,
+				transform,
+				has_names;
+	int64_t		n_names;
+	uint64_t	need;
+
+	if (c->left < HEADER_BYTES || memcmp(c->r, IMAGE_MAGIC, 8) != 0)
+		return bad_image(st, "the bytes are not a forest image");
+	c->r += 8;
+	c->left -= 8;
+	if (get_u32(c) != GS_IMAGE_VERSION)
+		return bad_image(st, "the image was written by another version of pg_gpuscore");
+	if (get_u32(c) != IMAGE_BOM)
+		return bad_image(st, "the image was written on a machine of another byte order");
+	fmt = get_u32(c);
+	transform = get_u32(c);
+	f->n_features = (int32_t) get_u32(c);
+	f->n_groups = (int32_t) get_u32(c);
+	f->n_outputs = (int32_t) get_u32(c);
+	f->n_trees = (int32_t) get_u32(c);
+	f->max_depth = (int32_t) get_u32(c);
+	f->n_cat_splits = (int32_t) get_u32(c);
+	f->split_kinds = get_u32(c);
+	has_names = get_u32(c);
+	(void) get_u32(c);
+	(void) get_u32(c);
+	f->n_nodes = get_i64(c);
+	f->n_cat_words = get_i64(c);
+	n_names = get_i64(c);
+	get(c, f->objective, sizeof(f->objective));
+	get(c, f->booster, sizeof(f->booster));
+	get(c, f->saved_by, sizeof(f->saved_by));
+
+	if (fmt < GS_FORMAT_XGBOOST_JSON || fmt > GS_FORMAT_LIGHTGBM ||
+		fmt == GS_FORMAT_ONNX_AUTOENCODER)
+		return bad_image(st, "unknown model format");
+	f->format = (GsModelFormat) fmt;
+	if (transform > GS_TRANSFORM_ORT_SOFTMAX_ZERO)
+		return bad_image(st, "unknown output transform");
+	f->transform = (GsTransform) transform;
+	if (f->n_trees < 1 || f->n_groups < 1 || f->n_features < 1 ||
+		f->n_nodes < f->n_trees || f->n_nodes > (int64_t) UINT32_MAX ||
+		f->n_cat_words < 0 || f->n_cat_words > (int64_t) UINT32_MAX ||
+		n_names < 0 || has_names > 1 || (!has_names && n_names != 0) ||
+		f->n_groups > f->n_trees)
+		return bad_image(st, "impossible counts in the header");
+
+	/* caps before allocating (gs_forest_check repeats them) */
+	if (lim->max_trees > 0 && f->n_trees > lim->max_trees)
+		return gs_status_set(st, GS_ERR_LIMIT, "%d trees, more than the limit of %d",
+							 f->n_trees, lim->max_trees);
+	if (lim->max_nodes > 0 && f->n_nodes > lim->max_nodes)
+		return gs_status_set(st, GS_ERR_LIMIT, "%lld tree nodes, more than the limit of %lld",
+							 (long long) f->n_nodes, (long long) lim->max_nodes);
+	if (lim->max_features > 0 && f->n_features > lim->max_features)
+		return gs_status_set(st, GS_ERR_LIMIT, "%d features, more than the limit of %d",
+							 f->n_features, lim->max_features);
+
+	/* all counts are below 2^32 and elements at most 12 bytes: no overflow */
+	need = 4 * (uint64_t) f->n_groups + 12 * (uint64_t) f->n_trees +
+		sizeof(GsNode) * (uint64_t) f->n_nodes + 4 * (uint64_t) f->n_cat_words;
+	if (need > c->left || (uint64_t) n_names != c->left - need)
+		return bad_image(st, "the image's length does not match its header");
+
+	f->base_margin = image_alloc(f, sizeof(float) * (size_t) f->n_groups);
+	f->tree_offset = image_alloc(f, sizeof(uint32_t) * (size_t) f->n_trees);
+	f->tree_group = image_alloc(f, sizeof(int32_t) * (size_t) f->n_trees);
+	f->tree_depth = image_alloc(f, sizeof(int32_t) * (size_t) f->n_trees);
+	f->nodes = image_alloc(f, sizeof(GsNode) * (size_t) f->n_nodes);
+	if (f->n_cat_words > 0)
+		f->cat_words = image_alloc(f, sizeof(uint32_t) * (size_t) f->n_cat_words);
+	if (!f->base_margin || !f->tree_offset || !f->tree_group || !f->tree_depth || !f->nodes ||
+		(f->n_cat_words > 0 && !f->cat_words))
+		return gs_status_set(st, GS_ERR_NOMEM, "out of memory reading a forest image");
+	get(c, f->base_margin, sizeof(float) * (size_t) f->n_groups);
+	get(c, f->tree_offset, sizeof(uint32_t) * (size_t) f->n_trees);
+	get(c, f->tree_group, sizeof(int32_t) * (size_t) f->n_trees);
+	get(c, f->tree_depth, sizeof(int32_t) * (size_t) f->n_trees);
+	get(c, f->nodes, sizeof(GsNode) * (size_t) f->n_nodes);
+	if (f->n_cat_words > 0)
+		get(c, f->cat_words, sizeof(uint32_t) * (size_t) f->n_cat_words);
+	if (has_names)
+		return read_names(f, c->r, (size_t) n_names, st);
+	return GS_OK;
+}
+
+/* Read an image into a checked forest; see forest_image.h. */
+GsCode
+gs_forest_image_read(const unsigned char *buf, size_t len, const GsLimits *lim,
+					 const GsAllocator *alloc, GsForest **out, GsStatus *st)
+{
+	Cursor		c = {NULL, buf, len};
+	GsForest   *f;
+	GsCode		rc;
+
+	gs_status_clear(st);
+	*out = NULL;
+	if (lim == NULL)
+		lim = &gs_default_limits;
+	if (buf == NULL)
+		return bad_image(st, "the bytes are not a forest image");
+	f = alloc->alloc(alloc->ctx, sizeof(GsForest));
+	if (f == NULL)
+		return gs_status_set(st, GS_ERR_NOMEM, "out of memory reading a forest image");
+	memset(f, 0, sizeof(GsForest));
+	f->alloc = *alloc;
+	rc = read_image(&c, lim, f, st);
+	if (rc == GS_OK)
+		rc = gs_forest_check(f, lim, alloc, st);
+	if (rc != GS_OK)
+	{
+		/* arrays not yet allocated are NULL, names NULL-filled: all freed */
+		gs_forest_free(f);
+		return rc;
+	}
+	*out = f;
+	return GS_OK;
+}
+
+/* GS_ERR_INVALID_MODEL naming tree t and node i of a forest that fails a check. */
+static GsCode
+bad_node(GsStatus *st, int32_t t, int64_t i, const char *what)
+{
+	gs_status_set(st, GS_ERR_INVALID_MODEL, "invalid forest: node %lld of tree %d %s",
+				  (long long) i, t, what);
+	return st->code;
+}
+
+static GsCode
+bad_forest(GsStatus *st, const char *what)
+{
+	gs_status_set(st, GS_ERR_INVALID_MODEL, "invalid forest: %s", what);
+	return st->code;
+}
+
+/* Check one tree of f (nodes [off, end)); adds to *kinds and *n_cat. */
+static GsCode
+check_tree(const GsForest *f, int32_t t, int64_t off, int64_t end, int32_t *depth,
+		   uint32_t *kinds, int64_t *n_cat, GsStatus *st)
+{
+	const GsNode *tree = f->nodes + off;
+	int64_t		size = end - off,
+				next_child = 1;
+	int32_t		deepest = 0;
+
+	/*
+	 * Breadth-first layout, as every loader writes it: the split nodes, in
+	 * order, own the consecutive pairs 1-2, 3-4, ... after themselves, so
+	 * every node but the root is reached exactly once and depth only grows.
+	 */
+	depth[0] = 0;
+	for (int64_t i = 0; i < size; i++)
+	{
+		GsNode		n = tree[i];
+		uint32_t	feature = n.info & GS_NODE_FEATURE_MASK;
+
+		if (i > 0 && i >= next_child)
+			return bad_node(st, t, i, "is not reached from the root");
+		if (n.info & GS_NODE_LEAF)
+		{
+			if (feature != 0 || (n.info & GS_NODE_CATEGORICAL))
+				return bad_node(st, t, i, "is a leaf with split bits");
+			if (!isfinite(n.value))
+				return bad_node(st, t, i, "is a leaf with a value that is not finite");
+			if (depth[i] > deepest)
+				deepest = depth[i];
+			continue;
+		}
+		if ((int64_t) n.left != next_child || n.left <= i || (int64_t) n.left + 1 >= size)
+			return bad_node(st, t, i, "has children out of breadth-first order");
+		next_child += 2;
+		if ((int64_t) feature >= f->n_features)
+			return bad_node(st, t, i, "splits on a feature past the model's features");
+		if ((n.info & GS_NODE_CATEGORICAL) && (n.info & GS_NODE_EQUAL))
+			return bad_node(st, t, i, "is both a categorical and an equality split");
+		if (n.info & GS_NODE_CATEGORICAL)
+		{
+			uint32_t	at;
+			int64_t		words;
+
+			memcpy(&at, &n.value, sizeof(at));
+			if (f->cat_words == NULL || (int64_t) at >= f->n_cat_words)
+				return bad_node(st, t, i, "has a category set outside the forest's");
+			words = f->cat_words[at] & GS_CAT_WORDS_MASK;
+			if (words > (int64_t) GS_CAT_MAX_WORDS || (int64_t) at + 1 + words > f->n_cat_words)
+				return bad_node(st, t, i, "has a category set outside the forest's");
+			(*n_cat)++;
+		}
+		else if (isnan(n.value))
+			return bad_node(st, t, i, "has a NaN threshold");
+		*kinds |= n.info & (GS_NODE_CATEGORICAL | GS_NODE_ZERO_MISSING | GS_NODE_EQUAL);
+		depth[n.left] = depth[n.left + 1] = depth[i] + 1;
+	}
+	if (next_child != size)
+		return bad_forest(st, "a tree has nodes no split reaches");
+	if (deepest != f->tree_depth[t])
+		return bad_forest(st, "a tree's recorded depth is wrong");
+	return GS_OK;
+}
+
+/* Check a forest's invariants; see forest_image.h. */
+GsCode
+gs_forest_check(const GsForest *f, const GsLimits *lim, const GsAllocator *alloc, GsStatus *st)
+{
+	int64_t		largest = 0,
+				n_cat = 0;
+	int32_t		deepest = 0;
+	uint32_t	kinds = 0;
+	int32_t    *depth;
+	GsCode		rc = GS_OK;
+
+	if (lim == NULL)
+		lim = &gs_default_limits;
+	if (f->n_trees < 1 || f->n_groups < 1 || f->n_features < 1 || f->n_nodes < f->n_trees ||
+		f->n_nodes > (int64_t) UINT32_MAX || f->n_cat_words < 0 ||
+		(f->cat_words == NULL) != (f->n_cat_words == 0))
+		return bad_forest(st, "impossible counts");
+	if (lim->max_trees > 0 && f->n_trees > lim->max_trees)
+		return gs_status_set(st, GS_ERR_LIMIT, "%d trees, more than the limit of %d",
+							 f->n_trees, lim->max_trees);
+	if (lim->max_nodes > 0 && f->n_nodes > lim->max_nodes)
+		return gs_status_set(st, GS_ERR_LIMIT, "%lld tree nodes, more than the limit of %lld",
+							 (long long) f->n_nodes, (long long) lim->max_nodes);
+	if (lim->max_features > 0 && f->n_features > lim->max_features)
+		return gs_status_set(st, GS_ERR_LIMIT, "%d features, more than the limit of %d",
+							 f->n_features, lim->max_features);
+	if (lim->max_depth > 0 && f->max_depth > lim->max_depth)
+		return gs_status_set(st, GS_ERR_LIMIT, "a tree of depth %d, deeper than the limit of %d",
+							 f->max_depth, lim->max_depth);
+	if ((int) f->transform < 0 || f->transform > GS_TRANSFORM_ORT_SOFTMAX_ZERO)
+		return bad_forest(st, "unknown output transform");
+	if (f->n_outputs != (f->transform == GS_TRANSFORM_ARGMAX ? 1 : f->n_groups))
+		return bad_forest(st, "the number of outputs does not match the output groups");
+	if (memchr(f->objective, '\0', sizeof(f->objective)) == NULL ||
+		memchr(f->booster, '\0', sizeof(f->booster)) == NULL ||
+		memchr(f->saved_by, '\0', sizeof(f->saved_by)) == NULL)
+		return bad_forest(st, "a name is not terminated");
+	for (int32_t g = 0; g < f->n_groups; g++)
+		if (!isfinite(f->base_margin[g]))
+			return bad_forest(st, "a base score is not finite");
+	if (f->feature_names)
+		for (int32_t i = 0; i < f->n_features; i++)
+			if (f->feature_names[i] == NULL)
+				return bad_forest(st, "a feature name is missing");
+
+	/* trees tile the nodes in order */
+	for (int32_t t = 0; t < f->n_trees; t++)
+	{
+		int64_t		off = f->tree_offset[t];
+		int64_t		end = t + 1 < f->n_trees ? (int64_t) f->tree_offset[t + 1] : f->n_nodes;
+
+		if ((t == 0 && off != 0) || end <= off || end > f->n_nodes)
+			return bad_forest(st, "the trees do not tile the nodes");
+		if (f->tree_group[t] < 0 || f->tree_group[t] >= f->n_groups)
+			return bad_forest(st, "a tree's output group is out of range");
+		if (f->tree_depth[t] < 0 || f->tree_depth[t] > f->max_depth)
+			return bad_forest(st, "a tree's depth is out of range");
+		if (end - off > largest)
+			largest = end - off;
+		if (f->tree_depth[t] > deepest)
+			deepest = f->tree_depth[t];
+	}
+	if (deepest != f->max_depth)
+		return bad_forest(st, "the forest's depth is not that of its deepest tree");
+
+	depth = alloc->alloc(alloc->ctx, sizeof(int32_t) * (size_t) largest);
+	if (depth == NULL)
+		return gs_status_set(st, GS_ERR_NOMEM, "out of memory checking a forest");
+	for (int32_t t = 0; t < f->n_trees && rc == GS_OK; t++)
+	{
+		int64_t		off = f->tree_offset[t];
+		int64_t		end = t + 1 < f->n_trees ? (int64_t) f->tree_offset[t + 1] : f->n_nodes;
+
+		rc = check_tree(f, t, off, end, depth, &kinds, &n_cat, st);
+	}
+	alloc->free(alloc->ctx, depth);
+	if (rc != GS_OK)
+		return rc;
+	if (kinds != f->split_kinds || n_cat != f->n_cat_splits)
+		return bad_forest(st, "the recorded kinds of splits do not match the nodes");
+	return GS_OK;
+}

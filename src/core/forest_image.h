@@ -1,0 +1,59 @@
+/*
+ * forest_image.h
+ *	  A validated forest as one flat byte image, so that a session can read
+ *	  a model back without parsing its original bytes again.
+ *
+ * gpu_load_model parses a tree-ensemble model once, and stores the image of
+ * the resulting forest beside the model's bytes.  Each later session (and
+ * each parallel worker) reads the image: a copy and a check of every node,
+ * tens of milliseconds where parsing a 2,000-tree XGBoost JSON model takes a
+ * second.  An image is never trusted: gs_forest_image_read checks
+ * everything a loader guarantees about a forest (gs_forest_check), so a
+ * damaged or crafted image gives an error, never a crash or a wrong score;
+ * the caller then parses the model bytes instead.
+ *
+ * Layout (host byte order; an image written on a machine of the other byte
+ * order, or by another image version, is refused): a header of fixed size
+ * (magic "GSFOREST", version, a byte-order mark, the forest's scalars and
+ * names, array lengths), then base_margin, tree_offset, tree_group,
+ * tree_depth, nodes, cat_words and the feature names (each NUL-terminated),
+ * with nothing after them.
+ */
+#ifndef GS_FOREST_IMAGE_H
+#define GS_FOREST_IMAGE_H
+
+#include <stddef.h>
+
+#include "forest.h"
+
+#define GS_IMAGE_VERSION 1
+
+/* Bytes of the image of f. */
+extern size_t gs_forest_image_size(const GsForest *f);
+
+/* Write the image of f into buf, which holds gs_forest_image_size(f) bytes. */
+extern void gs_forest_image_write(const GsForest *f, unsigned char *buf);
+
+/*
+ * Read an image into a new forest owned by the caller (gs_forest_free),
+ * checked as gs_forest_check does and against the caps of lim.  Errors:
+ * GS_ERR_INVALID_MODEL (not an image of this version and byte order, or a
+ * damaged one), GS_ERR_LIMIT, GS_ERR_NOMEM; *out is then NULL.
+ */
+extern GsCode gs_forest_image_read(const unsigned char *buf, size_t len,
+								   const GsLimits *lim, const GsAllocator *alloc,
+								   GsForest **out, GsStatus *st);
+
+/*
+ * Check the invariants every loader guarantees of a forest: shape and
+ * caps, each tree a real tree laid out breadth-first (children after their
+ * parent, each node reached once, tree_depth right), features in range,
+ * leaves finite and thresholds not NaN, category sets inside cat_words,
+ * split_kinds and n_cat_splits matching the nodes, names terminated and
+ * feature names valid UTF-8.  GS_OK or GS_ERR_INVALID_MODEL / GS_ERR_LIMIT
+ * with the first broken one in st; allocates scratch through alloc.
+ */
+extern GsCode gs_forest_check(const GsForest *f, const GsLimits *lim,
+							  const GsAllocator *alloc, GsStatus *st);
+
+#endif							/* GS_FOREST_IMAGE_H */
