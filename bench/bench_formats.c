@@ -22,6 +22,13 @@
  * warm-up run first.  The last output of each row (P(class 1)) is compared
  * with REF; a difference above 1e-5 makes the program fail.
  * Prints one line: "load_s predict_s rows_per_s max_abs_diff".
+ *
+ * Usage: bench_formats --load-only MODEL [REPEATS=5]
+ *
+ * Times only what a session pays at its first use of a stored tree-ensemble
+ * model: parsing MODEL (as above) against reading the image of its forest
+ * (forest_image.h), which the glue stores at load and reads instead.  Prints
+ * "parse_s image_read_s image_bytes".
  */
 #include <errno.h>
 #include <math.h>
@@ -32,6 +39,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "forest_image.h"
 #include "model.h"
 
 #define CHUNK_ROWS		65536
@@ -148,6 +156,47 @@ score_all(const GsModel *m, const float *rows, size_t n_rows, float *xcol,
 	return now_s() - t0;
 }
 
+/* --load-only: median parse time vs median image read time; see the top. */
+static int
+load_only(const char *path, int repeats)
+{
+	size_t		len,
+				image_len;
+	unsigned char *bytes = read_file(path, 0, &len),
+			   *image;
+	double		parse_t[MAX_REPEATS],
+				image_t[MAX_REPEATS];
+	GsModel    *m = load(bytes, len, path);
+
+	if (m->forest == NULL)
+		die("%s: not a tree ensemble", path);
+	image_len = gs_forest_image_size(m->forest);
+	image = xmalloc(image_len);
+	gs_forest_image_write(m->forest, image);
+	gs_model_free(m);
+	for (int r = 0; r < repeats; r++)
+	{
+		GsModel    *img;
+		GsStatus	st;
+		double		t0 = now_s();
+
+		m = load(bytes, len, path);
+		parse_t[r] = now_s() - t0;
+		t0 = now_s();
+		if (gs_model_load_image(image, image_len, NULL, &gs_malloc_allocator, &img, &st) != GS_OK)
+			die("%s: its image does not read back: %s", path, st.msg);
+		image_t[r] = now_s() - t0;
+		if (img->forest->n_nodes != m->forest->n_nodes)
+			die("%s: its image has another forest", path);
+		gs_model_free(img);
+		gs_model_free(m);
+	}
+	printf("%.6f %.6f %zu\n", median(parse_t, repeats), median(image_t, repeats), image_len);
+	free(image);
+	free(bytes);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -169,8 +218,16 @@ main(int argc, char **argv)
 	long		v;
 	char	   *end;
 
+	if (argc >= 3 && argc <= 4 && strcmp(argv[1], "--load-only") == 0)
+	{
+		v = argc == 4 ? strtol(argv[3], &end, 10) : 5;
+		if ((argc == 4 && *end) || v <= 0 || v > MAX_REPEATS)
+			die("REPEATS must be 1 to %d", MAX_REPEATS);
+		return load_only(argv[2], (int) v);
+	}
 	if (argc < 5 || argc > 6)
-		die("usage: bench_formats MODEL ROWS.f32 N_ROWS REF.f32 [REPEATS]");
+		die("usage: bench_formats MODEL ROWS.f32 N_ROWS REF.f32 [REPEATS]\n"
+			"       bench_formats --load-only MODEL [REPEATS]");
 	errno = 0;
 	v = strtol(argv[3], &end, 10);
 	if (errno || *end || v <= 0)

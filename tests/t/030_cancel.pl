@@ -24,11 +24,12 @@
 # %work).
 #
 # The parallel aggregate's latency includes the time the leader waits for
-# its workers to stop, and each parallel worker is a new process that parses
-# the model at its first row (~1 s for 'big'): the parse checks for
-# interrupts (src/core polls a GsInterrupt about every 256 KB of JSON, 64K
-# UBJSON values or 64 trees), so a worker stops within a fraction of a
-# second wherever it is.
+# its workers to stop.  Each parallel worker is a new process that reads the
+# model at its first row: from its forest image (tens of ms), or by parsing
+# it when the image cannot be used; a parse checks for interrupts too
+# (src/core polls a GsInterrupt about every 256 KB of JSON, 64K UBJSON values
+# or 64 trees), so a worker stops within a fraction of a second wherever it
+# is.
 #
 # gpu_load_model: the parse stops the same way (freeing the partly built
 # document takes up to ~0.3 s for the 56 MB model here).  What follows it
@@ -91,15 +92,16 @@ my %check = (
 my %ref = map { $_ => $node->safe_psql('postgres', $check{$_}) } keys %check;
 is($ref{row}, $ref{batch}, 'reference scores: row by row and in a batch agree');
 
-# How long a new session (as a parallel worker) takes to parse 'big': its
-# first use of the model, less a session that does not use it.
+# How long a new session (as a parallel worker) takes to read 'big' (its
+# forest image): its first use of the model, less a session that does not
+# use it.
 my $t = time;
 $node->safe_psql('postgres', 'SELECT count(*) FROM tx WHERE id = 1');
 my $parse_time = -(time - $t);
 $t = time;
 $node->safe_psql('postgres', "SELECT count(gpu_score('big', $arr)) FROM tx WHERE id = 1");
 $parse_time += time - $t;
-note sprintf('a new session parses the heavy model in %.2f s', $parse_time);
+note sprintf('a new session reads the heavy model in %.2f s', $parse_time);
 
 # The memory contexts a scoring statement creates; none may outlive it.
 my $stmt_contexts = q{
