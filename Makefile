@@ -22,6 +22,8 @@ CORE_OBJS = \
 	src/core/ubj_decode.o \
 	src/core/xgb_decode.o \
 	src/core/xgb_load.o \
+	src/core/xgb_json.o \
+	src/core/xgb_trees.o \
 	src/core/lgbm_load.o \
 	src/core/lgbm_text.o \
 	src/core/cpu_engine.o \
@@ -106,7 +108,7 @@ bench/bench_formats: bench/bench_formats.c $(CORE_SRC) $(NN_SRC) src/core/*.h sr
 # CPU engine (BLAS) against a naive triple loop, no server (bench/README.md).
 bench/bench_mlp: bench/bench_mlp.c $(CORE_SRC) $(NN_SRC) src/core/*.h src/core/onnx.pb-c.h
 	$(CC) $(UNIT_CFLAGS) $(NN_CFLAGS) -o $@ bench/bench_mlp.c $(CORE_SRC) $(NN_SRC) -ljansson -lm $(NN_LIBS)
-CORE_SRC = src/core/forest.c src/core/forest_image.c src/core/gs_status.c src/core/utf8_valid.c src/core/ubj_decode.c src/core/xgb_decode.c src/core/xgb_load.c src/core/lgbm_load.c src/core/lgbm_text.c src/core/cpu_engine.c
+CORE_SRC = src/core/forest.c src/core/forest_image.c src/core/gs_status.c src/core/utf8_valid.c src/core/ubj_decode.c src/core/xgb_decode.c src/core/xgb_load.c src/core/xgb_json.c src/core/xgb_trees.c src/core/lgbm_load.c src/core/lgbm_text.c src/core/cpu_engine.c
 UNIT_CFLAGS = -std=c11 -D_GNU_SOURCE -O2 -g -ffp-contract=off -Wall -Wextra -Werror -Isrc/core -Isrc
 ASAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 

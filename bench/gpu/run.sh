@@ -2,8 +2,11 @@
 # bench/gpu/run.sh: build and run the GPU kernel parity test (parity_kernel.cu)
 # and the GPU kernel benchmark (bench_kernel.cu).
 #
-#   bench/gpu/run.sh [--build-only | --no-build] [bench_kernel options...]
+#   bench/gpu/run.sh [--build-only | --compile-only | --no-build] [bench_kernel options...]
 #
+# --compile-only builds the programs without making the models (CI runs it
+# wherever nvcc exists, so that a change of the core or of a shared header
+# cannot break the GPU kit unnoticed between GPU sessions).
 # PARITY=0 skips the parity test, BENCH=0 the benchmark.
 #
 # Builds bench/work/gpu/parity_kernel and bench/work/gpu/bench_kernel
@@ -42,11 +45,13 @@ print-var:
 	@echo $(CORE_SRC)
 MK
 )
-[ -n "$CORE_SRC" ] || CORE_SRC="src/core/forest.c src/core/gs_status.c src/core/utf8_valid.c src/core/ubj_decode.c src/core/xgb_decode.c src/core/xgb_load.c src/core/lgbm_load.c src/core/lgbm_text.c src/core/cpu_engine.c"
+[ -n "$CORE_SRC" ] || CORE_SRC="src/core/forest.c src/core/gs_status.c src/core/utf8_valid.c src/core/ubj_decode.c src/core/xgb_decode.c src/core/forest_image.c src/core/xgb_load.c src/core/xgb_json.c src/core/xgb_trees.c src/core/lgbm_load.c src/core/lgbm_text.c src/core/cpu_engine.c"
 
 mode=run
+models=yes
 case "${1:-}" in
 	--build-only) mode=build; shift ;;
+	--compile-only) mode=build; models=no; shift ;;
 	--no-build) mode=nobuild; shift ;;
 esac
 mkdir -p "$BUILD" bench/results
@@ -93,7 +98,7 @@ if [ "$mode" != nobuild ]; then
 	} > "$BUILD/COMMIT"
 	"$NVCC" --version | tail -n1 > "$BUILD/NVCC_VERSION"
 	echo "${NVFLAGS[*]}" > "$BUILD/BUILD_FLAGS"
-	if [ ! -f "$BUILD/m500x8.ubj" ] && /usr/bin/python3 -c 'import xgboost' 2>/dev/null; then
+	if [ "$models" = yes ] && [ ! -f "$BUILD/m500x8.ubj" ] && /usr/bin/python3 -c 'import xgboost' 2>/dev/null; then
 		/usr/bin/python3 bench/gpu/make_models.py "$BUILD"
 	fi
 fi

@@ -14,26 +14,21 @@
  * ("[a,b,c]").
  *
  * The bytes are decoded into a jansson document (xgb_decode.c), the
- * document is checked field by field, and every tree of
- * the ensemble is re-laid out breadth-first into the forest's node array.
+ * document is checked field by field (values read with the helpers of
+ * xgb_json.c), and every tree of the ensemble is validated and re-laid out
+ * breadth-first into the forest's node array (xgb_trees.c).  This file holds
+ * the objectives table, the model-level checks and the entry point.
  * Everything untrusted is checked here: lengths, child indices, reachability
  * (no cycles, no shared nodes), feature indices, finite values, and the
  * caller's caps before each allocation.  The jansson tree is temporary and
  * freed before returning; the forest is allocated with the caller's
  * allocator and owned by the caller.
  */
-#include "forest.h"
+#include "xgb_internal.h"
 
-#include <ctype.h>
-#include <errno.h>
-#include <float.h>
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-
-#include <jansson.h>
 
 #include "xgb_decode.h"
 
@@ -72,27 +67,6 @@ static const ObjectiveInfo objectives[] = {
 	{"rank:map", GS_TRANSFORM_IDENTITY, LINK_IDENTITY},
 };
 
-/* Per-tree arrays as found in the model, not yet trusted. */
-typedef struct RawTree
-{
-	int64_t		num_nodes;
-	json_t	   *left;
-	json_t	   *right;
-	json_t	   *feature;
-	json_t	   *cond;
-	json_t	   *default_left;
-	json_t	   *split_type;		/* NULL: all numerical */
-	json_t	   *categories;
-	json_t	   *cat_nodes;
-	json_t	   *cat_segments;
-	json_t	   *cat_sizes;
-	float		weight;			/* dart tree weight, 1 otherwise */
-	uint32_t	cat_flags;		/* header flags of its category sets */
-} RawTree;
-
-/* Most 32-bit words of category sets in one forest (64 MiB). */
-#define GS_CAT_MAX_TOTAL_WORDS	((int64_t) 1 << 24)
-
 /* Allocate zeroed memory from the forest's allocator. */
 static void *
 forest_alloc(GsForest *f, size_t size)
@@ -102,420 +76,6 @@ forest_alloc(GsForest *f, size_t size)
 	if (p)
 		memset(p, 0, size);
 	return p;
-}
-
-/* Member of an object, or NULL when obj is not an object. */
-static json_t *
-member(json_t *obj, const char *key)
-{
-	return json_is_object(obj) ? json_object_get(obj, key) : NULL;
-}
-
-/*
- * Read an integer that XGBoost writes either as a number or as a decimal
- * string ("30").  Returns 0 on success.
- */
-static int
-json_to_int64(json_t *v, int64_t *out)
-{
-	if (json_is_integer(v))
-	{
-		*out = (int64_t) json_integer_value(v);
-		return 0;
-	}
-	if (json_is_real(v))
-	{
-		double		d = json_real_value(v);
-
-		if (d != floor(d) || fabs(d) > 9e15)
-			return -1;
-		*out = (int64_t) d;
-		return 0;
-	}
-	if (json_is_string(v))
-	{
-		const char *s = json_string_value(v);
-		char	   *end;
-		long long	l;
-
-		errno = 0;
-		l = strtoll(s, &end, 10);
-		if (errno != 0 || end == s || *end != '\0')
-			return -1;
-		*out = l;
-		return 0;
-	}
-	return -1;
-}
-
-/*
- * Read a float32 that XGBoost writes as a number or a string such as "5E-1"
- * or "[5E-1]" (newer versions bracket it).  Returns 0 on success.
- */
-static int
-json_to_float(json_t *v, float *out)
-{
-	if (json_is_number(v))
-	{
-		*out = (float) json_number_value(v);
-		return 0;
-	}
-	if (json_is_string(v))
-	{
-		const char *s = json_string_value(v);
-		char	   *end;
-		float		f;
-
-		while (isspace((unsigned char) *s))
-			s++;
-		if (*s == '[')
-			s++;
-		errno = 0;
-		f = strtof(s, &end);
-		if (end == s)
-			return -1;
-		while (isspace((unsigned char) *end))
-			end++;
-		if (*end == ']')
-			end++;
-		if (*end != '\0')
-			return -1;
-		*out = f;
-		return 0;
-	}
-	return -1;
-}
-
-/*
- * Read base_score: a number, a string with one number ("5E-1", "[5E-1]"),
- * or (XGBoost 3.1 and later) a bracketed list of one value per output
- * group ("[1E-1,2E-1,7E-1]"), or a JSON array of numbers.  Writes the
- * values to out[0..*n) and returns 0 when there is one value or exactly
- * n_groups of them.
- */
-static inline int elem_float(json_t *arr, size_t i, float *out);
-
-static int
-parse_base_score(json_t *v, float *out, int n_groups, int *n)
-{
-	if (json_is_array(v))
-	{
-		size_t		k = json_array_size(v);
-
-		if (k != 1 && k != (size_t) n_groups)
-			return -1;
-		for (size_t i = 0; i < k; i++)
-			if (elem_float(v, i, &out[i]))
-				return -1;
-		*n = (int) k;
-		return 0;
-	}
-	if (json_is_string(v))
-	{
-		const char *s = json_string_value(v);
-		int			k = 0;
-		int			bracket;
-
-		while (isspace((unsigned char) *s))
-			s++;
-		bracket = *s == '[';
-		if (bracket)
-			s++;
-		for (;;)
-		{
-			char	   *end;
-			float		f;
-
-			while (isspace((unsigned char) *s))
-				s++;
-			f = strtof(s, &end);
-			if (end == s || k >= n_groups)
-				return -1;
-			out[k++] = f;
-			s = end;
-			while (isspace((unsigned char) *s))
-				s++;
-			if (bracket && *s == ',')
-			{
-				s++;
-				continue;
-			}
-			break;
-		}
-		if (bracket && *s++ != ']')
-			return -1;
-		while (isspace((unsigned char) *s))
-			s++;
-		if (*s != '\0' || (k != 1 && k != n_groups))
-			return -1;
-		*n = k;
-		return 0;
-	}
-	if (json_to_float(v, &out[0]))
-		return -1;
-	*n = 1;
-	return 0;
-}
-
-/* Element i of an array of numbers as int64; returns 0 on success. */
-static inline int
-elem_int(json_t *arr, size_t i, int64_t *out)
-{
-	json_t	   *v = json_array_get(arr, i);
-
-	if (json_is_integer(v))
-	{
-		*out = (int64_t) json_integer_value(v);
-		return 0;
-	}
-	if (json_is_boolean(v))
-	{
-		*out = json_is_true(v) ? 1 : 0;
-		return 0;
-	}
-	return json_to_int64(v, out);
-}
-
-/* Element i of an array of numbers as float; returns 0 on success. */
-static inline int
-elem_float(json_t *arr, size_t i, float *out)
-{
-	json_t	   *v = json_array_get(arr, i);
-
-	if (!json_is_number(v))
-		return -1;
-	*out = (float) json_number_value(v);
-	return 0;
-}
-
-/* Fetch a required array member of tree t with exactly n elements. */
-static GsCode
-tree_array(json_t *tree, const char *key, int64_t n, int32_t t, json_t **out,
-		   GsStatus *st)
-{
-	json_t	   *a = member(tree, key);
-
-	if (!json_is_array(a))
-		return gs_status_set(st, GS_ERR_INVALID_MODEL,
-							 "invalid XGBoost model: tree %d has no \"%s\" array", t, key);
-	if ((int64_t) json_array_size(a) != n)
-		return gs_status_set(st, GS_ERR_INVALID_MODEL,
-							 "invalid XGBoost model: tree %d has %zu entries in \"%s\" but %lld nodes",
-							 t, json_array_size(a), key, (long long) n);
-	*out = a;
-	return GS_OK;
-}
-
-/*
- * Map the nodes of tree t to their entry in the tree's category lists:
- * cat_idx[node] = j when categories_nodes[j] == node, -1 otherwise.
- * Checks that the four category arrays agree in length, that listed nodes
- * exist and are listed once, and that every segment lies inside
- * "categories".  cat_idx is scratch of num_nodes entries.
- */
-static GsCode
-tree_cat_index(const RawTree *rt, int32_t t, int32_t *cat_idx, GsStatus *st)
-{
-	size_t		n,
-				n_cats;
-
-	for (int64_t i = 0; i < rt->num_nodes; i++)
-		cat_idx[i] = -1;
-	if (rt->cat_nodes == NULL)
-		return GS_OK;
-	n = json_array_size(rt->cat_nodes);
-	n_cats = json_array_size(rt->categories);
-	if (json_array_size(rt->cat_segments) != n || json_array_size(rt->cat_sizes) != n)
-		return gs_status_set(st, GS_ERR_INVALID_MODEL,
-							 "invalid XGBoost model: tree %d has category arrays of different lengths", t);
-	for (size_t j = 0; j < n; j++)
-	{
-		int64_t		node,
-					seg,
-					size;
-
-		if (elem_int(rt->cat_nodes, j, &node) || node < 0 || node >= rt->num_nodes ||
-			cat_idx[node] != -1)
-			return gs_status_set(st, GS_ERR_INVALID_MODEL,
-								 "invalid XGBoost model: tree %d lists an invalid or repeated node in \"categories_nodes\"", t);
-		if (elem_int(rt->cat_segments, j, &seg) || elem_int(rt->cat_sizes, j, &size) ||
-			seg < 0 || size < 0 || (uint64_t) seg > n_cats || (uint64_t) size > n_cats - (uint64_t) seg)
-			return gs_status_set(st, GS_ERR_INVALID_MODEL,
-								 "invalid XGBoost model: tree %d node %lld has a category segment outside \"categories\"",
-								 t, (long long) node);
-		cat_idx[node] = (int32_t) j;
-	}
-	return GS_OK;
-}
-
-/*
- * Category set of categorical split node id of tree t (entry j of its
- * category lists, -1 if none).  Appends the set at *cat_pos: a header word
- * (number of bitset words) and the bitset of the listed categories, which
- * must be integers in [0, 2^24) (XGBoost's valid range).  With cat_words
- * NULL only counts.  *set receives the set's index.  hdr_flags go into the
- * header (GS_CAT_INVALID_DEFAULT for models of XGBoost before 1.7).
- */
-static GsCode
-cat_split(const RawTree *rt, int32_t t, int32_t id, int32_t j, uint32_t hdr_flags,
-		  uint32_t *cat_words, int64_t *cat_pos, int64_t *set, GsStatus *st)
-{
-	int64_t		seg,
-				size,
-				maxc = -1;
-	uint32_t	words;
-
-	if (j < 0)
-		return gs_status_set(st, GS_ERR_INVALID_MODEL,
-							 "invalid XGBoost model: tree %d node %d is a categorical split without categories", t, id);
-	elem_int(rt->cat_segments, (size_t) j, &seg);
-	elem_int(rt->cat_sizes, (size_t) j, &size);
-	for (int64_t k = 0; k < size; k++)
-	{
-		int64_t		c;
-
-		if (elem_int(rt->categories, (size_t) (seg + k), &c) || c < 0 ||
-			c >= (int64_t) GS_CAT_MAX_WORDS * 32)
-			return gs_status_set(st, GS_ERR_INVALID_MODEL,
-								 "invalid XGBoost model: tree %d node %d has a category that is not an integer in [0, 16777216)", t, id);
-		if (c > maxc)
-			maxc = c;
-	}
-	words = maxc < 0 ? 0 : (uint32_t) (maxc / 32 + 1);
-	if (*cat_pos + 1 + (int64_t) words > GS_CAT_MAX_TOTAL_WORDS)
-		return gs_status_set(st, GS_ERR_LIMIT,
-							 "the category sets of the model's categorical splits exceed the limit of %lld words",
-							 (long long) GS_CAT_MAX_TOTAL_WORDS);
-	*set = *cat_pos;
-	if (cat_words)
-	{
-		uint32_t   *bits = cat_words + *cat_pos + 1;
-
-		cat_words[*cat_pos] = words | hdr_flags;
-		memset(bits, 0, sizeof(uint32_t) * words);
-		for (int64_t k = 0; k < size; k++)
-		{
-			int64_t		c;
-
-			elem_int(rt->categories, (size_t) (seg + k), &c);
-			bits[c / 32] |= 1u << (c % 32);
-		}
-	}
-	*cat_pos += 1 + (int64_t) words;
-	return GS_OK;
-}
-
-/*
- * Walk tree t breadth-first from its root, checking child indices, that every
- * node is reached at most once (no cycles, no shared children), feature
- * indices and finite values.  When nodes is not NULL also writes the
- * relabelled nodes there.  queue and seen are scratch of num_nodes entries.
- * Returns the number of reachable nodes in *n_out and the depth in *depth.
- */
-static GsCode
-walk_tree(const RawTree *rt, int32_t t, int32_t n_features, int32_t max_depth,
-		  int32_t *queue, int32_t *level, unsigned char *seen, GsNode *nodes,
-		  int64_t *n_out, int32_t *depth, const int32_t *cat_idx,
-		  uint32_t *cat_words, int64_t *cat_pos, int32_t *n_cat, GsStatus *st)
-{
-	int64_t		head = 0,
-				tail = 0;
-	int32_t		deepest = 0;
-
-	memset(seen, 0, (size_t) rt->num_nodes);
-	queue[tail] = 0;
-	level[tail++] = 0;
-	seen[0] = 1;
-	while (head < tail)
-	{
-		int32_t		id = queue[head];
-		int32_t		lv = level[head];
-		int64_t		l,
-					r,
-					feat = 0,
-					dl = 0,
-					stype = 0;
-		float		cond = 0.0f;
-
-		if (elem_int(rt->left, (size_t) id, &l) || elem_int(rt->right, (size_t) id, &r))
-			return gs_status_set(st, GS_ERR_INVALID_MODEL,
-								 "invalid XGBoost model: tree %d node %d has a non-integer child index", t, id);
-		if (rt->split_type && (elem_int(rt->split_type, (size_t) id, &stype) || stype < 0 || stype > 1))
-			return gs_status_set(st, GS_ERR_INVALID_MODEL,
-								 "invalid XGBoost model: tree %d node %d has an invalid split_type", t, id);
-		if (l == -1 && r == -1)
-			stype = 0;
-		/* a categorical split's condition is unused (XGBoost writes NaN or junk) */
-		if (stype == 0 && (elem_float(rt->cond, (size_t) id, &cond) || !isfinite(cond)))
-			return gs_status_set(st, GS_ERR_INVALID_MODEL,
-								 "invalid XGBoost model: tree %d node %d has a non-finite split condition or leaf value", t, id);
-		if (l == -1 && r == -1)
-		{
-			/* a dart weight can push a finite leaf past float (found by fuzzing) */
-			if (!isfinite(cond * rt->weight))
-				return gs_status_set(st, GS_ERR_INVALID_MODEL,
-									 "invalid XGBoost model: tree %d node %d has a leaf value that overflows when scaled by the tree's dart weight", t, id);
-			if (nodes)
-			{
-				nodes[head].value = cond * rt->weight;
-				nodes[head].info = GS_NODE_LEAF;
-				nodes[head].left = 0;
-			}
-			if (lv > deepest)
-				deepest = lv;
-			head++;
-			continue;
-		}
-		if (l < 0 || l >= rt->num_nodes || r < 0 || r >= rt->num_nodes)
-			return gs_status_set(st, GS_ERR_INVALID_MODEL,
-								 "invalid XGBoost model: tree %d node %d has child index out of range (%lld, %lld; %lld nodes)",
-								 t, id, (long long) l, (long long) r, (long long) rt->num_nodes);
-		if (seen[l] || seen[r] || l == r)
-			return gs_status_set(st, GS_ERR_INVALID_MODEL,
-								 "invalid XGBoost model: tree %d is not a tree (node %d links to an already reached node)", t, id);
-		if (elem_int(rt->feature, (size_t) id, &feat) || feat < 0 || feat >= n_features)
-			return gs_status_set(st, GS_ERR_INVALID_MODEL,
-								 "invalid XGBoost model: tree %d node %d splits on feature %lld, but the model has %d features",
-								 t, id, (long long) feat, n_features);
-		if (elem_int(rt->default_left, (size_t) id, &dl))
-			return gs_status_set(st, GS_ERR_INVALID_MODEL,
-								 "invalid XGBoost model: tree %d node %d has an invalid default_left", t, id);
-		if (lv + 1 > max_depth)
-			return gs_status_set(st, GS_ERR_LIMIT,
-								 "tree %d is deeper than the limit of %d levels", t, max_depth);
-		if (nodes)
-		{
-			nodes[head].value = cond;
-			nodes[head].info = (uint32_t) feat | (dl ? GS_NODE_DEFAULT_LEFT : 0);
-			nodes[head].left = (uint32_t) tail;
-		}
-		if (stype == 1)
-		{
-			int64_t		set = 0;
-			GsCode		rc = cat_split(rt, t, id, cat_idx[id], rt->cat_flags,
-									   nodes ? cat_words : NULL, cat_pos, &set, st);
-
-			if (rc)
-				return rc;
-			(*n_cat)++;
-			if (nodes)
-			{
-				uint32_t	set32 = (uint32_t) set;
-
-				memcpy(&nodes[head].value, &set32, sizeof(set32));
-				nodes[head].info |= GS_NODE_CATEGORICAL;
-			}
-		}
-		seen[l] = seen[r] = 1;
-		queue[tail] = (int32_t) l;
-		level[tail++] = lv + 1;
-		queue[tail] = (int32_t) r;
-		level[tail++] = lv + 1;
-		head++;
-	}
-	*n_out = tail;
-	*depth = deepest;
-	return GS_OK;
 }
 
 /* Look up an objective by name. */
@@ -547,11 +107,11 @@ forest_strdup(GsForest *f, const char *s)
 static GsCode
 build_forest(json_t *root, const GsLimits *lim, GsForest *f, GsStatus *st)
 {
-	json_t	   *learner = member(root, "learner");
-	json_t	   *mparam = member(learner, "learner_model_param");
-	json_t	   *objective = member(learner, "objective");
-	json_t	   *booster = member(learner, "gradient_booster");
-	json_t	   *version = member(root, "version");
+	json_t	   *learner = gs_xgb_member(root, "learner");
+	json_t	   *mparam = gs_xgb_member(learner, "learner_model_param");
+	json_t	   *objective = gs_xgb_member(learner, "objective");
+	json_t	   *booster = gs_xgb_member(learner, "gradient_booster");
+	json_t	   *version = gs_xgb_member(root, "version");
 	json_t	   *model,
 			   *trees,
 			   *tree_info,
@@ -597,10 +157,10 @@ build_forest(json_t *root, const GsLimits *lim, GsForest *f, GsStatus *st)
 	}
 
 	/* objective */
-	if (!json_is_string(member(objective, "name")))
+	if (!json_is_string(gs_xgb_member(objective, "name")))
 		return gs_status_set(st, GS_ERR_INVALID_MODEL,
 							 "invalid XGBoost model: no objective name");
-	oname = json_string_value(member(objective, "name"));
+	oname = json_string_value(gs_xgb_member(objective, "name"));
 	oi = find_objective(oname);
 	if (oi == NULL)
 	{
@@ -613,7 +173,7 @@ build_forest(json_t *root, const GsLimits *lim, GsForest *f, GsStatus *st)
 	f->transform = oi->transform;
 
 	/* learner parameters */
-	if (json_to_int64(member(mparam, "num_feature"), &num_feature) || num_feature < 1)
+	if (gs_xgb_json_to_int64(gs_xgb_member(mparam, "num_feature"), &num_feature) || num_feature < 1)
 		return gs_status_set(st, GS_ERR_INVALID_MODEL,
 							 "invalid XGBoost model: \"num_feature\" is missing or not a positive integer");
 	if (lim->max_features > 0 && num_feature > lim->max_features)
@@ -622,10 +182,10 @@ build_forest(json_t *root, const GsLimits *lim, GsForest *f, GsStatus *st)
 							 (long long) num_feature, lim->max_features);
 	if (num_feature > (int64_t) GS_NODE_FEATURE_MASK)
 		return gs_status_set(st, GS_ERR_LIMIT, "too many features");
-	if (member(mparam, "num_class") && (json_to_int64(member(mparam, "num_class"), &num_class) || num_class < 0 || num_class > 100000))
+	if (gs_xgb_member(mparam, "num_class") && (gs_xgb_json_to_int64(gs_xgb_member(mparam, "num_class"), &num_class) || num_class < 0 || num_class > 100000))
 		return gs_status_set(st, GS_ERR_INVALID_MODEL,
 							 "invalid XGBoost model: \"num_class\" is not a valid class count");
-	if (member(mparam, "num_target") && (json_to_int64(member(mparam, "num_target"), &num_target) || num_target < 1 || num_target > 100000))
+	if (gs_xgb_member(mparam, "num_target") && (gs_xgb_json_to_int64(gs_xgb_member(mparam, "num_target"), &num_target) || num_target < 1 || num_target > 100000))
 		return gs_status_set(st, GS_ERR_INVALID_MODEL,
 							 "invalid XGBoost model: \"num_target\" is not a valid target count");
 	if (num_class > 1 && num_target > 1)
@@ -647,8 +207,8 @@ build_forest(json_t *root, const GsLimits *lim, GsForest *f, GsStatus *st)
 		int			n_bs = 1;
 
 		bs[0] = 0.5f;
-		if (member(mparam, "base_score") &&
-			parse_base_score(member(mparam, "base_score"), bs, f->n_groups, &n_bs))
+		if (gs_xgb_member(mparam, "base_score") &&
+			gs_xgb_parse_base_score(gs_xgb_member(mparam, "base_score"), bs, f->n_groups, &n_bs))
 			return gs_status_set(st, GS_ERR_INVALID_MODEL,
 								 "invalid XGBoost model: \"base_score\" is not a number or a list of %d numbers",
 								 f->n_groups);
@@ -688,16 +248,16 @@ build_forest(json_t *root, const GsLimits *lim, GsForest *f, GsStatus *st)
 	}
 
 	/* booster */
-	if (!json_is_string(member(booster, "name")))
+	if (!json_is_string(gs_xgb_member(booster, "name")))
 		return gs_status_set(st, GS_ERR_INVALID_MODEL,
 							 "invalid XGBoost model: no booster name");
-	bname = json_string_value(member(booster, "name"));
+	bname = json_string_value(gs_xgb_member(booster, "name"));
 	if (strcmp(bname, "gbtree") == 0)
-		model = member(booster, "model");
+		model = gs_xgb_member(booster, "model");
 	else if (strcmp(bname, "dart") == 0)
 	{
-		model = member(member(booster, "gbtree"), "model");
-		weights = member(booster, "weight_drop");
+		model = gs_xgb_member(gs_xgb_member(booster, "gbtree"), "model");
+		weights = gs_xgb_member(booster, "weight_drop");
 		if (!json_is_array(weights))
 			return gs_status_set(st, GS_ERR_INVALID_MODEL,
 								 "invalid XGBoost model: dart booster without \"weight_drop\"");
@@ -713,8 +273,8 @@ build_forest(json_t *root, const GsLimits *lim, GsForest *f, GsStatus *st)
 							 "XGBoost booster \"%.32s\" is not supported", bname);
 	snprintf(f->booster, sizeof(f->booster), "%s", bname);
 
-	trees = member(model, "trees");
-	tree_info = member(model, "tree_info");
+	trees = gs_xgb_member(model, "trees");
+	tree_info = gs_xgb_member(model, "tree_info");
 	if (!json_is_array(trees) || !json_is_array(tree_info))
 		return gs_status_set(st, GS_ERR_INVALID_MODEL,
 							 "invalid XGBoost model: no \"trees\" and \"tree_info\" arrays");
@@ -722,7 +282,7 @@ build_forest(json_t *root, const GsLimits *lim, GsForest *f, GsStatus *st)
 	{
 		int64_t		declared;
 
-		if (json_to_int64(member(member(model, "gbtree_model_param"), "num_trees"), &declared) || declared != num_trees)
+		if (gs_xgb_json_to_int64(gs_xgb_member(gs_xgb_member(model, "gbtree_model_param"), "num_trees"), &declared) || declared != num_trees)
 			return gs_status_set(st, GS_ERR_INVALID_MODEL,
 								 "invalid XGBoost model: \"num_trees\" does not match the %lld trees present",
 								 (long long) num_trees);
@@ -757,23 +317,23 @@ build_forest(json_t *root, const GsLimits *lim, GsForest *f, GsStatus *st)
 	for (t = 0; t < f->n_trees; t++)
 	{
 		json_t	   *tree = json_array_get(trees, (size_t) t);
-		json_t	   *tparam = member(tree, "tree_param");
-		json_t	   *split_type = member(tree, "split_type");
-		json_t	   *cat_nodes = member(tree, "categories_nodes");
+		json_t	   *tparam = gs_xgb_member(tree, "tree_param");
+		json_t	   *split_type = gs_xgb_member(tree, "split_type");
+		json_t	   *cat_nodes = gs_xgb_member(tree, "categories_nodes");
 		int64_t		group,
 					slv = 0;
 		RawTree    *rt = &raw[t];
 
 		if ((t & 63) == 63 && (rc = gs_check_interrupt(&lim->interrupt, st)))
 			goto done;
-		if (json_to_int64(member(tparam, "num_nodes"), &rt->num_nodes) || rt->num_nodes < 1 || rt->num_nodes > INT32_MAX / 2)
+		if (gs_xgb_json_to_int64(gs_xgb_member(tparam, "num_nodes"), &rt->num_nodes) || rt->num_nodes < 1 || rt->num_nodes > INT32_MAX / 2)
 		{
 			rc = gs_status_set(st, GS_ERR_INVALID_MODEL,
 							   "invalid XGBoost model: tree %d has no valid \"num_nodes\"", t);
 			goto done;
 		}
-		if (member(tparam, "size_leaf_vector") &&
-			(json_to_int64(member(tparam, "size_leaf_vector"), &slv) || slv > 1))
+		if (gs_xgb_member(tparam, "size_leaf_vector") &&
+			(gs_xgb_json_to_int64(gs_xgb_member(tparam, "size_leaf_vector"), &slv) || slv > 1))
 		{
 			rc = gs_status_set(st, GS_ERR_UNSUPPORTED,
 							   "XGBoost trees with vector leaves are not supported");
@@ -782,14 +342,14 @@ build_forest(json_t *root, const GsLimits *lim, GsForest *f, GsStatus *st)
 		}
 		rt->split_type = NULL;
 		rt->categories = rt->cat_nodes = rt->cat_segments = rt->cat_sizes = NULL;
-		if (split_type && (rc = tree_array(tree, "split_type", rt->num_nodes, t, &rt->split_type, st)))
+		if (split_type && (rc = gs_xgb_tree_array(tree, "split_type", rt->num_nodes, t, &rt->split_type, st)))
 			goto done;
 		if (cat_nodes)
 		{
 			rt->cat_nodes = cat_nodes;
-			rt->categories = member(tree, "categories");
-			rt->cat_segments = member(tree, "categories_segments");
-			rt->cat_sizes = member(tree, "categories_sizes");
+			rt->categories = gs_xgb_member(tree, "categories");
+			rt->cat_segments = gs_xgb_member(tree, "categories_segments");
+			rt->cat_sizes = gs_xgb_member(tree, "categories_sizes");
 			if (!json_is_array(cat_nodes) || !json_is_array(rt->categories) ||
 				!json_is_array(rt->cat_segments) || !json_is_array(rt->cat_sizes))
 			{
@@ -798,11 +358,11 @@ build_forest(json_t *root, const GsLimits *lim, GsForest *f, GsStatus *st)
 				goto done;
 			}
 		}
-		if ((rc = tree_array(tree, "left_children", rt->num_nodes, t, &rt->left, st)) ||
-			(rc = tree_array(tree, "right_children", rt->num_nodes, t, &rt->right, st)) ||
-			(rc = tree_array(tree, "split_indices", rt->num_nodes, t, &rt->feature, st)) ||
-			(rc = tree_array(tree, "split_conditions", rt->num_nodes, t, &rt->cond, st)) ||
-			(rc = tree_array(tree, "default_left", rt->num_nodes, t, &rt->default_left, st)))
+		if ((rc = gs_xgb_tree_array(tree, "left_children", rt->num_nodes, t, &rt->left, st)) ||
+			(rc = gs_xgb_tree_array(tree, "right_children", rt->num_nodes, t, &rt->right, st)) ||
+			(rc = gs_xgb_tree_array(tree, "split_indices", rt->num_nodes, t, &rt->feature, st)) ||
+			(rc = gs_xgb_tree_array(tree, "split_conditions", rt->num_nodes, t, &rt->cond, st)) ||
+			(rc = gs_xgb_tree_array(tree, "default_left", rt->num_nodes, t, &rt->default_left, st)))
 			goto done;
 		if (elem_int(tree_info, (size_t) t, &group) || group < 0 || group >= f->n_groups)
 		{
@@ -850,12 +410,12 @@ build_forest(json_t *root, const GsLimits *lim, GsForest *f, GsStatus *st)
 
 		if ((t & 63) == 63 && (rc = gs_check_interrupt(&lim->interrupt, st)))
 			goto done;
-		if ((rc = tree_cat_index(&raw[t], t, cat_idx, st)))
+		if ((rc = gs_xgb_tree_cat_index(&raw[t], t, cat_idx, st)))
 			goto done;
-		rc = walk_tree(&raw[t], t, f->n_features,
-					   lim->max_depth > 0 ? lim->max_depth : INT32_MAX - 1,
-					   queue, level, seen, NULL, &n, &depth, cat_idx, NULL,
-					   &cat_pos, &n_cat, st);
+		rc = gs_xgb_walk_tree(&raw[t], t, f->n_features,
+							  lim->max_depth > 0 ? lim->max_depth : INT32_MAX - 1,
+							  queue, level, seen, NULL, &n, &depth, cat_idx, NULL,
+							  &cat_pos, &n_cat, st);
 		if (rc)
 			goto done;
 		f->tree_offset[t] = (uint32_t) total_nodes;
@@ -898,11 +458,11 @@ build_forest(json_t *root, const GsLimits *lim, GsForest *f, GsStatus *st)
 
 		if ((t & 63) == 63 && (rc = gs_check_interrupt(&lim->interrupt, st)))
 			goto done;
-		if ((rc = tree_cat_index(&raw[t], t, cat_idx, st)))
+		if ((rc = gs_xgb_tree_cat_index(&raw[t], t, cat_idx, st)))
 			goto done;
-		rc = walk_tree(&raw[t], t, f->n_features, INT32_MAX - 1, queue, level, seen,
-					   f->nodes + f->tree_offset[t], &n, &depth, cat_idx,
-					   f->cat_words, &cat_pos, &n_cat, st);
+		rc = gs_xgb_walk_tree(&raw[t], t, f->n_features, INT32_MAX - 1, queue, level, seen,
+							  f->nodes + f->tree_offset[t], &n, &depth, cat_idx,
+							  f->cat_words, &cat_pos, &n_cat, st);
 		if (rc)
 			goto done;
 	}
@@ -910,7 +470,7 @@ build_forest(json_t *root, const GsLimits *lim, GsForest *f, GsStatus *st)
 	f->split_kinds = f->n_cat_splits > 0 ? GS_NODE_CATEGORICAL : 0;
 
 	/* feature names, when the model has one per feature */
-	fnames = member(learner, "feature_names");
+	fnames = gs_xgb_member(learner, "feature_names");
 	if (json_is_array(fnames) && (int64_t) json_array_size(fnames) == num_feature)
 	{
 		f->feature_names = forest_alloc(f, sizeof(char *) * (size_t) num_feature);

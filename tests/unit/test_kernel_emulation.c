@@ -32,16 +32,12 @@
  * (every float with --exhaustive-expf, a few minutes), and the device
  * transform against gs_transform_row.
  *
- * Build and run from tests/unit (relative fixture paths, like test_core):
+ * Build with the Makefile, which lists the core's sources, and run from
+ * tests/unit (relative fixture paths, like test_core):
  *
- *   cd tests/unit && gcc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror \
- *     -I../../src/core -I../../cuda -o test_kernel_emulation \
- *     test_kernel_emulation.c ../../src/core/forest.c ../../src/core/gs_status.c \
- *     ../../src/core/utf8_valid.c ../../src/core/ubj_decode.c \
- *     ../../src/core/xgb_decode.c ../../src/core/xgb_load.c \
- *     ../../src/core/cpu_engine.c -ljansson -lm && ./test_kernel_emulation
+ *   make tests/unit/test_kernel_emulation && cd tests/unit && ./test_kernel_emulation
  *
- * and the same with -g -fsanitize=address,undefined -fno-omit-frame-pointer.
+ * (tests/unit/test_kernel_emulation_asan: the same under ASan + UBSan).
  */
 #include <dirent.h>
 #include <float.h>

@@ -1,0 +1,121 @@
+/*
+ * xgb_internal.h
+ *	  What the three files of the XGBoost loader share: the per-tree view
+ *	  of the document (RawTree), the value helpers of xgb_json.c and the
+ *	  tree walk of xgb_trees.c, both used by xgb_load.c.
+ *	  Not an API: only xgb_load.c, xgb_json.c and xgb_trees.c include it.
+ */
+#ifndef GS_XGB_INTERNAL_H
+#define GS_XGB_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "forest.h"
+#include "gs_status.h"
+
+/* Per-tree arrays as found in the model, not yet trusted. */
+typedef struct RawTree
+{
+	int64_t		num_nodes;
+	json_t	   *left;
+	json_t	   *right;
+	json_t	   *feature;
+	json_t	   *cond;
+	json_t	   *default_left;
+	json_t	   *split_type;		/* NULL: all numerical */
+	json_t	   *categories;
+	json_t	   *cat_nodes;
+	json_t	   *cat_segments;
+	json_t	   *cat_sizes;
+	float		weight;			/* dart tree weight, 1 otherwise */
+	uint32_t	cat_flags;		/* header flags of its category sets */
+} RawTree;
+
+/* Most 32-bit words of category sets in one forest (64 MiB). */
+#define GS_CAT_MAX_TOTAL_WORDS	((int64_t) 1 << 24)
+
+/* xgb_json.c */
+
+/* Member of an object, or NULL when obj is not an object. */
+extern json_t *gs_xgb_member(json_t *obj, const char *key);
+
+/*
+ * Read an integer that XGBoost writes either as a number or as a decimal
+ * string ("30").  Returns 0 on success.
+ */
+extern int	gs_xgb_json_to_int64(json_t *v, int64_t *out);
+
+/*
+ * Read base_score: a number, a string with one number ("5E-1", "[5E-1]"),
+ * or (XGBoost 3.1 and later) a bracketed list of one value per output
+ * group ("[1E-1,2E-1,7E-1]"), or a JSON array of numbers.  Writes the
+ * values to out[0..*n) and returns 0 when there is one value or exactly
+ * n_groups of them.
+ */
+extern int	gs_xgb_parse_base_score(json_t *v, float *out, int n_groups, int *n);
+
+/* Fetch a required array member of tree t with exactly n elements. */
+extern GsCode gs_xgb_tree_array(json_t *tree, const char *key, int64_t n,
+								int32_t t, json_t **out, GsStatus *st);
+
+/* Element i of an array of numbers as int64; returns 0 on success. */
+static inline int
+elem_int(json_t *arr, size_t i, int64_t *out)
+{
+	json_t	   *v = json_array_get(arr, i);
+
+	if (json_is_integer(v))
+	{
+		*out = (int64_t) json_integer_value(v);
+		return 0;
+	}
+	if (json_is_boolean(v))
+	{
+		*out = json_is_true(v) ? 1 : 0;
+		return 0;
+	}
+	return gs_xgb_json_to_int64(v, out);
+}
+
+/* Element i of an array of numbers as float; returns 0 on success. */
+static inline int
+elem_float(json_t *arr, size_t i, float *out)
+{
+	json_t	   *v = json_array_get(arr, i);
+
+	if (!json_is_number(v))
+		return -1;
+	*out = (float) json_number_value(v);
+	return 0;
+}
+
+/* xgb_trees.c */
+
+/*
+ * Map the nodes of tree t to their entry in the tree's category lists:
+ * cat_idx[node] = j when categories_nodes[j] == node, -1 otherwise.
+ * Checks that the four category arrays agree in length, that listed nodes
+ * exist and are listed once, and that every segment lies inside
+ * "categories".  cat_idx is scratch of num_nodes entries.
+ */
+extern GsCode gs_xgb_tree_cat_index(const RawTree *rt, int32_t t,
+									int32_t *cat_idx, GsStatus *st);
+
+/*
+ * Walk tree t breadth-first from its root, checking child indices, that every
+ * node is reached at most once (no cycles, no shared children), feature
+ * indices and finite values.  When nodes is not NULL also writes the
+ * relabelled nodes there.  queue and seen are scratch of num_nodes entries.
+ * Returns the number of reachable nodes in *n_out and the depth in *depth.
+ */
+extern GsCode gs_xgb_walk_tree(const RawTree *rt, int32_t t, int32_t n_features,
+							   int32_t max_depth, int32_t *queue, int32_t *level,
+							   unsigned char *seen, GsNode *nodes, int64_t *n_out,
+							   int32_t *depth, const int32_t *cat_idx,
+							   uint32_t *cat_words, int64_t *cat_pos,
+							   int32_t *n_cat, GsStatus *st);
+
+#endif							/* GS_XGB_INTERNAL_H */
