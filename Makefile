@@ -11,7 +11,7 @@
 
 MODULE_big = pg_gpuscore
 EXTENSION  = pg_gpuscore
-DATA       = sql/pg_gpuscore--0.1.0.sql
+DATA       = sql/pg_gpuscore--0.1.0.sql sql/pg_gpuscore--0.2.0.sql sql/pg_gpuscore--0.1.0--0.2.0.sql
 PGFILEDESC = "pg_gpuscore - score tree-ensemble models inside PostgreSQL"
 
 CORE_OBJS = \

@@ -34,23 +34,8 @@ CREATE TABLE @extschema@.gpu_model_store (
     n_layers      integer,
     n_parameters  bigint,
     -- split nodes that test a category set (tree ensembles; NULL for networks)
-    categorical_splits integer,
-    -- the validated forest as one image (src/core/forest_image.h) that each
-    -- session reads instead of parsing the model again (NULL for networks)
-    compiled      bytea
+    categorical_splits integer
 );
-
--- Model bytes are compressed with lz4 where the server was built with it:
--- pglz takes ~25 ms per MB, which a large model's load (and each session's
--- first read of it) would spend without a chance to cancel.
-DO $$
-BEGIN
-    ALTER TABLE @extschema@.gpu_model_store ALTER COLUMN model SET COMPRESSION lz4,
-                                            ALTER COLUMN compiled SET COMPRESSION lz4;
-EXCEPTION WHEN feature_not_supported THEN
-    NULL;   -- built without lz4: the default (pglz)
-END
-$$;
 
 REVOKE ALL ON TABLE @extschema@.gpu_model_store FROM PUBLIC;
 REVOKE ALL ON SEQUENCE @extschema@.gpu_model_id_seq FROM PUBLIC;

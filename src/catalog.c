@@ -101,6 +101,17 @@ store_qualified_name(Oid *relid_out, Oid *owner_out)
 }
 
 /*
+ * Whether the model table has the forest image column (extension 0.2.0 on):
+ * the library is installed before ALTER EXTENSION pg_gpuscore UPDATE runs,
+ * and must work with the older table until it does (tests/t/050_upgrade.pl).
+ */
+static bool
+store_has_images(Oid relid)
+{
+	return get_attnum(relid, "compiled") != InvalidAttrNumber;
+}
+
+/*
  * Run SPI work as the model table's owner, restoring the caller's identity
  * afterwards (also on ERROR, since the transaction abort resets it).
  * The SPI queries still see the caller's search_path, so they name every
@@ -146,7 +157,8 @@ gs_catalog_fetch(const char *name, int64 *model_id, int32 *version,
 	SPI_connect();
 	rc = SPI_execute_with_args(psprintf("SELECT model_id, version, format, %s, %s FROM %s WHERE name OPERATOR(pg_catalog.=) $1",
 										bytes ? "model" : "NULL::pg_catalog.bytea",
-										image ? "compiled" : "NULL::pg_catalog.bytea", table),
+										image && store_has_images(relid) ? "compiled" : "NULL::pg_catalog.bytea",
+										table),
 							   1, argtypes, args, NULL, true, 1);
 	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(rc));
@@ -319,6 +331,7 @@ store_model(const char *name, bytea *model, const char *format_name)
 		Datum		args[17];
 		char		nulls[17];
 		bool		names_null;
+		bool		has_images;
 
 		memset(nulls, ' ', sizeof(nulls));
 		args[0] = CStringGetTextDatum(name);
@@ -346,13 +359,15 @@ store_model(const char *name, bytea *model, const char *format_name)
 		if (!forest)
 			nulls[15] = 'n';
 		args[16] = forest_image_datum(forest, &nulls[16]);
+		has_images = store_has_images(relid);
 		rc = SPI_execute_with_args(psprintf("INSERT INTO %s (name, version, format, objective, n_features, "
 											"n_outputs, n_trees, max_depth, size_bytes, model, saved_by, "
 											"feature_names, kind, n_layers, n_parameters, categorical_splits, "
-											"compiled, loaded_by) "
-											"VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, %s)",
-											table, quote_literal_cstr(loaded_by)),
-								   17, argtypes, args, nulls, false, 0);
+											"%sloaded_by) "
+											"VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, %s%s)",
+											table, has_images ? "compiled, " : "",
+											has_images ? "$17, " : "", quote_literal_cstr(loaded_by)),
+								   has_images ? 17 : 16, argtypes, args, nulls, false, 0);
 		if (rc != SPI_OK_INSERT)
 			elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(rc));
 	}
