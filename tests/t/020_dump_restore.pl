@@ -7,8 +7,8 @@
 # metadata and bytes, every row scores bit for bit as before (row by row, in
 # batches and through the aggregate), the model id sequence and versions go
 # on from where they were, the grant is kept and PUBLIC still may not load,
-# and a model row whose bytes were tampered with in the dump is rejected when
-# used (the restored bytes are validated again, like any other).
+# and a model row tampered with in the dump is rejected when used (the
+# restored forest image and bytes are validated again, like any other).
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -82,7 +82,7 @@ my $meta_sql = q{
 	                            n_trees, max_depth, size_bytes, saved_by, feature_names::text,
 	                            loaded_at, loaded_by), E'\n' ORDER BY name)
 	  FROM gpu_models};
-my $bytes_sql = q{SELECT string_agg(name || ':' || md5(model), ',' ORDER BY name) FROM gpu_model_store};
+my $bytes_sql = q{SELECT string_agg(name || ':' || md5(model) || ':' || coalesce(md5(compiled), 'none'), ',' ORDER BY name) FROM gpu_model_store};
 my $meta_before = $src->safe_psql('postgres', $meta_sql);
 my $bytes_before = $src->safe_psql('postgres', $bytes_sql);
 my $max_id = $src->safe_psql('postgres', 'SELECT max(model_id) FROM gpu_model_store');
@@ -101,7 +101,7 @@ $dst->command_ok([ 'pg_restore', '--exit-on-error', '-d', $dst->connstr('restore
 	'pg_restore into a fresh cluster');
 
 is($dst->safe_psql('restored', $meta_sql), $meta_before, 'gpu_models lists the same models');
-is($dst->safe_psql('restored', $bytes_sql), $bytes_before, 'model bytes identical');
+is($dst->safe_psql('restored', $bytes_sql), $bytes_before, 'model bytes and forest images identical');
 is($dst->safe_psql('restored', q{SELECT count(*) FROM gpu_models WHERE name = 'gone'}), '0',
 	'a dropped model stays dropped');
 
@@ -131,9 +131,21 @@ is($dst->safe_psql('restored', q{
 	       || ',' || has_table_privilege('public', 'gpu_model_store', 'SELECT')}),
 	'true,false,false,false', 'grant kept; PUBLIC still may not load, drop or read the bytes');
 
-# ---- a dump with tampered model bytes ----
-# Edit the restored copy's bytes as the owner (what a tampered dump file would
-# restore) and check the model is validated again when used.
+# ---- a dump with a tampered model ----
+# Edit the restored copy as the owner (what a tampered dump file would
+# restore) and check that the model is validated again when a new session
+# uses it.  Sessions read the image of a tree ensemble's forest
+# (gpu_model_store.compiled) and fall back to parsing the bytes when the
+# image does not pass the check: a damaged image alone changes nothing.
+$dst->safe_psql('restored', q{
+	UPDATE gpu_model_store SET compiled = substring(compiled FROM 1 FOR length(compiled) - 1)
+	 WHERE name = 'iris'});
+is($dst->safe_psql('restored', qq{
+	SET extra_float_digits = 3;
+	SELECT count(*) FILTER (WHERE b.scores IS DISTINCT FROM a.scores)
+	  FROM (SELECT * FROM scores_before WHERE what = 'iris') b
+	  JOIN ($score_sql{iris}) a(key, scores) ON a.key = b.key}), '0',
+	'a damaged forest image is ignored: the model is parsed and scores as before');
 $dst->safe_psql('restored', q{
 	UPDATE gpu_model_store
 	   SET model = convert_to(replace(convert_from(model, 'UTF8'), '"left_children":[',
@@ -141,7 +153,7 @@ $dst->safe_psql('restored', q{
 	 WHERE name = 'iris'});
 my ($rc, $out, $err) = $dst->psql('restored',
 	q{SELECT gpu_predict('iris', f) FROM (SELECT f FROM rows4 LIMIT 1) s});
-isnt($rc, 0, 'tampered model bytes are rejected');
+isnt($rc, 0, 'tampered model bytes (with a damaged image) are rejected');
 like($err, qr/invalid XGBoost model/, 'with the validator\'s error');
 is($dst->safe_psql('restored', q{SELECT gpu_score('bc', f) IS NOT NULL FROM (SELECT f FROM rows30 LIMIT 1) s}),
 	't', 'the other models still score');
