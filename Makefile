@@ -101,6 +101,13 @@ tests/unit/test_onnx_trees: tests/unit/test_onnx_trees.c $(CORE_SRC) $(NN_SRC) s
 tests/unit/test_onnx_trees_asan: tests/unit/test_onnx_trees.c $(CORE_SRC) $(NN_SRC) src/core/*.h src/core/onnx.pb-c.h
 	$(CC) $(UNIT_CFLAGS) $(NN_CFLAGS) $(ASAN_FLAGS) -o $@ tests/unit/test_onnx_trees.c $(CORE_SRC) $(NN_SRC) -ljansson -lm $(NN_LIBS)
 
+# Forest images (src/core/forest_image.c): round trip of every fixture, damaged images.
+tests/unit/test_image: tests/unit/test_image.c $(CORE_SRC) $(NN_SRC) src/core/*.h src/core/onnx.pb-c.h
+	$(CC) $(UNIT_CFLAGS) $(NN_CFLAGS) -o $@ tests/unit/test_image.c $(CORE_SRC) $(NN_SRC) -ljansson -lm $(NN_LIBS)
+
+tests/unit/test_image_asan: tests/unit/test_image.c $(CORE_SRC) $(NN_SRC) src/core/*.h src/core/onnx.pb-c.h
+	$(CC) $(UNIT_CFLAGS) $(NN_CFLAGS) $(ASAN_FLAGS) -o $@ tests/unit/test_image.c $(CORE_SRC) $(NN_SRC) -ljansson -lm $(NN_LIBS)
+
 # Loaders and CPU engine on one model file of any format (bench/bench_formats.sh).
 bench/bench_formats: bench/bench_formats.c $(CORE_SRC) $(NN_SRC) src/core/*.h src/core/onnx.pb-c.h
 	$(CC) $(UNIT_CFLAGS) $(NN_CFLAGS) -o $@ bench/bench_formats.c $(CORE_SRC) $(NN_SRC) -ljansson -lm $(NN_LIBS)
@@ -135,13 +142,15 @@ bench/bench_core: bench/bench_core.c $(CORE_SRC) src/core/*.h
 	$(CC) $(UNIT_CFLAGS) -o $@ bench/bench_core.c $(CORE_SRC) -ljansson -lxgboost -lm
 
 .PHONY: unittest unittest-asan
-unittest: tests/unit/test_core tests/unit/test_ubj tests/unit/test_kernel_emulation tests/unit/test_mlp tests/unit/test_onnx_trees
-	cd tests/unit && ./test_ubj && ./test_core && ./test_kernel_emulation && ./test_mlp && ./test_onnx_trees
+unittest: tests/unit/test_core tests/unit/test_ubj tests/unit/test_kernel_emulation tests/unit/test_mlp tests/unit/test_onnx_trees \
+		tests/unit/test_image
+	cd tests/unit && ./test_ubj && ./test_core && ./test_kernel_emulation && ./test_mlp && ./test_onnx_trees && ./test_image
 
-unittest-asan: tests/unit/test_core_asan tests/unit/test_ubj_asan tests/unit/test_kernel_emulation_asan tests/unit/test_mlp_asan tests/unit/test_onnx_trees_asan
-	cd tests/unit && ./test_ubj_asan && ./test_core_asan && ./test_kernel_emulation_asan && ./test_mlp_asan && ./test_onnx_trees_asan
+unittest-asan: tests/unit/test_core_asan tests/unit/test_ubj_asan tests/unit/test_kernel_emulation_asan tests/unit/test_mlp_asan tests/unit/test_onnx_trees_asan \
+		tests/unit/test_image_asan
+	cd tests/unit && ./test_ubj_asan && ./test_core_asan && ./test_kernel_emulation_asan && ./test_mlp_asan && ./test_onnx_trees_asan && ./test_image_asan
 
-EXTRA_CLEAN = $(MOCK_PROVIDER) bench/bench_formats tests/unit/test_mlp tests/unit/test_mlp_asan tests/unit/test_onnx_trees tests/unit/test_onnx_trees_asan bench/bench_mlp src/core/onnx.pb-c.c src/core/onnx.pb-c.h tests/unit/test_kernel_emulation tests/unit/test_kernel_emulation_asan tests/unit/test_core tests/unit/test_core_asan tests/unit/test_ubj \
+EXTRA_CLEAN = $(MOCK_PROVIDER) bench/bench_formats tests/unit/test_mlp tests/unit/test_mlp_asan tests/unit/test_onnx_trees tests/unit/test_onnx_trees_asan tests/unit/test_image tests/unit/test_image_asan bench/bench_mlp src/core/onnx.pb-c.c src/core/onnx.pb-c.h tests/unit/test_kernel_emulation tests/unit/test_kernel_emulation_asan tests/unit/test_core tests/unit/test_core_asan tests/unit/test_ubj \
 	tests/unit/test_ubj_asan bench/bench_core
 
 # header dependencies (PGXS tracks none without --enable-depend)

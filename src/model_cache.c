@@ -215,9 +215,14 @@ model_from_image(const char *name, const bytea *image, MemoryContext mcxt)
 	GsLimits	lim = gs_current_limits();
 	GsModel    *model;
 	GsStatus	st;
+	GsCode		rc;
 
-	if (gs_model_load_image((const unsigned char *) VARDATA_ANY(image), VARSIZE_ANY_EXHDR(image),
-							&lim, &a, &model, &st) == GS_OK)
+	lim.interrupt.pending = interrupt_pending;
+	while ((rc = gs_model_load_image((const unsigned char *) VARDATA_ANY(image),
+									 VARSIZE_ANY_EXHDR(image), &lim, &a, &model,
+									 &st)) == GS_ERR_CANCELLED)
+		CHECK_FOR_INTERRUPTS();
+	if (rc == GS_OK)
 		return model;
 	if (st.code != GS_ERR_INVALID_MODEL)
 	{

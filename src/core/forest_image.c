@@ -161,6 +161,9 @@ read_names(GsForest *f, const unsigned char *p, size_t n, GsStatus *st)
 
 	if (n == 0 || p[n - 1] != '\0')
 		return bad_image(st, "the feature names are not terminated");
+	/* each name takes at least its NUL: no allocation for names not there */
+	if (n < (size_t) f->n_features)
+		return bad_image(st, "fewer feature names than features");
 	if (!gs_utf8_valid(p, n))
 		return bad_image(st, "a feature name is not valid UTF-8");
 	f->feature_names = image_alloc(f, sizeof(char *) * (size_t) f->n_features);
@@ -191,7 +194,8 @@ read_image(Cursor *c, const GsLimits *lim, GsForest *f, GsStatus *st)
 {
 	uint32_t	fmt,
 				transform,
-				has_names;
+				has_names,
+				reserved[2];
 	int64_t		n_names;
 	uint64_t	need;
 
@@ -213,8 +217,8 @@ read_image(Cursor *c, const GsLimits *lim, GsForest *f, GsStatus *st)
 	f->n_cat_splits = (int32_t) get_u32(c);
 	f->split_kinds = get_u32(c);
 	has_names = get_u32(c);
-	(void) get_u32(c);
-	(void) get_u32(c);
+	reserved[0] = get_u32(c);
+	reserved[1] = get_u32(c);
 	f->n_nodes = get_i64(c);
 	f->n_cat_words = get_i64(c);
 	n_names = get_i64(c);
@@ -233,7 +237,7 @@ read_image(Cursor *c, const GsLimits *lim, GsForest *f, GsStatus *st)
 		f->n_nodes < f->n_trees || f->n_nodes > (int64_t) UINT32_MAX ||
 		f->n_cat_words < 0 || f->n_cat_words > (int64_t) UINT32_MAX ||
 		n_names < 0 || has_names > 1 || (!has_names && n_names != 0) ||
-		f->n_groups > f->n_trees)
+		reserved[0] != 0 || reserved[1] != 0)
 		return bad_image(st, "impossible counts in the header");
 
 	/* caps before allocating (gs_forest_check repeats them) */
@@ -431,8 +435,13 @@ gs_forest_check(const GsForest *f, const GsLimits *lim, const GsAllocator *alloc
 			return bad_forest(st, "a base score is not finite");
 	if (f->feature_names)
 		for (int32_t i = 0; i < f->n_features; i++)
+		{
 			if (f->feature_names[i] == NULL)
 				return bad_forest(st, "a feature name is missing");
+			if (!gs_utf8_valid((const unsigned char *) f->feature_names[i],
+							   strlen(f->feature_names[i])))
+				return bad_forest(st, "a feature name is not valid UTF-8");
+		}
 
 	/* trees tile the nodes in order */
 	for (int32_t t = 0; t < f->n_trees; t++)
@@ -462,6 +471,8 @@ gs_forest_check(const GsForest *f, const GsLimits *lim, const GsAllocator *alloc
 		int64_t		off = f->tree_offset[t];
 		int64_t		end = t + 1 < f->n_trees ? (int64_t) f->tree_offset[t + 1] : f->n_nodes;
 
+		if ((t & 1023) == 1023 && (rc = gs_check_interrupt(&lim->interrupt, st)))
+			break;
 		rc = check_tree(f, t, off, end, depth, &kinds, &n_cat, st);
 	}
 	alloc->free(alloc->ctx, depth);

@@ -38,7 +38,8 @@ extern void gs_forest_image_write(const GsForest *f, unsigned char *buf);
  * Read an image into a new forest owned by the caller (gs_forest_free),
  * checked as gs_forest_check does and against the caps of lim.  Errors:
  * GS_ERR_INVALID_MODEL (not an image of this version and byte order, or a
- * damaged one), GS_ERR_LIMIT, GS_ERR_NOMEM; *out is then NULL.
+ * damaged one), GS_ERR_LIMIT, GS_ERR_NOMEM, GS_ERR_CANCELLED; *out is then
+ * NULL.
  */
 extern GsCode gs_forest_image_read(const unsigned char *buf, size_t len,
 								   const GsLimits *lim, const GsAllocator *alloc,
@@ -51,7 +52,9 @@ extern GsCode gs_forest_image_read(const unsigned char *buf, size_t len,
  * leaves finite and thresholds not NaN, category sets inside cat_words,
  * split_kinds and n_cat_splits matching the nodes, names terminated and
  * feature names valid UTF-8.  GS_OK or GS_ERR_INVALID_MODEL / GS_ERR_LIMIT
- * with the first broken one in st; allocates scratch through alloc.
+ * with the first broken one in st (GS_ERR_CANCELLED when lim's interrupt
+ * asked to stop); allocates scratch through alloc.  st is left alone on
+ * success.
  */
 extern GsCode gs_forest_check(const GsForest *f, const GsLimits *lim,
 							  const GsAllocator *alloc, GsStatus *st);

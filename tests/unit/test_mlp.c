@@ -184,6 +184,8 @@ code_name(GsCode c)
 			return "INVALID_INPUT";
 		case GS_ERR_NOMEM:
 			return "NOMEM";
+		case GS_ERR_CANCELLED:
+			return "CANCELLED";
 		case GS_ERR_INTERNAL:
 			return "INTERNAL";
 	}
