@@ -7,6 +7,7 @@
 # one thread, median of BENCH_REPEATS.  No server.
 #
 #   bash bench/bench_first_use.sh            # 5 repeats
+#   bash bench/bench_first_use.sh MODEL...   # and these model files too
 #
 # Models: the fraud-sized shapes of the GPU benchmark (100 trees of depth 6,
 # 500 of depth 8, 2,000 of depth 8) on 30 features, trained once by Debian's
@@ -47,11 +48,13 @@ echo "### First use of a stored model in a session: parse vs forest image (one t
 echo
 echo "| model | file | size | parse | read image | image size | parse / image |"
 echo "|---|---|---:|---:|---:|---:|---:|"
+files=()
 for m in xgb_100x6 xgb_500x8 xgb_2000x8; do
-    for ext in json ubj; do
-        f=$work/$m.$ext
-        read -r parse image bytes < <("$root/bench/bench_formats" --load-only "$f" "$repeats")
-        awk -v m="$m" -v f="$m.$ext" -v s="$(du -h "$f" | cut -f1)" -v p="$parse" -v i="$image" -v b="$bytes" \
-            'BEGIN { printf "| %s | `%s` | %s | %.1f ms | %.2f ms | %.1f MB | %.0fx |\n", m, f, s, p * 1e3, i * 1e3, b / 1e6, p / i }'
-    done
+    files+=("$work/$m.json" "$work/$m.ubj")
+done
+for f in "${files[@]}" "$@"; do
+    m=$(basename "${f%.*}")
+    read -r parse image bytes < <("$root/bench/bench_formats" --load-only "$f" "$repeats")
+    awk -v m="$m" -v f="$(basename "$f")" -v s="$(du -h "$f" | cut -f1)" -v p="$parse" -v i="$image" -v b="$bytes" \
+        'BEGIN { printf "| %s | `%s` | %s | %.1f ms | %.2f ms | %.1f MB | %.0fx |\n", m, f, s, p * 1e3, i * 1e3, b / 1e6, p / i }'
 done
