@@ -81,6 +81,23 @@ interrupt_pending(void *arg)
 	return INTERRUPTS_PENDING_CONDITION() && INTERRUPTS_CAN_BE_PROCESSED();
 }
 
+/* ERROR for a model that failed to load, naming it in front of the core's message. */
+static void report_model_error(const char *name, GsStatus *st) pg_attribute_noreturn();
+
+static void
+report_model_error(const char *name, GsStatus *st)
+{
+	if (st->code == GS_ERR_INVALID_MODEL || st->code == GS_ERR_UNSUPPORTED ||
+		st->code == GS_ERR_LIMIT)
+	{
+		char		msg[GS_MSG_LEN + NAMEDATALEN + 16];
+
+		snprintf(msg, sizeof(msg), "model \"%s\": %s", name, st->msg);
+		strlcpy(st->msg, msg, sizeof(st->msg));
+	}
+	gs_report_status(st);
+}
+
 /* Parse and validate model bytes into a model in mcxt; see gpuscore.h. */
 GsModel *
 gs_model_parse(const char *name, const unsigned char *bytes, size_t len,
@@ -93,7 +110,7 @@ gs_model_parse(const char *name, const unsigned char *bytes, size_t len,
 	GsCode		rc;
 
 	/*
-	 * Parsing a large model takes seconds (~40 ms per MB of JSON): the core
+	 * Parsing a large model takes seconds (~30 ms per MB of JSON): the core
 	 * polls for cancel, statement_timeout and termination, and stops.  An
 	 * interrupt that CHECK_FOR_INTERRUPTS() handles without an ERROR (a
 	 * barrier, a cancel that came too late) just restarts the parse.
@@ -102,18 +119,7 @@ gs_model_parse(const char *name, const unsigned char *bytes, size_t len,
 	while ((rc = gs_model_load(bytes, len, fmt, &lim, &a, &model, &st)) == GS_ERR_CANCELLED)
 		CHECK_FOR_INTERRUPTS();
 	if (rc != GS_OK)
-	{
-		if (st.code == GS_ERR_INVALID_MODEL || st.code == GS_ERR_UNSUPPORTED ||
-			st.code == GS_ERR_LIMIT)
-		{
-			/* prefix the model name, keeping the core's text as detail */
-			char		msg[GS_MSG_LEN + NAMEDATALEN + 16];
-
-			snprintf(msg, sizeof(msg), "model \"%s\": %s", name, st.msg);
-			strlcpy(st.msg, msg, sizeof(st.msg));
-		}
-		gs_report_status(&st);
-	}
+		report_model_error(name, &st);
 	return model;
 }
 
@@ -225,13 +231,7 @@ model_from_image(const char *name, const bytea *image, MemoryContext mcxt)
 	if (rc == GS_OK)
 		return model;
 	if (st.code != GS_ERR_INVALID_MODEL)
-	{
-		char		msg[GS_MSG_LEN + NAMEDATALEN + 16];
-
-		snprintf(msg, sizeof(msg), "model \"%s\": %s", name, st.msg);
-		strlcpy(st.msg, msg, sizeof(st.msg));
-		gs_report_status(&st);
-	}
+		report_model_error(name, &st);
 	elog(DEBUG1, "pg_gpuscore: model \"%s\": stored forest image not used (%s%s%s), parsing the model",
 		 name, st.msg, st.detail[0] ? ": " : "", st.detail);
 	return NULL;

@@ -153,6 +153,25 @@ image_alloc(GsForest *f, size_t n)
 	return f->alloc.alloc(f->alloc.ctx, n > 0 ? n : 1);
 }
 
+/* GS_ERR_LIMIT when the forest's counts break a cap of lim, else GS_OK. */
+static GsCode
+check_caps(const GsForest *f, const GsLimits *lim, GsStatus *st)
+{
+	if (lim->max_trees > 0 && f->n_trees > lim->max_trees)
+		return gs_status_set(st, GS_ERR_LIMIT, "%d trees, more than the limit of %d",
+							 f->n_trees, lim->max_trees);
+	if (lim->max_nodes > 0 && f->n_nodes > lim->max_nodes)
+		return gs_status_set(st, GS_ERR_LIMIT, "%lld tree nodes, more than the limit of %lld",
+							 (long long) f->n_nodes, (long long) lim->max_nodes);
+	if (lim->max_features > 0 && f->n_features > lim->max_features)
+		return gs_status_set(st, GS_ERR_LIMIT, "%d features, more than the limit of %d",
+							 f->n_features, lim->max_features);
+	if (lim->max_depth > 0 && f->max_depth > lim->max_depth)
+		return gs_status_set(st, GS_ERR_LIMIT, "a tree of depth %d, deeper than the limit of %d",
+							 f->max_depth, lim->max_depth);
+	return GS_OK;
+}
+
 /* Split the names region into n_features strings; see gs_forest_image_read. */
 static GsCode
 read_names(GsForest *f, const unsigned char *p, size_t n, GsStatus *st)
@@ -241,15 +260,8 @@ read_image(Cursor *c, const GsLimits *lim, GsForest *f, GsStatus *st)
 		return bad_image(st, "impossible counts in the header");
 
 	/* caps before allocating (gs_forest_check repeats them) */
-	if (lim->max_trees > 0 && f->n_trees > lim->max_trees)
-		return gs_status_set(st, GS_ERR_LIMIT, "%d trees, more than the limit of %d",
-							 f->n_trees, lim->max_trees);
-	if (lim->max_nodes > 0 && f->n_nodes > lim->max_nodes)
-		return gs_status_set(st, GS_ERR_LIMIT, "%lld tree nodes, more than the limit of %lld",
-							 (long long) f->n_nodes, (long long) lim->max_nodes);
-	if (lim->max_features > 0 && f->n_features > lim->max_features)
-		return gs_status_set(st, GS_ERR_LIMIT, "%d features, more than the limit of %d",
-							 f->n_features, lim->max_features);
+	if (check_caps(f, lim, st) != GS_OK)
+		return st->code;
 
 	/* all counts are below 2^32 and elements at most 12 bytes: no overflow */
 	need = 4 * (uint64_t) f->n_groups + 12 * (uint64_t) f->n_trees +
@@ -410,18 +422,8 @@ gs_forest_check(const GsForest *f, const GsLimits *lim, const GsAllocator *alloc
 		f->n_nodes > (int64_t) UINT32_MAX || f->n_cat_words < 0 ||
 		(f->cat_words == NULL) != (f->n_cat_words == 0))
 		return bad_forest(st, "impossible counts");
-	if (lim->max_trees > 0 && f->n_trees > lim->max_trees)
-		return gs_status_set(st, GS_ERR_LIMIT, "%d trees, more than the limit of %d",
-							 f->n_trees, lim->max_trees);
-	if (lim->max_nodes > 0 && f->n_nodes > lim->max_nodes)
-		return gs_status_set(st, GS_ERR_LIMIT, "%lld tree nodes, more than the limit of %lld",
-							 (long long) f->n_nodes, (long long) lim->max_nodes);
-	if (lim->max_features > 0 && f->n_features > lim->max_features)
-		return gs_status_set(st, GS_ERR_LIMIT, "%d features, more than the limit of %d",
-							 f->n_features, lim->max_features);
-	if (lim->max_depth > 0 && f->max_depth > lim->max_depth)
-		return gs_status_set(st, GS_ERR_LIMIT, "a tree of depth %d, deeper than the limit of %d",
-							 f->max_depth, lim->max_depth);
+	if (check_caps(f, lim, st) != GS_OK)
+		return st->code;
 	if ((int) f->transform < 0 || f->transform > GS_TRANSFORM_ORT_SOFTMAX_ZERO)
 		return bad_forest(st, "unknown output transform");
 	if (f->n_outputs != (f->transform == GS_TRANSFORM_ARGMAX ? 1 : f->n_groups))
