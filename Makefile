@@ -20,6 +20,7 @@ CORE_OBJS = \
 	src/core/gs_status.o \
 	src/core/utf8_valid.o \
 	src/core/ubj_decode.o \
+	src/core/ubj_reader.o \
 	src/core/xgb_decode.o \
 	src/core/xgb_load.o \
 	src/core/xgb_json.o \
@@ -109,13 +110,13 @@ tests/unit/test_image_asan: tests/unit/test_image.c $(CORE_SRC) $(NN_SRC) src/co
 	$(CC) $(UNIT_CFLAGS) $(NN_CFLAGS) $(ASAN_FLAGS) -o $@ tests/unit/test_image.c $(CORE_SRC) $(NN_SRC) -ljansson -lm $(NN_LIBS)
 
 # Loaders and CPU engine on one model file of any format (bench/bench_formats.sh).
-bench/bench_formats: bench/bench_formats.c $(CORE_SRC) $(NN_SRC) src/core/*.h src/core/onnx.pb-c.h
+bench/bench_formats: bench/bench_formats.c bench/bench_util.h $(CORE_SRC) $(NN_SRC) src/core/*.h src/core/onnx.pb-c.h
 	$(CC) $(UNIT_CFLAGS) $(NN_CFLAGS) -o $@ bench/bench_formats.c $(CORE_SRC) $(NN_SRC) -ljansson -lm $(NN_LIBS)
 
 # CPU engine (BLAS) against a naive triple loop, no server (bench/README.md).
-bench/bench_mlp: bench/bench_mlp.c $(CORE_SRC) $(NN_SRC) src/core/*.h src/core/onnx.pb-c.h
+bench/bench_mlp: bench/bench_mlp.c bench/bench_util.h $(CORE_SRC) $(NN_SRC) src/core/*.h src/core/onnx.pb-c.h
 	$(CC) $(UNIT_CFLAGS) $(NN_CFLAGS) -o $@ bench/bench_mlp.c $(CORE_SRC) $(NN_SRC) -ljansson -lm $(NN_LIBS)
-CORE_SRC = src/core/forest.c src/core/forest_image.c src/core/gs_status.c src/core/utf8_valid.c src/core/ubj_decode.c src/core/xgb_decode.c src/core/xgb_load.c src/core/xgb_json.c src/core/xgb_trees.c src/core/lgbm_load.c src/core/lgbm_text.c src/core/cpu_engine.c
+CORE_SRC = src/core/forest.c src/core/forest_image.c src/core/gs_status.c src/core/utf8_valid.c src/core/ubj_decode.c src/core/ubj_reader.c src/core/xgb_decode.c src/core/xgb_load.c src/core/xgb_json.c src/core/xgb_trees.c src/core/lgbm_load.c src/core/lgbm_text.c src/core/cpu_engine.c
 UNIT_CFLAGS = -std=c11 -D_GNU_SOURCE -O2 -g -ffp-contract=off -Wall -Wextra -Werror -Isrc/core -Isrc
 ASAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
@@ -125,11 +126,11 @@ tests/unit/test_core: tests/unit/test_core.c $(CORE_SRC) src/core/*.h
 tests/unit/test_core_asan: tests/unit/test_core.c $(CORE_SRC) src/core/*.h
 	$(CC) $(UNIT_CFLAGS) $(ASAN_FLAGS) -o $@ tests/unit/test_core.c $(CORE_SRC) -ljansson -lm
 
-tests/unit/test_ubj: tests/unit/test_ubj.c src/core/ubj_decode.c src/core/utf8_valid.c src/core/ubj_decode.h
-	$(CC) $(UNIT_CFLAGS) -o $@ tests/unit/test_ubj.c src/core/ubj_decode.c src/core/utf8_valid.c -ljansson -lm
+tests/unit/test_ubj: tests/unit/test_ubj.c src/core/ubj_decode.c src/core/ubj_reader.c src/core/utf8_valid.c src/core/ubj_decode.h src/core/ubj_internal.h
+	$(CC) $(UNIT_CFLAGS) -o $@ tests/unit/test_ubj.c src/core/ubj_decode.c src/core/ubj_reader.c src/core/utf8_valid.c -ljansson -lm
 
-tests/unit/test_ubj_asan: tests/unit/test_ubj.c src/core/ubj_decode.c src/core/utf8_valid.c src/core/ubj_decode.h
-	$(CC) $(UNIT_CFLAGS) $(ASAN_FLAGS) -o $@ tests/unit/test_ubj.c src/core/ubj_decode.c src/core/utf8_valid.c -ljansson -lm
+tests/unit/test_ubj_asan: tests/unit/test_ubj.c src/core/ubj_decode.c src/core/ubj_reader.c src/core/utf8_valid.c src/core/ubj_decode.h src/core/ubj_internal.h
+	$(CC) $(UNIT_CFLAGS) $(ASAN_FLAGS) -o $@ tests/unit/test_ubj.c src/core/ubj_decode.c src/core/ubj_reader.c src/core/utf8_valid.c -ljansson -lm
 
 # Emulation of the GPU kernels' phase code on the CPU (cuda/kernel_phases.h).
 tests/unit/test_kernel_emulation: tests/unit/test_kernel_emulation.c $(CORE_SRC) src/core/*.h cuda/*.h
@@ -138,7 +139,7 @@ tests/unit/test_kernel_emulation: tests/unit/test_kernel_emulation.c $(CORE_SRC)
 tests/unit/test_kernel_emulation_asan: tests/unit/test_kernel_emulation.c $(CORE_SRC) src/core/*.h cuda/*.h
 	$(CC) $(UNIT_CFLAGS) $(ASAN_FLAGS) -Icuda -o $@ tests/unit/test_kernel_emulation.c $(CORE_SRC) -ljansson -lm
 
-bench/bench_core: bench/bench_core.c $(CORE_SRC) src/core/*.h
+bench/bench_core: bench/bench_core.c bench/bench_util.h $(CORE_SRC) src/core/*.h
 	$(CC) $(UNIT_CFLAGS) -o $@ bench/bench_core.c $(CORE_SRC) -ljansson -lxgboost -lm
 
 .PHONY: unittest unittest-asan

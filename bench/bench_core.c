@@ -41,6 +41,9 @@
 #include "cpu_engine.h"
 #include "forest.h"
 
+#define BENCH_NAME "bench_core"
+#include "bench_util.h"
+
 #define CHUNK_ROWS		65536
 #define MAX_REPEATS		101
 #define MAX_ABS_DIFF	1e-6
@@ -60,91 +63,12 @@ typedef struct XgbRun
 	double		cpu_s;			/* process CPU time over the whole run */
 } XgbRun;
 
-/* Print a message to stderr and exit with status 1. */
-static void
-die(const char *fmt, const char *arg)
-{
-	fprintf(stderr, "bench_core: ");
-	fprintf(stderr, fmt, arg);
-	fputc('\n', stderr);
-	exit(1);
-}
-
 /* Exit with XGBoost's last error if an XGBoost call failed. */
 static void
 xgb_check(int rc, const char *what)
 {
 	if (rc != 0)
-	{
-		fprintf(stderr, "bench_core: XGBoost %s failed: %s\n", what, XGBGetLastError());
-		exit(1);
-	}
-}
-
-/* malloc that exits on failure. */
-static void *
-xmalloc(size_t size)
-{
-	void	   *p = malloc(size);
-
-	if (p == NULL)
-		die("out of memory (%s)", "malloc");
-	return p;
-}
-
-/* Seconds of the given clock (CLOCK_MONOTONIC or a CPU-time clock). */
-static double
-now_s(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
-}
-
-/*
- * Read the first want bytes of a file into a new buffer; want = 0 reads the
- * whole file.  *len gets the number of bytes read.
- */
-static unsigned char *
-read_file(const char *path, size_t want, size_t *len)
-{
-	FILE	   *fp = fopen(path, "rb");
-	unsigned char *buf;
-	long		size;
-
-	if (fp == NULL)
-		die("cannot open %s", path);
-	if (fseek(fp, 0, SEEK_END) != 0 || (size = ftell(fp)) < 0 || fseek(fp, 0, SEEK_SET) != 0)
-		die("cannot seek in %s", path);
-	if (want == 0)
-		want = (size_t) size;
-	else if ((size_t) size < want)
-		die("%s is shorter than the rows asked for", path);
-	buf = xmalloc(want > 0 ? want : 1);
-	if (fread(buf, 1, want, fp) != want)
-		die("cannot read %s", path);
-	fclose(fp);
-	*len = want;
-	return buf;
-}
-
-/* Comparison of doubles for qsort. */
-static int
-cmp_double(const void *a, const void *b)
-{
-	double		x = *(const double *) a,
-				y = *(const double *) b;
-
-	return (x > y) - (x < y);
-}
-
-/* Median of n values (sorts v in place). */
-static double
-median(double *v, int n)
-{
-	qsort(v, (size_t) n, sizeof(double), cmp_double);
-	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+		die("XGBoost %s failed: %s", what, XGBGetLastError());
 }
 
 /*
@@ -158,7 +82,7 @@ run_ours(const GsForest *f, const float *rows, size_t n_rows, float *xcol,
 {
 	const size_t nf = (size_t) f->n_features;
 	OursRun		res = {0, 0, 0};
-	double		cpu0 = now_s(CLOCK_PROCESS_CPUTIME_ID);
+	double		cpu0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
 
 	for (size_t r0 = 0; r0 < n_rows; r0 += CHUNK_ROWS)
 	{
@@ -168,17 +92,17 @@ run_ours(const GsForest *f, const float *rows, size_t n_rows, float *xcol,
 					t1,
 					t2;
 
-		t0 = now_s(CLOCK_MONOTONIC);
+		t0 = now_s();
 		for (size_t r = 0; r < n; r++)
 			for (size_t k = 0; k < nf; k++)
 				xcol[k * n + r] = src[r * nf + k];
-		t1 = now_s(CLOCK_MONOTONIC);
+		t1 = now_s();
 		gs_cpu_predict(f, xcol, n, n, margin, out + r0 * (size_t) f->n_outputs);
-		t2 = now_s(CLOCK_MONOTONIC);
+		t2 = now_s();
 		res.convert_s += t1 - t0;
 		res.predict_s += t2 - t1;
 	}
-	res.cpu_s = now_s(CLOCK_PROCESS_CPUTIME_ID) - cpu0;
+	res.cpu_s = clock_s(CLOCK_PROCESS_CPUTIME_ID) - cpu0;
 	return res;
 }
 
@@ -195,8 +119,8 @@ run_xgb(BoosterHandle bst, const float *rows, size_t n_rows, int nf,
 		"\"iteration_end\": 0, \"strict_shape\": false, \"cache_id\": 0, "
 		"\"missing\": NaN}";
 	XgbRun		res = {0, 0};
-	double		cpu0 = now_s(CLOCK_PROCESS_CPUTIME_ID);
-	double		t0 = now_s(CLOCK_MONOTONIC);
+	double		cpu0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
+	double		t0 = now_s();
 
 	for (size_t r0 = 0; r0 < n_rows; r0 += CHUNK_ROWS)
 	{
@@ -217,11 +141,11 @@ run_xgb(BoosterHandle bst, const float *rows, size_t n_rows, int nf,
 		for (bst_ulong d = 0; d < dim; d++)
 			total *= shape[d];
 		if (total != (bst_ulong) n * (bst_ulong) n_outputs)
-			die("XGBoost returned an unexpected number of outputs (%s)", "shape");
+			die("XGBoost returned an unexpected number of outputs (shape)");
 		memcpy(out + r0 * (size_t) n_outputs, res_ptr, sizeof(float) * n * (size_t) n_outputs);
 	}
-	res.predict_s = now_s(CLOCK_MONOTONIC) - t0;
-	res.cpu_s = now_s(CLOCK_PROCESS_CPUTIME_ID) - cpu0;
+	res.predict_s = now_s() - t0;
+	res.cpu_s = clock_s(CLOCK_PROCESS_CPUTIME_ID) - cpu0;
 	return res;
 }
 
@@ -306,7 +230,7 @@ main(int argc, char **argv)
 	if (argc == 5)
 		repeats = (int) parse_count(argv[4], "REPEATS");
 	if (repeats > MAX_REPEATS)
-		die("REPEATS must be at most %s", "101");
+		die("REPEATS must be at most %d", MAX_REPEATS);
 
 	/*
 	 * Belt and braces: XGBoost's thread count comes from the booster's

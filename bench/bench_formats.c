@@ -32,7 +32,6 @@
  */
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,86 +41,12 @@
 #include "forest_image.h"
 #include "model.h"
 
+#define BENCH_NAME "bench_formats"
+#include "bench_util.h"
+
 #define CHUNK_ROWS		65536
 #define MAX_REPEATS		101
 #define MAX_ABS_DIFF	1e-5
-
-/* Print a message and exit with status 1. */
-static void
-die(const char *fmt,...)
-{
-	va_list		ap;
-
-	va_start(ap, fmt);
-	fputs("bench_formats: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-	exit(1);
-}
-
-/* malloc or exit. */
-static void *
-xmalloc(size_t n)
-{
-	void	   *p = malloc(n > 0 ? n : 1);
-
-	if (p == NULL)
-		die("out of memory (%zu bytes)", n);
-	return p;
-}
-
-/* Seconds on the monotonic clock. */
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
-}
-
-/* Read a whole file (or its first want bytes) into a new buffer. */
-static unsigned char *
-read_file(const char *path, size_t want, size_t *len)
-{
-	FILE	   *fp = fopen(path, "rb");
-	unsigned char *buf;
-	long		size;
-
-	if (fp == NULL)
-		die("cannot open %s", path);
-	if (fseek(fp, 0, SEEK_END) != 0 || (size = ftell(fp)) < 0 || fseek(fp, 0, SEEK_SET) != 0)
-		die("cannot seek in %s", path);
-	if (want == 0)
-		want = (size_t) size;
-	else if ((size_t) size < want)
-		die("%s is shorter than the rows asked for", path);
-	buf = xmalloc(want);
-	if (fread(buf, 1, want, fp) != want)
-		die("cannot read %s", path);
-	fclose(fp);
-	*len = want;
-	return buf;
-}
-
-/* Comparison of doubles for qsort. */
-static int
-cmp_double(const void *a, const void *b)
-{
-	double		x = *(const double *) a,
-				y = *(const double *) b;
-
-	return (x > y) - (x < y);
-}
-
-/* Median of n values (sorts v in place). */
-static double
-median(double *v, int n)
-{
-	qsort(v, (size_t) n, sizeof(double), cmp_double);
-	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 /* Load the model from bytes or exit; the caller frees it. */
 static GsModel *

@@ -26,6 +26,10 @@
 
 #include "mlp.h"
 #include "../tests/common/test_util.h"
+
+#define BENCH_NAME "bench_mlp"
+#include "bench_util.h"
+
 #ifdef GS_BENCH_GPU
 #include "../cuda/gs_cuda.h"
 #endif
@@ -115,24 +119,6 @@ naive_predict(const GsMlp *m, const float *x, size_t ld, size_t n, float *a, flo
 	}
 }
 
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int
-cmp_double(const void *a, const void *b)
-{
-	double		x = *(const double *) a,
-				y = *(const double *) b;
-
-	return x < y ? -1 : x > y;
-}
-
 #ifdef GS_BENCH_GPU
 /* Median seconds of the GPU pipeline on the batch (0 when it fails). */
 static double
@@ -152,7 +138,7 @@ time_gpu(const GsMlp *m, const float *x, size_t n, int runs, float *out)
 	}
 	for (int i = 0; i < runs; i++)
 	{
-		double		t0 = now();
+		double		t0 = now_s();
 
 		memcpy(gs_cuda_pipeline_input(p, 0), x, sizeof(float) * n * m->n_features);
 		if (gs_cuda_pipeline_submit(p, 0, n, err, sizeof(err)) != 0 ||
@@ -161,7 +147,7 @@ time_gpu(const GsMlp *m, const float *x, size_t n, int runs, float *out)
 			fprintf(stderr, "GPU: %s\n", err);
 			return 0;
 		}
-		t[i] = now() - t0;
+		t[i] = now_s() - t0;
 	}
 	memcpy(out, res, sizeof(float) * n * m->n_outputs);
 	gs_cuda_pipeline_free(p);
@@ -180,13 +166,13 @@ time_engine(int naive, const GsMlp *m, const float *x, size_t n, int runs, float
 
 	for (int i = 0; i < runs; i++)
 	{
-		double		t0 = now();
+		double		t0 = now_s();
 
 		if (naive)
 			naive_predict(m, x, n, n, scratch, scratch + m->max_width, out);
 		else
 			gs_mlp_predict(m, x, n, n, scratch, out);
-		t[i] = now() - t0;
+		t[i] = now_s() - t0;
 	}
 	qsort(t, (size_t) runs, sizeof(double), cmp_double);
 	return t[runs / 2];

@@ -1,12 +1,11 @@
 /*
  * test_ubj.c - standalone TAP test for the UBJSON decoder
- * (src/core/ubj_decode.c).  No test framework, no PostgreSQL, no Python.
+ * (src/core/ubj_decode.c, ubj_reader.c).  No test framework, no PostgreSQL,
+ * no Python.
  *
- * Build and run from the repository root (or use tests/unit/):
+ * Build and run (make tests/unit/test_ubj lists the sources):
  *
- *   gcc -std=c11 -Wall -Wextra -Werror -O2 -Isrc/core \
- *       tests/unit/test_ubj.c src/core/ubj_decode.c -ljansson -o /tmp/test_ubj
- *   /tmp/test_ubj [FIXTURE_DIR]
+ *   make tests/unit/test_ubj && tests/unit/test_ubj [FIXTURE_DIR]
  *
  * Sanitizer build: add -fsanitize=address,undefined -fno-omit-frame-pointer -g
  * (and run with UBSAN_OPTIONS=halt_on_error=1).
