@@ -24,6 +24,7 @@
 #include "mlp.h"
 #include "onnx_load.h"
 #include "../common/test_util.h"
+#include "../common/test_models.h"
 
 #define FIXTURES "../fixtures/onnx"
 
@@ -45,28 +46,6 @@ close_enough(float got, float want, double *worst)
 	if (isnan(got) || isnan(want))
 		return 0;
 	return fabs((double) want) < 0.1 ? d <= TOL_ABS || rel <= TOL_REL : rel <= TOL_REL;
-}
-
-/* Load a fixture model file in the given format. */
-static GsCode
-load_file(const char *file, GsModelFormat fmt, GsModel **m, GsStatus *st)
-{
-	char		path[512];
-	size_t		len;
-	unsigned char *bytes;
-	GsCode		rc;
-
-	snprintf(path, sizeof(path), "%s/%s", FIXTURES, file);
-	bytes = gs_read_file(path, &len);
-	if (bytes == NULL)
-	{
-		gs_status_set(st, GS_ERR_INTERNAL, "cannot read %s", path);
-		*m = NULL;
-		return GS_ERR_INTERNAL;
-	}
-	rc = gs_model_load(bytes, len, fmt, NULL, &gs_malloc_allocator, m, st);
-	free(bytes);
-	return rc;
 }
 
 /* Score rows [r0, r0+n) of c as one batch with leading dimension ld. */
@@ -134,7 +113,8 @@ test_cases(void)
 			gs_tap(0, cases[i], "csv read");
 			continue;
 		}
-		if (load_file(file, fmt, &m, &st) != GS_OK)
+		snprintf(path, sizeof(path), "%s/%s", FIXTURES, file);
+		if (gs_load_model_file(path, fmt, &m, &st) != GS_OK)
 		{
 			printf("# %s\n", st.msg);
 			gs_tap(0, cases[i], "loads");
@@ -166,82 +146,11 @@ test_cases(void)
 	}
 }
 
-/* Name of a status code as in bad/expected.txt. */
-static const char *
-code_name(GsCode c)
-{
-	switch (c)
-	{
-		case GS_OK:
-			return "OK";
-		case GS_ERR_INVALID_MODEL:
-			return "INVALID_MODEL";
-		case GS_ERR_UNSUPPORTED:
-			return "UNSUPPORTED";
-		case GS_ERR_LIMIT:
-			return "LIMIT";
-		case GS_ERR_INVALID_INPUT:
-			return "INVALID_INPUT";
-		case GS_ERR_NOMEM:
-			return "NOMEM";
-		case GS_ERR_CANCELLED:
-			return "CANCELLED";
-		case GS_ERR_INTERNAL:
-			return "INTERNAL";
-	}
-	return "?";
-}
-
 /* Every hostile or unsupported file gives the expected status and message. */
 static void
 test_bad(void)
 {
-	FILE	   *f = fopen(FIXTURES "/bad/expected.txt", "r");
-	char		line[1024];
-	int			n = 0;
-
-	if (!f)
-	{
-		gs_tap(0, "bad", "expected.txt read");
-		return;
-	}
-	while (fgets(line, sizeof(line), f))
-	{
-		char	   *file = line,
-				   *code,
-				   *frag,
-				   *nl;
-		char		label[1100];
-		GsModel    *m = NULL;
-		GsStatus	st;
-		GsCode		rc;
-
-		if (line[0] == '#')
-			continue;
-		if ((nl = strchr(line, '\n')))
-			*nl = '\0';
-		code = strchr(file, '|');
-		frag = code ? strchr(code + 1, '|') : NULL;
-		if (!frag)
-			continue;
-		*code++ = '\0';
-		*frag++ = '\0';
-		snprintf(label, sizeof(label), "bad/%s", file);
-		{
-			char		rel[1100];
-
-			snprintf(rel, sizeof(rel), "bad/%s", file);
-			rc = load_file(rel, GS_FORMAT_ONNX, &m, &st);
-		}
-		if (rc != GS_OK || m == NULL)
-			printf("# %s: %s%s%s\n", code_name(rc), st.msg, st.detail[0] ? " / " : "", st.detail);
-		gs_tap(rc != GS_OK && m == NULL && strcmp(code_name(rc), code) == 0, label, code);
-		gs_tap(strstr(st.msg, frag) != NULL, label, frag);
-		gs_model_free(m);
-		n++;
-	}
-	fclose(f);
-	gs_tap(n >= 10, "bad", "at least 10 hostile files checked");
+	gs_check_bad_files(FIXTURES "/bad/expected.txt", FIXTURES "/bad", 10);
 }
 
 /*

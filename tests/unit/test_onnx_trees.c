@@ -29,6 +29,7 @@
 #include "forest_eval.h"
 #include "model.h"
 #include "../common/test_util.h"
+#include "../common/test_models.h"
 
 #define FIXTURES "../fixtures"
 
@@ -59,25 +60,6 @@ close_enough(float got, float want, double tol, Diff *d)
 	d->exact += got == want;
 	d->total++;
 	return ad <= tol * fmax(1.0, fabs((double) want));
-}
-
-/* Load a file with gs_model_load. */
-static GsCode
-load_file(const char *path, GsModelFormat fmt, GsModel **m, GsStatus *st)
-{
-	size_t		len;
-	unsigned char *bytes = gs_read_file(path, &len);
-	GsCode		rc;
-
-	*m = NULL;
-	if (bytes == NULL)
-	{
-		gs_status_set(st, GS_ERR_INTERNAL, "cannot read %s", path);
-		return GS_ERR_INTERNAL;
-	}
-	rc = gs_model_load(bytes, len, fmt, NULL, &gs_malloc_allocator, m, st);
-	free(bytes);
-	return rc;
 }
 
 /* Score rows [r0, r0+n) of c as one batch with leading dimension ld. */
@@ -183,7 +165,7 @@ test_cases(void)
 			continue;
 		}
 		snprintf(path, sizeof(path), FIXTURES "/onnx/trees/%s.onnx", name);
-		if (load_file(path, GS_FORMAT_ONNX, &m, &st) != GS_OK)
+		if (gs_load_model_file(path, GS_FORMAT_ONNX, &m, &st) != GS_OK)
 		{
 			printf("# %s%s%s\n", st.msg, st.detail[0] ? " / " : "", st.detail);
 			gs_tap(0, name, "loads");
@@ -200,10 +182,10 @@ test_cases(void)
 			   strcmp(gs_model_kind_name(m), "tree-ensemble") == 0, name, what);
 		if (strcmp(m->forest->objective, obj) != 0)
 			printf("# objective %s\n", m->forest->objective);
-		gs_tap(load_file(path, GS_FORMAT_AUTO, &m2, &st) == GS_OK && m2->kind == GS_MODEL_FOREST &&
+		gs_tap(gs_load_model_file(path, GS_FORMAT_AUTO, &m2, &st) == GS_OK && m2->kind == GS_MODEL_FOREST &&
 			   m2->forest->n_nodes == m->forest->n_nodes, name, "format 'auto' loads the same forest");
 		gs_model_free(m2);
-		gs_tap(load_file(path, GS_FORMAT_ONNX_AUTOENCODER, &m2, &st) == GS_ERR_UNSUPPORTED &&
+		gs_tap(gs_load_model_file(path, GS_FORMAT_ONNX_AUTOENCODER, &m2, &st) == GS_ERR_UNSUPPORTED &&
 			   m2 == NULL && strstr(st.msg, "not an autoencoder"), name,
 			   "format 'onnx-autoencoder' refused");
 
@@ -228,76 +210,11 @@ test_cases(void)
 	gs_tap(n_cases >= 20, "cases", "at least 20 ONNX tree fixtures checked");
 }
 
-/* Name of a status code as in trees_expected.txt. */
-static const char *
-code_name(GsCode c)
-{
-	switch (c)
-	{
-		case GS_OK:
-			return "OK";
-		case GS_ERR_INVALID_MODEL:
-			return "INVALID_MODEL";
-		case GS_ERR_UNSUPPORTED:
-			return "UNSUPPORTED";
-		case GS_ERR_LIMIT:
-			return "LIMIT";
-		case GS_ERR_INVALID_INPUT:
-			return "INVALID_INPUT";
-		case GS_ERR_NOMEM:
-			return "NOMEM";
-		case GS_ERR_CANCELLED:
-			return "CANCELLED";
-		case GS_ERR_INTERNAL:
-			return "INTERNAL";
-	}
-	return "?";
-}
-
 /* Every hostile or unsupported file gives the expected status and message. */
 static void
 test_bad(void)
 {
-	FILE	   *f = fopen(FIXTURES "/onnx/bad/trees_expected.txt", "r");
-	char		line[1024];
-	int			n = 0;
-
-	if (f == NULL)
-	{
-		gs_tap(0, "bad", "trees_expected.txt present");
-		return;
-	}
-	while (fgets(line, sizeof(line), f))
-	{
-		char	   *file = line,
-				   *code,
-				   *frag,
-				   *nl,
-					path[1100];
-		GsModel    *m = NULL;
-		GsStatus	st;
-		GsCode		rc;
-
-		if (line[0] == '#')
-			continue;
-		if ((nl = strchr(line, '\n')))
-			*nl = '\0';
-		code = strchr(file, '|');
-		frag = code ? strchr(code + 1, '|') : NULL;
-		if (!frag)
-			continue;
-		*code++ = '\0';
-		*frag++ = '\0';
-		snprintf(path, sizeof(path), FIXTURES "/onnx/bad/%s", file);
-		rc = load_file(path, GS_FORMAT_ONNX, &m, &st);
-		printf("# %s: %s: %s%s%s\n", file, code_name(rc), st.msg, st.detail[0] ? " / " : "", st.detail);
-		gs_tap(rc != GS_OK && m == NULL && strcmp(code_name(rc), code) == 0, file, code);
-		gs_tap(strstr(st.msg, frag) != NULL, file, frag);
-		gs_model_free(m);
-		n++;
-	}
-	fclose(f);
-	gs_tap(n >= 15, "bad", "at least 15 hostile tree files checked");
+	gs_check_bad_files(FIXTURES "/onnx/bad/trees_expected.txt", FIXTURES "/onnx/bad", 15);
 }
 
 /* Caps of GsLimits apply before allocation. */
