@@ -73,7 +73,7 @@ gs_context_allocator(MemoryContext mcxt)
 /*
  * The core's GsInterrupt: would CHECK_FOR_INTERRUPTS() act now?  It only
  * asks; the core cannot be left by longjmp (jansson's memory is malloc'd),
- * so it stops and returns, and gs_model_parse processes the interrupt.
+ * so it stops and returns, and load_interruptibly processes the interrupt.
  */
 static bool
 interrupt_pending(void *arg)
@@ -98,27 +98,38 @@ report_model_error(const char *name, GsStatus *st)
 	gs_report_status(st);
 }
 
+/*
+ * Load a model into mcxt with the current caps: parse bytes of format fmt,
+ * or read them as a forest image.  Parsing a large model takes seconds
+ * (~30 ms per MB of JSON): the core polls for cancel, statement_timeout
+ * and termination, and stops; an interrupt that CHECK_FOR_INTERRUPTS()
+ * handles without an ERROR (a barrier, a cancel that came too late) just
+ * restarts the load.
+ */
+static GsCode
+load_interruptibly(const unsigned char *bytes, size_t len, GsModelFormat fmt, bool image,
+				   MemoryContext mcxt, GsModel **model, GsStatus *st)
+{
+	GsAllocator a = gs_context_allocator(mcxt);
+	GsLimits	lim = gs_current_limits();
+	GsCode		rc;
+
+	lim.interrupt.pending = interrupt_pending;
+	while ((rc = image ? gs_model_load_image(bytes, len, &lim, &a, model, st)
+			: gs_model_load(bytes, len, fmt, &lim, &a, model, st)) == GS_ERR_CANCELLED)
+		CHECK_FOR_INTERRUPTS();
+	return rc;
+}
+
 /* Parse and validate model bytes into a model in mcxt; see gpuscore.h. */
 GsModel *
 gs_model_parse(const char *name, const unsigned char *bytes, size_t len,
 			   GsModelFormat fmt, MemoryContext mcxt)
 {
-	GsAllocator a = gs_context_allocator(mcxt);
-	GsLimits	lim = gs_current_limits();
 	GsModel    *model;
 	GsStatus	st;
-	GsCode		rc;
 
-	/*
-	 * Parsing a large model takes seconds (~30 ms per MB of JSON): the core
-	 * polls for cancel, statement_timeout and termination, and stops.  An
-	 * interrupt that CHECK_FOR_INTERRUPTS() handles without an ERROR (a
-	 * barrier, a cancel that came too late) just restarts the parse.
-	 */
-	lim.interrupt.pending = interrupt_pending;
-	while ((rc = gs_model_load(bytes, len, fmt, &lim, &a, &model, &st)) == GS_ERR_CANCELLED)
-		CHECK_FOR_INTERRUPTS();
-	if (rc != GS_OK)
+	if (load_interruptibly(bytes, len, fmt, false, mcxt, &model, &st) != GS_OK)
 		report_model_error(name, &st);
 	return model;
 }
@@ -217,18 +228,11 @@ model_cache_init(void)
 static GsModel *
 model_from_image(const char *name, const bytea *image, MemoryContext mcxt)
 {
-	GsAllocator a = gs_context_allocator(mcxt);
-	GsLimits	lim = gs_current_limits();
 	GsModel    *model;
 	GsStatus	st;
-	GsCode		rc;
 
-	lim.interrupt.pending = interrupt_pending;
-	while ((rc = gs_model_load_image((const unsigned char *) VARDATA_ANY(image),
-									 VARSIZE_ANY_EXHDR(image), &lim, &a, &model,
-									 &st)) == GS_ERR_CANCELLED)
-		CHECK_FOR_INTERRUPTS();
-	if (rc == GS_OK)
+	if (load_interruptibly((const unsigned char *) VARDATA_ANY(image), VARSIZE_ANY_EXHDR(image),
+						   GS_FORMAT_AUTO, true, mcxt, &model, &st) == GS_OK)
 		return model;
 	if (st.code != GS_ERR_INVALID_MODEL)
 		report_model_error(name, &st);

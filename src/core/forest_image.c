@@ -183,8 +183,7 @@ read_names(GsForest *f, const unsigned char *p, size_t n, GsStatus *st)
 	/* each name takes at least its NUL: no allocation for names not there */
 	if (n < (size_t) f->n_features)
 		return bad_image(st, "fewer feature names than features");
-	if (!gs_utf8_valid(p, n))
-		return bad_image(st, "a feature name is not valid UTF-8");
+	/* valid UTF-8: gs_forest_check's job, as for a parsed forest */
 	f->feature_names = image_alloc(f, sizeof(char *) * (size_t) f->n_features);
 	if (!f->feature_names)
 		return gs_status_set(st, GS_ERR_NOMEM, "out of memory reading a forest image");

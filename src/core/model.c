@@ -11,6 +11,32 @@
 #include "forest_image.h"
 #include "onnx_load.h"
 
+/* A new, empty model from alloc, or NULL with st set. */
+static GsModel *
+model_new(const GsAllocator *alloc, GsStatus *st)
+{
+	GsModel    *m = alloc->alloc(alloc->ctx, sizeof(GsModel));
+
+	if (m == NULL)
+	{
+		gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
+		return NULL;
+	}
+	memset(m, 0, sizeof(GsModel));
+	m->alloc = *alloc;
+	return m;
+}
+
+/* Make m the model of its (loaded) forest. */
+static void
+model_of_forest(GsModel *m)
+{
+	m->kind = GS_MODEL_FOREST;
+	m->n_features = m->forest->n_features;
+	m->n_outputs = m->forest->n_outputs;
+	m->feature_names = m->forest->feature_names;
+}
+
 /* Parse and validate model bytes; see model.h. */
 GsCode
 gs_model_load(const unsigned char *bytes, size_t len, GsModelFormat fmt,
@@ -29,11 +55,8 @@ gs_model_load(const unsigned char *bytes, size_t len, GsModelFormat fmt,
 		if (detected != GS_FORMAT_AUTO)
 			fmt = detected;
 	}
-	m = alloc->alloc(alloc->ctx, sizeof(GsModel));
-	if (m == NULL)
-		return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
-	memset(m, 0, sizeof(GsModel));
-	m->alloc = *alloc;
+	if ((m = model_new(alloc, st)) == NULL)
+		return st->code;
 	m->format = fmt;
 	if (fmt == GS_FORMAT_ONNX || fmt == GS_FORMAT_ONNX_AUTOENCODER)
 	{
@@ -41,12 +64,7 @@ gs_model_load(const unsigned char *bytes, size_t len, GsModelFormat fmt,
 		rc = gs_onnx_load(bytes, len, fmt == GS_FORMAT_ONNX_AUTOENCODER, lim, alloc, &m->mlp,
 						  &m->forest, st);
 		if (rc == GS_OK && m->forest)
-		{
-			m->kind = GS_MODEL_FOREST;
-			m->n_features = m->forest->n_features;
-			m->n_outputs = m->forest->n_outputs;
-			m->feature_names = m->forest->feature_names;
-		}
+			model_of_forest(m);
 		else if (rc == GS_OK)
 		{
 			m->kind = GS_MODEL_MLP;
@@ -57,14 +75,11 @@ gs_model_load(const unsigned char *bytes, size_t len, GsModelFormat fmt,
 	else
 	{
 		/* every other format is a tree ensemble */
-		m->kind = GS_MODEL_FOREST;
 		rc = gs_forest_load(bytes, len, fmt, lim, alloc, &m->forest, st);
 		if (rc == GS_OK)
 		{
+			model_of_forest(m);
 			m->format = m->forest->format;
-			m->n_features = m->forest->n_features;
-			m->n_outputs = m->forest->n_outputs;
-			m->feature_names = m->forest->feature_names;
 		}
 	}
 	if (rc != GS_OK)
@@ -86,22 +101,16 @@ gs_model_load_image(const unsigned char *image, size_t len, const GsLimits *lim,
 
 	gs_status_clear(st);
 	*out = NULL;
-	m = alloc->alloc(alloc->ctx, sizeof(GsModel));
-	if (m == NULL)
-		return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
-	memset(m, 0, sizeof(GsModel));
-	m->alloc = *alloc;
+	if ((m = model_new(alloc, st)) == NULL)
+		return st->code;
 	rc = gs_forest_image_read(image, len, lim, alloc, &m->forest, st);
 	if (rc != GS_OK)
 	{
 		alloc->free(alloc->ctx, m);
 		return rc;
 	}
-	m->kind = GS_MODEL_FOREST;
+	model_of_forest(m);
 	m->format = m->forest->format;
-	m->n_features = m->forest->n_features;
-	m->n_outputs = m->forest->n_outputs;
-	m->feature_names = m->forest->feature_names;
 	*out = m;
 	return GS_OK;
 }
