@@ -2,10 +2,12 @@
 # (bench_sql.sh, bench_batch_paths.sh); sourced after .ci/lib.sh.
 #
 # bpsql, median, feature_list, feature_expr: helpers below.
-# make_bench_tx ROWS: creates bench_tx(id bigint, f1..f30 real) with ROWS
-#   rows drawn in SQL with setseed(0.42) from the distributions of
-#   make_models.py (each value NULL with probability 0.05), VACUUM ANALYZE,
-#   and the timing functions bench_cpu() and bench_time(q) (see bench_sql.sh).
+# make_bench_tx ROWS [JOBS]: creates bench_tx(id bigint, f1..f30 real) with
+#   ROWS rows drawn in SQL from the distributions of make_models.py (each
+#   value NULL with probability 0.05), VACUUM ANALYZE, and the timing
+#   functions bench_cpu() and bench_time(q) (see bench_sql.sh).  With JOBS
+#   (default 1, at most 14) sessions filling id ranges at once, job k seeded
+#   with setseed(0.42 - 0.1 k): one job gives the same table as always.
 #   Sets COLS ("f1, ..., f30"), SUMEXPR ("f1+...+f30") and TABLE_INFO.
 
 # psql against the throwaway cluster: no psqlrc, quiet, unaligned, stop on error.
@@ -41,7 +43,8 @@ feature_expr() {
 
 # Create bench_tx and the timing functions (see the header).
 make_bench_tx() {
-    local BENCH_ROWS=$1
+    local BENCH_ROWS=$1 JOBS=${2:-1} k lo hi pids=() failed=0
+    [ "$JOBS" -ge 1 ] && [ "$JOBS" -le 14 ] || { echo "make_bench_tx: JOBS must be 1..14" >&2; return 1; }
     COLS=$(feature_list ", ")
     CLK_TCK=$(getconf CLK_TCK)
     SUMEXPR=$(feature_list "+")
@@ -50,14 +53,11 @@ make_bench_tx() {
         EXPRS+=", $(feature_expr "$i")"
     done
 
-    echo "== creating bench_tx with $BENCH_ROWS rows"
+    echo "== creating bench_tx with $BENCH_ROWS rows ($JOBS job(s))"
     t0=$(date +%s%N)
     bpsql <<SQL
 CREATE EXTENSION pg_gpuscore;
-SELECT setseed(0.42);
 CREATE TABLE bench_tx (id bigint, $(feature_list " real, ") real);
-INSERT INTO bench_tx SELECT i$EXPRS FROM generate_series(1, $BENCH_ROWS) i;
-VACUUM ANALYZE bench_tx;
 -- bench_cpu(): CPU seconds (user + system) this backend has used so far,
 -- from /proc/self/stat (fields 14 and 15, in clock ticks)
 CREATE FUNCTION bench_cpu() RETURNS float8
@@ -81,6 +81,20 @@ BEGIN
 END
 \$\$;
 SQL
+    for ((k = 0; k < JOBS; k++)); do
+        lo=$((BENCH_ROWS * k / JOBS + 1))
+        hi=$((BENCH_ROWS * (k + 1) / JOBS))
+        bpsql >/dev/null <<SQL &
+SELECT setseed(0.42 - 0.1 * $k);
+INSERT INTO bench_tx SELECT i$EXPRS FROM generate_series($lo, $hi) i;
+SQL
+        pids+=($!)
+    done
+    for k in "${pids[@]}"; do
+        wait "$k" || failed=1
+    done
+    [ "$failed" = 0 ] || { echo "make_bench_tx: filling bench_tx failed" >&2; return 1; }
+    bpsql -c "VACUUM ANALYZE bench_tx"
     t1=$(date +%s%N)
     TABLE_INFO=$(bpsql -c "SELECT count(*) || ' rows, ' || pg_size_pretty(pg_relation_size('bench_tx')) || ', '
         || round(100.0 * avg(num_nulls($COLS)) / 30, 2) || '% NULL features' FROM bench_tx")
