@@ -36,15 +36,6 @@
 
 StaticAssertDecl(GS_SCORER_SLOTS == GS_CUDA_SLOTS, "scorer and provider slot counts differ");
 
-/*
- * Rows the CPU engine scores between two interrupt checks: at most
- * CPU_SLICE_ROWS, fewer for heavy models, so that a slice takes at most
- * about CPU_SLICE_WORK units of work (~20 ms on one core) and cancel and
- * statement_timeout act promptly whatever the model (see cpu_slice_rows).
- */
-#define CPU_SLICE_ROWS 4096
-#define CPU_SLICE_WORK ((double) (1 << 23))
-
 struct GsBatchScorer
 {
 	GsModelRef *m;
@@ -53,7 +44,7 @@ struct GsBatchScorer
 	float	   *cpu_in[GS_CUDA_SLOTS];	/* input buffers when pipe is NULL */
 	float	   *cpu_out[GS_CUDA_SLOTS];
 	float	   *margin;			/* CPU engine scratch for one slice */
-	size_t		slice_rows;		/* rows per CPU slice (cpu_slice_rows) */
+	size_t		slice_rows;		/* rows per CPU slice (gs_model_slice_rows) */
 	int			cur;			/* slot the next batch goes into */
 	bool		pending[GS_CUDA_SLOTS];
 	bool		on_gpu[GS_CUDA_SLOTS];
@@ -67,35 +58,6 @@ static bool fallback_noticed = false;
 static int64 stat_batches[2],
 			stat_rows[2],
 			stat_fallbacks;
-
-/*
- * Rows per interruptible CPU slice for model m.  A fixed 4096 rows took
- * 0.3 s with a 6000-tree model and would take seconds near
- * pg_gpuscore.max_trees: that long a cancel waited (tests/t/030_cancel.pl).
- * The work of a row is its node steps (the depth of every tree, ~2 ns each
- * on one core) for a tree ensemble, or its weights over 16 for a network
- * (BLAS does many multiply-adds in the time of one tree step).  Slices are
- * whole 64-row blocks of the CPU engine where possible, so slicing does not
- * slow scoring down.
- */
-static size_t
-cpu_slice_rows(const GsModel *m)
-{
-	double		per_row = 0;
-	double		rows;
-
-	if (m->mlp)
-		per_row = (double) m->mlp->n_params / 16.0;
-	else if (m->forest)
-		for (int32 t = 0; t < m->forest->n_trees; t++)
-			per_row += Max(m->forest->tree_depth[t], 1);
-	rows = CPU_SLICE_WORK / Max(per_row, 1.0);
-	if (rows >= CPU_SLICE_ROWS)
-		return CPU_SLICE_ROWS;
-	if (rows >= 64)
-		return (size_t) (rows / 64) * 64;
-	return Max((size_t) rows, 1);
-}
 
 /*
  * Score rows on the CPU in interruptible slices of slice_rows rows; scratch
@@ -227,7 +189,7 @@ gs_scorer_begin(GsModelRef *m, size_t max_rows, MemoryContext mcxt)
 			s->cpu_in[k] = MemoryContextAllocHuge(mcxt, sizeof(float) * s->max_rows * f->n_features);
 		s->cpu_out[k] = MemoryContextAllocHuge(mcxt, sizeof(float) * s->max_rows * f->n_outputs);
 	}
-	s->slice_rows = cpu_slice_rows(f);
+	s->slice_rows = gs_model_slice_rows(f);
 	s->margin = MemoryContextAllocHuge(mcxt, sizeof(float) *
 									   gs_model_scratch_floats(f, Min(s->max_rows, s->slice_rows)));
 	return s;

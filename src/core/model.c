@@ -135,6 +135,28 @@ gs_model_kind_name(const GsModel *m)
 	return "tree-ensemble";
 }
 
+/* Rows per interruptible slice; see model.h. */
+size_t
+gs_model_slice_rows(const GsModel *m)
+{
+	const double max_rows = 4096,
+				work = (double) (1 << 23);
+	double		per_row = 0,
+				rows;
+
+	if (m->kind == GS_MODEL_MLP)
+		per_row = (double) m->mlp->n_params / 16.0;
+	else
+		for (int32_t t = 0; t < m->forest->n_trees; t++)
+			per_row += m->forest->tree_depth[t] > 1 ? m->forest->tree_depth[t] : 1;
+	rows = work / (per_row > 1.0 ? per_row : 1.0);
+	if (rows >= max_rows)
+		return (size_t) max_rows;
+	if (rows >= 64)
+		return (size_t) (rows / 64) * 64;
+	return rows >= 1 ? (size_t) rows : 1;
+}
+
 /* Scratch floats; see model.h. */
 size_t
 gs_model_scratch_floats(const GsModel *m, size_t n_rows)

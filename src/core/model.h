@@ -59,6 +59,18 @@ extern void gs_model_free(GsModel *m);
 /* What the model is, for gpu_models: "tree-ensemble", "mlp" or "autoencoder". */
 extern const char *gs_model_kind_name(const GsModel *m);
 
+/*
+ * Rows a caller that must stay interruptible (a backend) should score per
+ * gs_model_predict call: at most 4096, fewer for heavy models, so that a
+ * call does about 2^23 units of work (~20 ms on one core) whatever the
+ * model.  The work of a row is its node steps (the depth of every tree,
+ * ~2 ns each) for a tree ensemble, or its weights over 16 for a network
+ * (BLAS does many multiply-adds in the time of one tree step).  Slices are
+ * whole 64-row blocks of the CPU engine where possible, so slicing does not
+ * slow scoring down.
+ */
+extern size_t gs_model_slice_rows(const GsModel *m);
+
 /* Floats of scratch gs_model_predict needs for a batch of n_rows rows. */
 extern size_t gs_model_scratch_floats(const GsModel *m, size_t n_rows);
 

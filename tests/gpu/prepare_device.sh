@@ -7,6 +7,7 @@
 #   .device/bin/test_gpu              server-free GPU-vs-CPU parity suite (trees)
 #   .device/bin/test_gpu_mlp          the same for neural networks (cuBLAS)
 #   .device/bin/bench_mlp_gpu         MLP benchmark, CPU engine vs GPU engine
+#   .device/bin/bench_crossover       GPU vs CPU engine per batch size (gpu_min_rows)
 #                                     (they load the run-time libraries the
 #                                     device machine lacks, jansson,
 #                                     protobuf-c, serial OpenBLAS and its
@@ -18,6 +19,8 @@
 #                                     installed (../shared/device/make_portable.sh)
 #   .device/run_portable.sh           starts it and runs pg_regress
 #   .device/bench_gpu.txz             kernel benchmark, parity check and models
+#                                     (the models serve bench/gpu/bench_e2e.sh too)
+#   .device/COMMIT                    the commit the kit was built from
 #
 # The GPU machine has CUDA and nvcc but no PostgreSQL, jansson or network, so
 # everything host-side is built here.
@@ -29,6 +32,12 @@ ARCH="-gencode arch=compute_90,code=sm_90"
 D=$ROOT/.device
 
 rm -rf "$D" && mkdir -p "$D/bin"
+# The commit the kit is built from (the device's copy of the tree has no .git).
+{
+    c=$(git rev-parse --short HEAD)
+    [ -z "$(git status --porcelain --untracked-files=no)" ] || c="$c + uncommitted changes"
+    echo "$c"
+} > "$D/COMMIT"
 
 # The core's sources and the network part's flags, as the Makefile lists
 # them (so a loader added there is built here too).
@@ -57,7 +66,7 @@ cp pg_gpuscore_cuda.so "$D/bin/"
 mkdir -p "$D/lib"
 for l in $RUNTIME_LIBS; do cp -L "$l" "$D/lib/"; done
 
-echo "== building the server-free GPU tests and the MLP benchmark"
+echo "== building the server-free GPU tests, the MLP and crossover benchmarks"
 CFLAGS="-std=c11 -D_GNU_SOURCE -O2 -g -ffp-contract=off -Wall -Wextra -Werror -Isrc/core -Isrc"
 LINK="-L$D/bin -L$D/lib -l:pg_gpuscore_cuda.so -Wl,-rpath,\$ORIGIN -ljansson -lm"
 NN_LINK="-l:libprotobuf-c.so.1 -l:libopenblas.so.0"
@@ -67,6 +76,8 @@ gcc $CFLAGS -o "$D/bin/test_gpu" tests/gpu/test_gpu.c $CORE $LINK
 gcc $CFLAGS $NN_CFLAGS -o "$D/bin/test_gpu_mlp" tests/gpu/test_gpu_mlp.c $CORE $NN $LINK $NN_LINK
 # shellcheck disable=SC2086
 gcc $CFLAGS $NN_CFLAGS -DGS_BENCH_GPU -o "$D/bin/bench_mlp_gpu" bench/bench_mlp.c $CORE $NN $LINK $NN_LINK
+# shellcheck disable=SC2086
+gcc $CFLAGS $NN_CFLAGS -o "$D/bin/bench_crossover" bench/gpu/bench_crossover.c $CORE $NN $LINK $NN_LINK
 
 echo "== building the kernel benchmark and its models (bench/gpu)"
 BUILD="$D/bench_gpu" bash bench/gpu/run.sh --build-only

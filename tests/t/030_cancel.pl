@@ -48,7 +48,7 @@ use GsTest;
 # Seconds from the cancel (or the timeout's expiry) to the error.  Measured
 # on a 2-core VM: 0.001-0.05 s on the serial scoring paths and
 # gpu_score_table (the CPU engine checks for interrupts every ~20 ms of work,
-# see cpu_slice_rows in src/device.c); the bound leaves a wide margin for a
+# see gs_model_slice_rows in src/core/model.c); the bound leaves a wide margin for a
 # loaded CI machine; cancelling a model's parse takes up to ~0.3 s.
 my $bound = 2.0;
 # statement_timeout of the timeout cases (less for the load, see above), and
