@@ -1,8 +1,9 @@
 -- In-PostgreSQL GPU parity, run by tests/gpu/device_run.sh on a machine with
 -- a GPU (where there is none, 'gpu' mode makes it fail with "no GPU engine").
--- Every fixture model is scored through gpu_score_query with the GPU forced
--- and compared with the CPU engine (gpu_score, row by row) and with XGBoost's
--- expected outputs; then a 1,000,003-row table, NaNs included.
+-- Every fixture model (XGBoost, LightGBM, ONNX-ML trees) is scored through
+-- gpu_predict_query with the GPU forced and compared with the CPU engine
+-- (gpu_predict, row by row: identical) and with the expected outputs of the
+-- library that made it; then a 1,000,003-row table, NaNs included.
 \getenv abs_srcdir PG_ABS_SRCDIR
 -- GS_TEST_PROVIDER names another provider (the CPU mock, to test this file without a GPU)
 \getenv provider GS_TEST_PROVIDER
@@ -16,18 +17,29 @@ SET pg_gpuscore.device = 'gpu';
 SET pg_gpuscore.batch_size = 4099;
 
 CREATE TEMP TABLE parity (model text, n_rows int, gpu_vs_cpu int, gpu_vs_xgboost int);
+-- A case's model is models/<name>.json, .ubj or .txt (LightGBM) or onnx/trees/<name>.onnx,
+-- loaded with format 'auto'; its .meta gives features, outputs, objective and, for models
+-- whose reference sums differently (LightGBM, ONNX AVERAGE), the tolerance against it.
 CREATE FUNCTION pg_temp.check_gpu(model text, dir text) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
   meta text[];
   nf int;
   nout int;
+  tol float8;
+  file text;
 BEGIN
-  PERFORM gpu_load_model(model, pg_read_binary_file(dir || '/models/' || model ||
-          CASE WHEN pg_stat_file(dir || '/models/' || model || '.json', true) IS NULL
-               THEN '.ubj' ELSE '.json' END));
+  SELECT f INTO file
+    FROM unnest(ARRAY['/models/' || model || '.json', '/models/' || model || '.ubj',
+                      '/models/' || model || '.txt', '/onnx/trees/' || model || '.onnx']) WITH ORDINALITY u(f, i)
+   WHERE (pg_stat_file(dir || f, true)).size IS NOT NULL ORDER BY i LIMIT 1;
+  IF file IS NULL THEN
+    RAISE EXCEPTION 'no model file for case %', model;
+  END IF;
+  PERFORM gpu_load_model(model, pg_read_binary_file(dir || file));
   meta := regexp_split_to_array(trim(pg_read_file(dir || '/cases/' || model || '.meta')), ' ');
   nf := meta[1]::int;
   nout := meta[2]::int;
+  tol := coalesce(meta[4]::float8, 1e-6);
   CREATE TEMP TABLE cases_raw (line text);
   EXECUTE format('COPY cases_raw FROM %L', dir || '/cases/' || model || '.csv');
   CREATE TEMP TABLE cases AS
@@ -37,14 +49,15 @@ BEGIN
   SELECT model, count(*),
          count(*) FILTER (WHERE q.scores IS DISTINCT FROM gpu_predict(model, c.f)),
          count(*) FILTER (WHERE EXISTS (SELECT 1 FROM unnest(q.scores, c.want) u(got, w)
-                                         WHERE abs(got - w) > 1e-6 * greatest(1, abs(w))))
+                                         WHERE abs(got - w) > tol * greatest(1, abs(w))))
     FROM gpu_predict_query(model, 'SELECT id, f FROM cases') q JOIN cases c USING (id);
   DROP TABLE cases_raw;
   DROP TABLE cases;
 END $$;
 SELECT count(pg_temp.check_gpu(regexp_replace(m, '\.meta$', ''), :'abs_srcdir' || '/fixtures')) >= 0 AS done
   FROM pg_ls_dir(:'abs_srcdir' || '/fixtures/cases') m WHERE m LIKE '%.meta';
-SELECT count(*) >= 30 AS all_models_checked, sum(n_rows) > 0 AS some_rows,
+SELECT count(*) = (SELECT count(*) FROM pg_ls_dir(:'abs_srcdir' || '/fixtures/cases') m WHERE m LIKE '%.meta')
+       AND count(*) >= 100 AS all_models_checked, sum(n_rows) > 0 AS some_rows,
        sum(gpu_vs_cpu) AS rows_gpu_differs_from_cpu,
        sum(gpu_vs_xgboost) AS rows_gpu_differs_from_xgboost
   FROM parity;
