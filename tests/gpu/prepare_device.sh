@@ -71,7 +71,7 @@ CFLAGS="-std=c11 -D_GNU_SOURCE -O2 -g -ffp-contract=off -Wall -Wextra -Werror -I
 LINK="-L$D/bin -L$D/lib -l:pg_gpuscore_cuda.so -Wl,-rpath,\$ORIGIN -ljansson -lm"
 NN_LINK="-l:libprotobuf-c.so.1 -l:libopenblas.so.0"
 # shellcheck disable=SC2086
-gcc $CFLAGS -o "$D/bin/test_gpu" tests/gpu/test_gpu.c $CORE $LINK
+gcc $CFLAGS $NN_CFLAGS -o "$D/bin/test_gpu" tests/gpu/test_gpu.c $CORE $NN $LINK $NN_LINK
 # shellcheck disable=SC2086
 gcc $CFLAGS $NN_CFLAGS -o "$D/bin/test_gpu_mlp" tests/gpu/test_gpu_mlp.c $CORE $NN $LINK $NN_LINK
 # shellcheck disable=SC2086

@@ -1,7 +1,9 @@
 /*
  * test_gpu.c
  *	  Server-free GPU test suite: GPU scores must equal CPU scores (<= 1e-6)
- *	  on every fixture model, over batch sizes that hit warp and block
+ *	  on every fixture tree model (XGBoost JSON/UBJSON and LightGBM in
+ *	  tests/fixtures/models, ONNX-ML tree ensembles in
+ *	  tests/fixtures/onnx/trees), over batch sizes that hit warp and block
  *	  tails (1, 31, 32, 33, 1000, 65536, 1000003 rows), with missing values;
  *	  and on a few of them rewritten with what ONNX-ML tree ensembles add
  *	  (equality splits, onnxruntime's transforms; see onnx_variant).
@@ -20,8 +22,10 @@
 
 #include "cpu_engine.h"
 #include "forest.h"
+#include "model.h"
 #include "../../cuda/gs_cuda.h"
 #include "../common/test_util.h"
+#include "../common/test_models.h"
 
 #define FIXTURES "../fixtures"
 
@@ -179,13 +183,79 @@ onnx_variant(GsForest *f)
 		f->transform = GS_TRANSFORM_ORT_SOFTMAX_ZERO;
 }
 
+/* Does name end with suffix? */
+static int
+ends_with(const char *name, const char *suffix)
+{
+	size_t		n = strlen(name),
+				k = strlen(suffix);
+
+	return n >= k && strcmp(name + n - k, suffix) == 0;
+}
+
+/*
+ * Check every tree model in fixture directory dir whose name ends with one
+ * of the suffixes; returns how many were checked, or -1 without the
+ * directory.  A few XGBoost models are checked again as their ONNX-ML
+ * variant.
+ */
+static int
+check_dir(const char *dir, const char *const *suffixes)
+{
+	DIR		   *d = opendir(dir);
+	struct dirent *e;
+	int			n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)) != NULL)
+	{
+		char		path[512];
+		GsModel    *m;
+		GsStatus	st;
+		int			wanted = 0;
+
+		for (int i = 0; suffixes[i]; i++)
+			wanted |= ends_with(e->d_name, suffixes[i]);
+		if (!wanted)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (gs_load_model_file(path, GS_FORMAT_AUTO, &m, &st) != GS_OK)
+		{
+			gs_tap(0, e->d_name, st.msg);
+			continue;
+		}
+		if (m->forest == NULL)
+		{
+			gs_model_free(m);	/* a network: test_gpu_mlp.c checks those */
+			continue;
+		}
+		n++;
+		check_model(e->d_name, m->forest);
+		if (strcmp(e->d_name, "fraud_binary.json") == 0 || strcmp(e->d_name, "wine_softprob.json") == 0 ||
+			strcmp(e->d_name, "diabetes_reg.json") == 0)
+		{
+			char		label[300];
+
+			snprintf(label, sizeof(label), "%s, ONNX-ML variant", e->d_name);
+			onnx_variant(m->forest);
+			check_model(label, m->forest);
+		}
+		gs_model_free(m);
+	}
+	closedir(d);
+	return n;
+}
+
 int
 main(void)
 {
+	static const char *const model_files[] = {".json", ".ubj", ".txt", NULL};
+	static const char *const onnx_files[] = {".onnx", NULL};
 	GsCudaInfo	info;
 	char		err[256];
-	DIR		   *d;
-	struct dirent *e;
+	int			n_models,
+				n_onnx;
 
 	if (gs_cuda_probe(&info, err, sizeof(err)) != 0)
 	{
@@ -195,46 +265,11 @@ main(void)
 	printf("# device: %s, compute capability %d.%d, %zu MiB, driver %d, runtime %d\n",
 		   info.name, info.cc_major, info.cc_minor, info.total_mem >> 20,
 		   info.driver_version, info.runtime_version);
-	d = opendir(FIXTURES "/models");
-	if (!d)
-	{
-		gs_tap(0, "fixtures", "directory present");
-		return 1;
-	}
-	while ((e = readdir(d)) != NULL)
-	{
-		size_t		len = strlen(e->d_name),
-					blen;
-		char		path[512];
-		unsigned char *b;
-		GsForest   *f;
-		GsStatus	st;
-
-		if (len < 5 || (strcmp(e->d_name + len - 5, ".json") != 0 && strcmp(e->d_name + len - 4, ".ubj") != 0))
-			continue;
-		snprintf(path, sizeof(path), FIXTURES "/models/%s", e->d_name);
-		b = gs_read_file(path, &blen);
-		if (!b)
-			continue;
-		if (gs_xgb_load(b, blen, GS_FORMAT_AUTO, NULL, &gs_malloc_allocator, &f, &st) != GS_OK)
-			gs_tap(0, e->d_name, st.msg);
-		else
-		{
-			check_model(e->d_name, f);
-			if (strcmp(e->d_name, "fraud_binary.json") == 0 || strcmp(e->d_name, "wine_softprob.json") == 0 ||
-				strcmp(e->d_name, "diabetes_reg.json") == 0)
-			{
-				char		label[300];
-
-				snprintf(label, sizeof(label), "%s, ONNX-ML variant", e->d_name);
-				onnx_variant(f);
-				check_model(label, f);
-			}
-			gs_forest_free(f);
-		}
-		free(b);
-	}
-	closedir(d);
+	n_models = check_dir(FIXTURES "/models", model_files);
+	n_onnx = check_dir(FIXTURES "/onnx/trees", onnx_files);
+	/* every fixture directory there, with as many models as when this was written */
+	gs_tap(n_models >= 110 && n_onnx >= 30, "fixtures",
+		   "tests/fixtures/models has >= 110 tree models, onnx/trees >= 30");
 	printf("1..%d\ngpu: %d passed, %d failed\n", n_pass + n_fail, n_pass, n_fail);
 	return n_fail ? 1 : 0;
 }
