@@ -139,19 +139,26 @@ tests/unit/test_kernel_emulation: tests/unit/test_kernel_emulation.c $(CORE_SRC)
 tests/unit/test_kernel_emulation_asan: tests/unit/test_kernel_emulation.c $(CORE_SRC) src/core/*.h cuda/*.h
 	$(CC) $(UNIT_CFLAGS) $(ASAN_FLAGS) -Icuda -o $@ tests/unit/test_kernel_emulation.c $(CORE_SRC) -ljansson -lm
 
+# Emulation of the binned GPU kernel (cuda/forest_binned.h, cuda/binned_phases.h).
+tests/unit/test_binned: tests/unit/test_binned.c $(CORE_SRC) src/core/*.h cuda/*.h
+	$(CC) $(UNIT_CFLAGS) -Icuda -o $@ tests/unit/test_binned.c $(CORE_SRC) -ljansson -lm
+
+tests/unit/test_binned_asan: tests/unit/test_binned.c $(CORE_SRC) src/core/*.h cuda/*.h
+	$(CC) $(UNIT_CFLAGS) $(ASAN_FLAGS) -Icuda -o $@ tests/unit/test_binned.c $(CORE_SRC) -ljansson -lm
+
 bench/bench_core: bench/bench_core.c bench/bench_util.h $(CORE_SRC) src/core/*.h
 	$(CC) $(UNIT_CFLAGS) -o $@ bench/bench_core.c $(CORE_SRC) -ljansson -lxgboost -lm
 
 .PHONY: unittest unittest-asan
-unittest: tests/unit/test_core tests/unit/test_ubj tests/unit/test_kernel_emulation tests/unit/test_mlp tests/unit/test_onnx_trees \
-		tests/unit/test_image
-	cd tests/unit && ./test_ubj && ./test_core && ./test_kernel_emulation && ./test_mlp && ./test_onnx_trees && ./test_image
+unittest: tests/unit/test_core tests/unit/test_ubj tests/unit/test_kernel_emulation tests/unit/test_binned tests/unit/test_mlp \
+		tests/unit/test_onnx_trees tests/unit/test_image
+	cd tests/unit && ./test_ubj && ./test_core && ./test_kernel_emulation && ./test_binned && ./test_mlp && ./test_onnx_trees && ./test_image
 
-unittest-asan: tests/unit/test_core_asan tests/unit/test_ubj_asan tests/unit/test_kernel_emulation_asan tests/unit/test_mlp_asan tests/unit/test_onnx_trees_asan \
-		tests/unit/test_image_asan
-	cd tests/unit && ./test_ubj_asan && ./test_core_asan && ./test_kernel_emulation_asan && ./test_mlp_asan && ./test_onnx_trees_asan && ./test_image_asan
+unittest-asan: tests/unit/test_core_asan tests/unit/test_ubj_asan tests/unit/test_kernel_emulation_asan tests/unit/test_binned_asan \
+		tests/unit/test_mlp_asan tests/unit/test_onnx_trees_asan tests/unit/test_image_asan
+	cd tests/unit && ./test_ubj_asan && ./test_core_asan && ./test_kernel_emulation_asan && ./test_binned_asan && ./test_mlp_asan && ./test_onnx_trees_asan && ./test_image_asan
 
-EXTRA_CLEAN = $(MOCK_PROVIDER) bench/bench_formats tests/unit/test_mlp tests/unit/test_mlp_asan tests/unit/test_onnx_trees tests/unit/test_onnx_trees_asan tests/unit/test_image tests/unit/test_image_asan bench/bench_mlp src/core/onnx.pb-c.c src/core/onnx.pb-c.h tests/unit/test_kernel_emulation tests/unit/test_kernel_emulation_asan tests/unit/test_core tests/unit/test_core_asan tests/unit/test_ubj \
+EXTRA_CLEAN = $(MOCK_PROVIDER) bench/bench_formats tests/unit/test_mlp tests/unit/test_mlp_asan tests/unit/test_onnx_trees tests/unit/test_onnx_trees_asan tests/unit/test_image tests/unit/test_image_asan bench/bench_mlp src/core/onnx.pb-c.c src/core/onnx.pb-c.h tests/unit/test_kernel_emulation tests/unit/test_kernel_emulation_asan tests/unit/test_binned tests/unit/test_binned_asan tests/unit/test_core tests/unit/test_core_asan tests/unit/test_ubj \
 	tests/unit/test_ubj_asan bench/bench_core
 
 # header dependencies (PGXS tracks none without --enable-depend)

@@ -8,8 +8,10 @@
  * Ownership: a GsDeviceForest owns the device memory of one model (nodes,
  * tree descriptors, tiles, base margins; cudaMalloc'd by gs_dforest_create
  * on the device current at that time) and is released with
- * gs_dforest_free.  Batches and score buffers are device memory owned by
- * the caller.  A GsDeviceForest is immutable after creation, so several
+ * gs_dforest_free; binned plans with a separate binning pass also own a
+ * stream-ordered memory pool from which each predict call takes and gives
+ * back its bins scratch.  Batches and score buffers are device memory
+ * owned by the caller.  A GsDeviceForest is immutable after creation, so several
  * host threads may score with it at once on different streams.
  *
  * Results are bit-identical to the CPU engine's margins (gs_cpu_margins):
@@ -43,6 +45,13 @@ extern "C"
 #define GS_DFOREST_EINVAL		(-3)	/* bad argument or option */
 #define GS_DFOREST_ETILE		(-4)	/* tiled kernel imposed, a tree does
 										 * not fit its shared memory */
+/* Refusals of the binned kernel (kernel 3; == GS_BINNED_E* of forest_binned.h) */
+#define GS_DFOREST_ESPLITS		(-5)	/* not only plain numerical splits */
+#define GS_DFOREST_EDEPTH		(-6)	/* a tree deeper than 12 */
+#define GS_DFOREST_ETHRESHOLDS	(-7)	/* a feature with more than 65534
+										 * distinct thresholds */
+#define GS_DFOREST_EFEATURES	(-8)	/* more than 32768 features */
+#define GS_DFOREST_ESIZE		(-9)	/* complete trees above 256 MB */
 
 typedef struct GsDeviceForest GsDeviceForest;	/* opaque */
 
@@ -52,12 +61,22 @@ typedef struct GsDeviceForest GsDeviceForest;	/* opaque */
  */
 typedef struct GsDForestOptions
 {
-	int			kernel;			/* 0 auto, 1 rows kernel, 2 tiled kernel */
+	int			kernel;			/* 0 auto, 1 rows kernel, 2 tiled kernel,
+								 * 3 binned kernel (never chosen by auto;
+								 * refused with GS_DFOREST_ESPLITS ..
+								 * ESIZE or ETILE for forests it cannot
+								 * score) */
 	size_t		smem_budget;	/* dynamic shared memory per tiled block;
 								 * 0: sized for 2 blocks per multiprocessor */
 	int			max_rpt;		/* tiled: rows per thread cap (1, 2, 4); 0 auto */
 	int			stage_rows;		/* tiled: 0 auto, 1 stage rows in shared
 								 * memory when possible, -1 never */
+	int			bin_pass;		/* binned: 0 the scoring kernel bins its
+								 * rows itself, 1 a separate binning
+								 * kernel first (device scratch from a
+								 * memory pool of the GsDeviceForest,
+								 * batches cut into chunks of at most
+								 * 64 MB of bins) */
 } GsDForestOptions;
 
 /*
@@ -98,6 +117,15 @@ int			gs_dforest_predict(const GsDeviceForest *df, const float *d_x,
 int			gs_dforest_predict_margins(const GsDeviceForest *df, const float *d_x,
 									   size_t ld, size_t n_rows, float *d_margin,
 									   void *stream);
+
+/*
+ * Binned plans only (kernel 3, else GS_DFOREST_EINVAL): the binning pass
+ * alone, for benchmarks and tests: d_bins[f * n_rows + r] (DEVICE,
+ * n_features * n_rows uint16) = the bin of feature f of row r of d_x (see
+ * cuda/binned_phases.h).  Asynchronous like gs_dforest_predict.
+ */
+int			gs_dforest_bin(const GsDeviceForest *df, const float *d_x, size_t ld,
+						   size_t n_rows, unsigned short *d_bins, void *stream);
 
 /* Release the device copy; NULL is allowed. */
 void		gs_dforest_free(GsDeviceForest *df);

@@ -36,7 +36,11 @@ enum
 {
 	GS_KERNEL_AUTO = 0,			/* options only: let the planner choose */
 	GS_KERNEL_ROWS = 1,			/* forest_rows_kernel: one thread per row */
-	GS_KERNEL_TILED = 2			/* forest_tiled_kernel: trees in shared memory */
+	GS_KERNEL_TILED = 2,		/* forest_tiled_kernel: trees in shared memory */
+	GS_KERNEL_BINNED = 3		/* forest_binned_kernel: features quantized to
+								 * bins, complete trees; laid out by
+								 * forest_binned.h, never by gs_layout_build,
+								 * and never chosen automatically */
 };
 
 /* Return codes of gs_layout_build (negative, unlike cudaError_t). */
@@ -59,6 +63,9 @@ typedef struct GsLayoutOptions
 	int			max_rpt;		/* rows per thread cap (1, 2, 4); 0: auto */
 	int			stage_rows;		/* 0: auto, 1: stage when a tree still fits,
 								 * -1: never stage */
+	int			bin_pass;		/* GS_KERNEL_BINNED only: 0 the scoring
+								 * kernel bins its rows (fused), 1 a
+								 * separate binning pass first */
 } GsLayoutOptions;
 
 typedef struct GsLayout

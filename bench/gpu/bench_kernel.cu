@@ -17,8 +17,12 @@
  *	  engine's bit for bit;
  *	- on every row, every variant's margins (ours and FIL-style) equal our
  *	  automatic choice's bit for bit (compared on the device).
+ * Our variants include the binned kernel (kernel 3, not chosen by auto
+ * yet): ours:binned bins the rows inside the scoring kernel,
+ * ours:binned-2pass runs a separate binning kernel first (timed together;
+ * the binning pass alone is reported as "(bin pass only)").
  * It also measures host-to-device copies of 256 MB from pinned and
- * pageable memory, optionally sweeps the tiled kernel's plan (--sweep), and
+ * pageable memory, optionally sweeps the tiled and binned kernels' plans (--sweep), and
  * writes a Markdown report to RESULTS_DIR/<date>-gpu-<device>.md.
  *
  * Exit status: 0 all checks passed, 1 a check failed or something broke,
@@ -51,6 +55,7 @@ extern "C"
 #include "../../cuda/forest_kernel.h"
 #include "../../tests/common/test_util.h"
 #include "../../cuda/forest_layout.h"
+#include "../../cuda/forest_binned.h"
 #include "fil_reference.h"
 
 #define N_FEATURES 30
@@ -368,6 +373,62 @@ selfcheck_model(const char *name, const GsForest *f)
 	return bad == 0 ? 0 : 1;
 }
 
+/*
+ * Host-only check of the binned layout of one model (no GPU): the layout
+ * gs_dforest_create_ex would make for kernel 3 on an H100 (default
+ * budget), its rows binned with gs_bin_feature and walked with
+ * gs_binned_tree_leaf on the host in model order, must give the CPU
+ * engine's margins exactly on 4096 rows; prints the plan and its memory.
+ * Returns 0 when the check passes (or the model is refused, which is
+ * reported).
+ */
+static int
+selfcheck_binned(const char *name, const GsForest *f)
+{
+	const size_t n = 4096;
+	std::vector<float> x = host_rows(n),
+				m(n * (size_t) f->n_groups);
+	std::vector<uint16_t> b((size_t) f->n_features);
+	GsLayoutOptions o;
+	GsBinnedLayout l;
+	long		bad = 0;
+	int			rc;
+
+	memset(&o, 0, sizeof(o));
+	o.kernel = GS_KERNEL_BINNED;
+	o.smem_budget = 115712;
+	rc = gs_binned_build(f, &o, &l);
+	if (rc != GS_LAYOUT_OK)
+	{
+		printf("# %s: binned kernel refuses the model (%d: %s)\n", name, rc, l.why);
+		return 0;
+	}
+	gs_cpu_margins(f, x.data(), n, n, m.data());
+	for (size_t r = 0; r < n; r++)
+	{
+		float		mg[GS_KMAX_GROUPS];
+
+		for (int g = 0; g < f->n_groups; g++)
+			mg[g] = f->base_margin[g];
+		for (int k = 0; k < f->n_features; k++)
+			b[k] = (uint16_t) gs_bin_feature(l.thr, l.thr_off, k, x[(size_t) k * n + r]);
+		for (int32_t t = 0; t < f->n_trees; t++)
+			mg[f->tree_group[t]] += gs_binned_tree_leaf(l.words + l.trees[t].first,
+														l.trees[t].depth, b.data(), 1);
+		for (int g = 0; g < f->n_groups; g++)
+			bad += !(mg[g] == m[r * f->n_groups + g] ||
+					 (isnan(mg[g]) && isnan(m[r * f->n_groups + g])));
+	}
+	printf("%s %s: binned layout walked on the host matches the CPU engine on %zu rows (%ld differ)\n",
+		   bad == 0 ? "ok" : "not ok", name, n, bad);
+	printf("# %s: H100 binned plan: rpt <= %d, %u tiles of <= %u B, smem %zu B/block, "
+		   "%u thresholds, complete trees %zu B (depth <= %d)\n",
+		   name, l.max_rpt, l.n_tiles, l.tile_vecs * 16u, gs_binned_smem_bytes(&l, l.max_rpt),
+		   l.n_thr, l.n_words * 4, l.max_depth);
+	gs_binned_free(&l);
+	return bad == 0 ? 0 : 1;
+}
+
 /* ---------------------------------------------------------------- */
 /* variants and timing                                               */
 /* ---------------------------------------------------------------- */
@@ -416,6 +477,40 @@ time_variant(const Variant *v, const float *d_x, size_t n, float *d_out, int rep
 
 		cudaEventRecord(e0, 0);
 		launch(v, d_x, n, d_out, 0);
+		cudaEventRecord(e1, 0);
+		cudaEventSynchronize(e1);
+		cudaEventElapsedTime(&t, e0, e1);
+		ms.push_back(t);
+	}
+	cudaEventDestroy(e0);
+	cudaEventDestroy(e1);
+	if (cudaGetLastError() != cudaSuccess)
+		return -1.0;
+	std::sort(ms.begin(), ms.end());
+	return ms[ms.size() / 2];
+}
+
+/*
+ * Median milliseconds of the binning pass of binned plan df alone
+ * (gs_dforest_bin into d_bins), as time_variant; negative on an error.
+ */
+static double
+time_bin(const GsDeviceForest *df, const float *d_x, size_t n, uint16_t *d_bins, int reps)
+{
+	cudaEvent_t e0,
+				e1;
+	std::vector<float> ms;
+
+	if (gs_dforest_bin(df, d_x, n, n, d_bins, NULL) != 0 || cudaDeviceSynchronize() != cudaSuccess)
+		return -1.0;
+	cudaEventCreate(&e0);
+	cudaEventCreate(&e1);
+	for (int i = 0; i < reps; i++)
+	{
+		float		t = 0;
+
+		cudaEventRecord(e0, 0);
+		gs_dforest_bin(df, d_x, n, n, d_bins, NULL);
 		cudaEventRecord(e1, 0);
 		cudaEventSynchronize(e1);
 		cudaEventElapsedTime(&t, e0, e1);
@@ -528,6 +623,7 @@ main(int argc, char **argv)
 	float	   *d_x = NULL,
 			   *d_ref = NULL,
 			   *d_out = NULL;
+	uint16_t   *d_bins = NULL;	/* the binning pass alone (optional) */
 	unsigned long long *d_cnt = NULL;
 	cudaError_t rc;
 
@@ -566,6 +662,8 @@ main(int argc, char **argv)
 			return 1;
 		if (selfcheck_model(g_models[m].name, forests[m]) != 0)
 			failures++;
+		if (selfcheck_binned(g_models[m].name, forests[m]) != 0)
+			failures++;
 	}
 	if (selfcheck)
 	{
@@ -576,7 +674,7 @@ main(int argc, char **argv)
 				   forests[m]->max_depth);
 			gs_forest_free(forests[m]);
 		}
-		printf("selfcheck: %d passed, %d failed\n", 3 - failures, failures);
+		printf("selfcheck: %d passed, %d failed\n", 6 - failures, failures);
 		return failures ? 1 : 0;
 	}
 
@@ -626,6 +724,11 @@ main(int argc, char **argv)
 		fprintf(stderr, "bench_kernel: cudaMalloc: %s\n", cudaGetErrorString(rc));
 		return 1;
 	}
+	if (cudaMalloc((void **) &d_bins, sizeof(uint16_t) * max_rows * N_FEATURES) != cudaSuccess)
+	{
+		cudaGetLastError();		/* not fatal: the bin pass is not timed alone */
+		d_bins = NULL;
+	}
 
 	emit("## Models\n\n| model | source | trees | nodes | max depth | our plan | ours bytes | FIL-style bytes |\n|---|---|---|---|---|---|---|---|\n");
 
@@ -643,10 +746,13 @@ main(int argc, char **argv)
 			const char *label;
 			GsDForestOptions o;
 		}			ours[] = {
-			{"ours:auto", {0, 0, 0, 0}},
-			{"ours:rows", {1, 0, 0, 0}},
-			{"ours:tiled-global", {2, 0, 0, -1}},
-			{"ours:tiled-staged", {2, 0, 0, 1}},
+			{"ours:auto", {0, 0, 0, 0, 0}},
+			{"ours:rows", {1, 0, 0, 0, 0}},
+			{"ours:tiled-global", {2, 0, 0, -1, 0}},
+			{"ours:tiled-staged", {2, 0, 0, 1, 0}},
+			/* binned: features binned in the kernel, or by a separate pass first */
+			{"ours:binned", {3, 0, 0, 0, 0}},
+			{"ours:binned-2pass", {3, 0, 0, 0, 1}},
 		};
 
 		for (size_t k = 0; k < sizeof(ours) / sizeof(ours[0]); k++)
@@ -795,6 +901,16 @@ main(int argc, char **argv)
 				snprintf(line, sizeof(line), "| %s | %s | %s | `%s` | %.3f | %s |\n", mname,
 						 human(n).c_str(), v.label.c_str(), v.kernel.c_str(), ms, rate(rps).c_str());
 				details.push_back(line);
+				if (v.label == "ours:binned-2pass" && d_bins)
+				{
+					/* the binning pass alone (part of the time above) */
+					double		bms = time_bin(v.df, d_x, n, d_bins, reps);
+
+					snprintf(line, sizeof(line), "| %s | %s | %s | `%s` | %.3f | %s |\n", mname,
+							 human(n).c_str(), "(bin pass only)", "forest_bin_kernel", bms,
+							 bms > 0 ? rate((double) n / (bms * 1e-3)).c_str() : "failed");
+					details.push_back(line);
+				}
 				if (v.df)
 				{
 					if (&v == &vars[0])
@@ -819,11 +935,11 @@ main(int argc, char **argv)
 			size_t		n = std::min<size_t>(max_rows, 4u << 20);
 			size_t		budgets[] = {48u << 10, 64u << 10, 96u << 10, 0, 160u << 10,
 			prop.sharedMemPerBlockOptin};
-			int			stages[] = {-1, 1};
+			int			stages[] = {-1, 1, 0};	/* 0: the binned kernel (fused) */
 			int			rpts[] = {1, 2, 4};
 
 			if (mi == 0)
-				details.push_back("\n## Plan sweep (tiled kernel; budget 0 = default)\n\n| model | rows | budget | stage | max rpt | kernel | ms | rows/s |\n|---|---|---|---|---|---|---|---|\n");
+				details.push_back("\n## Plan sweep (tiled kernel, stage -1/1; binned kernel, fused, stage 0; budget 0 = default)\n\n| model | rows | budget | stage | max rpt | kernel | ms | rows/s |\n|---|---|---|---|---|---|---|---|\n");
 			gen_rows<<<2048, 256>>>(d_x, n, n, N_FEATURES);
 			gs_dforest_predict_margins(vars[0].df, d_x, n, n, d_ref, NULL);
 			cudaDeviceSynchronize();
@@ -831,7 +947,7 @@ main(int argc, char **argv)
 				for (int st : stages)
 					for (int rp : rpts)
 					{
-						GsDForestOptions o = {2, b, rp, st};
+						GsDForestOptions o = {st == 0 ? 3 : 2, b, rp, st == 0 ? 0 : st, 0};
 						Variant		v;
 						char		line[1024];
 						double		ms;
@@ -950,6 +1066,7 @@ main(int argc, char **argv)
 	cudaFree(d_ref);
 	cudaFree(d_out);
 	cudaFree(d_cnt);
+	cudaFree(d_bins);
 	printf("bench_kernel: %s\n", failures ? "some checks FAILED" : "all checks passed");
 	return failures ? 1 : 0;
 }
