@@ -93,9 +93,7 @@ run_ours(const GsForest *f, const float *rows, size_t n_rows, float *xcol,
 					t2;
 
 		t0 = now_s();
-		for (size_t r = 0; r < n; r++)
-			for (size_t k = 0; k < nf; k++)
-				xcol[k * n + r] = src[r * nf + k];
+		gs_rows_to_columns(src, n, (int) nf, xcol, n);
 		t1 = now_s();
 		gs_cpu_predict(f, xcol, n, n, margin, out + r0 * (size_t) f->n_outputs);
 		t2 = now_s();

@@ -36,6 +36,7 @@
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 
+#include "core/cpu_engine.h"
 #include "gpuscore.h"
 
 PG_FUNCTION_INFO_V1(gpuscore_gpu_score_agg_transfn);
@@ -207,9 +208,7 @@ submit_pending(AggScoreState *st, bool drain)
 			take_batch(st, out, n_done, slot);
 
 		x = gs_scorer_input(st->scorer, &slot);
-		for (size_t r = 0; r < n; r++)
-			for (int f = 0; f < nf; f++)
-				x[(size_t) f * n + r] = st->pend_x[r * nf + f];
+		gs_rows_to_columns(st->pend_x, n, nf, x, n);
 		memcpy(st->slot_id[slot], st->pend_id, sizeof(int64) * n);
 		memcpy(st->slot_flags[slot], st->pend_flags, sizeof(uint8) * n);
 		gs_scorer_submit(st->scorer, n);

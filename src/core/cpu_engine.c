@@ -131,3 +131,24 @@ gs_cpu_predict_row(const GsForest *f, const float *x, float *margin, float *out)
 		margin[f->tree_group[t]] += gs_tree_leaf(f->nodes + f->tree_offset[t], x, 1, f->cat_words);
 	gs_transform_row(f->transform, margin, f->n_groups, out);
 }
+
+/* Row-major rows into a column-major batch; see cpu_engine.h. */
+void
+gs_rows_to_columns(const float *rows, size_t n_rows, int n_features, float *x, size_t ld)
+{
+	const size_t nf = (size_t) n_features;
+
+	for (size_t r0 = 0; r0 < n_rows; r0 += GS_CPU_BLOCK)
+	{
+		size_t		k = n_rows - r0 < GS_CPU_BLOCK ? n_rows - r0 : GS_CPU_BLOCK;
+		const float *src = rows + r0 * nf;
+
+		for (size_t f = 0; f < nf; f++)
+		{
+			float	   *col = x + f * ld + r0;
+
+			for (size_t i = 0; i < k; i++)
+				col[i] = src[i * nf + f];
+		}
+	}
+}

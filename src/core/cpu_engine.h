@@ -32,4 +32,14 @@ extern void gs_cpu_predict(const GsForest *f, const float *x, size_t ld,
 extern void gs_cpu_predict_row(const GsForest *f, const float *x, float *margin,
 							   float *out);
 
+/*
+ * Copy n_rows row-major rows (rows[r * n_features + f]) into the
+ * column-major batch x (x[f * ld + r]).  Blocked: written row by row, a
+ * row's features would land ld * 4 bytes apart, a multiple of 4 KB for the
+ * usual power-of-two batch sizes, so every store of a row would fall into
+ * the same L1 cache set; blocks of rows are written column by column.
+ */
+extern void gs_rows_to_columns(const float *rows, size_t n_rows, int n_features,
+							   float *x, size_t ld);
+
 #endif							/* GS_CPU_ENGINE_H */

@@ -529,6 +529,41 @@ test_interrupt(void)
 	free(lgb);
 }
 
+/*
+ * gs_rows_to_columns: every element lands at x[f * ld + r], for row counts
+ * around its block size, several feature counts and ld > n_rows; nothing
+ * is written outside the n_rows entries of each column.
+ */
+static void
+test_rows_to_columns(void)
+{
+	static const size_t ns[] = {0, 1, 63, 64, 65, 200, 4099};
+	static const int nfs[] = {1, 3, 30, 31};
+	int			bad = 0;
+
+	for (size_t a = 0; a < sizeof(ns) / sizeof(ns[0]); a++)
+		for (size_t b = 0; b < sizeof(nfs) / sizeof(nfs[0]); b++)
+		{
+			size_t		n = ns[a],
+						ld = n + 5;
+			int			nf = nfs[b];
+			float	   *rows = malloc(sizeof(float) * (n * nf + 1));
+			float	   *x = malloc(sizeof(float) * (ld * nf + 1));
+
+			for (size_t i = 0; i < n * nf; i++)
+				rows[i] = (float) i;
+			for (size_t i = 0; i < ld * nf; i++)
+				x[i] = -1.0f;
+			gs_rows_to_columns(rows, n, nf, x, ld);
+			for (int f = 0; f < nf; f++)
+				for (size_t r = 0; r < ld; r++)
+					bad += x[(size_t) f * ld + r] != (r < n ? rows[r * nf + f] : -1.0f);
+			free(rows);
+			free(x);
+		}
+	gs_tap(bad == 0, "gs_rows_to_columns", "every value in place, nothing past n_rows, 28 shapes");
+}
+
 int
 main(void)
 {
@@ -539,6 +574,7 @@ main(void)
 	test_limits();
 	test_corruption();
 	test_interrupt();
+	test_rows_to_columns();
 	printf("1..%d\n", n_pass + n_fail);
 	printf("core: %d passed, %d failed\n", n_pass, n_fail);
 	return n_fail ? 1 : 0;
