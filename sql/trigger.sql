@@ -330,6 +330,13 @@ CREATE TRIGGER alert_sensor AFTER INSERT ON sensor REFERENCING NEW TABLE AS new_
 INSERT INTO sensor VALUES (1, 6.7, 3.0, 5.2, 2.3), (NULL, 6.7, 3.0, 5.2, 2.3),
   (2, 5.1, 3.5, 1.4, 0.2), (3, 6.7, 'Infinity', 5.2, 2.3), (4, 6.7, 3.0, 1e300, 2.3);
 SELECT key, score, model FROM iris_alerts ORDER BY key;
+-- The same over 200 rows (the batch is built in blocks of 64 rows): the rows that cannot be
+-- scored are skipped wherever they fall, every other row is alerted with its own score.
+INSERT INTO sensor SELECT g, 6.7, CASE WHEN g % 37 = 0 THEN 'Infinity' ELSE 3.0 END, 5.2, 2.3
+  FROM generate_series(100, 299) g;
+SELECT count(*) AS alerted,
+       count(*) FILTER (WHERE a.score IS DISTINCT FROM gpu_score('tg_iris', ARRAY[s.a, s.b, s.c, s.d]::real[])) AS wrong_score
+  FROM iris_alerts a JOIN sensor s ON s.id = a.key WHERE a.key BETWEEN 100 AND 299;
 -- on_error=error (the default): the statement fails, naming the row's key.
 CREATE OR REPLACE TRIGGER alert_sensor AFTER INSERT ON sensor REFERENCING NEW TABLE AS new_rows
   FOR EACH STATEMENT
