@@ -61,6 +61,37 @@ SELECT * FROM gpu_score_query('iris', 'SELECT id, sepal_l, sepal_w, petal_l, pet
 RESET ROLE;
 DROP ROLE gs_reader;
 
+-- The query may run in parallel: here its scan is shared out to workers only
+-- (parallel_leader_participation off), whose backend pids serve as the keys
+-- (worker_pid() is parallel safe, so the workers evaluate it); the scores
+-- equal those of the same rows scored one by one.
+CREATE FUNCTION worker_pid() RETURNS integer LANGUAGE plpgsql PARALLEL SAFE AS
+$$BEGIN RETURN pg_backend_pid(); END$$;
+CREATE TABLE many_flowers AS
+  SELECT g AS id, (4 + g % 40 / 10.0)::real AS sepal_l, (2 + g % 25 / 10.0)::float8 AS sepal_w,
+         (1 + g % 60 / 10.0)::numeric AS petal_l, (g % 25 / 10.0)::real AS petal_w
+    FROM generate_series(1, 20000) g;
+ANALYZE many_flowers;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+SET parallel_leader_participation = off;
+SELECT count(*) AS rows_scored, bool_and(id <> pg_backend_pid()) AS all_read_by_workers
+  FROM gpu_score_query('iris', 'SELECT worker_pid(), sepal_l, sepal_w, petal_l, petal_w FROM many_flowers');
+SELECT count(*) AS rows_scored,
+       count(*) FILTER (WHERE q.score IS DISTINCT FROM
+                        gpu_score('iris', ARRAY[f.sepal_l, f.sepal_w, f.petal_l, f.petal_w]::real[])) AS differing
+  FROM gpu_score_query('iris', 'SELECT id, sepal_l, sepal_w, petal_l, petal_w FROM many_flowers WHERE id % 3 = 0') q
+  JOIN many_flowers f USING (id);
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET max_parallel_workers_per_gather;
+RESET parallel_leader_participation;
+DROP TABLE many_flowers;
+DROP FUNCTION worker_pid();
+
 -- A long run can be cancelled (here by statement_timeout after 200 ms of a
 -- query that would take about 50 s).
 CREATE FUNCTION slow_feature(g bigint) RETURNS real LANGUAGE plpgsql AS

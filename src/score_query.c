@@ -380,9 +380,14 @@ score_query(FunctionCallInfo fcinfo, bool all_outputs)
 	}
 
 	SPI_connect();
-	plan = SPI_prepare(query, 0, NULL);
+	/*
+	 * Run to completion (not through a cursor), the query may use parallel
+	 * workers: a filtered scan of a big table is then shared out, while this
+	 * backend builds and scores the batches.
+	 */
+	plan = SPI_prepare_cursor(query, 0, NULL, CURSOR_OPT_PARALLEL_OK);
 	if (plan == NULL)
-		elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
+		elog(ERROR, "SPI_prepare_cursor failed: %s", SPI_result_code_string(SPI_result));
 	if (!SPI_is_cursor_plan(plan))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_CURSOR_DEFINITION),
