@@ -27,8 +27,8 @@
 # (a float4 sum of 10M scores depends on the order rows arrive in).
 #
 # "serial" runs with max_parallel_workers_per_gather = 0, "parallel" with
-# BENCH_WORKERS (gpu_score_query never runs in parallel: it prepares its
-# query without parallel plans).  Each round runs every query once, in turn; the median of
+# BENCH_WORKERS (gpu_score_query is timed serially only: its scoring runs in
+# the calling backend whatever its query's plan).  Each round runs every query once, in turn; the median of
 # BENCH_REPEATS rounds is reported after a warm-up.  Then gpu_score_table
 # scores the whole table into a results table (one timed run: it writes
 # BENCH_ROWS rows), and EXPLAIN ANALYZE VERBOSE of the parallel aggregate

@@ -37,8 +37,8 @@
 # part of what it costs and is measured as such.
 #
 # All three run with jit = off, pg_gpuscore.device = 'cpu' and
-# max_parallel_workers_per_gather = 0 for all three (gpu_score_query prepares
-# its query without parallel plans, so the baseline is a single backend too).
+# max_parallel_workers_per_gather = 0 for all three (gpu_score_query scores
+# in the calling backend, so the baseline is a single backend too).
 # A warm-up (one plain scan, one gpu_score call to load the model) precedes
 # BENCH_REPEATS rounds that run the three queries in turn.  Each query is
 # timed inside the server by bench_time() below (clock_timestamp() around
