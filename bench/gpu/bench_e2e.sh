@@ -44,6 +44,8 @@
 #   gpu          SELECT count(*), round(sum(score::float8)::numeric, 1) FROM gpu_score_query(m, 'SELECT id, f1, ..., f30 FROM bench_tx')
 #                with pg_gpuscore.device = 'gpu' (an ERROR if there is no GPU: nothing falls back)
 #   cpu          the same with pg_gpuscore.device = 'cpu'
+#   gpu_par      gpu_score_query on the GPU with its query scanned by E2E_WORKERS
+#                workers (the scoring stays in the calling backend)
 #   agg (parallel)   gpu_scores((SELECT gpu_score_agg(m, id, f1, ..., f30) FROM bench_tx)),
 #                against the plain query, both with E2E_WORKERS workers
 #
@@ -173,6 +175,7 @@ ALTER TABLE bench_tx SET (parallel_workers = $E2E_WORKERS);
 "
         for r in $(seq 1 "$E2E_REPEATS"); do
             script+="SELECT 'plain_par', $r, * FROM bench_time(\$q\$$Q_PLAIN\$q\$);
+SELECT 'gpu_par', $r, * FROM bench_time(\$q\$$(sq "$m")\$q\$);
 SELECT 'agg_par', $r, * FROM bench_time(\$q\$SELECT $SUMS FROM gpu_scores((SELECT gpu_score_agg('$m', id, $COLS) FROM bench_tx))\$q\$);
 "
         done
@@ -210,6 +213,7 @@ for m in $E2E_MODELS; do
     grep -q "^cpu " <<<"$out" && row "gpu_score_query, CPU engine" cpu plain
     if grep -q "^agg_par " <<<"$out"; then
         row "plain SELECT, $E2E_WORKERS workers" plain_par plain_par
+        row "gpu_score_query, GPU, its query with $E2E_WORKERS workers" gpu_par plain_par
         row "gpu_score_agg, GPU, $E2E_WORKERS workers" agg_par plain_par
     fi
     echo
@@ -223,7 +227,7 @@ for m in $E2E_MODELS; do
         echo "**FAILED: not every row of the GPU runs was scored on the GPU.**"
         fail=1
     fi
-    results=$(awk '$1 ~ /^(gpu|gpu_b[0-9]+|cpu|agg_par)$/ {print $5}' <<<"$out" | sort -u)
+    results=$(awk '$1 ~ /^(gpu|gpu_b[0-9]+|cpu|gpu_par|agg_par)$/ {print $5}' <<<"$out" | sort -u)
     if [ "$(wc -l <<<"$results")" != 1 ]; then
         echo "**FAILED: the runs returned different results:** $(tr '\n' ' ' <<<"$results")"
         fail=1
