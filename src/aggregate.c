@@ -35,6 +35,7 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
+#include "utils/tuplestore.h"
 
 #include "core/cpu_engine.h"
 #include "gpuscore.h"
@@ -661,66 +662,44 @@ gpuscore_gpu_score_agg_combinefn(PG_FUNCTION_ARGS)
 	PG_RETURN_POINTER(st1);
 }
 
-/* What gpu_scores keeps between calls. */
-typedef struct ScoresIter
-{
-	bytea	   *b;
-	uint64		n;
-	const char *ids;
-	const char *scores;
-	const char *flags;
-} ScoresIter;
-
 /*
  * gpu_scores(result bytea) RETURNS TABLE(id bigint, score real): the rows
  * of a gpu_score_agg result, in no particular order.  ERRORs (22P03) on a
- * value that is not one.
+ * value that is not one.  Materialize mode: every row goes into the result
+ * tuplestore in one call (per-call mode formed each row twice, once as a
+ * composite datum and once in the caller's tuplestore).
  */
 Datum
 gpuscore_gpu_scores(PG_FUNCTION_ARGS)
 {
-	FuncCallContext *fctx;
-	ScoresIter *it;
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	bytea	   *b = PG_GETARG_BYTEA_PP(0);
+	AggResultHeader hdr;
+	const char *ids;
+	const char *scores;
+	const char *flags;
 
-	if (SRF_IS_FIRSTCALL())
+	read_header(b, &hdr);
+	InitMaterializedSRF(fcinfo, 0);
+	ids = VARDATA_ANY(b) + sizeof(AggResultHeader);
+	scores = ids + sizeof(int64) * hdr.n_rows;
+	flags = scores + sizeof(float4) * hdr.n_rows;
+	for (uint64 r = 0; r < hdr.n_rows; r++)
 	{
-		MemoryContext old;
-		AggResultHeader hdr;
-		TupleDesc	desc;
-
-		fctx = SRF_FIRSTCALL_INIT();
-		old = MemoryContextSwitchTo(fctx->multi_call_memory_ctx);
-		it = palloc0(sizeof(ScoresIter));
-		it->b = PG_GETARG_BYTEA_PP(0);
-		read_header(it->b, &hdr);
-		it->n = hdr.n_rows;
-		it->ids = VARDATA_ANY(it->b) + sizeof(AggResultHeader);
-		it->scores = it->ids + sizeof(int64) * it->n;
-		it->flags = it->scores + sizeof(float4) * it->n;
-		if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
-			elog(ERROR, "gpu_scores must return a composite type");
-		fctx->tuple_desc = BlessTupleDesc(desc);
-		fctx->user_fctx = it;
-		MemoryContextSwitchTo(old);
-	}
-	fctx = SRF_PERCALL_SETUP();
-	it = (ScoresIter *) fctx->user_fctx;
-	if (fctx->call_cntr < it->n)
-	{
-		uint64		r = fctx->call_cntr;
 		int64		id;
 		float4		score;
-		uint8		flags = (uint8) it->flags[r];
 		Datum		values[2];
 		bool		nulls[2];
 
-		memcpy(&id, it->ids + sizeof(int64) * r, sizeof(int64));
-		memcpy(&score, it->scores + sizeof(float4) * r, sizeof(float4));
+		if ((r & 0xFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+		memcpy(&id, ids + sizeof(int64) * r, sizeof(int64));
+		memcpy(&score, scores + sizeof(float4) * r, sizeof(float4));
 		values[0] = Int64GetDatum(id);
 		values[1] = Float4GetDatum(score);
-		nulls[0] = (flags & AGG_FLAG_ID_NULL) != 0;
-		nulls[1] = (flags & AGG_FLAG_SCORE_NULL) != 0;
-		SRF_RETURN_NEXT(fctx, HeapTupleGetDatum(heap_form_tuple(fctx->tuple_desc, values, nulls)));
+		nulls[0] = (flags[r] & AGG_FLAG_ID_NULL) != 0;
+		nulls[1] = (flags[r] & AGG_FLAG_SCORE_NULL) != 0;
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
-	SRF_RETURN_DONE(fctx);
+	PG_RETURN_VOID();
 }
