@@ -453,30 +453,28 @@ launch(const Variant *v, const float *d_x, size_t n, float *d_out, int raw)
 }
 
 /*
- * Median milliseconds of reps launches (after one warm-up), each timed
- * alone with CUDA events; negative on a launch error.
+ * Median milliseconds of reps calls of run() (after one warm-up call), each
+ * timed alone with CUDA events on the default stream; run returns 0 or an
+ * error code.  Negative on an error.
  */
+template <typename Run>
 static double
-time_variant(const Variant *v, const float *d_x, size_t n, float *d_out, int reps)
+median_ms(int reps, Run run)
 {
 	cudaEvent_t e0,
 				e1;
 	std::vector<float> ms;
 
+	if (run() != 0 || cudaDeviceSynchronize() != cudaSuccess)
+		return -1.0;
 	cudaEventCreate(&e0);
 	cudaEventCreate(&e1);
-	if (launch(v, d_x, n, d_out, 0) != 0 || cudaDeviceSynchronize() != cudaSuccess)
-	{
-		cudaEventDestroy(e0);
-		cudaEventDestroy(e1);
-		return -1.0;
-	}
 	for (int i = 0; i < reps; i++)
 	{
 		float		t = 0;
 
 		cudaEventRecord(e0, 0);
-		launch(v, d_x, n, d_out, 0);
+		run();
 		cudaEventRecord(e1, 0);
 		cudaEventSynchronize(e1);
 		cudaEventElapsedTime(&t, e0, e1);
@@ -490,38 +488,21 @@ time_variant(const Variant *v, const float *d_x, size_t n, float *d_out, int rep
 	return ms[ms.size() / 2];
 }
 
+/* Median milliseconds of reps launches of variant v; see median_ms. */
+static double
+time_variant(const Variant *v, const float *d_x, size_t n, float *d_out, int reps)
+{
+	return median_ms(reps, [&] { return launch(v, d_x, n, d_out, 0); });
+}
+
 /*
  * Median milliseconds of the binning pass of binned plan df alone
- * (gs_dforest_bin into d_bins), as time_variant; negative on an error.
+ * (gs_dforest_bin into d_bins); see median_ms.
  */
 static double
 time_bin(const GsDeviceForest *df, const float *d_x, size_t n, uint16_t *d_bins, int reps)
 {
-	cudaEvent_t e0,
-				e1;
-	std::vector<float> ms;
-
-	if (gs_dforest_bin(df, d_x, n, n, d_bins, NULL) != 0 || cudaDeviceSynchronize() != cudaSuccess)
-		return -1.0;
-	cudaEventCreate(&e0);
-	cudaEventCreate(&e1);
-	for (int i = 0; i < reps; i++)
-	{
-		float		t = 0;
-
-		cudaEventRecord(e0, 0);
-		gs_dforest_bin(df, d_x, n, n, d_bins, NULL);
-		cudaEventRecord(e1, 0);
-		cudaEventSynchronize(e1);
-		cudaEventElapsedTime(&t, e0, e1);
-		ms.push_back(t);
-	}
-	cudaEventDestroy(e0);
-	cudaEventDestroy(e1);
-	if (cudaGetLastError() != cudaSuccess)
-		return -1.0;
-	std::sort(ms.begin(), ms.end());
-	return ms[ms.size() / 2];
+	return median_ms(reps, [&] { return gs_dforest_bin(df, d_x, n, n, d_bins, NULL); });
 }
 
 /* Differences between two device arrays of n floats (NaN == NaN). */
