@@ -309,28 +309,17 @@ main(int argc, char **argv)
 	}
 	while ((e = readdir(d)) != NULL)
 	{
-		size_t		len = strlen(e->d_name),
-					blen;
-		std::string path = dir + "/" + e->d_name;
-		unsigned char *b;
-		GsForest   *f = NULL;
+		GsForest   *f;
 		GsStatus	st;
+		int			got = gs_load_fixture_forest(dir.c_str(), e->d_name, &f, &st);
 
-		if (len < 5 || (strcmp(e->d_name + len - 5, ".json") != 0 &&
-						strcmp(e->d_name + len - 4, ".ubj") != 0 &&
-						strcmp(e->d_name + len - 4, ".txt") != 0))
-			continue;
-		b = gs_read_file(path.c_str(), &blen);
-		if (!b)
-			continue;
-		if (gs_forest_load(b, blen, GS_FORMAT_AUTO, NULL, &gs_malloc_allocator, &f, &st) != GS_OK)
+		if (got < 0)
 			check(false, e->d_name, st.msg);
-		else
+		else if (got > 0)
 		{
 			check_model(e->d_name, f, (size_t) optin);
 			gs_forest_free(f);
 		}
-		free(b);
 	}
 	closedir(d);
 	printf("1..%d\nparity: %d passed, %d failed\n", n_pass + n_fail, n_pass, n_fail);

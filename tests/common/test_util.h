@@ -52,6 +52,34 @@ gs_read_file(const char *path, size_t *len)
 	return buf;
 }
 
+/*
+ * Load dir/name as a forest if it is a tree-model fixture (.json, .ubj:
+ * XGBoost; .txt: LightGBM).  Returns 1 with *f set (gs_forest_free it), 0
+ * when name is no such file or cannot be read, -1 when it does not load
+ * (st says why).
+ */
+static inline int
+gs_load_fixture_forest(const char *dir, const char *name, GsForest **f, GsStatus *st)
+{
+	size_t		len = strlen(name),
+				blen;
+	char		path[1024];
+	unsigned char *b;
+	GsCode		rc;
+
+	*f = NULL;
+	if (len < 5 || (strcmp(name + len - 5, ".json") != 0 && strcmp(name + len - 4, ".ubj") != 0 &&
+					strcmp(name + len - 4, ".txt") != 0))
+		return 0;
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	b = gs_read_file(path, &blen);
+	if (!b)
+		return 0;
+	rc = gs_forest_load(b, blen, GS_FORMAT_AUTO, NULL, &gs_malloc_allocator, f, st);
+	free(b);
+	return rc == GS_OK ? 1 : -1;
+}
+
 /* Deterministic pseudo-random numbers in [0, 1) (xorshift). */
 static unsigned long long gs_rng_state __attribute__((unused)) = 88172645463325252ULL;
 

@@ -768,30 +768,19 @@ test_fixtures(void)
 	}
 	while ((e = readdir(d)) != NULL)
 	{
-		size_t		len = strlen(e->d_name),
-					blen;
-		char		path[512],
-					label[300];
-		unsigned char *b;
-		GsForest   *f = NULL;
+		char		label[300];
+		GsForest   *f;
 		GsStatus	st;
 		GsLayoutOptions o;
+		int			got = gs_load_fixture_forest(FIXTURES "/models", e->d_name, &f, &st);
 
-		if (len < 5 || (strcmp(e->d_name + len - 5, ".json") != 0 &&
-						strcmp(e->d_name + len - 4, ".ubj") != 0 &&
-						strcmp(e->d_name + len - 4, ".txt") != 0))
+		if (got == 0)
 			continue;
-		snprintf(path, sizeof(path), FIXTURES "/models/%s", e->d_name);
-		b = gs_read_file(path, &blen);
-		if (!b)
-			continue;
-		if (gs_forest_load(b, blen, GS_FORMAT_AUTO, NULL, &gs_malloc_allocator, &f, &st) != GS_OK)
+		if (got < 0)
 		{
 			gs_tap(0, e->d_name, st.msg);
-			free(b);
 			continue;
 		}
-		free(b);
 		n_models++;
 		snprintf(label, sizeof(label), "%s (%d trees, depth %d, %d groups, %d categorical splits)",
 				 e->d_name, f->n_trees, f->max_depth, f->n_groups, f->n_cat_splits);
