@@ -84,6 +84,7 @@ src/core/onnx.pb-c.c src/core/onnx.pb-c.h &: $(ONNX_PROTO)
 	protoc-c --c_out=src/core --proto_path=$(dir $(ONNX_PROTO)) $(ONNX_PROTO)
 src/core/onnx_load.o src/core/onnx_ops.o src/core/onnx_tensor.o src/core/onnx_trees.o \
 	src/core/onnx_trees_walk.o src/core/onnx_trees_graph.o src/core/onnx_trees_v5.o: src/core/onnx.pb-c.h
+CORE_SRC = src/core/forest.c src/core/forest_image.c src/core/gs_status.c src/core/utf8_valid.c src/core/ubj_decode.c src/core/ubj_reader.c src/core/xgb_decode.c src/core/xgb_load.c src/core/xgb_json.c src/core/xgb_trees.c src/core/lgbm_load.c src/core/lgbm_text.c src/core/cpu_engine.c
 NN_SRC = src/core/onnx.pb-c.c src/core/onnx_load.c src/core/onnx_ops.c src/core/onnx_tensor.c \
 	src/core/onnx_trees.c src/core/onnx_trees_walk.c src/core/onnx_trees_graph.c \
 	src/core/onnx_trees_v5.c src/core/mlp.c src/core/model.c
@@ -116,7 +117,6 @@ bench/bench_formats: bench/bench_formats.c bench/bench_util.h $(CORE_SRC) $(NN_S
 # CPU engine (BLAS) against a naive triple loop, no server (bench/README.md).
 bench/bench_mlp: bench/bench_mlp.c bench/bench_util.h $(CORE_SRC) $(NN_SRC) src/core/*.h src/core/onnx.pb-c.h
 	$(CC) $(UNIT_CFLAGS) $(NN_CFLAGS) -o $@ bench/bench_mlp.c $(CORE_SRC) $(NN_SRC) -ljansson -lm $(NN_LIBS)
-CORE_SRC = src/core/forest.c src/core/forest_image.c src/core/gs_status.c src/core/utf8_valid.c src/core/ubj_decode.c src/core/ubj_reader.c src/core/xgb_decode.c src/core/xgb_load.c src/core/xgb_json.c src/core/xgb_trees.c src/core/lgbm_load.c src/core/lgbm_text.c src/core/cpu_engine.c
 UNIT_CFLAGS = -std=c11 -D_GNU_SOURCE -O2 -g -ffp-contract=off -Wall -Wextra -Werror -Isrc/core -Isrc
 ASAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 

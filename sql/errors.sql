@@ -46,7 +46,7 @@ SELECT gpu_load_model('x', pg_read_binary_file(:'f'));
 SELECT gpu_load_model('x', pg_read_binary_file(:'f'));
 \set f :bad 'lgb_linear_tree.txt'
 SELECT gpu_load_model('x', pg_read_binary_file(:'f'));
-\set f :bad 'survival_cox.json'
+\set f :bad 'unknown_objective.json'
 SELECT gpu_load_model('x', pg_read_binary_file(:'f'));
 \set f :bad 'truncated.json'
 SELECT gpu_load_model('x', pg_read_binary_file(:'f'));

@@ -60,6 +60,7 @@ END $$;
 SELECT pg_temp.check_format(m, m || ext, 'auto', :'abs_srcdir' || '/tests/fixtures')
   FROM unnest(ARRAY['x3_cat_binary', 'x3_cat_softprob', 'x3_cat_dart_reg', 'x3_cat_rf',
                     'x3_multi_target', 'x3_cat_poisson', 'x3_softmax_rf',
+                    'x3_quantile3', 'x3_quantile', 'x3_survival_cox', 'x3_survival_aft',
                     'x17_cat_binary', 'x17_cat_softprob', 'x17_cat_dart_reg',
                     'x16_cat_binary', 'x16_cat_softprob', 'x16_cat_dart_reg']) m,
        unnest(ARRAY['.json', '.ubj']) ext;
@@ -69,7 +70,8 @@ SELECT pg_temp.check_format('x3_ubj_int8', 'x3_ubj_int8.ubj', 'xgboost-ubj', :'a
 SELECT pg_temp.check_format(v || m, v || m || '.json', 'xgboost-json', :'abs_srcdir' || '/tests/fixtures')
   FROM unnest(ARRAY['x10_', 'x13_', 'x15_']) v, unnest(ARRAY['binary', 'softprob', 'dart', 'rf']) m;
 -- LightGBM 4.x text models: format given, then detected (lgb_inf_threshold:
--- splits at threshold inf, "every present value left, missing right")
+-- splits at threshold inf, "every present value left, missing right";
+-- lgb_zero_threshold*: splits at +-1e-35, where LightGBM takes |x| <= 1e-35 as 0)
 SELECT pg_temp.check_format(m, m || '.txt', 'lightgbm', :'abs_srcdir' || '/tests/fixtures')
   FROM unnest(ARRAY['lgb_binary', 'lgb_regression', 'lgb_regression_l1', 'lgb_huber', 'lgb_fair',
                     'lgb_quantile', 'lgb_poisson', 'lgb_gamma', 'lgb_tweedie',
@@ -77,7 +79,8 @@ SELECT pg_temp.check_format(m, m || '.txt', 'lightgbm', :'abs_srcdir' || '/tests
 SELECT pg_temp.check_format(m, m || '.txt', 'auto', :'abs_srcdir' || '/tests/fixtures')
   FROM unnest(ARRAY['lgb_lambdarank', 'lgb_rank_xendcg', 'lgb_rf', 'lgb_zero_missing',
                     'lgb_no_missing', 'lgb_cat_wide', 'lgb_dart', 'lgb_goss',
-                    'lgb_inf_threshold']) m;
+                    'lgb_inf_threshold', 'lgb_zero_threshold', 'lgb_zero_threshold_nomissing',
+                    'lgb_zero_threshold_zam']) m;
 -- LightGBM 3.3.5 (model format v3)
 SELECT pg_temp.check_format(m, m || '.txt', 'auto', :'abs_srcdir' || '/tests/fixtures')
   FROM unnest(ARRAY['lgb3_binary', 'lgb3_multiclass', 'lgb3_rf']) m;
@@ -87,7 +90,7 @@ SELECT model, file, n_rows, ok_row, ok_query, ok_agg FROM formats ORDER BY file;
 -- (LightGBM records only its model format version), categorical splits.
 SELECT name, format, objective, n_outputs, n_trees, saved_by, categorical_splits > 0 AS has_categorical
   FROM gpu_models
- WHERE name IN ('x3_cat_binary', 'x3_multi_target', 'x17_cat_binary', 'lgb_binary',
+ WHERE name IN ('x3_cat_binary', 'x3_multi_target', 'x3_quantile3', 'x3_survival_aft', 'x17_cat_binary', 'lgb_binary',
                 'lgb_multiclass', 'lgb_rf', 'lgb_regression')
  ORDER BY name;
 

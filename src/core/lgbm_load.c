@@ -19,7 +19,9 @@
  * include/LightGBM/tree.h, NumericalDecision / CategoricalDecision):
  *	- numerical: x <= threshold goes left.  The threshold is a double and the
  *	  row's float is compared in double, so we store the float just above the
- *	  largest float <= threshold and compare with <.  Missing type None: NaN
+ *	  largest float <= threshold and compare with <; |x| <= 1e-35 counts as
+ *	  0.0, as LightGBM's predictor drops it from the row (lgbm_threshold).
+ *	  Missing type None: NaN
  *	  is taken as 0.0 (default direction = where 0.0 goes); type Zero: NaN and
  *	  |x| <= 1e-35 take the default direction (GS_NODE_ZERO_MISSING); type
  *	  NaN: NaN takes the default direction.
@@ -56,14 +58,27 @@ typedef struct LHeader
 } LHeader;
 
 /*
- * Largest float <= t, as the float whose "x < value" equals "x <= t" for
- * every float x: the next float above it.
+ * LightGBM's kZeroThreshold.  Its predictor leaves a value with |x| <= this
+ * out of a dense row (as a sparse zero), so such a value reaches every tree
+ * as 0.0, whatever the node's missing type.
+ */
+#define LGBM_ZERO_THRESHOLD 1e-35f
+
+/*
+ * The float whose "x < value" equals LightGBM's decision "x <= t" for every
+ * float x: the next float above the largest float <= t.  A threshold among
+ * the values that count as 0.0 (|x| <= 1e-35) decides them all as it decides
+ * 0.0: all left (x <= 1e-35 goes left) when 0 <= t, all right (only
+ * x < -1e-35 goes left) when t < 0; LightGBM writes such thresholds
+ * (+-1.0000000180025095e-35, kZeroThreshold itself) for splits at zero.
  */
 static float
 lgbm_threshold(double t)
 {
 	float		f = (float) t;
 
+	if (t >= -(double) LGBM_ZERO_THRESHOLD && t < (double) LGBM_ZERO_THRESHOLD)
+		return 0.0 <= t ? nextafterf(LGBM_ZERO_THRESHOLD, INFINITY) : -LGBM_ZERO_THRESHOLD;
 	if ((double) f > t)
 		f = nextafterf(f, -INFINITY);
 	return nextafterf(f, INFINITY);

@@ -57,9 +57,12 @@ static const ObjectiveInfo objectives[] = {
 	{"reg:squaredlogerror", GS_TRANSFORM_IDENTITY, LINK_IDENTITY},
 	{"reg:pseudohubererror", GS_TRANSFORM_IDENTITY, LINK_IDENTITY},
 	{"reg:absoluteerror", GS_TRANSFORM_IDENTITY, LINK_IDENTITY},
+	{"reg:quantileerror", GS_TRANSFORM_IDENTITY, LINK_IDENTITY},
 	{"count:poisson", GS_TRANSFORM_EXP, LINK_LOG},
 	{"reg:gamma", GS_TRANSFORM_EXP, LINK_LOG},
 	{"reg:tweedie", GS_TRANSFORM_EXP, LINK_LOG},
+	{"survival:cox", GS_TRANSFORM_EXP, LINK_LOG},
+	{"survival:aft", GS_TRANSFORM_EXP, LINK_LOG},
 	{"multi:softprob", GS_TRANSFORM_SOFTMAX, LINK_IDENTITY},
 	{"multi:softmax", GS_TRANSFORM_ARGMAX, LINK_IDENTITY},
 	{"rank:pairwise", GS_TRANSFORM_IDENTITY, LINK_IDENTITY},
@@ -166,7 +169,7 @@ build_forest(json_t *root, const GsLimits *lim, GsForest *f, GsStatus *st)
 	{
 		gs_status_set(st, GS_ERR_UNSUPPORTED,
 					  "XGBoost objective \"%.64s\" is not supported", oname);
-		gs_status_detail(st, "Supported objectives: binary:logistic, binary:logitraw, binary:hinge, reg:squarederror, reg:squaredlogerror, reg:logistic, reg:pseudohubererror, reg:absoluteerror, count:poisson, reg:gamma, reg:tweedie, multi:softprob, multi:softmax, rank:pairwise, rank:ndcg, rank:map.");
+		gs_status_detail(st, "Supported objectives: binary:logistic, binary:logitraw, binary:hinge, reg:squarederror, reg:squaredlogerror, reg:logistic, reg:pseudohubererror, reg:absoluteerror, reg:quantileerror, count:poisson, reg:gamma, reg:tweedie, survival:cox, survival:aft, multi:softprob, multi:softmax, rank:pairwise, rank:ndcg, rank:map.");
 		return st->code;
 	}
 	snprintf(f->objective, sizeof(f->objective), "%s", oname);

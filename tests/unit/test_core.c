@@ -231,7 +231,7 @@ test_bad_models(void)
 		{"lgb_bad_no_trees.txt", GS_ERR_INVALID_MODEL},
 		{"lgb_bad_truncated.txt", GS_ERR_INVALID_MODEL},
 		{"lgb_bad_num_class.txt", GS_ERR_INVALID_MODEL},
-		{"survival_cox.json", GS_ERR_UNSUPPORTED},
+		{"unknown_objective.json", GS_ERR_UNSUPPORTED},
 		{"truncated.json", GS_ERR_INVALID_MODEL},
 		{"truncated.ubj", GS_ERR_INVALID_MODEL},
 		{"child_out_of_range.json", GS_ERR_INVALID_MODEL},
