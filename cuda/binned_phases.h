@@ -1,7 +1,7 @@
 /*
  * binned_phases.h
  *	  The per-thread phases of the binned GPU kernel (forest_binned_kernel
- *	  and forest_bin_kernel in forest_kernel.cu), written once as
+ *	  and forest_bin_kernel in forest_binned.cu), written once as
  *	  __host__ __device__ functions so that a CPU emulation
  *	  (tests/unit/test_binned.c) runs the very same code, in the style of
  *	  kernel_phases.h (read its header first: thread index, block size,

@@ -1,9 +1,9 @@
 /*
  * forest_kernel.h
- *	  C interface of the GPU scoring kernels (cuda/forest_kernel.cu): a
- *	  forest copied to the device in a layout chosen per model, scored on
- *	  device-resident column-major batches.  No PostgreSQL here; callable
- *	  from C and C++.
+ *	  C interface of the GPU scoring kernels (cuda/forest_kernel.cu; the
+ *	  binned kernel: cuda/forest_binned.cu): a forest copied to the device
+ *	  in a layout chosen per model, scored on device-resident column-major
+ *	  batches.  No PostgreSQL here; callable from C and C++.
  *
  * Ownership: a GsDeviceForest owns the device memory of one model (nodes,
  * tree descriptors, tiles, base margins; cudaMalloc'd by gs_dforest_create

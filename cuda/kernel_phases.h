@@ -2,7 +2,7 @@
  * kernel_phases.h
  *	  The per-thread phases of the GPU scoring kernels, written once as
  *	  __host__ __device__ functions so that the CUDA kernels
- *	  (forest_kernel.cu) and a CPU emulation of them
+ *	  (forest_kernel.cu, forest_binned.cu) and a CPU emulation of them
  *	  (tests/unit/test_kernel_emulation.c) run the very same code.
  *
  * Nothing here allocates or owns memory.  Every phase takes the thread

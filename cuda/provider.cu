@@ -7,9 +7,10 @@
  * buffers and its own stream.  Submitting slot k enqueues the host-to-device
  * copy, the kernel and the device-to-host copy on stream k and returns at
  * once, so the backend fills slot 1-k while slot k is on the way; waiting
- * synchronises stream k.  Kernels come from forest_kernel.cu (traversal
- * shared with the CPU engine through src/core/forest_eval.h); neural
- * networks are scored by mlp_gemm.cu (cuBLAS, one run per slot).
+ * synchronises stream k.  Kernels come from forest_kernel.cu and
+ * forest_binned.cu (traversal shared with the CPU engine through
+ * src/core/forest_eval.h); neural networks are scored by mlp_gemm.cu
+ * (cuBLAS, one run per slot).
  *
  * Errors: every CUDA call is checked; sticky errors (the context is
  * corrupt: illegal address, launch failure, ...) mark the device lost for

@@ -1,9 +1,10 @@
 /*
  * bench_kernel.cu
- *	  Kernel benchmark of the GPU engine (cuda/forest_kernel.cu) against a
- *	  FIL-style reference kernel (fil_reference.cu), with the CPU engine as
- *	  the judge of correctness.  Run it through bench/gpu/run.sh; what it
- *	  measures and how to read it: bench/gpu/README.md.
+ *	  Kernel benchmark of the GPU engine (cuda/forest_kernel.cu,
+ *	  cuda/forest_binned.cu) against a FIL-style reference kernel
+ *	  (fil_reference.cu), with the CPU engine as the judge of correctness.
+ *	  Run it through bench/gpu/run.sh; what it measures and how to read
+ *	  it: bench/gpu/README.md.
  *
  * For the models m100x6, m500x8 and m2000x10 (XGBoost files made by
  * make_models.py in --models DIR, or, when a file is missing, a synthetic

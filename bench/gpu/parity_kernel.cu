@@ -1,8 +1,9 @@
 /*
  * parity_kernel.cu
- *	  Device parity test of the GPU kernels (cuda/forest_kernel.cu) on
- *	  every fixture model: the real kernels, launched through
- *	  gs_dforest_create_ex / gs_dforest_predict*, against the CPU engine.
+ *	  Device parity test of the GPU kernels (cuda/forest_kernel.cu,
+ *	  cuda/forest_binned.cu) on every fixture model: the real kernels,
+ *	  launched through gs_dforest_create_ex / gs_dforest_predict*, against
+ *	  the CPU engine.
  *	  The CPU emulation (tests/unit/test_kernel_emulation.c) proves the
  *	  phase code; this proves the CUDA shells, launch configurations,
  *	  shared-memory limits and alignment on a real device.

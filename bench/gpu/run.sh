@@ -12,10 +12,11 @@
 # Builds bench/work/gpu/parity_kernel and bench/work/gpu/bench_kernel
 # (ignored by git) with
 #   nvcc -O3 -std=c++17 -gencode arch=compute_90,code=sm_90 -Xcompiler -Wall,-Wextra
-# from bench/gpu/bench_kernel.cu, bench/gpu/fil_reference.cu and
-# cuda/forest_kernel.cu, plus the scoring core (src/core/*.c, compiled by the
-# C compiler), jansson linked statically when libjansson.a exists so the
-# binary also runs where jansson is not installed (the lent GPU machine).
+# from bench/gpu/bench_kernel.cu, bench/gpu/fil_reference.cu and the kernels
+# (cuda/forest_kernel.cu, cuda/forest_binned.cu: KERNEL_SRC below), plus the
+# scoring core (src/core/*.c, compiled by the C compiler), jansson linked
+# statically when libjansson.a exists so the binary also runs where jansson
+# is not installed (the lent GPU machine).
 # Makes the three models with bench/gpu/make_models.py when they are missing
 # and /usr/bin/python3 has xgboost (the benchmark synthesises forests of the
 # same shapes otherwise), records the git commit next to the binary, then
@@ -36,6 +37,9 @@ BUILD=${BUILD:-bench/work/gpu}
 NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 CC=${CC:-gcc}
 NVFLAGS=(-O3 -std=c++17 -gencode "arch=compute_90,code=sm_90" -Xcompiler "-Wall,-Wextra")
+# The tree kernels' sources (the provider's CUDA_SRC of cuda/Makefile.inc
+# less provider.cu and mlp_gemm.cu).
+KERNEL_SRC=(cuda/forest_kernel.cu cuda/forest_binned.cu)
 # The core's tree sources as the Makefile lists them (CORE_SRC), so a loader
 # added there is linked here too; the fixed list below is the fallback for a
 # copy of the tree without the Makefile (the device machine has no PGXS).
@@ -83,12 +87,12 @@ if [ "$mode" != nobuild ]; then
 		"$CC" -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -c "$c" -o "$o"
 		objs+=("$o")
 	done
-	echo "run.sh: $NVCC ${NVFLAGS[*]} (parity_kernel.cu bench_kernel.cu fil_reference.cu forest_kernel.cu)"
+	echo "run.sh: $NVCC ${NVFLAGS[*]} (parity_kernel.cu bench_kernel.cu fil_reference.cu ${KERNEL_SRC[*]##*/})"
 	"$NVCC" "${NVFLAGS[@]}" -o "$BUILD/bench_kernel" \
-		bench/gpu/bench_kernel.cu bench/gpu/fil_reference.cu cuda/forest_kernel.cu \
+		bench/gpu/bench_kernel.cu bench/gpu/fil_reference.cu "${KERNEL_SRC[@]}" \
 		"${objs[@]}" "$jansson" -lm
 	"$NVCC" "${NVFLAGS[@]}" -o "$BUILD/parity_kernel" \
-		bench/gpu/parity_kernel.cu cuda/forest_kernel.cu "${objs[@]}" "$jansson" -lm
+		bench/gpu/parity_kernel.cu "${KERNEL_SRC[@]}" "${objs[@]}" "$jansson" -lm
 	{
 		c=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 		if [ "$c" != unknown ] && [ -n "$(git status --porcelain -- cuda bench/gpu src/core 2>/dev/null)" ]; then

@@ -2,7 +2,7 @@
  * test_binned.c
  *	  CPU emulation of the binned GPU kernel (GS_KERNEL_BINNED:
  *	  cuda/forest_binned.h lays the forest out, cuda/binned_phases.h holds
- *	  the phases forest_kernel.cu's forest_bin_kernel and
+ *	  the phases forest_binned.cu's forest_bin_kernel and
  *	  forest_binned_kernel run), checked bit for bit against the CPU
  *	  engine.  Runs anywhere, no GPU.
  *
@@ -176,9 +176,9 @@ emulate_binned(const GsBinnedLayout *l, const GsBinnedArgs *a, int rpt, int fuse
 }
 
 /*
- * Emulate predict_binned of forest_kernel.cu with rpt rows per thread
- * (which gs_binned_pick_rpt picks by batch size on the device): fused,
- * one launch; otherwise chunks of `chunk` rows, each binned by
+ * Emulate gs_dforest_predict_binned of forest_binned.cu with rpt rows per
+ * thread (which gs_binned_pick_rpt picks by batch size on the device):
+ * fused, one launch; otherwise chunks of `chunk` rows, each binned by
  * forest_bin_kernel (emulated with a grid of 3 blocks, so the grid-stride
  * loop wraps) into a poisoned scratch and then scored.
  */
