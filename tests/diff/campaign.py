@@ -1,0 +1,510 @@
+#!/usr/bin/env python3
+"""campaign.py -- differential campaign: random models trained by the real libraries, scored by
+pg_gpuscore's CPU engine (tests/diff/diff_score) and by the library itself, compared.
+
+The fixtures under tests/fixtures are chosen by hand; this tries what a new user might bring:
+each trial draws a data set (3-40 features, scales from 1e-3 to 1e5, integer-valued columns,
+exact zeros, NaN rates up to 30 %, categorical columns) and a training configuration at random
+(objective, booster, depth or leaf-wise growth, bins, trees, sampling, constraints, ...), trains
+with XGBoost, LightGBM or scikit-learn (then converted to ONNX by skl2onnx / onnxmltools), saves
+the model in one of its formats and scores held-out rows plus rows on, just above and just below
+the model's own split thresholds, -0, subnormals, +-FLT_MAX, NaN-heavy rows and odd category
+codes. The reference is the library's predict (onnxruntime for ONNX files).
+
+A trial ends as one of
+  ok        every output within the tolerance (XGBoost 1e-6, others 1e-5, relative above 1)
+  refused   gpu_pg_score refused the model: the message is printed, to be checked against the
+            documented limits (docs/reference.md, "Model formats")
+  DIFF      a wrong score, or batchings that disagree: a bug; the trial's files are kept
+  crash     diff_score died (it is built with ASan + UBSan): a bug; files kept
+  skipped   the library itself could not train or predict this configuration
+A trial is known by its seed (printed): --seed S --only T reruns trial T of seed S alone.
+
+Not run by CI (it needs the libraries); its findings become fixtures. Usage:
+    make tests/diff/diff_score
+    /tmp/pg_gpuscore-venv-onnx-trees/bin/python tests/diff/campaign.py --trials 200 --seed 1
+    (the venv of tests/fixtures/make_venv_onnx_trees.sh: XGBoost 3.2, LightGBM 4.7,
+    scikit-learn 1.9, skl2onnx, onnxmltools, onnxruntime; with /usr/bin/python3, Debian's
+    XGBoost 1.7.4 and the families whose libraries are missing are skipped)
+    --family xgb|lgb|skl|onnx-xgb|onnx-lgb  only that family;  --keep  keep every trial's files
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import traceback
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DIFF = os.path.join(HERE, "diff_score")
+F32 = np.float32
+ROUNDS = [1, 5, 30, 100, 300]       # boosting rounds drawn from (--ci: the first four)
+SIZES = [300, 1000, 3000]           # rows drawn from (--ci: the first two)
+
+
+# ------------------------------------------------------------------------------------- data
+
+def make_data(r, n):
+    """Rows of a random shape and a label signal; returns X, cat column indices, n categories,
+    and a latent score to make labels from."""
+    nf = int(r.integers(3, 41))
+    X = np.empty((n, nf), dtype=np.float64)
+    for j in range(nf):
+        kind = r.choice(["normal", "lognormal", "int", "zeros", "uniform"])
+        scale = 10.0 ** r.uniform(-3, 5)
+        if kind == "normal":
+            X[:, j] = r.normal(size=n) * scale
+        elif kind == "lognormal":
+            X[:, j] = np.round(r.lognormal(size=n) * scale, 2)
+        elif kind == "int":
+            X[:, j] = r.integers(0, int(r.integers(2, 50)), n)
+        elif kind == "zeros":
+            X[:, j] = np.where(r.random(n) < 0.6, 0.0, r.normal(size=n) * scale)
+        else:
+            X[:, j] = r.uniform(-scale, scale, n)
+    ncat = int(r.integers(2, 40))
+    cats = [j for j in range(nf) if r.random() < 0.15]
+    for j in cats:
+        X[:, j] = r.integers(0, ncat, n)
+    z = np.zeros(n)
+    for j in r.choice(nf, size=min(nf, 4), replace=False):
+        col = X[:, j]
+        z += r.normal() * (col - col.mean()) / (col.std() + 1e-9)
+    for j in cats:
+        z += (X[:, j] % 3 == 1) * 1.5
+    nan_rate = r.choice([0.0, 0.02, 0.1, 0.3])
+    if nan_rate:
+        X[r.random((n, nf)) < nan_rate] = np.nan
+    return X.astype(F32), cats, ncat, z
+
+
+def labels(r, z, kind, k=3):
+    n = len(z)
+    if kind == "binary":
+        return (r.random(n) < 1 / (1 + np.exp(-z))).astype(np.float64)
+    if kind == "multi":
+        return np.digitize(z + r.normal(size=n) * 0.3, np.quantile(z, np.linspace(0, 1, k + 1)[1:-1]))
+    if kind == "positive":
+        return np.exp(z / max(1.0, np.abs(z).max()) * 2) + r.random(n) * 0.1
+    if kind == "count":
+        return r.poisson(np.exp(np.clip(z, -3, 3)))
+    if kind == "unit":
+        return 1 / (1 + np.exp(-z))
+    return z * 10 + r.normal(size=n)
+
+
+def case_rows(r, Xte, thresholds, cats, ncat):
+    """Held-out rows; rows on, above and below thresholds; special values; odd categories."""
+    nf = Xte.shape[1]
+
+    def some(n):   # n held-out rows, repeated where there are fewer
+        return Xte[r.integers(0, len(Xte), n)].copy()
+    rows = [Xte[:150]]
+    if thresholds:
+        pick = [thresholds[i] for i in r.choice(len(thresholds), size=min(60, len(thresholds)))]
+        on = np.repeat(some(len(pick)), 3, axis=0)
+        for i, (f, v) in enumerate(pick):
+            v = F32(v)
+            on[3 * i, f] = v
+            on[3 * i + 1, f] = np.nextafter(v, F32(np.inf))
+            on[3 * i + 2, f] = np.nextafter(v, F32(-np.inf))
+        rows.append(on)
+    special = some(12)
+    vals = [F32(-0.0), F32(0.0), F32(1e-40), F32(-1e-40), F32(3.4e38), F32(-3.4e38), F32(np.nan)]
+    for i in range(len(special)):
+        mask = r.random(nf) < 0.5
+        special[i, mask] = r.choice(vals, size=mask.sum())
+    rows.append(special)
+    heavy = some(20)
+    heavy[r.random(heavy.shape) < 0.7] = np.nan
+    rows.append(heavy)
+    rows.append(np.full((1, nf), np.nan, dtype=F32))
+    with np.errstate(over="ignore"):   # a LightGBM threshold past FLT_MAX is inf here
+        X = np.vstack(rows).astype(F32)
+    if cats:
+        odd = X[:12].copy()
+        for i in range(len(odd)):
+            for j in cats:
+                odd[i, j] = r.choice([ncat, ncat + 7, -1, 2.5, 0, 1e7, np.nan])
+        X = np.vstack([X, odd]).astype(F32)
+    # nextafter of a threshold at FLT_MAX: the glue never passes an infinity (22003)
+    X[np.isinf(X)] = np.copysign(np.finfo(F32).max, X[np.isinf(X)])
+    return X
+
+
+# ------------------------------------------------------------------------------------- XGBoost
+
+def xgb_trial(r, d, X, cats, ncat, z):
+    import xgboost as xgb
+    ver = tuple(int(x) for x in xgb.__version__.split(".")[:2])
+    objs = ["binary:logistic", "binary:logitraw", "binary:hinge", "reg:squarederror",
+            "reg:logistic", "reg:pseudohubererror", "reg:absoluteerror", "count:poisson",
+            "reg:gamma", "reg:tweedie", "multi:softprob", "multi:softmax", "rank:pairwise",
+            "rank:ndcg", "reg:squaredlogerror", "multi-target"]
+    if ver >= (2, 0):
+        objs.append("reg:quantileerror")
+    obj = str(r.choice(objs))
+    p = {"nthread": 1, "seed": int(r.integers(1 << 30)), "max_depth": int(r.integers(1, 11)),
+         "eta": float(r.uniform(0.05, 1.0)), "min_child_weight": float(r.choice([0, 1, 5])),
+         "subsample": float(r.choice([1.0, 0.7])), "colsample_bytree": float(r.choice([1.0, 0.6])),
+         "tree_method": str(r.choice(["hist", "approx", "exact"])),
+         "max_bin": int(r.choice([4, 16, 256, 1024])), "lambda": float(r.choice([0, 1, 10]))}
+    if r.random() < 0.2:
+        p["grow_policy"] = "lossguide"
+        p["max_leaves"] = int(r.integers(2, 64))
+        p["max_depth"] = int(r.choice([0, 12]))
+        p["tree_method"] = "hist"
+    if r.random() < 0.2:
+        p["booster"] = "dart"
+        p["rate_drop"] = float(r.uniform(0, 0.5))
+        p["skip_drop"] = float(r.uniform(0, 0.5))
+        p["normalize_type"] = str(r.choice(["tree", "forest"]))
+    if r.random() < 0.15:
+        p["num_parallel_tree"] = int(r.integers(2, 5))
+    if r.random() < 0.3:
+        p["base_score"] = float(r.uniform(0.1, 0.9))
+    use_cat = bool(cats) and p["tree_method"] != "exact" and r.random() < 0.8
+    if use_cat:
+        p["max_cat_to_onehot"] = int(r.choice([1, 4, 64]))
+    y = None
+    if obj.startswith("binary") or obj == "reg:logistic":
+        y = labels(r, z, "binary") if obj != "reg:logistic" else labels(r, z, "unit")
+    elif obj.startswith("multi:"):
+        k = int(r.integers(3, 6))
+        p["num_class"] = k
+        y = labels(r, z, "multi", k)
+    elif obj in ("count:poisson",):
+        y = labels(r, z, "count")
+    elif obj in ("reg:gamma", "reg:tweedie", "reg:squaredlogerror"):
+        y = labels(r, z, "positive")
+    elif obj.startswith("rank:"):
+        y = np.clip(np.round(labels(r, z, "unit") * 4), 0, 4)
+    elif obj == "multi-target":
+        obj = "reg:squarederror"
+        y = np.stack([labels(r, z, "reg"), labels(r, -z, "reg")], axis=1)
+        if ver >= (2, 0):
+            p["multi_strategy"] = str(r.choice(["one_output_per_tree", "one_output_per_tree",
+                                                "multi_output_tree"]))
+            if p["multi_strategy"] == "multi_output_tree":
+                p["tree_method"] = "hist"
+    elif obj == "reg:quantileerror":
+        p["quantile_alpha"] = [0.1, 0.5, 0.9] if r.random() < 0.5 else 0.7
+        y = labels(r, z, "reg")
+    else:
+        y = labels(r, z, "reg")
+    p["objective"] = obj
+    if obj in ("binary:logistic", "binary:logitraw", "binary:hinge", "reg:logistic") \
+            and "base_score" not in p and r.random() < 0.3:
+        p["scale_pos_weight"] = float(r.uniform(1, 20))
+    ft = ["c" if (use_cat and j in cats) else "q" for j in range(X.shape[1])]
+    ntr = int(len(X) * 0.8)
+    Xtr, ytr, Xte = X[:ntr], y[:ntr], X[ntr:]
+
+    def dm(A, lab=None):
+        kw = {"feature_types": ft, "enable_categorical": True} if use_cat else {}
+        dmat = xgb.DMatrix(A, lab, missing=np.nan, **kw)
+        return dmat
+
+    dtr = dm(Xtr, ytr)
+    if obj.startswith("rank:"):
+        dtr.set_group([ntr // 4, ntr // 4, ntr - 2 * (ntr // 4)])
+    rounds = int(r.choice(ROUNDS))
+    bst = xgb.train(p, dtr, rounds)
+    ext = str(r.choice(["json", "ubj"])) if ver >= (1, 6) else "json"
+    path = os.path.join(d, "model." + ext)
+    bst.save_model(path)
+    raw = json.loads(bst.save_raw("json"))
+    gb = raw["learner"]["gradient_booster"]
+    trees = (gb.get("gbtree", gb).get("model", {}) or {}).get("trees", [])
+    th = []
+    for t in trees:
+        st = t.get("split_type", [0] * len(t["split_indices"]))
+        for f, v, lc, s in zip(t["split_indices"], t["split_conditions"], t["left_children"], st):
+            if lc != -1 and s == 0 and isinstance(v, (int, float)):
+                th.append((int(f), v))
+    Xc = case_rows(r, Xte, th, cats if use_cat else [], ncat)
+    if not use_cat:
+        Xc = Xc[:, :]
+    ref = bst.predict(dm(Xc))
+    desc = "xgb %s %s %s rounds=%d %s" % (xgb.__version__, ext, obj, rounds,
+                                          json.dumps({k: v for k, v in p.items()
+                                                      if k not in ("nthread", "seed", "objective")}))
+    return path, Xc, ref, 1e-6, desc
+
+
+# ------------------------------------------------------------------------------------ LightGBM
+
+def lgb_trial(r, d, X, cats, ncat, z):
+    import lightgbm as lgb
+    obj = str(r.choice(["binary", "cross_entropy", "regression", "regression_l1", "huber", "fair",
+                        "quantile", "mape", "poisson", "gamma", "tweedie", "multiclass",
+                        "multiclassova", "lambdarank"]))
+    p = {"verbose": -1, "num_threads": 1, "seed": int(r.integers(1 << 30)), "deterministic": True,
+         "objective": obj, "num_leaves": int(r.choice([2, 7, 31, 127])),
+         "max_depth": int(r.choice([-1, 3, 8])), "learning_rate": float(r.uniform(0.05, 0.5)),
+         "min_data_in_leaf": int(r.choice([1, 5, 20])), "max_bin": int(r.choice([7, 63, 255, 1023])),
+         "use_missing": bool(r.random() < 0.85), "zero_as_missing": bool(r.random() < 0.2),
+         "extra_trees": bool(r.random() < 0.15), "min_data_per_group": 5, "cat_smooth": 1.0}
+    boost = str(r.choice(["gbdt", "gbdt", "dart", "goss", "rf"]))
+    if boost == "rf":
+        p.update(boosting="rf", bagging_fraction=0.7, bagging_freq=1, feature_fraction=0.8)
+    elif boost == "goss":
+        p.update(data_sample_strategy="goss")
+    else:
+        p["boosting"] = boost
+    if obj in ("binary", "cross_entropy"):
+        y = labels(r, z, "binary" if obj == "binary" else "unit")
+    elif obj.startswith("multiclass"):
+        p["num_class"] = int(r.integers(3, 6))
+        y = labels(r, z, "multi", p["num_class"])
+    elif obj in ("poisson",):
+        y = labels(r, z, "count")
+    elif obj in ("gamma", "tweedie", "mape"):
+        y = labels(r, z, "positive")
+    elif obj == "lambdarank":
+        y = np.clip(np.round(labels(r, z, "unit") * 4), 0, 4).astype(int)
+    else:
+        y = labels(r, z, "reg")
+    if obj == "quantile":
+        p["alpha"] = float(r.uniform(0.1, 0.9))
+    ntr = int(len(X) * 0.8)
+    use_cat = [j for j in cats if r.random() < 0.8]
+    group = None
+    if obj == "lambdarank":
+        group = [ntr // 4, ntr // 4, ntr - 2 * (ntr // 4)]
+    ds = lgb.Dataset(X[:ntr], y[:ntr], group=group, categorical_feature=use_cat,
+                     free_raw_data=False)
+    rounds = int(r.choice(ROUNDS))
+    bst = lgb.train(p, ds, rounds)
+    path = os.path.join(d, "model.txt")
+    bst.save_model(path)
+    th = []
+
+    def walk(n):
+        if "split_feature" in n:
+            if n.get("decision_type") == "<=":
+                th.append((int(n["split_feature"]), n["threshold"]))
+            walk(n["left_child"])
+            walk(n["right_child"])
+    for t in bst.dump_model()["tree_info"]:
+        walk(t["tree_structure"])
+    Xc = case_rows(r, X[ntr:], th, use_cat, ncat)
+    ref = bst.predict(Xc)
+    desc = "lgb %s %s rounds=%d %s" % (lgb.__version__, obj, rounds,
+                                        json.dumps({k: v for k, v in p.items()
+                                                    if k not in ("verbose", "num_threads", "seed",
+                                                                 "deterministic", "objective")}))
+    return path, Xc, ref, 1e-5, desc
+
+
+# ---------------------------------------------------------------------------------------- ONNX
+
+def ort_scores(path, X):
+    import onnx
+    import onnxruntime as ort
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    so.inter_op_num_threads = 1
+    sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+    out = dict(zip([o.name for o in sess.get_outputs()],
+                   sess.run(None, {sess.get_inputs()[0].name: X})))
+    m = onnx.load(path)
+    node = [n for n in m.graph.node if n.op_type.startswith("TreeEnsemble")][0]
+    if node.op_type != "TreeEnsembleClassifier":
+        v = [v for v in out.values() if isinstance(v, np.ndarray) and v.dtype.kind == "f"][0]
+        return np.asarray(v, dtype=F32).reshape(len(X), -1)
+    prob = np.asarray([v for k, v in out.items() if "prob" in k][0], dtype=F32)
+    return prob[:, 1:2] if prob.shape[1] == 2 else prob
+
+
+def onnx_thresholds(path):
+    import onnx
+    from onnx import helper
+    m = onnx.load(path)
+    node = [n for n in m.graph.node if n.op_type.startswith("TreeEnsemble")][0]
+    a = {x.name: helper.get_attribute_value(x) for x in node.attribute}
+    return [(int(f), v) for f, v, mo in zip(a.get("nodes_featureids", []), a.get("nodes_values", []),
+                                            a.get("nodes_modes", [])) if mo != b"LEAF"]
+
+
+def skl_trial(r, d, X, cats, ncat, z):
+    import sklearn.ensemble as E
+    import sklearn.tree as T
+    from skl2onnx import to_onnx
+    kind = str(r.choice(["rf", "et", "gb", "hgb", "dt"]))
+    clf = r.random() < 0.6
+    k = int(r.choice([2, 2, 3, 4])) if clf else 0
+    y = labels(r, z, "multi", k) if clf else labels(r, z, "reg")
+    if clf and k == 2:
+        y = labels(r, z, "binary")
+    if r.random() < 0.3 and not clf:
+        y = np.stack([y, labels(r, -z, "reg")], axis=1)
+    depth = int(r.choice([2, 5, 10])) if r.random() < 0.8 else None
+    n_est = int(r.choice([1, 10, 50]))
+    seed = int(r.integers(1 << 30))
+    if kind == "rf":
+        m = (E.RandomForestClassifier if clf else E.RandomForestRegressor)(
+            n_estimators=n_est, max_depth=depth, random_state=seed)
+    elif kind == "et":
+        m = (E.ExtraTreesClassifier if clf else E.ExtraTreesRegressor)(
+            n_estimators=n_est, max_depth=depth, random_state=seed)
+    elif kind == "gb":
+        m = (E.GradientBoostingClassifier if clf else E.GradientBoostingRegressor)(
+            n_estimators=n_est, max_depth=depth or 3, random_state=seed)
+    elif kind == "hgb":
+        m = (E.HistGradientBoostingClassifier if clf else E.HistGradientBoostingRegressor)(
+            max_iter=n_est, max_depth=depth, random_state=seed)
+    else:
+        m = (T.DecisionTreeClassifier if clf else T.DecisionTreeRegressor)(
+            max_depth=depth, random_state=seed)
+    if y.ndim == 2 and kind in ("gb", "hgb"):
+        y = y[:, 0]
+    ntr = int(len(X) * 0.8)
+    Xtr = X[:ntr]
+    if kind == "gb":   # no NaN support in GradientBoosting
+        Xtr = np.nan_to_num(Xtr)
+    m.fit(Xtr, y[:ntr])
+    opts = {id(m): {"zipmap": False}} if clf else None
+    onx = to_onnx(m, X[:1], target_opset={"": 17, "ai.onnx.ml": 3}, options=opts)
+    path = os.path.join(d, "model.onnx")
+    with open(path, "wb") as f:
+        f.write(onx.SerializeToString())
+    Xte = X[ntr:]
+    if kind == "gb":
+        Xte = np.nan_to_num(Xte)
+    Xc = case_rows(r, Xte, onnx_thresholds(path), [], ncat)
+    if kind == "gb":
+        Xc = np.nan_to_num(Xc, nan=0.0)
+    ref = ort_scores(path, Xc)
+    desc = "skl %s %s n_est=%d depth=%s y=%s" % (kind, "clf%d" % k if clf else "reg", n_est, depth,
+                                                 y.shape)
+    return path, Xc, ref, 1e-5, desc
+
+
+def onnx_gbm_trial(r, d, X, cats, ncat, z, which):
+    from onnxmltools.convert.common.data_types import FloatTensorType
+    nf = X.shape[1]
+    ntr = int(len(X) * 0.8)
+    clf = r.random() < 0.7
+    k = int(r.choice([2, 2, 3])) if clf else 0
+    y = (labels(r, z, "binary") if k == 2 else labels(r, z, "multi", k)) if clf else labels(r, z, "reg")
+    n_est = int(r.choice([1, 10, 60]))
+    depth = int(r.integers(1, 9))
+    if which == "xgb":
+        import xgboost as xgb
+        from onnxmltools import convert_xgboost
+        m = (xgb.XGBClassifier if clf else xgb.XGBRegressor)(
+            n_estimators=n_est, max_depth=depth, n_jobs=1, random_state=int(r.integers(1 << 30)),
+            base_score=float(r.uniform(0.2, 0.8)) if r.random() < 0.3 else None)
+        m.fit(X[:ntr], y[:ntr])
+        onx = convert_xgboost(m, initial_types=[("X", FloatTensorType([None, nf]))], target_opset=15)
+    else:
+        import lightgbm as lgb
+        from onnxmltools import convert_lightgbm
+        m = (lgb.LGBMClassifier if clf else lgb.LGBMRegressor)(
+            n_estimators=n_est, max_depth=depth, num_leaves=int(r.choice([4, 15, 63])),
+            n_jobs=1, verbose=-1, random_state=int(r.integers(1 << 30)))
+        m.fit(X[:ntr], y[:ntr])
+        onx = convert_lightgbm(m, initial_types=[("X", FloatTensorType([None, nf]))],
+                               target_opset=15, zipmap=False)
+    path = os.path.join(d, "model.onnx")
+    with open(path, "wb") as f:
+        f.write(onx.SerializeToString())
+    Xc = case_rows(r, X[ntr:], onnx_thresholds(path), [], ncat)
+    ref = ort_scores(path, Xc)
+    desc = "onnx-%s %s n_est=%d depth=%d" % (which, "clf%d" % k if clf else "reg", n_est, depth)
+    return path, Xc, ref, 1e-5, desc
+
+
+# ----------------------------------------------------------------------------------- campaign
+
+FAMILIES = {
+    "xgb": (("xgboost",), xgb_trial),
+    "lgb": (("lightgbm",), lgb_trial),
+    "skl": (("sklearn", "skl2onnx", "onnxruntime"), skl_trial),
+    "onnx-xgb": (("xgboost", "onnxmltools", "onnxruntime"),
+                 lambda *a: onnx_gbm_trial(*a, which="xgb")),
+    "onnx-lgb": (("lightgbm", "onnxmltools", "onnxruntime"),
+                 lambda *a: onnx_gbm_trial(*a, which="lgb")),
+}
+
+
+def available(mods):
+    import importlib.util
+    return all(importlib.util.find_spec(m) is not None for m in mods)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--trials", type=int, default=100)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--family", choices=sorted(FAMILIES))
+    ap.add_argument("--work", default=os.path.join(HERE, "work"))
+    ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--only", type=int, help="run only trial number ONLY (0-based) of the seed")
+    ap.add_argument("--ci", action="store_true",
+                    help="CI: smaller data and fewer rounds, TAP lines, a refused model fails too")
+    a = ap.parse_args()
+    if a.ci:
+        global ROUNDS, SIZES
+        ROUNDS, SIZES = ROUNDS[:4], SIZES[:2]
+    if not os.access(DIFF, os.X_OK):
+        sys.exit("build it first: make tests/diff/diff_score")
+    fams = [a.family] if a.family else [f for f in sorted(FAMILIES) if available(FAMILIES[f][0])]
+    print("%sfamilies: %s" % ("# " if a.ci else "", " ".join(fams)))
+    tally = {}
+    for t in range(a.trials):
+        if a.only is not None and t != a.only:
+            continue
+        seed = a.seed * 100003 + t
+        r = np.random.default_rng(seed)
+        fam = fams[t % len(fams)]
+        d = os.path.join(a.work, "%s-%d" % (fam, seed))
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(d)
+        try:
+            X, cats, ncat, z = make_data(r, int(r.choice(SIZES)))
+            path, Xc, ref, tol, desc = FAMILIES[fam][1](r, d, X, cats, ncat, z)
+        except Exception as e:   # the library refused its own configuration
+            where = traceback.extract_tb(e.__traceback__)[-1]
+            outcome, desc = "skipped", ""
+            msg = "%s: %s (%s:%d)" % (type(e).__name__, str(e).split("\n")[0][:200],
+                                      os.path.basename(where.filename), where.lineno)
+            shutil.rmtree(d, ignore_errors=True)
+        else:
+            ref = np.asarray(ref, dtype=F32)
+            ref = ref.reshape(len(Xc), -1)
+            Xc.astype(F32).tofile(os.path.join(d, "rows.f32"))
+            ref.tofile(os.path.join(d, "ref.f32"))
+            with open(os.path.join(d, "desc.txt"), "w") as f:
+                f.write(desc + "\n")
+            p = subprocess.run([DIFF, path, os.path.join(d, "rows.f32"), str(len(Xc)),
+                                os.path.join(d, "ref.f32"), str(ref.shape[1]), "%g" % tol],
+                               capture_output=True, text=True)
+            out = (p.stdout + p.stderr).strip().split("\n")
+            msg = out[0] if p.returncode != 1 else " / ".join(out[:3])
+            outcome = {0: "ok", 1: "DIFF", 2: "refused"}.get(p.returncode, "crash")
+            if outcome == "crash":
+                msg = "exit %d: %s" % (p.returncode, " / ".join(out[-5:]))
+            if outcome in ("ok", "refused", "skipped") and not a.keep:
+                shutil.rmtree(d, ignore_errors=True)
+        tally[(fam, outcome)] = tally.get((fam, outcome), 0) + 1
+        if a.ci:
+            good = outcome in ("ok", "skipped")
+            print("%s %d - %s trial seed=%d %s: %s%s" % ("ok" if good else "not ok", t + 1, fam, seed,
+                                                       outcome, desc[:150], "" if good else "\n# " + msg),
+                  flush=True)
+            continue
+        print("%-8s %-8s seed=%d %s\n         %s" % (fam, outcome, seed, desc, msg), flush=True)
+    print("\n# summary:" if a.ci else "\nsummary:")
+    for (fam, outcome), n in sorted(tally.items()):
+        print("%s  %-8s %-8s %d" % ("#" if a.ci else "", fam, outcome, n))
+    bad = ("DIFF", "crash", "refused") if a.ci else ("DIFF", "crash")
+    return 1 if any(o in bad for (_, o) in tally) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,181 @@
+/*
+ * diff_score.c
+ *	  One step of the differential campaign (tests/diff/campaign.py): load a
+ *	  model file that a real library wrote, score rows with the CPU engine
+ *	  and compare with that library's own predictions for the same rows.
+ *
+ * Usage: diff_score MODEL ROWS.f32 N_ROWS REF.f32 N_OUT TOL
+ *
+ *	 MODEL		a model file of any format, loaded with gs_model_load and
+ *				format detection, as gpu_load_model does with 'auto'
+ *	 ROWS.f32	float32 rows, row-major, the model's n_features per row
+ *	 N_ROWS		rows in ROWS.f32
+ *	 REF.f32	the library's outputs, row-major, N_OUT per row
+ *	 N_OUT		outputs per row the library gave (must equal ours)
+ *	 TOL		allowed |ours - ref| <= TOL * max(1, |ref|)
+ *
+ * The rows are scored three ways: as one column-major batch with a padded
+ * leading dimension, in slices of gs_model_slice_rows rows (as a backend
+ * does), and one row at a time; all three must agree bit for bit, and with
+ * the reference within TOL.  Exit status: 0 agree, 1 disagree (the first
+ * differences are printed), 2 the model was refused (our message printed:
+ * the campaign decides whether the refusal is documented), 3 usage or I/O.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+
+static void *
+read_file(const char *path, size_t *len)
+{
+	FILE	   *f = fopen(path, "rb");
+	unsigned char *buf;
+	long		n;
+
+	if (!f || fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0)
+	{
+		fprintf(stderr, "cannot read %s\n", path);
+		exit(3);
+	}
+	buf = malloc((size_t) n + 1);
+	if (!buf || fread(buf, 1, (size_t) n, f) != (size_t) n)
+	{
+		fprintf(stderr, "cannot read %s\n", path);
+		exit(3);
+	}
+	fclose(f);
+	*len = (size_t) n;
+	return buf;
+}
+
+/* Score rows [r0, r0 + n) column-major with leading dimension ld into out. */
+static void
+score_slice(const GsModel *m, const float *rows, size_t r0, size_t n, size_t ld, float *out)
+{
+	const size_t nf = (size_t) m->n_features;
+	float	   *x = malloc(sizeof(float) * nf * ld + 1);
+	float	   *scratch = malloc(sizeof(float) * gs_model_scratch_floats(m, n) + 1);
+
+	if (!x || !scratch)
+	{
+		fprintf(stderr, "out of memory\n");
+		exit(3);
+	}
+	for (size_t k = 0; k < nf; k++)
+		for (size_t r = 0; r < ld; r++)
+			x[k * ld + r] = r < n ? rows[(r0 + r) * nf + k] : NAN;
+	gs_model_predict(m, x, ld, n, scratch, out + r0 * (size_t) m->n_outputs);
+	free(x);
+	free(scratch);
+}
+
+int
+main(int argc, char **argv)
+{
+	size_t		model_len,
+				rows_len,
+				ref_len,
+				n_rows,
+				n_out,
+				slice;
+	unsigned char *bytes;
+	float	   *rows,
+			   *ref,
+			   *whole,
+			   *sliced,
+			   *single;
+	double		tol,
+				max_diff = 0;
+	GsModel    *m = NULL;
+	GsStatus	st;
+	int			bad = 0;
+
+	if (argc != 7)
+	{
+		fprintf(stderr, "usage: diff_score MODEL ROWS.f32 N_ROWS REF.f32 N_OUT TOL\n");
+		return 3;
+	}
+	bytes = read_file(argv[1], &model_len);
+	rows = read_file(argv[2], &rows_len);
+	n_rows = strtoul(argv[3], NULL, 10);
+	ref = read_file(argv[4], &ref_len);
+	n_out = strtoul(argv[5], NULL, 10);
+	tol = strtod(argv[6], NULL);
+
+	if (gs_model_load(bytes, model_len, GS_FORMAT_AUTO, NULL, &gs_malloc_allocator, &m, &st) != GS_OK)
+	{
+		/* nothing of a refused model may be left: LeakSanitizer checks at exit */
+		printf("REFUSED: %s%s%s\n", st.msg, st.detail[0] ? " | " : "", st.detail);
+		free(bytes);
+		free(rows);
+		free(ref);
+		return 2;
+	}
+	free(bytes);
+	if ((size_t) m->n_outputs != n_out)
+	{
+		printf("DIFF: %d outputs per row, the library gave %zu\n", m->n_outputs, n_out);
+		gs_model_free(m);
+		free(rows);
+		free(ref);
+		return 1;
+	}
+	if (rows_len != n_rows * (size_t) m->n_features * sizeof(float) ||
+		ref_len != n_rows * n_out * sizeof(float))
+	{
+		fprintf(stderr, "file sizes do not match %zu rows of %d features, %zu outputs\n",
+				n_rows, m->n_features, n_out);
+		return 3;
+	}
+
+	whole = malloc(sizeof(float) * n_rows * n_out + 1);
+	sliced = malloc(sizeof(float) * n_rows * n_out + 1);
+	single = malloc(sizeof(float) * n_rows * n_out + 1);
+	score_slice(m, rows, 0, n_rows, n_rows + 3, whole);
+	slice = gs_model_slice_rows(m);
+	for (size_t r0 = 0; r0 < n_rows; r0 += slice)
+		score_slice(m, rows, r0, n_rows - r0 < slice ? n_rows - r0 : slice,
+					n_rows - r0 < slice ? n_rows - r0 : slice, sliced);
+	for (size_t r = 0; r < n_rows; r++)
+		score_slice(m, rows, r, 1, 1, single);
+
+	for (size_t i = 0; i < n_rows * n_out; i++)
+	{
+		double		d = fabs((double) whole[i] - (double) ref[i]);
+		int			same_nan = isnan(whole[i]) && isnan(ref[i]);
+
+		if (memcmp(&whole[i], &sliced[i], 4) != 0 || memcmp(&whole[i], &single[i], 4) != 0)
+		{
+			if (bad++ < 5)
+				printf("DIFF: row %zu output %zu: batchings disagree (%.9g, %.9g, %.9g)\n",
+					   i / n_out, i % n_out, whole[i], sliced[i], single[i]);
+			continue;
+		}
+		if (same_nan)
+			continue;
+		if (!(d <= tol * fmax(1.0, fabs((double) ref[i]))))
+		{
+			if (bad++ < 5)
+				printf("DIFF: row %zu output %zu: ours %.9g, library %.9g\n",
+					   i / n_out, i % n_out, whole[i], ref[i]);
+			continue;
+		}
+		if (d > max_diff)
+			max_diff = d;
+	}
+	if (bad)
+		printf("DIFF: %d of %zu outputs differ\n", bad, n_rows * n_out);
+	else
+		printf("OK: %zu rows, %zu outputs, max |diff| %.3g\n", n_rows, n_out, max_diff);
+	gs_model_free(m);
+	free(rows);
+	free(ref);
+	free(whole);
+	free(sliced);
+	free(single);
+	return bad ? 1 : 0;
+}
