@@ -17,11 +17,13 @@ A trial ends as one of
             documented limits (docs/reference.md, "Model formats")
   DIFF      a wrong score, or batchings that disagree: a bug; the trial's files are kept
   crash     diff_score died (it is built with ASan + UBSan): a bug; files kept
+  KERNEL    the CPU emulation of a GPU kernel (tests/unit/test_kernel_emulation, test_binned,
+            --models) disagrees with the CPU engine on this model: a bug; files kept
   skipped   the library itself could not train or predict this configuration
 A trial is known by its seed (printed): --seed S --only T reruns trial T of seed S alone.
 
 Not run by CI (it needs the libraries); its findings become fixtures. Usage:
-    make tests/diff/diff_score
+    make tests/diff/diff_score tests/unit/test_kernel_emulation tests/unit/test_binned
     /tmp/pg_gpuscore-venv-onnx-trees/bin/python tests/diff/campaign.py --trials 200 --seed 1
     (the venv of tests/fixtures/make_venv_onnx_trees.sh: XGBoost 3.2, LightGBM 4.7,
     scikit-learn 1.9, skl2onnx, onnxmltools, onnxruntime; with /usr/bin/python3, Debian's
@@ -40,6 +42,8 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DIFF = os.path.join(HERE, "diff_score")
+# CPU emulations of the GPU kernels (tests/unit), run on every tree model that scored right
+EMULATORS = [os.path.join(HERE, "..", "unit", t) for t in ("test_kernel_emulation", "test_binned")]
 F32 = np.float32
 ROUNDS = [1, 5, 30, 100, 300]       # boosting rounds drawn from (--ci: the first four)
 SIZES = [300, 1000, 3000]           # rows drawn from (--ci: the first two)
@@ -479,7 +483,7 @@ def main():
             ref = ref.reshape(len(Xc), -1)
             Xc.astype(F32).tofile(os.path.join(d, "rows.f32"))
             ref.tofile(os.path.join(d, "ref.f32"))
-            with open(os.path.join(d, "desc.txt"), "w") as f:
+            with open(os.path.join(d, "desc"), "w") as f:
                 f.write(desc + "\n")
             p = subprocess.run([DIFF, path, os.path.join(d, "rows.f32"), str(len(Xc)),
                                 os.path.join(d, "ref.f32"), str(ref.shape[1]), "%g" % tol],
@@ -489,6 +493,18 @@ def main():
             outcome = {0: "ok", 1: "DIFF", 2: "refused"}.get(p.returncode, "crash")
             if outcome == "crash":
                 msg = "exit %d: %s" % (p.returncode, " / ".join(out[-5:]))
+            if outcome == "ok" and not path.endswith(".onnx"):
+                # the GPU kernels' traversal, emulated on the CPU, on the same model
+                for emu in [e for e in EMULATORS if os.access(e, os.X_OK)]:
+                    q = subprocess.run([emu, "--models", d], capture_output=True, text=True)
+                    if q.returncode != 0:
+                        outcome = "KERNEL"
+                        msg = "%s: %s" % (os.path.basename(emu), " / ".join(
+                            [l for l in q.stdout.split("\n") if l.startswith("not ok")][:3] or
+                            (q.stdout + q.stderr).strip().split("\n")[-3:]))
+                        break
+                else:
+                    msg += "; GPU kernels emulated: same"
             if outcome in ("ok", "refused", "skipped") and not a.keep:
                 shutil.rmtree(d, ignore_errors=True)
         tally[(fam, outcome)] = tally.get((fam, outcome), 0) + 1
@@ -502,7 +518,7 @@ def main():
     print("\n# summary:" if a.ci else "\nsummary:")
     for (fam, outcome), n in sorted(tally.items()):
         print("%s  %-8s %-8s %d" % ("#" if a.ci else "", fam, outcome, n))
-    bad = ("DIFF", "crash", "refused") if a.ci else ("DIFF", "crash")
+    bad = ("DIFF", "crash", "KERNEL", "refused") if a.ci else ("DIFF", "crash", "KERNEL")
     return 1 if any(o in bad for (_, o) in tally) else 0
 
 

@@ -31,6 +31,9 @@
  * hand-built unbalanced trees word by word.
  *
  * TAP lines, then "binned: N passed, M failed"; exit 1 on a failure.
+ * With --models DIR it checks only the model files in DIR (the differential
+ * campaign, tests/diff/campaign.py, runs it on random models).
+ *
  * Build with the Makefile and run from tests/unit (relative paths):
  *
  *   make tests/unit/test_binned && cd tests/unit && ./test_binned
@@ -464,11 +467,16 @@ check_model(const char *label, const GsForest *f, const char *file,
 	gs_binned_free(&l);
 }
 
-/* Every fixture model: qualifying ones checked, the others refused right. */
+/*
+ * Every model file in dir: qualifying ones checked (their cases too when
+ * the dir is the fixtures'), the others refused right; at least min_models
+ * files, min_binned of them qualifying.
+ */
 static void
-test_fixtures(void)
+test_fixtures(const char *dir, int min_models, int min_binned)
 {
-	DIR		   *d = opendir(FIXTURES "/models");
+	DIR		   *d = opendir(dir);
+	int			fixtures = strcmp(dir, FIXTURES "/models") == 0;
 	struct dirent *e;
 	int			n_models = 0,
 				n_binned = 0;
@@ -489,7 +497,7 @@ test_fixtures(void)
 		GsBinnedLayout l;
 		int			want,
 					rc,
-					got = gs_load_fixture_forest(FIXTURES "/models", e->d_name, &f, &st);
+					got = gs_load_fixture_forest(dir, e->d_name, &f, &st);
 
 		if (got == 0)
 			continue;
@@ -518,7 +526,7 @@ test_fixtures(void)
 			char		cfg[64];
 
 			n_binned++;
-			check_model(label, f, e->d_name, &o, "113K");
+			check_model(label, f, fixtures ? e->d_name : NULL, &o, "113K");
 			/* rows per thread imposed, room for about 2 of the largest trees */
 			o.smem_budget = gs_binned_stage_bytes(4, f->n_features) + ((size_t) 16 << f->max_depth);
 			o.max_rpt = 4;
@@ -529,7 +537,7 @@ test_fixtures(void)
 	}
 	closedir(d);
 	snprintf(summary, sizeof(summary), "%d fixture models, %d qualify for the binned kernel", n_models, n_binned);
-	gs_tap(n_models >= 40 && n_binned >= 20, "fixtures", summary);
+	gs_tap(n_models >= min_models && n_binned >= min_binned, "fixtures", summary);
 }
 
 /*
@@ -820,11 +828,18 @@ test_padding(void)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
+	/* --models DIR: only the model files in DIR (tests/diff/campaign.py) */
+	if (argc == 3 && strcmp(argv[1], "--models") == 0)
+	{
+		test_fixtures(argv[2], 1, 0);
+		printf("1..%d\nbinned: %d passed, %d failed\n", n_pass + n_fail, n_pass, n_fail);
+		return n_fail ? 1 : 0;
+	}
 	test_padding();
 	test_refusals();
-	test_fixtures();
+	test_fixtures(FIXTURES "/models", 40, 20);
 	printf("1..%d\nbinned: %d passed, %d failed\n", n_pass + n_fail, n_pass, n_fail);
 	return n_fail ? 1 : 0;
 }

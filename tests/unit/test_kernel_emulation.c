@@ -32,6 +32,9 @@
  * (every float with --exhaustive-expf, a few minutes), and the device
  * transform against gs_transform_row.
  *
+ * With --models DIR it checks only the model files in DIR, every plan (the
+ * differential campaign, tests/diff/campaign.py, runs it on random models).
+ *
  * Build with the Makefile, which lists the core's sources, and run from
  * tests/unit (relative fixture paths, like test_core):
  *
@@ -751,11 +754,11 @@ test_expf(uint64_t step)
 	}
 }
 
-/* Every fixture model, every plan. */
+/* Every model file in dir (at least min_models of them), every plan. */
 static void
-test_fixtures(void)
+test_fixtures(const char *dir, int min_models)
 {
-	DIR		   *d = opendir(FIXTURES "/models");
+	DIR		   *d = opendir(dir);
 	struct dirent *e;
 	int			n_models = 0;
 	const size_t budgets[] = {4096, 48 * 1024, 115712, 232448};
@@ -772,7 +775,7 @@ test_fixtures(void)
 		GsForest   *f;
 		GsStatus	st;
 		GsLayoutOptions o;
-		int			got = gs_load_fixture_forest(FIXTURES "/models", e->d_name, &f, &st);
+		int			got = gs_load_fixture_forest(dir, e->d_name, &f, &st);
 
 		if (got == 0)
 			continue;
@@ -807,7 +810,12 @@ test_fixtures(void)
 		gs_forest_free(f);
 	}
 	closedir(d);
-	gs_tap(n_models >= 40, "fixtures", "at least 40 fixture model files emulated");
+	{
+		char		what[64];
+
+		snprintf(what, sizeof(what), "at least %d model files emulated (%d)", min_models, n_models);
+		gs_tap(n_models >= min_models, "fixtures", what);
+	}
 }
 
 int
@@ -816,10 +824,16 @@ main(int argc, char **argv)
 	/* --exhaustive-expf: check gs_expf on all 2^32 floats (minutes) */
 	int			exhaustive = argc > 1 && strcmp(argv[1], "--exhaustive-expf") == 0;
 
-	test_expf(exhaustive ? 1 : 4099);
-	test_planner();
-	test_fixtures();
-	test_synthetic();
+	/* --models DIR: only the model files in DIR (tests/diff/campaign.py) */
+	if (argc == 3 && strcmp(argv[1], "--models") == 0)
+		test_fixtures(argv[2], 1);
+	else
+	{
+		test_expf(exhaustive ? 1 : 4099);
+		test_planner();
+		test_fixtures(FIXTURES "/models", 40);
+		test_synthetic();
+	}
 	printf("1..%d\nkernel-emulation: %d passed, %d failed\n", n_pass + n_fail, n_pass, n_fail);
 	return n_fail ? 1 : 0;
 }
