@@ -30,7 +30,7 @@ Not run by CI (it needs the libraries); its findings become fixtures. Usage:
     (the venv of tests/fixtures/make_venv_onnx_trees.sh: XGBoost 3.2, LightGBM 4.7,
     scikit-learn 1.9, skl2onnx, onnxmltools, onnxruntime; with /usr/bin/python3, Debian's
     XGBoost 1.7.4 and the families whose libraries are missing are skipped)
-    --family xgb|lgb|skl|onnx-xgb|onnx-lgb  only that family;  --keep  keep every trial's files
+    --family xgb|lgb|skl|onnx-xgb|onnx-lgb|mlp  only that family;  --keep  keep every trial's files
 """
 import argparse
 import json
@@ -465,6 +465,118 @@ def onnx_gbm_trial(r, d, X, cats, ncat, z, which):
     return path, Xc, ref, 1e-5, desc
 
 
+def mlp_trial(r, d, X, cats, ncat, z):
+    """A random feed-forward network built with the onnx helper API, as a PyTorch / Keras export
+    might look: Gemm (transB 0/1, alpha/beta) or MatMul + Add layers, BatchNormalization, every
+    supported activation, Dropout / Identity / no-op Flatten and Reshape, feature scaling by
+    Sub / Div / Mul constants, a sigmoid / softmax / identity head; reference onnxruntime."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    nf = X.shape[1]
+    nodes, inits = [], []
+    cur, width, k = "x", nf, [0]
+
+    def name(p):
+        k[0] += 1
+        return "%s%d" % (p, k[0])
+
+    def const(arr):
+        n = name("c")
+        inits.append(numpy_helper.from_array(np.asarray(arr, dtype=F32), n))
+        return n
+
+    def node(op, ins, **attrs):
+        nonlocal cur
+        out = name("t")
+        nodes.append(helper.make_node(op, ins, [out], name=name(op.lower()), **attrs))
+        cur = out
+
+    # Networks see standardized inputs (features at scales up to 1e5 straight into a dense
+    # layer would only measure float cancellation): the scaling is baked into the graph, or
+    # the rows are standardized before, as a user would
+    col = np.nan_to_num(X, nan=0.0).astype(np.float64)
+    mean, std = col.mean(axis=0), col.std(axis=0) + 1e-3
+    if r.random() < 0.5:
+        node("Sub", [cur, const(mean)])
+        div = r.random() < 0.5
+        node("Div" if div else "Mul", [cur, const(std if div else 1.0 / std)])
+    else:
+        X = ((col - mean) / std).astype(F32)
+        col = X.astype(np.float64)
+    n_layers = int(r.integers(1, 5))
+    head = str(r.choice(["sigmoid", "softmax", "identity", "autoencoder"]))
+    for i in range(n_layers):
+        last = i == n_layers - 1
+        n_out = {"sigmoid": 1, "softmax": int(r.integers(2, 6)), "identity": int(r.integers(1, 4)),
+                 "autoencoder": nf}[head] if last else int(r.choice([4, 16, 64, 257]))
+        w = (r.normal(size=(width, n_out)) / np.sqrt(width)).astype(F32)
+        b = (r.normal(size=n_out) * 0.1).astype(F32)
+        kind = r.random()
+        if kind < 0.4:
+            node("Gemm", [cur, const(w.T), const(b)], transB=1)
+        elif kind < 0.6:
+            node("Gemm", [cur, const(w), const(b)], alpha=float(r.uniform(0.5, 2)),
+                 beta=float(r.uniform(0.5, 2)))
+        else:
+            node("MatMul", [cur, const(w)])
+            node("Add", [cur, const(b)])
+        width = n_out
+        if last:
+            break
+        if r.random() < 0.3:
+            node("BatchNormalization", [cur, const(r.uniform(0.5, 2, width)), const(r.normal(size=width)),
+                                        const(r.normal(size=width)), const(r.uniform(0.5, 2, width))],
+                 epsilon=float(r.choice([1e-5, 1e-3])))
+        act = str(r.choice(["Relu", "LeakyRelu", "Sigmoid", "Tanh"]))
+        if act == "LeakyRelu":
+            node(act, [cur], alpha=float(r.choice([0.01, 0.2])))
+        else:
+            node(act, [cur])
+        if r.random() < 0.3:
+            node(str(r.choice(["Dropout", "Identity", "Flatten"])), [cur])
+        if r.random() < 0.15:
+            node("Reshape", [cur, name_shape(inits, name, width)])
+    if head == "sigmoid":
+        node("Sigmoid", [cur])
+    elif head == "softmax":
+        node("Softmax", [cur], axis=1)
+    xin = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", nf])
+    yout = helper.make_tensor_value_info(cur, TensorProto.FLOAT, ["N", width])
+    g = helper.make_graph(nodes, "random_mlp", [xin], [yout], initializer=inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", int(r.choice([13, 15, 17])))],
+                          producer_name="campaign")
+    m.ir_version = 8
+    onnx.checker.check_model(m)
+    path = os.path.join(d, "model.onnx")
+    with open(path, "wb") as f:
+        f.write(m.SerializeToString())
+    # rows: no NaN (a network has no missing values: NULLs are refused), the special values
+    Xc = np.nan_to_num(case_rows(r, np.nan_to_num(X[int(len(X) * 0.8):]), [], [], ncat), nan=0.0)
+    # within the data's range widened by its span on each side: the extreme rows of
+    # case_rows (+-3.4e38) through dense layers only measure float cancellation
+    lo, hi = col.min(axis=0), col.max(axis=0)
+    Xc = np.clip(Xc, lo - (hi - lo), hi + (hi - lo)).astype(F32)
+    import onnxruntime as ort
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+    ref = sess.run(None, {"x": Xc})[0]
+    if head == "autoencoder":
+        ref = ((ref.astype(np.float64) - Xc.astype(np.float64)) ** 2).mean(axis=1)
+        os.rename(path, path.replace(".onnx", ".ae.onnx"))
+        path = path.replace(".onnx", ".ae.onnx")
+    desc = "mlp %s layers=%d ops=%s" % (head, n_layers, ",".join(n.op_type for n in nodes))
+    return path, Xc, ref, 1e-5, desc
+
+
+def name_shape(inits, name, width):
+    """A Reshape target [-1, width]: a no-op on [N, width]."""
+    from onnx import numpy_helper
+    n = name("shape")
+    inits.append(numpy_helper.from_array(np.asarray([-1, width], dtype=np.int64), n))
+    return n
+
+
 # ----------------------------------------------------------------------------------- campaign
 
 FAMILIES = {
@@ -475,6 +587,7 @@ FAMILIES = {
                  lambda *a: onnx_gbm_trial(*a, which="xgb")),
     "onnx-lgb": (("lightgbm", "onnxmltools", "onnxruntime"),
                  lambda *a: onnx_gbm_trial(*a, which="lgb")),
+    "mlp": (("onnx", "onnxruntime"), mlp_trial),
 }
 
 
