@@ -245,6 +245,32 @@ compare_outputs(const float *ours, const float *ref, int64 n, EngineStats *st)
 	}
 }
 
+/*
+ * XGBoost's last error message, palloc'd, cut to its first line without the
+ * "[hh:mm:ss] /path/file.cc:123: " prefix: XGBoost appends candidate lists
+ * and a native stack trace that say nothing to a user.
+ */
+static char *
+xgb_error_text(const XgbApi *api)
+{
+	const char *e = api->last_error();
+	const char *p;
+	char	   *out;
+
+	if (e == NULL)
+		return pstrdup("(no message)");
+	/* skip "[time] file:line: " when the line starts with '[' */
+	if (e[0] == '[' && (p = strchr(e, ']')) != NULL)
+	{
+		const char *colon = strstr(p, ": ");
+
+		if (colon != NULL && (strchr(p, '\n') == NULL || colon < strchr(p, '\n')))
+			e = colon + 2;
+	}
+	out = pnstrdup(e, strcspn(e, "\n"));
+	return out;
+}
+
 /* ERROR with XGBoost's last error message. */
 static void
 xgb_fail(const XgbApi *api, const char *what)
@@ -252,7 +278,7 @@ xgb_fail(const XgbApi *api, const char *what)
 	ereport(ERROR,
 			(errcode(ERRCODE_EXTERNAL_ROUTINE_EXCEPTION),
 			 errmsg("XGBoost could not %s", what),
-			 errdetail("%s", api->last_error())));
+			 errdetail("%s", xgb_error_text(api))));
 }
 
 /*
@@ -373,7 +399,7 @@ gpuscore_gpu_verify_model(PG_FUNCTION_ARGS)
 							major, minor, patch, api->path, name),
 					 errdetail("The model was saved by %s. XGBoost said: %s",
 							   f->saved_by[0] ? f->saved_by : "an unknown XGBoost version",
-							   api->last_error()),
+							   xgb_error_text(api)),
 					 errhint("Set pg_gpuscore.xgboost_library to the libxgboost.so of the XGBoost version that saved the model (or a newer one).")));
 
 		for (int64 done = 0; done < n_rows; done += VERIFY_CHUNK)
