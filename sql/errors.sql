@@ -42,8 +42,6 @@ SELECT gpu_load_model('x', '\x504b0304'::bytea);
 \set bad :abs_srcdir '/tests/fixtures/models/bad/'
 \set f :bad 'gblinear.json'
 SELECT gpu_load_model('x', pg_read_binary_file(:'f'));
-\set f :bad 'x3_vector_leaf.json'
-SELECT gpu_load_model('x', pg_read_binary_file(:'f'));
 \set f :bad 'lgb_linear_tree.txt'
 SELECT gpu_load_model('x', pg_read_binary_file(:'f'));
 \set f :bad 'unknown_objective.json'

@@ -61,6 +61,8 @@ SELECT pg_temp.check_format(m, m || ext, 'auto', :'abs_srcdir' || '/tests/fixtur
   FROM unnest(ARRAY['x3_cat_binary', 'x3_cat_softprob', 'x3_cat_dart_reg', 'x3_cat_rf',
                     'x3_multi_target', 'x3_cat_poisson', 'x3_softmax_rf',
                     'x3_quantile3', 'x3_quantile', 'x3_survival_cox', 'x3_survival_aft',
+                    'x3_vector_leaf', 'x3_vector_softprob', 'x3_vector_rf',
+                    'x2_vector_leaf', 'x2_vector_softprob',
                     'x17_cat_binary', 'x17_cat_softprob', 'x17_cat_dart_reg',
                     'x16_cat_binary', 'x16_cat_softprob', 'x16_cat_dart_reg']) m,
        unnest(ARRAY['.json', '.ubj']) ext;
@@ -90,7 +92,7 @@ SELECT model, file, n_rows, ok_row, ok_query, ok_agg FROM formats ORDER BY file;
 -- (LightGBM records only its model format version), categorical splits.
 SELECT name, format, objective, n_outputs, n_trees, saved_by, categorical_splits > 0 AS has_categorical
   FROM gpu_models
- WHERE name IN ('x3_cat_binary', 'x3_multi_target', 'x3_quantile3', 'x3_survival_aft', 'x17_cat_binary', 'lgb_binary',
+ WHERE name IN ('x3_cat_binary', 'x3_multi_target', 'x3_quantile3', 'x3_survival_aft', 'x3_vector_leaf', 'x17_cat_binary', 'lgb_binary',
                 'lgb_multiclass', 'lgb_rf', 'lgb_regression')
  ORDER BY name;
 

@@ -8,6 +8,7 @@
 #ifndef GS_XGB_INTERNAL_H
 #define GS_XGB_INTERNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,6 +33,19 @@ typedef struct RawTree
 	json_t	   *cat_sizes;
 	float		weight;			/* dart tree weight, 1 otherwise */
 	uint32_t	cat_flags;		/* header flags of its category sets */
+	int32_t		src;			/* index of the tree in the model (messages) */
+	/*
+	 * A tree with vector leaves (multi_strategy="multi_output_tree") becomes
+	 * one scalar tree per target; this copy takes value `target` of each
+	 * leaf's vector.  XGBoost 3.x writes the vectors in "leaf_weights"
+	 * (size_leaf_vector values per leaf, a leaf's right_children entry is its
+	 * leaf index: leaf_by_index), 2.x in "base_weights" (size_leaf_vector
+	 * values per node, leaves have no children).  NULL for an ordinary tree.
+	 */
+	json_t	   *leaf_weights;
+	bool		leaf_by_index;
+	int64_t		size_leaf_vector;
+	int32_t		target;
 } RawTree;
 
 /* Most 32-bit words of category sets in one forest (64 MiB). */

@@ -127,6 +127,7 @@ build_forest(json_t *root, const GsLimits *lim, GsForest *f, GsStatus *st)
 				num_class = 0,
 				num_target = 1,
 				num_trees,
+				n_exp = 0,
 				max_nodes_in_tree = 1,
 				total_nodes = 0;
 	RawTree    *raw = NULL;
@@ -138,7 +139,8 @@ build_forest(json_t *root, const GsLimits *lim, GsForest *f, GsStatus *st)
 	int32_t		n_cat = 0;
 	uint32_t	cat_flags = 0;
 	GsCode		rc = GS_OK;
-	int32_t		t;
+	int32_t		t,
+				e;
 
 	if (!json_is_object(learner) || !json_is_object(mparam) || !json_is_object(booster))
 		return gs_status_set(st, GS_ERR_INVALID_MODEL,
@@ -298,26 +300,56 @@ build_forest(json_t *root, const GsLimits *lim, GsForest *f, GsStatus *st)
 		return gs_status_set(st, GS_ERR_INVALID_MODEL,
 							 "invalid XGBoost model: \"weight_drop\" has %zu entries for %lld trees",
 							 json_array_size(weights), (long long) num_trees);
-	if (lim->max_trees > 0 && num_trees > lim->max_trees)
-		return gs_status_set(st, GS_ERR_LIMIT,
-							 "%lld trees, more than the limit of %d",
-							 (long long) num_trees, lim->max_trees);
 	if (num_trees < 1)
 		return gs_status_set(st, GS_ERR_INVALID_MODEL, "invalid XGBoost model: it has no trees");
-	f->n_trees = (int32_t) num_trees;
+	/*
+	 * A tree with vector leaves (multi_strategy="multi_output_tree": one
+	 * value per target or class in each leaf) becomes one scalar tree per
+	 * target, so it counts n_groups times.
+	 */
+	for (t = 0; t < num_trees; t++)
+	{
+		json_t	   *tparam = gs_xgb_member(json_array_get(trees, (size_t) t), "tree_param");
+		int64_t		slv = 0;
 
-	raw = f->alloc.alloc(f->alloc.ctx, sizeof(RawTree) * (size_t) num_trees);
-	f->tree_offset = forest_alloc(f, sizeof(uint32_t) * (size_t) num_trees);
-	f->tree_group = forest_alloc(f, sizeof(int32_t) * (size_t) num_trees);
-	f->tree_depth = forest_alloc(f, sizeof(int32_t) * (size_t) num_trees);
+		if (gs_xgb_member(tparam, "size_leaf_vector") &&
+			(gs_xgb_json_to_int64(gs_xgb_member(tparam, "size_leaf_vector"), &slv) || slv < 0))
+			return gs_status_set(st, GS_ERR_INVALID_MODEL,
+								 "invalid XGBoost model: tree %d has an invalid \"size_leaf_vector\"", t);
+		if (slv > 1 && slv != f->n_groups)
+			return gs_status_set(st, GS_ERR_INVALID_MODEL,
+								 "invalid XGBoost model: tree %d has leaves of %lld values for %d outputs",
+								 t, (long long) slv, f->n_groups);
+		n_exp += slv > 1 ? slv : 1;
+		if (n_exp > INT32_MAX / 2)
+			return gs_status_set(st, GS_ERR_LIMIT, "too many trees");
+		if (lim->max_trees > 0 && n_exp > lim->max_trees)
+		{
+			if (n_exp == t + 1)
+				return gs_status_set(st, GS_ERR_LIMIT, "%lld trees, more than the limit of %d",
+									 (long long) num_trees, lim->max_trees);
+			gs_status_set(st, GS_ERR_LIMIT,
+						  "more than the limit of %d trees, counting a tree with vector leaves once per output",
+						  lim->max_trees);
+			gs_status_detail(st, "The model has %lld trees with leaves of %d values.",
+							 (long long) num_trees, f->n_groups);
+			return st->code;
+		}
+	}
+	f->n_trees = (int32_t) n_exp;
+
+	raw = f->alloc.alloc(f->alloc.ctx, sizeof(RawTree) * (size_t) n_exp);
+	f->tree_offset = forest_alloc(f, sizeof(uint32_t) * (size_t) n_exp);
+	f->tree_group = forest_alloc(f, sizeof(int32_t) * (size_t) n_exp);
+	f->tree_depth = forest_alloc(f, sizeof(int32_t) * (size_t) n_exp);
 	if (!raw || !f->tree_offset || !f->tree_group || !f->tree_depth)
 	{
 		rc = gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
 		goto done;
 	}
 
-	/* pass 1: per-tree arrays and node counts */
-	for (t = 0; t < f->n_trees; t++)
+	/* pass 1: per-tree arrays and node counts (e: the tree in the forest) */
+	for (t = 0, e = 0; t < num_trees; t++)
 	{
 		json_t	   *tree = json_array_get(trees, (size_t) t);
 		json_t	   *tparam = gs_xgb_member(tree, "tree_param");
@@ -325,7 +357,7 @@ build_forest(json_t *root, const GsLimits *lim, GsForest *f, GsStatus *st)
 		json_t	   *cat_nodes = gs_xgb_member(tree, "categories_nodes");
 		int64_t		group,
 					slv = 0;
-		RawTree    *rt = &raw[t];
+		RawTree    *rt = &raw[e];
 
 		if ((t & 63) == 63 && (rc = gs_check_interrupt(&lim->interrupt, st)))
 			goto done;
@@ -335,13 +367,29 @@ build_forest(json_t *root, const GsLimits *lim, GsForest *f, GsStatus *st)
 							   "invalid XGBoost model: tree %d has no valid \"num_nodes\"", t);
 			goto done;
 		}
-		if (gs_xgb_member(tparam, "size_leaf_vector") &&
-			(gs_xgb_json_to_int64(gs_xgb_member(tparam, "size_leaf_vector"), &slv) || slv > 1))
+		if (gs_xgb_member(tparam, "size_leaf_vector"))
+			gs_xgb_json_to_int64(gs_xgb_member(tparam, "size_leaf_vector"), &slv);	/* checked */
+		rt->src = (int32_t) t;
+		rt->leaf_weights = NULL;
+		rt->leaf_by_index = false;
+		rt->size_leaf_vector = 1;
+		rt->target = 0;
+		if (slv > 1)
 		{
-			rc = gs_status_set(st, GS_ERR_UNSUPPORTED,
-							   "XGBoost trees with vector leaves are not supported");
-			gs_status_detail(st, "The model was trained with multi_strategy=\"multi_output_tree\"; train with the default \"one_output_per_tree\".");
-			goto done;
+			/* XGBoost 3.x: "leaf_weights" per leaf; 2.x: "base_weights" per node */
+			rt->leaf_weights = gs_xgb_member(tree, "leaf_weights");
+			rt->leaf_by_index = rt->leaf_weights != NULL;
+			if (rt->leaf_weights == NULL)
+				rt->leaf_weights = gs_xgb_member(tree, "base_weights");
+			rt->size_leaf_vector = slv;
+			if (!json_is_array(rt->leaf_weights) ||
+				json_array_size(rt->leaf_weights) % (size_t) slv != 0)
+			{
+				rc = gs_status_set(st, GS_ERR_INVALID_MODEL,
+								   "invalid XGBoost model: tree %d has vector leaves without their values (\"leaf_weights\" or \"base_weights\", %lld per leaf)",
+								   t, (long long) slv);
+				goto done;
+			}
 		}
 		rt->split_type = NULL;
 		rt->categories = rt->cat_nodes = rt->cat_segments = rt->cat_sizes = NULL;
@@ -374,7 +422,7 @@ build_forest(json_t *root, const GsLimits *lim, GsForest *f, GsStatus *st)
 							   t, (long long) group, f->n_groups);
 			goto done;
 		}
-		f->tree_group[t] = (int32_t) group;
+		f->tree_group[e] = (int32_t) group;
 		rt->weight = 1.0f;
 		rt->cat_flags = cat_flags;
 		if (weights && (elem_float(weights, (size_t) t, &rt->weight) || !isfinite(rt->weight)))
@@ -385,14 +433,27 @@ build_forest(json_t *root, const GsLimits *lim, GsForest *f, GsStatus *st)
 		}
 		if (rt->num_nodes > max_nodes_in_tree)
 			max_nodes_in_tree = rt->num_nodes;
-		total_nodes += rt->num_nodes;
-		if (lim->max_nodes > 0 && total_nodes > lim->max_nodes)
+		/* a vector-leaf tree: one copy per target, each taking its value */
+		for (int64_t k = 0; k < rt->size_leaf_vector; k++)
 		{
-			rc = gs_status_set(st, GS_ERR_LIMIT,
-							   "more than the limit of %lld tree nodes",
-							   (long long) lim->max_nodes);
-			goto done;
+			if (k > 0)
+			{
+				raw[e + k] = *rt;
+				raw[e + k].target = (int32_t) k;
+				f->tree_group[e + k] = (int32_t) k;
+			}
+			else if (rt->leaf_weights)
+				f->tree_group[e] = 0;
+			total_nodes += rt->num_nodes;
+			if (lim->max_nodes > 0 && total_nodes > lim->max_nodes)
+			{
+				rc = gs_status_set(st, GS_ERR_LIMIT,
+								   "more than the limit of %lld tree nodes",
+								   (long long) lim->max_nodes);
+				goto done;
+			}
 		}
+		e += rt->size_leaf_vector;
 	}
 
 	/* pass 2: validate each tree and count reachable nodes */
@@ -413,9 +474,9 @@ build_forest(json_t *root, const GsLimits *lim, GsForest *f, GsStatus *st)
 
 		if ((t & 63) == 63 && (rc = gs_check_interrupt(&lim->interrupt, st)))
 			goto done;
-		if ((rc = gs_xgb_tree_cat_index(&raw[t], t, cat_idx, st)))
+		if ((rc = gs_xgb_tree_cat_index(&raw[t], raw[t].src, cat_idx, st)))
 			goto done;
-		rc = gs_xgb_walk_tree(&raw[t], t, f->n_features,
+		rc = gs_xgb_walk_tree(&raw[t], raw[t].src, f->n_features,
 							  lim->max_depth > 0 ? lim->max_depth : INT32_MAX - 1,
 							  queue, level, seen, NULL, &n, &depth, cat_idx, NULL,
 							  &cat_pos, &n_cat, st);
@@ -461,9 +522,9 @@ build_forest(json_t *root, const GsLimits *lim, GsForest *f, GsStatus *st)
 
 		if ((t & 63) == 63 && (rc = gs_check_interrupt(&lim->interrupt, st)))
 			goto done;
-		if ((rc = gs_xgb_tree_cat_index(&raw[t], t, cat_idx, st)))
+		if ((rc = gs_xgb_tree_cat_index(&raw[t], raw[t].src, cat_idx, st)))
 			goto done;
-		rc = gs_xgb_walk_tree(&raw[t], t, f->n_features, INT32_MAX - 1, queue, level, seen,
+		rc = gs_xgb_walk_tree(&raw[t], raw[t].src, f->n_features, INT32_MAX - 1, queue, level, seen,
 							  f->nodes + f->tree_offset[t], &n, &depth, cat_idx,
 							  f->cat_words, &cat_pos, &n_cat, st);
 		if (rc)

@@ -6,7 +6,9 @@
  *	  nodes), feature indices and finite values, and relabels the nodes into
  *	  the forest's node array.
  *
- * A tree arrives as a RawTree of borrowed, untrusted jansson arrays.  The
+ * A tree arrives as a RawTree of borrowed, untrusted jansson arrays.  A tree
+ * with vector leaves arrives once per target (RawTree.target) and is laid
+ * out as the scalar tree of that target.  The
  * scratch arrays (queue, level, seen, cat_idx) and the output arrays (nodes,
  * cat_words) belong to the caller, build_forest in xgb_load.c, which sizes
  * them from a first walk that only counts.
@@ -153,12 +155,30 @@ gs_xgb_walk_tree(const RawTree *rt, int32_t t, int32_t n_features, int32_t max_d
 		if (rt->split_type && (elem_int(rt->split_type, (size_t) id, &stype) || stype < 0 || stype > 1))
 			return gs_status_set(st, GS_ERR_INVALID_MODEL,
 								 "invalid XGBoost model: tree %d node %d has an invalid split_type", t, id);
-		if (l == -1 && r == -1)
+		if (l == -1 && rt->leaf_weights)
+		{
+			/* vector leaf: its values by leaf index (3.x) or by node (2.x) */
+			int64_t		slot = rt->leaf_by_index ? r : id;
+
+			if (slot < 0 || (!rt->leaf_by_index && r != -1) ||
+				slot >= (int64_t) (json_array_size(rt->leaf_weights) / (size_t) rt->size_leaf_vector) ||
+				elem_float(rt->leaf_weights, (size_t) (slot * rt->size_leaf_vector + rt->target), &cond) ||
+				!isfinite(cond))
+				return gs_status_set(st, GS_ERR_INVALID_MODEL,
+									 "invalid XGBoost model: tree %d node %d has no finite leaf vector",
+									 t, id);
+			r = -1;
 			stype = 0;
-		/* a categorical split's condition is unused (XGBoost writes NaN or junk) */
-		if (stype == 0 && (elem_float(rt->cond, (size_t) id, &cond) || !isfinite(cond)))
-			return gs_status_set(st, GS_ERR_INVALID_MODEL,
-								 "invalid XGBoost model: tree %d node %d has a non-finite split condition or leaf value", t, id);
+		}
+		else
+		{
+			if (l == -1 && r == -1)
+				stype = 0;
+			/* a categorical split's condition is unused (XGBoost writes NaN or junk) */
+			if (stype == 0 && (elem_float(rt->cond, (size_t) id, &cond) || !isfinite(cond)))
+				return gs_status_set(st, GS_ERR_INVALID_MODEL,
+									 "invalid XGBoost model: tree %d node %d has a non-finite split condition or leaf value", t, id);
+		}
 		if (l == -1 && r == -1)
 		{
 			/* a dart weight can push a finite leaf past float (found by fuzzing) */

@@ -215,7 +215,6 @@ test_bad_models(void)
 		GsCode		code;
 	}			bad[] = {
 		{"gblinear.json", GS_ERR_UNSUPPORTED},
-		{"x3_vector_leaf.json", GS_ERR_UNSUPPORTED},
 		{"lgb_linear_tree.txt", GS_ERR_UNSUPPORTED},
 		{"lgb_bad_child_out_of_range.txt", GS_ERR_INVALID_MODEL},
 		{"lgb_bad_cycle.txt", GS_ERR_INVALID_MODEL},
@@ -232,6 +231,10 @@ test_bad_models(void)
 		{"lgb_bad_truncated.txt", GS_ERR_INVALID_MODEL},
 		{"lgb_bad_num_class.txt", GS_ERR_INVALID_MODEL},
 		{"unknown_objective.json", GS_ERR_UNSUPPORTED},
+		{"vector_leaf_index.json", GS_ERR_INVALID_MODEL},
+		{"vector_leaf_size.json", GS_ERR_INVALID_MODEL},
+		{"vector_leaf_missing.json", GS_ERR_INVALID_MODEL},
+		{"vector_leaf_short.json", GS_ERR_INVALID_MODEL},
 		{"truncated.json", GS_ERR_INVALID_MODEL},
 		{"truncated.ubj", GS_ERR_INVALID_MODEL},
 		{"child_out_of_range.json", GS_ERR_INVALID_MODEL},
