@@ -1,7 +1,8 @@
 -- Neural networks read from ONNX (feed-forward MLPs and autoencoders): loading,
 -- what gpu_models shows, scoring through every path (gpu_score, gpu_predict,
 -- gpu_score_query, gpu_predict_query, gpu_score_agg, the score trigger) against
--- onnxruntime's own outputs (tests/fixtures/gen_onnx_fixtures.py), and every
+-- onnxruntime's own outputs (tests/fixtures/gen_onnx_fixtures.py; scikit-learn
+-- networks exported by skl2onnx: gen_onnx_sklearn_fixtures.py), and every
 -- error.  Outputs are compared within 1e-5 relative (1e-6 absolute below 0.1).
 \getenv abs_srcdir PG_ABS_SRCDIR
 \set fx :abs_srcdir '/tests/fixtures/onnx'
@@ -74,6 +75,22 @@ SELECT pg_temp.check_nn(m, c, :'fx')
 RESET client_min_messages;
 SELECT * FROM nn_parity ORDER BY model;
 
+-- scikit-learn networks as skl2onnx exports them (tests/fixtures/gen_onnx_sklearn_fixtures.py):
+-- a leading Cast to float, a pipeline's StandardScaler as an ai.onnx.ml Scaler or MinMaxScaler as
+-- Mul + Add, a classifier's label output ignored (its probabilities scored), a binary classifier's
+-- Concat(1 - p, p) scored as p, the probability of the second class.
+SELECT c AS fixture, gpu_load_model('nn_' || c, pg_read_binary_file(:'fx' || '/' || c || '.onnx')) AS version
+  FROM unnest(ARRAY['skl_mlp_reg', 'skl_mlp_reg_tanh', 'skl_mlp_bin', 'skl_mlp_3class_tanh',
+                    'skl_mlp_4class_logistic', 'skl_pipe_std_bin', 'skl_pipe_std_3class',
+                    'skl_pipe_minmax_reg', 'skl_edit_scaler1']) c;
+SELECT name, objective, n_features, n_outputs, kind, n_layers, n_parameters, saved_by
+  FROM gpu_models WHERE name LIKE 'nn_skl%' ORDER BY name;
+SET client_min_messages = warning;
+SELECT pg_temp.check_nn(name, substr(name, 4), :'fx') FROM gpu_models WHERE name LIKE 'nn_skl%';
+RESET client_min_messages;
+SELECT * FROM nn_parity WHERE model LIKE 'nn_skl%' ORDER BY model;
+SELECT gpu_drop_model(name) FROM gpu_models WHERE name LIKE 'nn_skl%' ORDER BY name;
+
 -- One row by hand: the softmax probabilities sum to 1; the all-zero row's
 -- reconstruction error; integer and numeric arrays are accepted as for trees.
 SELECT round(sum(p)::numeric, 5) AS prob_sum, count(*) AS classes
@@ -133,6 +150,13 @@ SELECT f AS file, pg_temp.try(format('SELECT gpu_load_model(%L, pg_read_binary_f
                     'external_data.onnx', 'wrong_shape.onnx', 'short_raw_data.onnx',
                     'huge_dims.onnx', 'too_wide.onnx', 'nan_weight.onnx', 'double_input.onnx',
                     'rank3_input.onnx', 'reshape_real.onnx', 'truncated.onnx', 'garbage.onnx']) f;
+-- skl2onnx exports that stay refused (tests/fixtures/onnx/bad/skl_expected.txt)
+SELECT f AS file, pg_temp.try(format('SELECT gpu_load_model(%L, pg_read_binary_file(%L))', 'nn_bad',
+                                     :'fx' || '/bad/' || f)) AS error
+  FROM unnest(ARRAY['skl_zipmap.onnx', 'skl_mlp_reg2_reshape.onnx', 'skl_cast_int64.onnx',
+                    'skl_two_float_outputs.onnx', 'skl_concat_swapped.onnx', 'skl_concat_unity2.onnx',
+                    'skl_scaler_offset_length.onnx', 'skl_duplicate_value.onnx',
+                    'skl_too_many_outputs.onnx']) f;
 -- the caps apply to networks too
 SET pg_gpuscore.max_features = 20;
 SELECT pg_temp.try(format('SELECT gpu_load_model(%L, pg_read_binary_file(%L))', 'nn_bad',

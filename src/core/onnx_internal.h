@@ -36,6 +36,7 @@ typedef struct Loader
 	const char *cur;			/* name of the tensor the chain has reached */
 	int32_t		width;			/* its columns */
 	int32_t		biasless_dense; /* step index of a MatMul awaiting its Add, or -1 */
+	bool	   *needed;			/* [n_node]: nodes the scored output depends on */
 	const GsLimits *lim;
 	GsStatus   *st;
 	char		label[160];		/* current node, for messages */

@@ -12,22 +12,37 @@
  * instead of overflowing the stack.  The decoded message tree is temporary
  * and freed before returning.
  *
- * The graph must be one chain: each node (Constant nodes aside) takes the
- * tensor the previous node produced as its only non-constant input.
- * Constants are initializers or Constant nodes; tensors with external data
- * are refused (they name files, and a model must never make the server
- * read a path).  Supported ops: Gemm, MatMul (+ Add as bias), Relu,
- * LeakyRelu, Sigmoid, Tanh, Softmax, BatchNormalization (inference),
+ * The scored output is the graph's only output, or of several outputs the
+ * one float tensor (a classifier's probabilities beside its int64 label, as
+ * skl2onnx writes them); anything else is refused.  Only the nodes that
+ * output depends on are translated, found by an iterative walk backwards
+ * by value names (each node visited once, over a sorted index of the node
+ * outputs, which must be unique): the label branch (ArgMax,
+ * ArrayFeatureExtractor, Reshape, Cast to int64...) and any other dead end
+ * is ignored.  A binary classifier's probabilities Concat(Sub(1, p), p)
+ * over the columns are scored as p alone, the probability of the second
+ * class (one output, as for binary tree classifiers); any other Concat is
+ * refused.
+ *
+ * The translated nodes must be one chain: each node (Constant nodes aside)
+ * takes the tensor the previous node produced as its only non-constant
+ * input.  Constants are initializers or Constant nodes; tensors with
+ * external data are refused (they name files, and a model must never make
+ * the server read a path).  Supported ops: Gemm, MatMul (+ Add as bias),
+ * Relu, LeakyRelu, Sigmoid, Tanh, Softmax, BatchNormalization (inference),
  * Flatten, Identity, Dropout (inference), Reshape when it is a no-op on
- * [N, F], and Add/Sub/Mul/Div by a constant scalar or per-column vector.
- * Every size the file claims is checked against the caps and the bytes
- * actually present before anything is allocated from it.
+ * [N, F], Cast to float (a no-op: the chain is float), Add/Sub/Mul/Div by a
+ * constant scalar or per-column vector, and ai.onnx.ml Scaler ((x - offset)
+ * * scale, as an ADD and a MUL step).  Every size the file claims is checked
+ * against the caps and the bytes actually present before anything is
+ * allocated from it.
  *
  * A graph holding an ai.onnx.ml TreeEnsemble* node (Regressor, Classifier,
  * or opset 5's TreeEnsemble) is a tree ensemble instead, built into a
  * GsForest by onnx_trees.c.
  *
- * This file: decoding, the graph's input and output, the chain as a whole.
+ * This file: decoding, the graph's input, the scored output and the nodes
+ * it depends on, the chain as a whole.
  * Per-node translation is in onnx_ops.c, tensors and attributes in
  * onnx_tensor.c, tree ensembles in onnx_trees.c (shared declarations:
  * onnx_internal.h).
@@ -37,6 +52,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "onnx_internal.h"
@@ -163,23 +179,331 @@ onnx_graph_input(Loader *L, int32_t width_cap, const char **name, int32_t *n_fea
 	return GS_OK;
 }
 
-/* Check the graph's output is the end of the chain, [N, width] float. */
-static GsCode
-graph_output(Loader *L)
-{
-	const Onnx__ValueInfoProto *out;
-	const Onnx__TypeProto__Tensor *tt;
+/* ---- the scored output and the nodes it depends on ---- */
 
-	if (L->g->n_output != 1)
-		return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
-							 "the graph has %zu outputs, expected one", L->g->n_output);
-	out = L->g->output[0];
-	if (!onnx_is_cur(L, out->name))
+/*
+ * Named node outputs indexed, at most: far more than any network needs
+ * (2 per node where Dropout keeps its mask), bounding the index.
+ */
+#define MAX_NAMED_OUTPUTS	(4 * GS_ONNX_MAX_NODES)
+
+/*
+ * Inputs of a node followed backwards: no supported op takes more, and a
+ * node with more is refused when it is translated.
+ */
+#define MAX_WALKED_INPUTS	8
+
+/* Is s a non-empty name? */
+static inline bool
+named(const char *s)
+{
+	return s != NULL && s[0] != '\0';
+}
+
+/* A value and the node producing it. */
+typedef struct Producer
+{
+	const char *name;
+	int32_t		node;
+} Producer;
+
+/* Order of Producer: by name, then node. */
+static int
+producer_cmp(const void *a, const void *b)
+{
+	const Producer *pa = (const Producer *) a;
+	const Producer *pb = (const Producer *) b;
+	int			c = strcmp(pa->name, pb->name);
+
+	if (c != 0)
+		return c;
+	return (pa->node > pb->node) - (pa->node < pb->node);
+}
+
+/* Index of the node producing name in the sorted prod[n], or -1. */
+static int32_t
+find_producer(const Producer *prod, int32_t n, const char *name)
+{
+	int32_t		lo = 0,
+				hi = n;
+
+	if (!named(name))
+		return -1;
+	while (lo < hi)
+	{
+		int32_t		mid = lo + (hi - lo) / 2;
+		int			c = strcmp(prod[mid].name, name);
+
+		if (c == 0)
+			return prod[mid].node;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+/* Is node op of the default domain? */
+static bool
+is_default_op(const Onnx__NodeProto *node, const char *op)
+{
+	return (node->domain == NULL || node->domain[0] == '\0' || strcmp(node->domain, "ai.onnx") == 0) &&
+		node->op_type != NULL && strcmp(node->op_type, op) == 0;
+}
+
+/*
+ * The output to score: the graph's only output, or of several the one
+ * float tensor (a classifier's probabilities beside its int64 label).
+ */
+static GsCode
+choose_output(Loader *L, const Onnx__ValueInfoProto **chosen)
+{
+	const Onnx__ValueInfoProto *f = NULL;
+	int			n_float = 0,
+				n_unknown = 0;
+
+	if (L->g->n_output == 0)
+		return gs_status_set(L->st, GS_ERR_INVALID_MODEL, "the graph has no output");
+	if (L->g->n_output == 1)
+	{
+		*chosen = L->g->output[0];
+		return GS_OK;
+	}
+	for (size_t i = 0; i < L->g->n_output; i++)
+	{
+		const Onnx__TypeProto *t = L->g->output[i]->type;
+
+		if (t == NULL || t->value_case == ONNX__TYPE_PROTO__VALUE__NOT_SET ||
+			(t->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE &&
+			 (t->tensor_type == NULL || !t->tensor_type->has_elem_type)))
+			n_unknown++;
+		else if (t->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE &&
+				 t->tensor_type->elem_type == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT)
+		{
+			n_float++;
+			f = L->g->output[i];
+		}
+	}
+	if (n_float != 1 || n_unknown > 0)
+	{
+		if (n_unknown > 0)
+			gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+						  "the graph has %zu outputs, %d of them of undeclared type; expected one float tensor among them",
+						  L->g->n_output, n_unknown);
+		else
+			gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+						  "the graph has %zu outputs, %d of them float tensors; expected exactly one to score",
+						  L->g->n_output, n_float);
+		gs_status_detail(L->st, "Of a classifier's outputs the probabilities are scored and the label is ignored. "
+						 "skl2onnx: convert with options={id(model): {\"zipmap\": False}} to have the "
+						 "probabilities as a tensor.");
+		return L->st->code;
+	}
+	*chosen = f;
+	return GS_OK;
+}
+
+/*
+ * A constant named name for the binary-classifier pattern: an initializer,
+ * or the value of a Constant node (never translated: not on the chain).
+ */
+static const Onnx__TensorProto *
+pattern_const(const Loader *L, const Producer *prod, int32_t n_prod, const char *name)
+{
+	const Onnx__TensorProto *t = onnx_find_const(L, name);
+	const Onnx__NodeProto *node;
+	int32_t		j;
+
+	if (t != NULL)
+		return t;
+	j = find_producer(prod, n_prod, name);
+	if (j < 0)
+		return NULL;
+	node = L->g->node[j];
+	if (!is_default_op(node, "Constant") || node->n_input != 0 || node->n_attribute != 1 ||
+		node->attribute[0]->name == NULL || strcmp(node->attribute[0]->name, "value") != 0)
+		return NULL;
+	return node->attribute[0]->t;
+}
+
+/*
+ * Is the scored output a binary classifier's probabilities,
+ * Concat(Sub(1, p), p) over the columns?  Then *root is p (the chain must
+ * end there with one column: the probability of the second class, scored
+ * alone as for binary tree classifiers).  Else *root is the output itself.
+ * Any other Concat producing the output is refused.
+ */
+static GsCode
+binary_pattern(Loader *L, const Producer *prod, int32_t n_prod, const char *out_name,
+			   const char **root, bool *binary)
+{
+	static const char *const cat_attrs[] = {"axis", NULL};
+	const Onnx__NodeProto *cat,
+			   *sub = NULL;
+	const Onnx__TensorProto *c = NULL;
+	int32_t		j = find_producer(prod, n_prod, out_name);
+	int64_t		axis = 0,
+				n = 0;
+	float	   *one = NULL;
+	bool		ok;
+	char		nname[80];
+
+	*root = out_name;
+	*binary = false;
+	if (j < 0 || !is_default_op(L->g->node[j], "Concat"))
+		return GS_OK;
+	cat = L->g->node[j];
+	onnx_safe_name(nname, sizeof(nname), cat->name);
+	snprintf(L->label, sizeof(L->label), "node \"%s\" (Concat)", nname);
+	if (onnx_attrs_allowed(L, cat, cat_attrs) != GS_OK ||
+		onnx_attr_int(L, cat, "axis", 0, &axis) != GS_OK)
+		return L->st->code;
+	ok = (axis == 1 || axis == -1) && cat->n_input == 2 &&
+		named(cat->input[0]) && named(cat->input[1]);
+	if (ok)
+	{
+		j = find_producer(prod, n_prod, cat->input[0]);
+		sub = j >= 0 ? L->g->node[j] : NULL;
+		ok = sub != NULL && is_default_op(sub, "Sub") && sub->n_input == 2 &&
+			sub->n_attribute == 0 && named(sub->input[1]) &&
+			strcmp(sub->input[1], cat->input[1]) == 0;
+	}
+	if (ok)
+	{
+		c = pattern_const(L, prod, n_prod, sub->input[0]);
+		ok = c != NULL && c->has_data_type && c->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT &&
+			c->n_dims <= 2;
+		for (size_t k = 0; ok && k < c->n_dims; k++)
+			ok = c->dims[k] == 1;
+	}
+	if (ok)
+	{
+		if (onnx_tensor_floats(L, c, 1, &n, &one) != GS_OK)
+			return L->st->code;
+		ok = n == 1 && one[0] == 1.0f;
+		L->alloc.free(L->alloc.ctx, one);
+	}
+	if (!ok)
+	{
+		gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+					  "%s is not the [1 - p, p] of a binary classifier", L->label);
+		gs_status_detail(L->st, "Concat is supported only as a binary classifier's last node, "
+						 "Concat(Sub(1, p), p) over the columns, p the network's one output.");
+		return L->st->code;
+	}
+	*root = cat->input[1];
+	*binary = true;
+	return GS_OK;
+}
+
+/*
+ * Choose the scored output and mark in L->needed the nodes it depends on:
+ * a walk backwards by value names from the output (from p for a binary
+ * classifier), iterative over an explicit stack of at most n_node nodes,
+ * each node pushed once.  Nodes nothing scored depends on (a classifier's
+ * label branch: ArgMax, ArrayFeatureExtractor, Cast to int64...) are
+ * never translated.  A value produced by two nodes is refused.
+ */
+static GsCode
+select_nodes(Loader *L, const Onnx__ValueInfoProto **out, const char **root, bool *binary)
+{
+	const Onnx__GraphProto *g = L->g;
+	Producer   *prod = NULL;
+	int32_t    *stack = NULL;
+	int32_t		n_prod = 0,
+				sp = 0,
+				j;
+	int64_t		n_named = 0;
+
+	*root = NULL;
+	*binary = false;
+	if (choose_output(L, out) != GS_OK)
+		return L->st->code;
+	for (size_t i = 0; i < g->n_node; i++)
+		for (size_t k = 0; k < g->node[i]->n_output; k++)
+			if (named(g->node[i]->output[k]))
+				n_named++;
+	if (n_named > MAX_NAMED_OUTPUTS)
+		return gs_status_set(L->st, GS_ERR_LIMIT,
+							 "the graph's nodes have %lld outputs, more than the limit of %d",
+							 (long long) n_named, MAX_NAMED_OUTPUTS);
+	L->needed = onnx_alloc(L, sizeof(bool) * (g->n_node + 1));
+	prod = onnx_alloc(L, sizeof(Producer) * (size_t) (n_named + 1));
+	stack = onnx_alloc(L, sizeof(int32_t) * (g->n_node + 1));
+	if (L->needed == NULL || prod == NULL || stack == NULL)
+	{
+		onnx_nomem(L);
+		goto done;
+	}
+	memset(L->needed, 0, sizeof(bool) * (g->n_node + 1));
+	for (size_t i = 0; i < g->n_node; i++)
+		for (size_t k = 0; k < g->node[i]->n_output; k++)
+			if (named(g->node[i]->output[k]))
+			{
+				prod[n_prod].name = g->node[i]->output[k];
+				prod[n_prod].node = (int32_t) i;
+				n_prod++;
+			}
+	qsort(prod, (size_t) n_prod, sizeof(Producer), producer_cmp);
+	for (int32_t k = 1; k < n_prod; k++)
+		if (strcmp(prod[k - 1].name, prod[k].name) == 0)
+		{
+			char		vname[80];
+
+			onnx_safe_name(vname, sizeof(vname), prod[k].name);
+			gs_status_set(L->st, GS_ERR_INVALID_MODEL,
+						  "value \"%s\" is the output of more than one node", vname);
+			goto done;
+		}
+
+	if (binary_pattern(L, prod, n_prod, (*out)->name, root, binary) != GS_OK)
+		goto done;
+	if ((j = find_producer(prod, n_prod, *root)) >= 0)
+	{
+		L->needed[j] = true;
+		stack[sp++] = j;
+	}
+	while (sp > 0)
+	{
+		const Onnx__NodeProto *node = g->node[stack[--sp]];
+
+		for (size_t k = 0; k < node->n_input && k < MAX_WALKED_INPUTS; k++)
+			if ((j = find_producer(prod, n_prod, node->input[k])) >= 0 && !L->needed[j])
+			{
+				L->needed[j] = true;
+				stack[sp++] = j;
+			}
+	}
+
+done:
+	if (prod)
+		L->alloc.free(L->alloc.ctx, prod);
+	if (stack)
+		L->alloc.free(L->alloc.ctx, stack);
+	return L->st->code;
+}
+
+/*
+ * Check the chain ends at root and the scored output is [N, width] float
+ * ([N, 2] for a binary classifier, scored as its one column p).
+ */
+static GsCode
+graph_output(Loader *L, const Onnx__ValueInfoProto *out, const char *root, bool binary)
+{
+	const Onnx__TypeProto__Tensor *tt;
+	int32_t		declared = binary ? 2 : L->width;
+
+	if (!onnx_is_cur(L, root))
 	{
 		gs_status_set(L->st, GS_ERR_UNSUPPORTED,
 					  "the graph's output is not the end of a single feed-forward chain");
 		return L->st->code;
 	}
+	if (binary && L->width != 1)
+		return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+							 "the binary classifier's probability has %d columns, expected one",
+							 L->width);
 	if (out->type == NULL)
 		return GS_OK;
 	if (out->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
@@ -188,9 +512,9 @@ graph_output(Loader *L)
 		return gs_status_set(L->st, GS_ERR_UNSUPPORTED, "the graph's output is not a float tensor");
 	if (tt->shape && (tt->shape->n_dim != 2 ||
 					  (tt->shape->dim[1]->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
-					   tt->shape->dim[1]->dim_value != L->width)))
+					   tt->shape->dim[1]->dim_value != declared)))
 		return gs_status_set(L->st, GS_ERR_INVALID_MODEL,
-							 "the graph's output shape does not match [N, %d]", L->width);
+							 "the graph's output shape does not match [N, %d]", declared);
 	return GS_OK;
 }
 
@@ -201,6 +525,9 @@ build(Loader *L, const Onnx__ModelProto *model, bool reconstruction)
 	const Onnx__GraphProto *g = model->graph;
 	GsMlp	   *m = L->m;
 	size_t		cap;
+	const Onnx__ValueInfoProto *out = NULL;
+	const char *root = NULL;
+	bool		binary = false;
 
 	if (!model->has_ir_version || model->ir_version < 1)
 		return gs_status_set(L->st, GS_ERR_INVALID_MODEL, "the ONNX model has no IR version");
@@ -238,10 +565,12 @@ build(Loader *L, const Onnx__ModelProto *model, bool reconstruction)
 		return onnx_nomem(L);
 	L->biasless_dense = -1;
 
+	if (select_nodes(L, &out, &root, &binary) != GS_OK)
+		return L->st->code;
 	for (size_t i = 0; i < g->n_node; i++)
-		if (onnx_add_node(L, g->node[i]) != GS_OK)
+		if (L->needed[i] && onnx_add_node(L, g->node[i]) != GS_OK)
 			return L->st->code;
-	if (graph_output(L) != GS_OK)
+	if (graph_output(L, out, root, binary) != GS_OK)
 		return L->st->code;
 	if (m->n_layers == 0)
 		return gs_status_set(L->st, GS_ERR_UNSUPPORTED, "the graph has no Gemm or MatMul layer");
@@ -392,6 +721,8 @@ gs_onnx_load(const unsigned char *bytes, size_t len, bool reconstruction,
 		alloc->free(alloc->ctx, (void *) L.consts);
 	if (L.const_names)
 		alloc->free(alloc->ctx, (void *) L.const_names);
+	if (L.needed)
+		alloc->free(alloc->ctx, L.needed);
 	onnx__model_proto__free_unpacked(model, &pca);
 	if (rc != GS_OK)
 	{

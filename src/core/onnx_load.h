@@ -7,9 +7,10 @@
  *
  * The bytes are decoded by protobuf-c with code generated from ONNX's own
  * onnx.proto (the Makefile runs protoc-c on /usr/include/onnx/onnx.proto),
- * then the graph is checked to be one chain of supported ops over a single
- * float input [N, F]; anything else is refused with a message naming the
- * op and the node.  gs_onnx_load is the single entry point, also for the
+ * then the nodes the scored output depends on (the one float output; a
+ * binary classifier's [1 - p, p] scored as p) are checked to be one chain
+ * of supported ops over a single float input [N, F]; anything else is
+ * refused with a message naming the op and the node.  gs_onnx_load is the single entry point, also for the
  * fuzz target: any byte string gives GS_OK or an error status, never a
  * crash, and caps are checked before anything is allocated from the sizes
  * the file claims.

@@ -2,9 +2,10 @@
  * onnx_ops.c
  *	  One ONNX node at a time into GsMlp steps (see onnx_internal.h): Gemm,
  *	  MatMul (+ Add folded into its bias), Add/Sub/Mul/Div by constants,
- *	  activations, Softmax, BatchNormalization (inference), and the no-ops
- *	  Flatten, Identity, Dropout and Reshape; Constant nodes become
- *	  constants.  Anything else is refused naming the op and the node.
+ *	  activations, Softmax, BatchNormalization (inference), ai.onnx.ml
+ *	  Scaler (scikit-learn's scalers as skl2onnx writes them), and the no-ops
+ *	  Flatten, Identity, Dropout, Reshape and Cast to float; Constant nodes
+ *	  become constants.  Anything else is refused naming the op and the node.
  *	  Weights are copied into arrays of the network's allocator; on error
  *	  whatever a function allocated is freed before it returns.
  */
@@ -367,6 +368,99 @@ done:
 	return L->st->code;
 }
 
+/*
+ * ai.onnx.ml Scaler: y = (x - offset) * scale per column, offset and scale
+ * float lists of the same length, 1 or the width (what onnxruntime
+ * accepts).  Two steps, an ADD of the negated offsets and a MUL: the same
+ * two float operations onnxruntime does (x + -o is x - o exactly).
+ */
+static GsCode
+add_scaler(Loader *L, const Onnx__NodeProto *node)
+{
+	static const char *const attrs[] = {"offset", "scale", NULL};
+	static const char *const names[2] = {"offset", "scale"};
+	const Onnx__AttributeProto *a[2];
+	float	   *v[2] = {NULL, NULL};
+
+	if (onnx_want_chain_input(L, node, 1, 1) != GS_OK || onnx_attrs_allowed(L, node, attrs) != GS_OK)
+		return L->st->code;
+	for (int k = 0; k < 2; k++)
+	{
+		a[k] = onnx_attr_find(node, names[k]);
+		if (a[k] == NULL || a[k]->n_floats == 0 ||
+			(a[k]->has_type && a[k]->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS))
+			return gs_status_set(L->st, GS_ERR_INVALID_MODEL,
+								 "%s has no list of floats \"%s\"", L->label, names[k]);
+	}
+	if (a[0]->n_floats != a[1]->n_floats ||
+		(a[0]->n_floats != 1 && a[0]->n_floats != (size_t) L->width))
+	{
+		gs_status_set(L->st, GS_ERR_INVALID_MODEL,
+					  "%s has %zu offsets and %zu scales for %d columns",
+					  L->label, a[0]->n_floats, a[1]->n_floats, L->width);
+		gs_status_detail(L->st, "Offset and scale must both have one value, or one per column.");
+		return L->st->code;
+	}
+	for (int k = 0; k < 2; k++)
+	{
+		v[k] = onnx_alloc(L, sizeof(float) * (size_t) L->width);
+		if (v[k] == NULL)
+		{
+			onnx_nomem(L);
+			goto fail;
+		}
+		for (int32_t c = 0; c < L->width; c++)
+		{
+			float		f = a[k]->floats[a[k]->n_floats == 1 ? 0 : c];
+
+			if (!isfinite(f))
+			{
+				gs_status_set(L->st, GS_ERR_INVALID_MODEL,
+							  "attribute \"%s\" of %s holds a non-finite value", names[k], L->label);
+				goto fail;
+			}
+			v[k][c] = k == 0 ? -f : f;
+		}
+	}
+	/* add_param_step owns the array it is given, also when it fails */
+	if (add_param_step(L, node, GS_MLP_ADD, v[0]) != GS_OK)
+	{
+		v[0] = NULL;
+		goto fail;
+	}
+	return add_param_step(L, node, GS_MLP_MUL, v[1]);
+
+fail:
+	for (int k = 0; k < 2; k++)
+		if (v[k])
+			L->m->alloc.free(L->m->alloc.ctx, v[k]);
+	return L->st->code;
+}
+
+/* Cast: a no-op when it casts (the chain's float) to float. */
+static GsCode
+add_cast(Loader *L, const Onnx__NodeProto *node)
+{
+	/* saturate matters only for casts to float8 types */
+	static const char *const attrs[] = {"to", "saturate", NULL};
+	int64_t		to;
+
+	if (onnx_want_chain_input(L, node, 1, 1) != GS_OK || onnx_attrs_allowed(L, node, attrs) != GS_OK ||
+		onnx_attr_int(L, node, "to", -1, &to) != GS_OK)
+		return L->st->code;
+	if (to == -1)
+		return gs_status_set(L->st, GS_ERR_INVALID_MODEL, "%s has no attribute \"to\"", L->label);
+	if (to != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT)
+	{
+		gs_status_set(L->st, GS_ERR_UNSUPPORTED, "%s casts to %s, which is not supported",
+					  L->label, onnx_elem_type_name(to >= 0 && to <= INT32_MAX ? (int32_t) to : -1));
+		gs_status_detail(L->st, "Only a Cast to float (a no-op on the float input) may be on the path "
+						 "to the scored output.");
+		return L->st->code;
+	}
+	return GS_OK;
+}
+
 /* Reshape: accepted only as a no-op on [N, width]. */
 static GsCode
 add_reshape(Loader *L, const Onnx__NodeProto *node)
@@ -402,12 +496,15 @@ onnx_add_node(Loader *L, const Onnx__NodeProto *node)
 	const char *op = node->op_type ? node->op_type : "";
 	char		nname[80],
 				oname[48];
+	bool		ml;
 
 	onnx_safe_name(nname, sizeof(nname), node->name);
 	onnx_safe_name(oname, sizeof(oname), op);
 	snprintf(L->label, sizeof(L->label), "node \"%s\" (%s)", nname, oname);
 
-	if (node->domain && node->domain[0] && strcmp(node->domain, "ai.onnx") != 0)
+	ml = node->domain && strcmp(node->domain, "ai.onnx.ml") == 0;
+	if (node->domain && node->domain[0] && strcmp(node->domain, "ai.onnx") != 0 &&
+		!(ml && strcmp(op, "Scaler") == 0))
 	{
 		char		dname[64];
 
@@ -439,7 +536,12 @@ onnx_add_node(Loader *L, const Onnx__NodeProto *node)
 		L->n_consts++;
 		return GS_OK;			/* not part of the chain */
 	}
-	if (strcmp(op, "Gemm") == 0 || strcmp(op, "MatMul") == 0)
+	if (ml)
+	{
+		if (add_scaler(L, node) != GS_OK)
+			return L->st->code;
+	}
+	else if (strcmp(op, "Gemm") == 0 || strcmp(op, "MatMul") == 0)
 	{
 		if (add_dense(L, node, op[0] == 'G') != GS_OK)
 			return L->st->code;
@@ -531,12 +633,18 @@ onnx_add_node(Loader *L, const Onnx__NodeProto *node)
 		if (add_reshape(L, node) != GS_OK)
 			return L->st->code;
 	}
+	else if (strcmp(op, "Cast") == 0)
+	{
+		if (add_cast(L, node) != GS_OK)
+			return L->st->code;
+	}
 	else
 	{
 		gs_status_set(L->st, GS_ERR_UNSUPPORTED,
 					  "unsupported ONNX operator \"%s\" in node \"%s\"", oname, nname);
 		gs_status_detail(L->st, "Supported: Gemm, MatMul, Add, Sub, Mul, Div, Relu, LeakyRelu, Sigmoid, "
-						 "Tanh, Softmax, BatchNormalization, Flatten, Identity, Dropout, Reshape, Constant.");
+						 "Tanh, Softmax, BatchNormalization, Flatten, Identity, Dropout, Reshape, Cast to float, "
+						 "Constant, ai.onnx.ml Scaler; Concat only as a binary classifier's [1 - p, p].");
 		return L->st->code;
 	}
 	L->cur = node->output[0];

@@ -6,15 +6,21 @@
  *	  TAP lines and a final "N passed, N failed".
  *
  * Run from tests/unit (make unittest / make unittest-asan).  For every
- * tests/fixtures/onnx/CASE.meta: loads the model in the case's format,
+ * tests/fixtures/onnx/CASE.meta (gen_onnx_fixtures.py's networks and
+ * gen_onnx_sklearn_fixtures.py's skl2onnx exports, found by globbing the
+ * directory): loads the model in the case's format,
  * scores the rows as one column-major batch, as odd-sized batches with a
  * padded leading dimension and row by row, and requires every output within
  * 1e-5 relative of onnxruntime's (absolute 1e-6 for outputs below 0.1, see
- * TOL below).  Every file in onnx/bad must be rejected with the status and
- * message bad/expected.txt gives; deep nesting, failing allocations and
+ * TOL below).  Every file listed in onnx/bad/expected.txt and
+ * onnx/bad/skl_expected.txt must be rejected with the status and message
+ * given there; skl2onnx exports must score the right output (a binary
+ * classifier's P(class 1), a Scaler as two steps); deep nesting, failing
+ * allocations and
  * random corruptions of valid models must give an error, never a crash or
  * a leak (ASan/LSan run).
  */
+#include <glob.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,19 +82,24 @@ score_range(const GsModel *m, const Case *c, int r0, int n, int ld, double *wors
 	return ok;
 }
 
-/* Every case against onnxruntime. */
+/* Every case (every CASE.meta of the fixture directory) against onnxruntime. */
 static void
 test_cases(void)
 {
-	static const char *const cases[] = {"mlp_sigmoid", "mlp_bn_leaky", "mlp_softmax", "mlp_scaled",
-	"autoencoder", "autoencoder_net"};
+	glob_t		gl;
+	size_t		n_cases = 0;
+	char		what[256];
+	int			grc;
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+	memset(&gl, 0, sizeof(gl));
+	grc = glob(FIXTURES "/*.meta", 0, NULL, &gl);
+	for (size_t i = 0; i < gl.gl_pathc; i++)
 	{
 		char		path[512],
 					fmtname[32],
 					file[128],
-					what[256];
+					name[128];
+		const char *base = strrchr(gl.gl_pathv[i], '/') ? strrchr(gl.gl_pathv[i], '/') + 1 : gl.gl_pathv[i];
 		int			nf,
 					nout,
 					ok;
@@ -99,32 +110,33 @@ test_cases(void)
 		GsModelFormat fmt;
 		double		worst = 0;
 
-		snprintf(path, sizeof(path), "%s/%s.meta", FIXTURES, cases[i]);
-		f = fopen(path, "r");
+		snprintf(name, sizeof(name), "%.*s", (int) (strlen(base) - strlen(".meta")), base);
+		n_cases++;
+		f = fopen(gl.gl_pathv[i], "r");
 		ok = f && fscanf(f, "%d %d %31s %127s", &nf, &nout, fmtname, file) == 4;
 		if (f)
 			fclose(f);
-		gs_tap(ok && gs_model_format_parse(fmtname, &fmt) == 0, cases[i], "meta file read");
+		gs_tap(ok && gs_model_format_parse(fmtname, &fmt) == 0, name, "meta file read");
 		if (!ok)
 			continue;
-		snprintf(path, sizeof(path), "%s/%s.csv", FIXTURES, cases[i]);
+		snprintf(path, sizeof(path), "%s/%s.csv", FIXTURES, name);
 		if (gs_read_cases(path, nf, nout, &c) != 0)
 		{
-			gs_tap(0, cases[i], "csv read");
+			gs_tap(0, name, "csv read");
 			continue;
 		}
 		snprintf(path, sizeof(path), "%s/%s", FIXTURES, file);
 		if (gs_load_model_file(path, fmt, &m, &st) != GS_OK)
 		{
 			printf("# %s\n", st.msg);
-			gs_tap(0, cases[i], "loads");
+			gs_tap(0, name, "loads");
 			free(c.x);
 			free(c.want);
 			continue;
 		}
 		gs_tap(m->kind == GS_MODEL_MLP && m->n_features == nf && m->n_outputs == nout,
-			   cases[i], "loads as a network with the case's shape");
-		gs_tap(score_range(m, &c, 0, c.n_rows, c.n_rows, &worst), cases[i],
+			   name, "loads as a network with the case's shape");
+		gs_tap(score_range(m, &c, 0, c.n_rows, c.n_rows, &worst), name,
 			   "one batch matches onnxruntime");
 		ok = 1;
 		for (int r0 = 0, step = 1; r0 < c.n_rows; r0 += step, step = step * 2 + 1)
@@ -133,17 +145,22 @@ test_cases(void)
 
 			ok &= score_range(m, &c, r0, n, n + 3, &worst);
 		}
-		gs_tap(ok, cases[i], "odd batches with padded leading dimension match");
+		gs_tap(ok, name, "odd batches with padded leading dimension match");
 		ok = 1;
 		for (int r = 0; r < c.n_rows; r++)
 			ok &= score_range(m, &c, r, 1, 1, &worst);
-		gs_tap(ok, cases[i], "row by row matches");
+		gs_tap(ok, name, "row by row matches");
 		snprintf(what, sizeof(what), "worst relative error %.2e (outputs >= 0.1) <= %.0e", worst, TOL_REL);
-		gs_tap(worst <= TOL_REL, cases[i], what);
+		gs_tap(worst <= TOL_REL, name, what);
 		gs_model_free(m);
 		free(c.x);
 		free(c.want);
 	}
+	if (grc == 0)
+		globfree(&gl);
+	/* gen_onnx_fixtures.py's 6 cases and gen_onnx_sklearn_fixtures.py's 9 */
+	snprintf(what, sizeof(what), "%zu cases found, at least 15", n_cases);
+	gs_tap(n_cases >= 15, "cases", what);
 }
 
 /* Every hostile or unsupported file gives the expected status and message. */
@@ -151,6 +168,51 @@ static void
 test_bad(void)
 {
 	gs_check_bad_files(FIXTURES "/bad/expected.txt", FIXTURES "/bad", 10);
+	gs_check_bad_files(FIXTURES "/bad/skl_expected.txt", FIXTURES "/bad", 6);
+}
+
+/*
+ * What skl2onnx exports become: the label branch ignored, a binary
+ * classifier's Concat(1 - p, p) scored as p alone, the leading Cast to
+ * float a no-op, a Scaler an ADD of the negated offsets and a MUL.
+ */
+static void
+test_sklearn(void)
+{
+	GsModel    *m = NULL;
+	GsStatus	st;
+	GsCode		rc;
+
+	rc = gs_load_model_file(FIXTURES "/skl_mlp_bin.onnx", GS_FORMAT_ONNX, &m, &st);
+	gs_tap(rc == GS_OK && m->kind == GS_MODEL_MLP && m->n_outputs == 1 && m->mlp->n_net_outputs == 1 &&
+		   m->mlp->n_layers == 3 && m->mlp->steps[0].op == GS_MLP_DENSE &&
+		   strcmp(m->mlp->output_act, "sigmoid") == 0 &&
+		   strncmp(m->mlp->producer, "skl2onnx", 8) == 0,
+		   "skl_mlp_bin", "binary classifier: one output, P(class 1) through the sigmoid; Cast and label branch add no step");
+	gs_model_free(m);
+	m = NULL;
+	rc = gs_load_model_file(FIXTURES "/skl_mlp_3class_tanh.onnx", GS_FORMAT_ONNX, &m, &st);
+	gs_tap(rc == GS_OK && m->n_outputs == 3 && strcmp(m->mlp->output_act, "softmax") == 0 &&
+		   m->mlp->n_steps == 4,
+		   "skl_mlp_3class_tanh", "3 classes: the probabilities, dense tanh dense softmax");
+	gs_model_free(m);
+	m = NULL;
+	rc = gs_load_model_file(FIXTURES "/skl_pipe_std_bin.onnx", GS_FORMAT_ONNX, &m, &st);
+	gs_tap(rc == GS_OK && m->mlp->n_steps >= 2 && m->mlp->steps[0].op == GS_MLP_ADD &&
+		   m->mlp->steps[1].op == GS_MLP_MUL && m->mlp->steps[0].n_out == 30 &&
+		   strcmp(m->mlp->steps[0].node, "Scaler") == 0 && m->n_outputs == 1,
+		   "skl_pipe_std_bin", "StandardScaler's Scaler: an ADD then a MUL step over the 30 features");
+	gs_model_free(m);
+	m = NULL;
+	rc = gs_load_model_file(FIXTURES "/skl_edit_scaler1.onnx", GS_FORMAT_ONNX, &m, &st);
+	gs_tap(rc == GS_OK && m->mlp->steps[0].op == GS_MLP_ADD && m->mlp->steps[0].p[0] == -12.5f &&
+		   m->mlp->steps[0].p[29] == -12.5f && m->mlp->steps[1].p[29] == 0.03125f,
+		   "skl_edit_scaler1", "a Scaler's single offset and scale apply to every column");
+	gs_model_free(m);
+	m = NULL;
+	rc = gs_load_model_file(FIXTURES "/skl_pipe_std_bin.onnx", GS_FORMAT_ONNX_AUTOENCODER, &m, &st);
+	gs_tap(rc == GS_ERR_INVALID_MODEL && m == NULL && strstr(st.msg, "not an autoencoder") != NULL,
+		   "skl_pipe_std_bin", "reconstruction scoring refused for a classifier");
 }
 
 /*
@@ -320,7 +382,7 @@ static void
 test_corruption(void)
 {
 	static const char *const files[] = {"mlp_sigmoid.onnx", "mlp_bn_leaky.onnx", "mlp_scaled.onnx",
-	"autoencoder.onnx", "mlp_softmax.onnx"};
+	"autoencoder.onnx", "mlp_softmax.onnx", "skl_mlp_bin.onnx", "skl_pipe_std_3class.onnx"};
 	int			loaded = 0,
 				refused = 0;
 
@@ -369,7 +431,7 @@ test_corruption(void)
 		free(orig);
 	}
 	printf("# corruption: %d loaded, %d refused\n", loaded, refused);
-	gs_tap(refused > 0, "corruption", "1500 corrupted models: no crash, corrupt ones refused");
+	gs_tap(refused > 0, "corruption", "2100 corrupted models: no crash, corrupt ones refused");
 }
 
 int
@@ -377,6 +439,7 @@ main(void)
 {
 	test_cases();
 	test_bad();
+	test_sklearn();
 	test_hostile();
 	test_nomem();
 	test_corruption();
