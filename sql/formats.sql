@@ -73,7 +73,8 @@ SELECT pg_temp.check_format(v || m, v || m || '.json', 'xgboost-json', :'abs_src
   FROM unnest(ARRAY['x10_', 'x13_', 'x15_']) v, unnest(ARRAY['binary', 'softprob', 'dart', 'rf']) m;
 -- LightGBM 4.x text models: format given, then detected (lgb_inf_threshold:
 -- splits at threshold inf, "every present value left, missing right";
--- lgb_zero_threshold*: splits at +-1e-35, where LightGBM takes |x| <= 1e-35 as 0)
+-- lgb_zero_threshold*: splits at +-1e-35, where LightGBM takes |x| <= 1e-35 as 0;
+-- lgb_sigmoid_*: the sigmoid parameter, p = 1 / (1 + exp(-sigmoid * score)))
 SELECT pg_temp.check_format(m, m || '.txt', 'lightgbm', :'abs_srcdir' || '/tests/fixtures')
   FROM unnest(ARRAY['lgb_binary', 'lgb_regression', 'lgb_regression_l1', 'lgb_huber', 'lgb_fair',
                     'lgb_quantile', 'lgb_poisson', 'lgb_gamma', 'lgb_tweedie',
@@ -82,7 +83,8 @@ SELECT pg_temp.check_format(m, m || '.txt', 'auto', :'abs_srcdir' || '/tests/fix
   FROM unnest(ARRAY['lgb_lambdarank', 'lgb_rank_xendcg', 'lgb_rf', 'lgb_zero_missing',
                     'lgb_no_missing', 'lgb_cat_wide', 'lgb_dart', 'lgb_goss',
                     'lgb_inf_threshold', 'lgb_zero_threshold', 'lgb_zero_threshold_nomissing',
-                    'lgb_zero_threshold_zam']) m;
+                    'lgb_zero_threshold_zam', 'lgb_sigmoid_binary', 'lgb_sigmoid_ova',
+                    'lgb_sigmoid_rf']) m;
 -- LightGBM 3.3.5 (model format v3)
 SELECT pg_temp.check_format(m, m || '.txt', 'auto', :'abs_srcdir' || '/tests/fixtures')
   FROM unnest(ARRAY['lgb3_binary', 'lgb3_multiclass', 'lgb3_rf']) m;

@@ -392,10 +392,16 @@ build_lgbm(const char *text, const GsLimits *lim, GsForest *f, GsStatus *st)
 			gs_status_detail(st, "Supported objectives: binary, cross_entropy, regression, regression_l1, huber, fair, quantile, mape, poisson, gamma, tweedie, multiclass, multiclassova, lambdarank, rank_xendcg.");
 			return st->code;
 		}
-		if (sigmoid != 1.0)
+		/*
+		 * LightGBM's sigmoid parameter: p = 1 / (1 + exp(-sigmoid * score)).
+		 * The leaves are scaled by it instead (exact up to float rounding:
+		 * LightGBM multiplies the double sum).
+		 */
+		if (!(isfinite(sigmoid) && sigmoid > 0.0 && sigmoid <= 1e6) ||
+			(sigmoid != 1.0 && tf != GS_TRANSFORM_SIGMOID))
 		{
 			gs_status_set(st, GS_ERR_UNSUPPORTED, "LightGBM sigmoid parameter %g is not supported", sigmoid);
-			gs_status_detail(st, "Only sigmoid=1 (the default) can be scored.");
+			gs_status_detail(st, "The sigmoid parameter must be a positive number, and only objectives with a sigmoid transform (binary, multiclassova) use it.");
 			return st->code;
 		}
 		if (use_sqrt)
@@ -436,6 +442,7 @@ build_lgbm(const char *text, const GsLimits *lim, GsForest *f, GsStatus *st)
 						(long long) n_trees, (long long) h.per_iter);
 	if (h.average_output)
 		leaf_scale = 1.0 / (double) (n_trees / h.per_iter);
+	leaf_scale *= sigmoid;		/* 1 unless a sigmoid transform has its parameter */
 	f->n_trees = (int32_t) n_trees;
 	tree_at = gs_lgbm_lalloc(a, sizeof(char *) * (size_t) n_trees);
 	f->tree_offset = gs_lgbm_lalloc(a, sizeof(uint32_t) * (size_t) n_trees);

@@ -230,6 +230,7 @@ test_bad_models(void)
 		{"lgb_bad_no_trees.txt", GS_ERR_INVALID_MODEL},
 		{"lgb_bad_truncated.txt", GS_ERR_INVALID_MODEL},
 		{"lgb_bad_num_class.txt", GS_ERR_INVALID_MODEL},
+		{"lgb_bad_sigmoid.txt", GS_ERR_UNSUPPORTED},
 		{"unknown_objective.json", GS_ERR_UNSUPPORTED},
 		{"vector_leaf_index.json", GS_ERR_INVALID_MODEL},
 		{"vector_leaf_size.json", GS_ERR_INVALID_MODEL},
