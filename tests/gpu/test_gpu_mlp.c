@@ -11,6 +11,7 @@
  * Without a usable GPU it prints why and exits with status 77 ("skipped");
  * not part of .ci/test.  Prints TAP lines and "N passed, N failed".
  */
+#include <glob.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -177,10 +178,9 @@ test_case(const char *name)
 int
 main(void)
 {
-	static const char *const cases[] = {"mlp_sigmoid", "mlp_bn_leaky", "mlp_softmax", "mlp_scaled",
-	"autoencoder", "autoencoder_net"};
 	GsCudaInfo	info;
 	char		err[256];
+	glob_t		gl;
 
 	if (gs_cuda_probe(&info, err, sizeof(err)) != 0)
 	{
@@ -188,8 +188,22 @@ main(void)
 		return 77;
 	}
 	printf("# device: %s, compute capability %d.%d\n", info.name, info.cc_major, info.cc_minor);
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		test_case(cases[i]);
+	/* every case of the fixture directory, as tests/unit/test_mlp finds them */
+	memset(&gl, 0, sizeof(gl));
+	if (glob(FIXTURES "/*.meta", 0, NULL, &gl) != 0 || gl.gl_pathc < 15)
+	{
+		printf("not ok - at least 15 network cases in %s (found %zu)\n", FIXTURES, gl.gl_pathc);
+		n_fail++;
+	}
+	for (size_t i = 0; i < gl.gl_pathc; i++)
+	{
+		const char *base = strrchr(gl.gl_pathv[i], '/') ? strrchr(gl.gl_pathv[i], '/') + 1 : gl.gl_pathv[i];
+		char		name[128];
+
+		snprintf(name, sizeof(name), "%.*s", (int) (strlen(base) - strlen(".meta")), base);
+		test_case(name);
+	}
+	globfree(&gl);
 	printf("%d passed, %d failed\n", n_pass, n_fail);
 	return n_fail ? 1 : 0;
 }
