@@ -22,15 +22,15 @@ A trial ends as one of
   KERNEL    the CPU emulation of a GPU kernel (tests/unit/test_kernel_emulation, test_binned,
             --models) disagrees with the CPU engine on this model: a bug; files kept
   skipped   the library itself could not train or predict this configuration
-A trial is known by its seed (printed): --seed S --only T reruns trial T of seed S alone.
+A trial is known by its seed (printed): --seed S --only T (and the same --family) reruns trial T.
 
-Not run by CI (it needs the libraries); its findings become fixtures. Usage:
-    make tests/diff/diff_score tests/unit/test_kernel_emulation tests/unit/test_binned
+CI runs it with Debian's XGBoost only (--ci); its findings become fixtures. It builds
+tests/diff/diff_score and the kernel emulations first (make). Usage:
     /tmp/pg_gpuscore-venv-onnx-trees/bin/python tests/diff/campaign.py --trials 200 --seed 1
     (the venv of tests/fixtures/make_venv_onnx_trees.sh: XGBoost 3.2, LightGBM 4.7,
     scikit-learn 1.9, skl2onnx, onnxmltools, onnxruntime; with /usr/bin/python3, Debian's
     XGBoost 1.7.4 and the families whose libraries are missing are skipped)
-    --family xgb|lgb|skl|onnx-xgb|onnx-lgb|mlp  only that family;  --keep  keep every trial's files
+    --family xgb|lgb|skl|onnx-xgb|onnx-lgb|mlp|skl-mlp  only that family;  --keep  keep every trial's files
 """
 import argparse
 import json
@@ -276,6 +276,8 @@ def lgb_trial(r, d, X, cats, ncat, z):
         y = labels(r, z, "reg")
     if obj == "quantile":
         p["alpha"] = float(r.uniform(0.1, 0.9))
+    if obj in ("binary", "multiclassova") and r.random() < 0.3:
+        p["sigmoid"] = float(r.choice([0.3, 2.0, 5.0]))
     ntr = int(len(X) * 0.8)
     use_cat = [j for j in cats if r.random() < 0.8]
     group = None
@@ -569,6 +571,55 @@ def mlp_trial(r, d, X, cats, ncat, z):
     return path, Xc, ref, 1e-5, desc
 
 
+def skl_mlp_trial(r, d, X, cats, ncat, z):
+    """A scikit-learn MLP (alone or after a StandardScaler / MinMaxScaler) exported by skl2onnx
+    with zipmap off, as a scikit-learn user would; reference onnxruntime."""
+    from sklearn.neural_network import MLPClassifier, MLPRegressor
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import MinMaxScaler, StandardScaler
+    from skl2onnx import to_onnx
+    import warnings
+    X = np.nan_to_num(X, nan=0.0)
+    clf = r.random() < 0.7
+    k = int(r.choice([2, 2, 3, 5])) if clf else 0
+    y = (labels(r, z, "binary") if k == 2 else labels(r, z, "multi", k)) if clf else labels(r, z, "reg")
+    hidden = tuple(int(h) for h in r.choice([4, 16, 64], size=int(r.integers(1, 4))))
+    act = str(r.choice(["relu", "tanh", "logistic", "identity"]))
+    net = (MLPClassifier if clf else MLPRegressor)(hidden_layer_sizes=hidden, activation=act,
+                                                    max_iter=int(r.choice([20, 200])),
+                                                    random_state=int(r.integers(1 << 30)))
+    scaler = str(r.choice(["standard", "minmax", "none"]))
+    model = net if scaler == "none" else make_pipeline(
+        StandardScaler() if scaler == "standard" else MinMaxScaler(), net)
+    if scaler == "none":      # an unscaled network only measures float cancellation
+        mean, std = X.mean(axis=0), X.std(axis=0) + 1e-3
+        X = ((X - mean) / std).astype(F32)
+    ntr = int(len(X) * 0.8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(X[:ntr], y[:ntr])
+    opts = {id(net): {"zipmap": False}} if clf else None
+    onx = to_onnx(model, X[:1].astype(F32), target_opset={"": 17, "ai.onnx.ml": 3}, options=opts)
+    path = os.path.join(d, "model.onnx")
+    with open(path, "wb") as f:
+        f.write(onx.SerializeToString())
+    Xte = X[ntr:]
+    Xc = np.nan_to_num(case_rows(r, Xte, [], [], ncat), nan=0.0)
+    lo, hi = X.min(axis=0), X.max(axis=0)
+    Xc = np.clip(Xc, lo - (hi - lo), hi + (hi - lo)).astype(F32)
+    import onnxruntime as ort
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+    out = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, {sess.get_inputs()[0].name: Xc})))
+    ref = np.asarray(out.get("probabilities", out.get("variable")), dtype=F32).reshape(len(Xc), -1)
+    if clf and ref.shape[1] == 2:
+        ref = ref[:, 1:]
+    desc = "skl-mlp %s %s hidden=%s act=%s scaler=%s" % ("clf%d" % k if clf else "reg", net.n_iter_,
+                                                        hidden, act, scaler)
+    return path, Xc, ref, 1e-5, desc
+
+
 def name_shape(inits, name, width):
     """A Reshape target [-1, width]: a no-op on [N, width]."""
     from onnx import numpy_helper
@@ -588,6 +639,7 @@ FAMILIES = {
     "onnx-lgb": (("lightgbm", "onnxmltools", "onnxruntime"),
                  lambda *a: onnx_gbm_trial(*a, which="lgb")),
     "mlp": (("onnx", "onnxruntime"), mlp_trial),
+    "skl-mlp": (("sklearn", "skl2onnx", "onnxruntime"), skl_mlp_trial),
 }
 
 
@@ -610,8 +662,11 @@ def main():
     if a.ci:
         global ROUNDS, SIZES
         ROUNDS, SIZES = ROUNDS[:4], SIZES[:2]
-    if not os.access(DIFF, os.X_OK):
-        sys.exit("build it first: make tests/diff/diff_score")
+    # (re)build the scorer and the kernel emulations, so a trial never runs a stale build
+    root = os.path.dirname(os.path.dirname(HERE))
+    if subprocess.run(["make", "-s", "-C", root, "tests/diff/diff_score", "tests/unit/test_kernel_emulation",
+                       "tests/unit/test_binned"], stdout=subprocess.DEVNULL).returncode != 0:
+        sys.exit("could not build tests/diff/diff_score and the kernel emulations")
     fams = [a.family] if a.family else [f for f in sorted(FAMILIES) if available(FAMILIES[f][0])]
     print("%sfamilies: %s" % ("# " if a.ci else "", " ".join(fams)))
     tally = {}
