@@ -105,6 +105,7 @@ typedef struct DOp
 {
 	int			op;
 	float		alpha;
+	float		beta;
 	const float *p;
 } DOp;
 
@@ -166,7 +167,8 @@ mlp_fused_kernel(float *dst, const float *src, size_t ld, size_t n, int width,
 		if (bias)
 			v += bias[c];
 		for (int k = 0; k < n_ops; k++)
-			v = gs_mlp_apply((GsMlpOp) ops[k].op, ops[k].alpha, ops[k].p ? ops[k].p[c] : 0.0f, v);
+			v = gs_mlp_apply((GsMlpOp) ops[k].op, ops[k].alpha, ops[k].beta,
+							 ops[k].p ? ops[k].p[c] : 0.0f, v);
 		dst[c * n + r] = v;
 	}
 }
@@ -298,6 +300,7 @@ gs_dmlp_create(const GsMlp *m, GsDeviceMlp **out)
 			rc = upload_floats(s->p, (size_t) s->n_out, &ds->p);
 		ops[i].op = s->op;
 		ops[i].alpha = s->alpha;
+		ops[i].beta = s->beta;
 		ops[i].p = ds->p;
 	}
 	if (rc == cudaSuccess &&

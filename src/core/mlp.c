@@ -82,6 +82,20 @@ gs_mlp_op_name(GsMlpOp op)
 			return "tanh";
 		case GS_MLP_SOFTMAX:
 			return "softmax";
+		case GS_MLP_ELU:
+			return "elu";
+		case GS_MLP_SELU:
+			return "selu";
+		case GS_MLP_SOFTPLUS:
+			return "softplus";
+		case GS_MLP_SOFTSIGN:
+			return "softsign";
+		case GS_MLP_HARD_SIGMOID:
+			return "hard_sigmoid";
+		case GS_MLP_PRELU:
+			return "prelu";
+		case GS_MLP_CLIP:
+			return "clip";
 	}
 	return "unknown";
 }
@@ -110,7 +124,8 @@ fused_column(const GsMlpStep *steps, int32_t first, int32_t last, int32_t c,
 		if (bias)
 			v += b;
 		for (int32_t k = first; k < last; k++)
-			v = gs_mlp_apply(steps[k].op, steps[k].alpha, steps[k].p ? steps[k].p[c] : 0.0f, v);
+			v = gs_mlp_apply(steps[k].op, steps[k].alpha, steps[k].beta,
+								 steps[k].p ? steps[k].p[c] : 0.0f, v);
 		dst[r] = v;
 	}
 }

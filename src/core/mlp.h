@@ -43,7 +43,14 @@ typedef enum GsMlpOp
 	GS_MLP_LEAKY_RELU,			/* x >= 0 ? x : alpha x */
 	GS_MLP_SIGMOID,				/* 1 / (1 + exp(-x)) */
 	GS_MLP_TANH,
-	GS_MLP_SOFTMAX				/* over the columns of each row */
+	GS_MLP_SOFTMAX,				/* over the columns of each row */
+	GS_MLP_ELU,					/* x >= 0 ? x : alpha (exp(x) - 1) */
+	GS_MLP_SELU,				/* beta (x > 0 ? x : alpha exp(x) - alpha) */
+	GS_MLP_SOFTPLUS,			/* log(1 + exp(x)) */
+	GS_MLP_SOFTSIGN,			/* x / (1 + |x|) */
+	GS_MLP_HARD_SIGMOID,		/* max(0, min(1, alpha x + beta)) */
+	GS_MLP_PRELU,				/* x > 0 ? x : p[c] x */
+	GS_MLP_CLIP					/* min(max(x, alpha), beta) */
 } GsMlpOp;
 
 typedef struct GsMlpStep
@@ -52,8 +59,10 @@ typedef struct GsMlpStep
 	int32_t		n_in;			/* width before the step */
 	int32_t		n_out;			/* width after (== n_in unless dense) */
 	float	   *w;				/* DENSE: [n_out * n_in], row o = unit o */
-	float	   *p;				/* DENSE: bias [n_out]; ADD/MUL/DIV: [n_out] */
-	float		alpha;			/* LEAKY_RELU slope */
+	float	   *p;				/* DENSE: bias [n_out]; ADD/MUL/DIV/PRELU: [n_out] */
+	float		alpha;			/* LEAKY_RELU slope; ELU, SELU, HARD_SIGMOID alpha;
+								 * CLIP minimum */
+	float		beta;			/* SELU gamma, HARD_SIGMOID beta, CLIP maximum */
 	char		node[64];		/* ONNX node it came from, for messages */
 } GsMlpStep;
 

@@ -27,10 +27,12 @@ gs_mlp_is_elementwise(GsMlpOp op)
 
 /*
  * One element-wise step on value v; p is the step's parameter for this
- * column (ADD/MUL/DIV), alpha the leaky-relu slope.
+ * column (ADD/MUL/DIV/PRELU), alpha and beta the step's scalars (mlp.h).
+ * The formulas are onnxruntime's CPU kernels', except that a NaN stays NaN
+ * (a row with a missing value scores NaN).
  */
 GS_MLP_HD float
-gs_mlp_apply(GsMlpOp op, float alpha, float p, float v)
+gs_mlp_apply(GsMlpOp op, float alpha, float beta, float p, float v)
 {
 	switch (op)
 	{
@@ -48,6 +50,20 @@ gs_mlp_apply(GsMlpOp op, float alpha, float p, float v)
 			return 1.0f / (1.0f + expf(-v));
 		case GS_MLP_TANH:
 			return tanhf(v);
+		case GS_MLP_ELU:
+			return v >= 0.0f ? v : alpha * (expf(v) - 1.0f);
+		case GS_MLP_SELU:
+			return v > 0.0f ? beta * v : beta * (alpha * expf(v) - alpha);
+		case GS_MLP_SOFTPLUS:
+			return v > 0.0f ? v + log1pf(expf(-v)) : log1pf(expf(v));
+		case GS_MLP_SOFTSIGN:
+			return v / (1.0f + fabsf(v));
+		case GS_MLP_HARD_SIGMOID:
+			return v != v ? v : fmaxf(0.0f, fminf(1.0f, alpha * v + beta));
+		case GS_MLP_PRELU:
+			return v > 0.0f ? v : p * v;
+		case GS_MLP_CLIP:
+			return v != v ? v : fminf(fmaxf(v, alpha), beta);
 		case GS_MLP_DENSE:
 		case GS_MLP_SOFTMAX:
 			break;

@@ -102,6 +102,16 @@ extern GsCode onnx_want_const(Loader *L, const Onnx__NodeProto *node, size_t k,
 
 /* onnx_ops.c: translate one node into steps (or a constant) */
 extern GsCode onnx_add_node(Loader *L, const Onnx__NodeProto *node);
+extern GsCode onnx_column_params(Loader *L, const Onnx__TensorProto *t, float **vals);
+extern GsCode onnx_add_param_step(Loader *L, const Onnx__NodeProto *node, GsMlpOp op, float *vals);
+
+/*
+ * onnx_act.c: the activations beyond Relu / LeakyRelu / Sigmoid / Tanh /
+ * Softmax (Elu, Selu, Softplus, Softsign, HardSigmoid, PRelu, Clip): true
+ * when op is one of them, and the node translated into its step.
+ */
+extern bool onnx_is_activation(const char *op);
+extern GsCode onnx_add_activation(Loader *L, const Onnx__NodeProto *node, const char *op);
 
 /* onnx_trees.c: does the graph hold an ai.onnx.ml TreeEnsemble* node? */
 extern bool onnx_graph_has_trees(const Onnx__GraphProto *g);

@@ -154,8 +154,8 @@ fail:
  * A per-column parameter vector from constant t, broadcast to width: a
  * scalar ([], [1], [1, 1]) or [width] / [1, width].  New array in *vals.
  */
-static GsCode
-column_params(Loader *L, const Onnx__TensorProto *t, float **vals)
+GsCode
+onnx_column_params(Loader *L, const Onnx__TensorProto *t, float **vals)
 {
 	int64_t		n;
 	float	   *v,
@@ -192,8 +192,8 @@ column_params(Loader *L, const Onnx__TensorProto *t, float **vals)
 }
 
 /* Add a parameterized element-wise step owning vals. */
-static GsCode
-add_param_step(Loader *L, const Onnx__NodeProto *node, GsMlpOp op, float *vals)
+GsCode
+onnx_add_param_step(Loader *L, const Onnx__NodeProto *node, GsMlpOp op, float *vals)
 {
 	GsMlpStep  *s;
 
@@ -240,7 +240,7 @@ add_arith(Loader *L, const Onnx__NodeProto *node, const char *op)
 		return onnx_want_chain_input(L, node, 2, 2);
 	if (onnx_want_const(L, node, k, &t) != GS_OK)
 		return L->st->code;
-	if (column_params(L, t, &v) != GS_OK)
+	if (onnx_column_params(L, t, &v) != GS_OK)
 		return L->st->code;
 
 	if (strcmp(op, "Add") == 0)
@@ -256,13 +256,13 @@ add_arith(Loader *L, const Onnx__NodeProto *node, const char *op)
 			L->biasless_dense = -1;
 			return GS_OK;
 		}
-		return add_param_step(L, node, GS_MLP_ADD, v);
+		return onnx_add_param_step(L, node, GS_MLP_ADD, v);
 	}
 	if (strcmp(op, "Sub") == 0)
 	{
 		for (int32_t c = 0; c < L->width; c++)
 			v[c] = -v[c];
-		return add_param_step(L, node, GS_MLP_ADD, v);
+		return onnx_add_param_step(L, node, GS_MLP_ADD, v);
 	}
 	if (strcmp(op, "Div") == 0)
 	{
@@ -272,9 +272,9 @@ add_arith(Loader *L, const Onnx__NodeProto *node, const char *op)
 				L->m->alloc.free(L->m->alloc.ctx, v);
 				return gs_status_set(L->st, GS_ERR_INVALID_MODEL, "%s divides by zero", L->label);
 			}
-		return add_param_step(L, node, GS_MLP_DIV, v);
+		return onnx_add_param_step(L, node, GS_MLP_DIV, v);
 	}
-	return add_param_step(L, node, GS_MLP_MUL, v);
+	return onnx_add_param_step(L, node, GS_MLP_MUL, v);
 }
 
 /* BatchNormalization in inference mode: y = x * s + t per column. */
@@ -346,13 +346,13 @@ add_batchnorm(Loader *L, const Onnx__NodeProto *node)
 			goto done;
 		}
 	}
-	if (add_param_step(L, node, GS_MLP_MUL, s) != GS_OK)
+	if (onnx_add_param_step(L, node, GS_MLP_MUL, s) != GS_OK)
 	{
 		s = NULL;
 		goto done;
 	}
 	s = NULL;
-	rc = add_param_step(L, node, GS_MLP_ADD, b);
+	rc = onnx_add_param_step(L, node, GS_MLP_ADD, b);
 	b = NULL;
 	if (rc != GS_OK)
 		goto done;
@@ -423,12 +423,12 @@ add_scaler(Loader *L, const Onnx__NodeProto *node)
 		}
 	}
 	/* add_param_step owns the array it is given, also when it fails */
-	if (add_param_step(L, node, GS_MLP_ADD, v[0]) != GS_OK)
+	if (onnx_add_param_step(L, node, GS_MLP_ADD, v[0]) != GS_OK)
 	{
 		v[0] = NULL;
 		goto fail;
 	}
-	return add_param_step(L, node, GS_MLP_MUL, v[1]);
+	return onnx_add_param_step(L, node, GS_MLP_MUL, v[1]);
 
 fail:
 	for (int k = 0; k < 2; k++)
@@ -638,12 +638,18 @@ onnx_add_node(Loader *L, const Onnx__NodeProto *node)
 		if (add_cast(L, node) != GS_OK)
 			return L->st->code;
 	}
+	else if (onnx_is_activation(op))
+	{
+		if (onnx_add_activation(L, node, op) != GS_OK)
+			return L->st->code;
+	}
 	else
 	{
 		gs_status_set(L->st, GS_ERR_UNSUPPORTED,
 					  "unsupported ONNX operator \"%s\" in node \"%s\"", oname, nname);
 		gs_status_detail(L->st, "Supported: Gemm, MatMul, Add, Sub, Mul, Div, Relu, LeakyRelu, Sigmoid, "
-						 "Tanh, Softmax, BatchNormalization, Flatten, Identity, Dropout, Reshape, Cast to float, "
+						 "Tanh, Softmax, Elu, Selu, Softplus, Softsign, HardSigmoid, PRelu, Clip, "
+						 "BatchNormalization, Flatten, Identity, Dropout, Reshape, Cast to float, "
 						 "Constant, ai.onnx.ml Scaler; Concat only as a binary classifier's [1 - p, p].");
 		return L->st->code;
 	}

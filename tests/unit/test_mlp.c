@@ -12,8 +12,8 @@
  * scores the rows as one column-major batch, as odd-sized batches with a
  * padded leading dimension and row by row, and requires every output within
  * 1e-5 relative of onnxruntime's (absolute 1e-6 for outputs below 0.1, see
- * TOL below).  Every file listed in onnx/bad/expected.txt and
- * onnx/bad/skl_expected.txt must be rejected with the status and message
+ * TOL below).  Every file listed in onnx/bad/expected.txt,
+ * onnx/bad/skl_expected.txt and onnx/bad/act_expected.txt must be rejected with the status and message
  * given there; skl2onnx exports must score the right output (a binary
  * classifier's P(class 1), a Scaler as two steps); deep nesting, failing
  * allocations and
@@ -169,6 +169,7 @@ test_bad(void)
 {
 	gs_check_bad_files(FIXTURES "/bad/expected.txt", FIXTURES "/bad", 10);
 	gs_check_bad_files(FIXTURES "/bad/skl_expected.txt", FIXTURES "/bad", 6);
+	gs_check_bad_files(FIXTURES "/bad/act_expected.txt", FIXTURES "/bad", 6);
 }
 
 /*
