@@ -96,6 +96,10 @@ gs_mlp_op_name(GsMlpOp op)
 			return "prelu";
 		case GS_MLP_CLIP:
 			return "clip";
+		case GS_MLP_SILU:
+			return "silu";
+		case GS_MLP_GELU:
+			return "gelu";
 	}
 	return "unknown";
 }

@@ -50,7 +50,9 @@ typedef enum GsMlpOp
 	GS_MLP_SOFTSIGN,			/* x / (1 + |x|) */
 	GS_MLP_HARD_SIGMOID,		/* max(0, min(1, alpha x + beta)) */
 	GS_MLP_PRELU,				/* x > 0 ? x : p[c] x */
-	GS_MLP_CLIP					/* min(max(x, alpha), beta) */
+	GS_MLP_CLIP,				/* min(max(x, alpha), beta) */
+	GS_MLP_SILU,				/* x * sigmoid(x) */
+	GS_MLP_GELU					/* (x * (erf(x / alpha) + 1)) * beta */
 } GsMlpOp;
 
 typedef struct GsMlpStep
@@ -61,8 +63,9 @@ typedef struct GsMlpStep
 	float	   *w;				/* DENSE: [n_out * n_in], row o = unit o */
 	float	   *p;				/* DENSE: bias [n_out]; ADD/MUL/DIV/PRELU: [n_out] */
 	float		alpha;			/* LEAKY_RELU slope; ELU, SELU, HARD_SIGMOID alpha;
-								 * CLIP minimum */
-	float		beta;			/* SELU gamma, HARD_SIGMOID beta, CLIP maximum */
+								 * CLIP minimum; GELU's divisor (sqrt 2) */
+	float		beta;			/* SELU gamma, HARD_SIGMOID beta, CLIP maximum,
+								 * GELU's final factor (0.5) */
 	char		node[64];		/* ONNX node it came from, for messages */
 } GsMlpStep;
 

@@ -64,6 +64,11 @@ gs_mlp_apply(GsMlpOp op, float alpha, float beta, float p, float v)
 			return v > 0.0f ? v : p * v;
 		case GS_MLP_CLIP:
 			return v != v ? v : fminf(fmaxf(v, alpha), beta);
+		case GS_MLP_SILU:
+			return v * (1.0f / (1.0f + expf(-v)));
+		case GS_MLP_GELU:
+			/* the float operations of PyTorch's export, in its order */
+			return (v * (erff(v / alpha) + 1.0f)) * beta;
 		case GS_MLP_DENSE:
 		case GS_MLP_SOFTMAX:
 			break;

@@ -10,11 +10,23 @@
  *	  ReLU6 and Hardtanh): bounds as attributes before opset 11, as optional
  *	  constant inputs from opset 11 on.
  *
+ * Also the activations PyTorch exports as several nodes around the chain,
+ * fused into one step when the nodes are exactly that pattern (anything
+ * else is left to the chain's own checks, which refuse it):
+ *
+ *	  SiLU	   s = Sigmoid(h); Mul(h, s)
+ *	  GELU	   Mul(Mul(h, Add(Erf(Div(h, c1)), 1)), c3)	(erf form; c1 = sqrt 2,
+ *			   c3 = 0.5 in PyTorch's export, taken from the graph)
+ *	  Softsign Div(h, Add(Abs(h), 1))
+ *
+ * and opset 20's Gelu op (approximate="none").
+ *
  * Attribute defaults are the ONNX specification's.
  */
 #include "onnx_internal.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 /* Selu's defaults in the ONNX specification (the float values). */
@@ -22,7 +34,7 @@
 #define SELU_GAMMA 1.05070102214813232421875f
 
 static const char *const activations[] = {
-	"Elu", "Selu", "Softplus", "Softsign", "HardSigmoid", "PRelu", "Clip", NULL
+	"Elu", "Selu", "Softplus", "Softsign", "HardSigmoid", "PRelu", "Clip", "Gelu", NULL
 };
 
 /* Is op one of this file's activations? */
@@ -121,6 +133,19 @@ onnx_add_activation(Loader *L, const Onnx__NodeProto *node, const char *op)
 
 	if (onnx_want_chain_input(L, node, 1, 1) != GS_OK)
 		return L->st->code;
+	if (strcmp(op, "Gelu") == 0)
+	{
+		static const char *const gelu_attrs[] = {"approximate", NULL};
+		const Onnx__AttributeProto *a = onnx_attr_find(node, "approximate");
+
+		if (onnx_attrs_allowed(L, node, gelu_attrs) != GS_OK)
+			return L->st->code;
+		if (a && !(a->has_s && a->s.len == 4 && memcmp(a->s.data, "none", 4) == 0))
+			return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+								 "%s uses an approximation; only approximate=\"none\" is supported",
+								 L->label);
+		return scalar_step(L, node, GS_MLP_GELU, 1.41421353816986083984375f, 0.5f);
+	}
 	if (strcmp(op, "Elu") == 0)
 	{
 		if (onnx_attrs_allowed(L, node, alpha_attr) != GS_OK ||
@@ -148,4 +173,193 @@ onnx_add_activation(Loader *L, const Onnx__NodeProto *node, const char *op)
 		return L->st->code;
 	return scalar_step(L, node, strcmp(op, "Softplus") == 0 ? GS_MLP_SOFTPLUS : GS_MLP_SOFTSIGN,
 					   0.0f, 0.0f);
+}
+
+/* ---- activations exported as several nodes ---- */
+
+/*
+ * The float value of scalar constant name (an initializer, or a Constant
+ * node anywhere in the graph: a pattern's constants may come after its
+ * first node); false when it is none.
+ */
+static bool
+const_scalar(const Loader *L, const char *name, float *v)
+{
+	const Onnx__TensorProto *t = onnx_find_const(L, name);
+	int64_t		count = 1;
+
+	for (size_t i = 0; t == NULL && name && i < L->g->n_node; i++)
+	{
+		const Onnx__NodeProto *n = L->g->node[i];
+		const Onnx__AttributeProto *a;
+
+		if (n->op_type && strcmp(n->op_type, "Constant") == 0 && n->n_output >= 1 &&
+			n->output[0] && strcmp(n->output[0], name) == 0 &&
+			(a = onnx_attr_find(n, "value")) != NULL)
+			t = a->t;
+	}
+	if (t == NULL || t->n_external_data > 0 || !t->has_data_type ||
+		t->data_type != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT)
+		return false;
+	for (size_t d = 0; d < t->n_dims; d++)
+		count *= t->dims[d] == 1 ? 1 : 0;
+	if (count != 1)
+		return false;
+	if (t->has_raw_data && t->raw_data.len == 4)
+	{
+		uint32_t	bits = (uint32_t) t->raw_data.data[0] | (uint32_t) t->raw_data.data[1] << 8 |
+			(uint32_t) t->raw_data.data[2] << 16 | (uint32_t) t->raw_data.data[3] << 24;
+
+		memcpy(v, &bits, sizeof(*v));
+		return isfinite(*v);
+	}
+	if (!t->has_raw_data && t->n_float_data == 1)
+	{
+		*v = t->float_data[0];
+		return isfinite(*v);
+	}
+	return false;
+}
+
+/*
+ * The one node after node i that reads value name (nodes are in
+ * topological order), with op; -1 when another node or a graph output also
+ * reads it, or when it is not op.
+ */
+static int64_t
+sole_reader(const Loader *L, size_t i, const char *name, const char *op)
+{
+	int64_t		found = -1;
+
+	for (size_t k = 0; k < L->g->n_output; k++)
+		if (L->g->output[k]->name && strcmp(L->g->output[k]->name, name) == 0)
+			return -1;
+	for (size_t j = i + 1; j < L->g->n_node; j++)
+	{
+		const Onnx__NodeProto *n = L->g->node[j];
+
+		for (size_t k = 0; k < n->n_input; k++)
+			if (n->input[k] && strcmp(n->input[k], name) == 0)
+			{
+				if (found >= 0 || !L->needed[j])
+					return -1;
+				found = (int64_t) j;
+				break;
+			}
+	}
+	if (found < 0 || !L->g->node[found]->op_type || strcmp(L->g->node[found]->op_type, op) != 0 ||
+		L->g->node[found]->n_output != 1 ||
+		(L->g->node[found]->domain && L->g->node[found]->domain[0]))
+		return -1;
+	return found;
+}
+
+/* Is node n a binary op over a and b, in either order when commutative? */
+static bool
+takes(const Onnx__NodeProto *n, const char *a, const char *b, bool commutative)
+{
+	if (n->n_input != 2 || !n->input[0] || !n->input[1])
+		return false;
+	if (strcmp(n->input[0], a) == 0 && strcmp(n->input[1], b) == 0)
+		return true;
+	return commutative && strcmp(n->input[0], b) == 0 && strcmp(n->input[1], a) == 0;
+}
+
+/* The other input of binary node n, given one of them. */
+static const char *
+other_input(const Onnx__NodeProto *n, const char *one)
+{
+	if (n->n_input != 2 || !n->input[0] || !n->input[1])
+		return NULL;
+	return strcmp(n->input[0], one) == 0 ? n->input[1] : n->input[0];
+}
+
+/*
+ * Does node i start SiLU, GELU (erf) or Softsign on the chain?  If so, add
+ * the one step, take the pattern's other nodes out of L->needed, move the
+ * chain to the pattern's last output and set *fused.  A node that starts
+ * none is left alone.
+ */
+GsCode
+onnx_fuse_activation(Loader *L, size_t i, bool *fused)
+{
+	const Onnx__NodeProto *n = L->g->node[i];
+	const char *op = n->op_type ? n->op_type : "";
+	const char *h = L->cur;
+	int64_t		j[4];
+	float		c1,
+				c2,
+				c3;
+	GsMlpOp		kind;
+	int			n_more;
+
+	*fused = false;
+	if ((n->domain && n->domain[0]) || n->n_output != 1 || !n->output[0] ||
+		n->n_input < 1 || !n->input[0] || strcmp(n->input[0], h) != 0)
+		return GS_OK;
+	if (strcmp(op, "Sigmoid") == 0 && n->n_input == 1)
+	{
+		/* s = Sigmoid(h); Mul(h, s) */
+		if ((j[0] = sole_reader(L, i, n->output[0], "Mul")) < 0 ||
+			!takes(L->g->node[j[0]], h, n->output[0], true))
+			return GS_OK;
+		kind = GS_MLP_SILU;
+		n_more = 1;
+		c1 = c3 = 0.0f;
+	}
+	else if (strcmp(op, "Abs") == 0 && n->n_input == 1)
+	{
+		/* Div(h, Add(Abs(h), 1)) */
+		if ((j[0] = sole_reader(L, i, n->output[0], "Add")) < 0 ||
+			!const_scalar(L, other_input(L->g->node[j[0]], n->output[0]), &c2) || c2 != 1.0f ||
+			(j[1] = sole_reader(L, (size_t) j[0], L->g->node[j[0]]->output[0], "Div")) < 0 ||
+			!takes(L->g->node[j[1]], h, L->g->node[j[0]]->output[0], false))
+			return GS_OK;
+		kind = GS_MLP_SOFTSIGN;
+		n_more = 2;
+		c1 = c3 = 0.0f;
+	}
+	else if (strcmp(op, "Div") == 0 && n->n_input == 2)
+	{
+		/* Mul(Mul(h, Add(Erf(Div(h, c1)), 1)), c3) */
+		const Onnx__NodeProto *add,
+				   *mul1,
+				   *mul2;
+
+		if (!const_scalar(L, n->input[1], &c1) || !(c1 > 1.414f && c1 < 1.4143f) ||
+			(j[0] = sole_reader(L, i, n->output[0], "Erf")) < 0 ||
+			(j[1] = sole_reader(L, (size_t) j[0], L->g->node[j[0]]->output[0], "Add")) < 0)
+			return GS_OK;
+		add = L->g->node[j[1]];
+		if (!const_scalar(L, other_input(add, L->g->node[j[0]]->output[0]), &c2) || c2 != 1.0f ||
+			(j[2] = sole_reader(L, (size_t) j[1], add->output[0], "Mul")) < 0)
+			return GS_OK;
+		mul1 = L->g->node[j[2]];
+		if (!takes(mul1, h, add->output[0], true) ||
+			(j[3] = sole_reader(L, (size_t) j[2], mul1->output[0], "Mul")) < 0)
+			return GS_OK;
+		mul2 = L->g->node[j[3]];
+		if (!const_scalar(L, other_input(mul2, mul1->output[0]), &c3) || !(c3 > 0.49f && c3 < 0.51f))
+			return GS_OK;
+		kind = GS_MLP_GELU;
+		n_more = 4;
+	}
+	else
+		return GS_OK;
+
+	{
+		const Onnx__NodeProto *last = L->g->node[j[n_more - 1]];
+		GsMlpStep  *s;
+
+		/* the step and messages are named after the pattern's last node */
+		if ((s = onnx_new_step(L, kind, last->name)) == NULL)
+			return L->st->code;
+		s->alpha = c1;
+		s->beta = c3;
+		for (int k = 0; k < n_more; k++)
+			L->needed[j[k]] = false;
+		L->cur = last->output[0];
+		*fused = true;
+	}
+	return GS_OK;
 }

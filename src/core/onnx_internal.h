@@ -113,6 +113,13 @@ extern GsCode onnx_add_param_step(Loader *L, const Onnx__NodeProto *node, GsMlpO
 extern bool onnx_is_activation(const char *op);
 extern GsCode onnx_add_activation(Loader *L, const Onnx__NodeProto *node, const char *op);
 
+/*
+ * onnx_act.c: does node i (of L->g) start an activation PyTorch exports as
+ * several nodes (SiLU, erf GELU, Softsign)?  Then one step is added, the
+ * pattern's other nodes leave L->needed and *fused is set.
+ */
+extern GsCode onnx_fuse_activation(Loader *L, size_t i, bool *fused);
+
 /* onnx_trees.c: does the graph hold an ai.onnx.ml TreeEnsemble* node? */
 extern bool onnx_graph_has_trees(const Onnx__GraphProto *g);
 

@@ -568,8 +568,16 @@ build(Loader *L, const Onnx__ModelProto *model, bool reconstruction)
 	if (select_nodes(L, &out, &root, &binary) != GS_OK)
 		return L->st->code;
 	for (size_t i = 0; i < g->n_node; i++)
-		if (L->needed[i] && onnx_add_node(L, g->node[i]) != GS_OK)
+	{
+		bool		fused = false;
+
+		if (!L->needed[i])
+			continue;
+		if (onnx_fuse_activation(L, i, &fused) != GS_OK)
 			return L->st->code;
+		if (!fused && onnx_add_node(L, g->node[i]) != GS_OK)
+			return L->st->code;
+	}
 	if (graph_output(L, out, root, binary) != GS_OK)
 		return L->st->code;
 	if (m->n_layers == 0)

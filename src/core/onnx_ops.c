@@ -648,7 +648,7 @@ onnx_add_node(Loader *L, const Onnx__NodeProto *node)
 		gs_status_set(L->st, GS_ERR_UNSUPPORTED,
 					  "unsupported ONNX operator \"%s\" in node \"%s\"", oname, nname);
 		gs_status_detail(L->st, "Supported: Gemm, MatMul, Add, Sub, Mul, Div, Relu, LeakyRelu, Sigmoid, "
-						 "Tanh, Softmax, Elu, Selu, Softplus, Softsign, HardSigmoid, PRelu, Clip, "
+						 "Tanh, Softmax, Elu, Selu, Gelu, Softplus, Softsign, HardSigmoid, PRelu, Clip, "
 						 "BatchNormalization, Flatten, Identity, Dropout, Reshape, Cast to float, "
 						 "Constant, ai.onnx.ml Scaler; Concat only as a binary classifier's [1 - p, p].");
 		return L->st->code;
