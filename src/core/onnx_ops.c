@@ -536,6 +536,20 @@ onnx_add_node(Loader *L, const Onnx__NodeProto *node)
 		L->n_consts++;
 		return GS_OK;			/* not part of the chain */
 	}
+	if (strcmp(op, "Identity") == 0 && node->n_input == 1 && onnx_find_const(L, node->input[0]))
+	{
+		/*
+		 * A copy of a constant: PyTorch's exporter writes one where two
+		 * layers had equal parameters (two BatchNorm1d layers' initial weight
+		 * and bias) and it kept one initializer.
+		 */
+		if (node->n_attribute != 0)
+			return gs_status_set(L->st, GS_ERR_UNSUPPORTED, "%s has attributes", L->label);
+		L->consts[L->n_consts] = onnx_find_const(L, node->input[0]);
+		L->const_names[L->n_consts] = node->output[0];
+		L->n_consts++;
+		return GS_OK;			/* not part of the chain */
+	}
 	if (ml)
 	{
 		if (add_scaler(L, node) != GS_OK)

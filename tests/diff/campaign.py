@@ -30,7 +30,7 @@ tests/diff/diff_score and the kernel emulations first (make). Usage:
     (the venv of tests/fixtures/make_venv_onnx_trees.sh: XGBoost 3.2, LightGBM 4.7,
     scikit-learn 1.9, skl2onnx, onnxmltools, onnxruntime; with /usr/bin/python3, Debian's
     XGBoost 1.7.4 and the families whose libraries are missing are skipped)
-    --family xgb|lgb|skl|onnx-xgb|onnx-lgb|mlp|skl-mlp  only that family;  --keep  keep every trial's files
+    --family xgb|lgb|skl|onnx-xgb|onnx-lgb|mlp|skl-mlp|torch  only that family;  --keep  keep every trial's files
 """
 import argparse
 import json
@@ -529,9 +529,18 @@ def mlp_trial(r, d, X, cats, ncat, z):
             node("BatchNormalization", [cur, const(r.uniform(0.5, 2, width)), const(r.normal(size=width)),
                                         const(r.normal(size=width)), const(r.uniform(0.5, 2, width))],
                  epsilon=float(r.choice([1e-5, 1e-3])))
-        act = str(r.choice(["Relu", "LeakyRelu", "Sigmoid", "Tanh"]))
+        act = str(r.choice(["Relu", "LeakyRelu", "Sigmoid", "Tanh", "Elu", "Selu", "Softplus",
+                            "Softsign", "HardSigmoid", "PRelu", "Clip"]))
         if act == "LeakyRelu":
             node(act, [cur], alpha=float(r.choice([0.01, 0.2])))
+        elif act == "Elu":
+            node(act, [cur], alpha=float(r.choice([1.0, 0.3])))
+        elif act == "HardSigmoid":
+            node(act, [cur], alpha=float(r.choice([0.2, 1 / 6])), beta=0.5)
+        elif act == "PRelu":
+            node(act, [cur, const(r.uniform(0, 0.3, width) if r.random() < 0.5 else [0.25])])
+        elif act == "Clip":
+            node(act, [cur, const(np.float32(-1.0)), const(np.float32(r.choice([1.0, 6.0])))])
         else:
             node(act, [cur])
         if r.random() < 0.3:
@@ -620,6 +629,57 @@ def skl_mlp_trial(r, d, X, cats, ncat, z):
     return path, Xc, ref, 1e-5, desc
 
 
+def torch_trial(r, d, X, cats, ncat, z):
+    """A random torch.nn.Sequential exported by torch.onnx.export; reference: PyTorch's own
+    outputs (the framework that made the model)."""
+    import torch
+    nn = torch.nn
+    torch.manual_seed(int(r.integers(1 << 30)))
+    torch.set_num_threads(1)
+    nf = X.shape[1]
+    col = np.nan_to_num(X, nan=0.0).astype(np.float64)
+    X = ((col - col.mean(axis=0)) / (col.std(axis=0) + 1e-3)).astype(F32)
+    acts = [lambda: nn.ReLU(), lambda: nn.LeakyReLU(0.1), lambda: nn.Sigmoid(), lambda: nn.Tanh(),
+            lambda: nn.ELU(float(r.choice([1.0, 0.5]))), lambda: nn.SELU(), lambda: nn.Softplus(),
+            lambda: nn.Softsign(), lambda: nn.Hardsigmoid(), lambda: nn.ReLU6(),
+            lambda: nn.Hardtanh(-2.0, 2.0), lambda: nn.GELU(), lambda: nn.SiLU()]
+    layers, width = [], nf
+    for _ in range(int(r.integers(1, 4))):
+        n_out = int(r.choice([8, 32, 100]))
+        layers.append(nn.Linear(width, n_out))
+        width = n_out
+        if r.random() < 0.3:
+            layers.append(nn.BatchNorm1d(width))
+        layers.append(nn.PReLU(width) if r.random() < 0.1 else acts[int(r.integers(len(acts)))]())
+        if r.random() < 0.2:
+            layers.append(nn.Dropout(0.3))
+    head = str(r.choice(["sigmoid", "softmax", "identity", "autoencoder"]))
+    n_out = {"sigmoid": 1, "softmax": int(r.integers(2, 5)), "identity": int(r.integers(1, 3)),
+             "autoencoder": nf}[head]
+    layers.append(nn.Linear(width, n_out))
+    if head == "sigmoid":
+        layers.append(nn.Sigmoid())
+    elif head == "softmax":
+        layers.append(nn.Softmax(dim=1))
+    net = nn.Sequential(*layers)
+    xt = torch.from_numpy(X)
+    net.train()
+    with torch.no_grad():
+        net(xt[:200])
+    net.eval()
+    opset = int(r.choice([11, 13, 14, 17]))
+    path = os.path.join(d, "model.ae.onnx" if head == "autoencoder" else "model.onnx")
+    torch.onnx.export(net, xt[:1], path, input_names=["x"], output_names=["y"],
+                      dynamic_axes={"x": {0: "N"}, "y": {0: "N"}}, opset_version=opset)
+    Xc = np.clip(np.nan_to_num(case_rows(r, X[int(len(X) * 0.8):], [], [], ncat), nan=0.0), -8, 8).astype(F32)
+    with torch.no_grad():
+        ref = net(torch.from_numpy(Xc)).numpy()
+    if head == "autoencoder":
+        ref = ((ref.astype(np.float64) - Xc.astype(np.float64)) ** 2).mean(axis=1)
+    desc = "torch %s opset %d %s" % (torch.__version__, opset, " ".join(type(l).__name__ for l in layers))
+    return path, Xc, ref, 1e-5, desc
+
+
 def name_shape(inits, name, width):
     """A Reshape target [-1, width]: a no-op on [N, width]."""
     from onnx import numpy_helper
@@ -640,6 +700,7 @@ FAMILIES = {
                  lambda *a: onnx_gbm_trial(*a, which="lgb")),
     "mlp": (("onnx", "onnxruntime"), mlp_trial),
     "skl-mlp": (("sklearn", "skl2onnx", "onnxruntime"), skl_mlp_trial),
+    "torch": (("torch", "onnx"), torch_trial),
 }
 
 
