@@ -88,6 +88,13 @@ SELECT pg_temp.check_format(m, m || '.txt', 'auto', :'abs_srcdir' || '/tests/fix
 -- LightGBM 3.3.5 (model format v3)
 SELECT pg_temp.check_format(m, m || '.txt', 'auto', :'abs_srcdir' || '/tests/fixtures')
   FROM unnest(ARRAY['lgb3_binary', 'lgb3_multiclass', 'lgb3_rf']) m;
+-- Early stopping through XGBoost's scikit-learn API (gen_fixtures_campaign.py): the file the
+-- model saved is scored with the rounds up to best_iteration, as its predict_proba does; the same
+-- model saved from its Booster with every round, as Booster.predict does
+SELECT pg_temp.check_format(v || m, v || m || ext, 'auto', :'abs_srcdir' || '/tests/fixtures')
+  FROM unnest(ARRAY['x3_', 'x17_']) v,
+       unnest(ARRAY['sklearn_early_stop', 'sklearn_early_stop_rf3', 'booster_early_stop']) m,
+       unnest(ARRAY['.json']) ext;
 SELECT model, file, n_rows, ok_row, ok_query, ok_agg FROM formats ORDER BY file;
 
 -- What gpu_models says about them: format, the library that saved the model
@@ -134,6 +141,18 @@ SELECT model, engine, rows_compared, mismatches, passed, xgboost_library
 SET client_min_messages = warning;
 SELECT count(*) > 0 AS compared FROM gpu_verify_model('x3', 100) WHERE engine = 'cpu';
 SELECT model FROM gpu_verify_model('lgb', 100);
+-- early stopping: the NOTICE at load, the trees kept, and XGBoost asked for the same rounds
+RESET client_min_messages;
+\set es :abs_srcdir '/tests/fixtures/models/x17_'
+SELECT gpu_load_model('es', pg_read_binary_file(:'es' || 'sklearn_early_stop.json')) > 0 AS loaded;
+SELECT gpu_load_model('es_rf3', pg_read_binary_file(:'es' || 'sklearn_early_stop_rf3.json')) > 0 AS loaded;
+SELECT gpu_load_model('es_booster', pg_read_binary_file(:'es' || 'booster_early_stop.json')) > 0 AS loaded;
+SET client_min_messages = warning;
+SELECT name, n_trees FROM gpu_models WHERE name LIKE 'es%' ORDER BY name;
+SELECT model, engine, rows_compared, mismatches, passed
+  FROM unnest(ARRAY['es', 'es_rf3', 'es_booster']) m, gpu_verify_model(m, 3000)
+ WHERE engine = 'cpu';
+SELECT gpu_drop_model(name) FROM gpu_models WHERE name LIKE 'es%' ORDER BY name;
 -- a model the library cannot read at all (reg:quantileerror came in XGBoost 2.0):
 -- XGBoost's own message, without its stack trace
 SELECT gpu_load_model('xq', pg_read_binary_file(:'abs_srcdir' || '/tests/fixtures/models/x3_quantile3.json')) > 0 AS loaded;

@@ -295,6 +295,11 @@ store_model(const char *name, bytea *model, const char *format_name)
 	gm = gs_model_parse(name, (unsigned char *) VARDATA_ANY(model), len, fmt, parse_cxt);
 	forest = gm->forest;
 	mlp = gm->mlp;
+	if (forest && forest->load_note[0])
+		ereport(NOTICE,
+				(errmsg("model \"%s\": %s", name, forest->load_note),
+				 errdetail("The model was saved by XGBoost's scikit-learn API after early stopping; a Booster's predict would use every round."),
+				 errhint("To score every round, save it with model.get_booster().save_model(...).")));
 	/* a network's "objective": what its score is */
 	if (mlp)
 		snprintf(objective, sizeof(objective), "%s",

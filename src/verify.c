@@ -72,6 +72,7 @@ typedef struct XgbApi
 	int			(*predict_dense) (BoosterHandle, const char *, const char *, DMatrixHandle,
 								  const bst_ulong **, bst_ulong *, const float **);
 	int			(*free_booster) (BoosterHandle);
+	int			(*get_attr) (BoosterHandle, const char *, const char **, int *);
 } XgbApi;
 
 static XgbApi xgb_api;
@@ -135,6 +136,7 @@ xgb_api_load(void)
 	XGB_SYM(load_buffer, "XGBoosterLoadModelFromBuffer");
 	XGB_SYM(predict_dense, "XGBoosterPredictFromDense");
 	XGB_SYM(free_booster, "XGBoosterFree");
+	XGB_SYM(get_attr, "XGBoosterGetAttr");
 #undef XGB_SYM
 	/* the previous library, if any, stays loaded: XGBoost may hold threads */
 	xgb_api = api;
@@ -271,6 +273,29 @@ xgb_error_text(const XgbApi *api)
 	return out;
 }
 
+/*
+ * The rounds XGBoost's predict should use for model booster: as the loader
+ * does (best_iteration_trees in src/core/xgb_load.c), best_iteration + 1
+ * for a model saved by the scikit-learn API after early stopping, else 0
+ * (every round).
+ */
+static int64
+verify_iteration_end(const XgbApi *api, BoosterHandle booster)
+{
+	const char *sk = NULL,
+			   *best = NULL;
+	int			has_sk = 0,
+				has_best = 0;
+	char	   *end;
+	long long	b;
+
+	if (api->get_attr(booster, "scikit_learn", &sk, &has_sk) != 0 || !has_sk ||
+		api->get_attr(booster, "best_iteration", &best, &has_best) != 0 || !has_best || best == NULL)
+		return 0;
+	b = strtoll(best, &end, 10);
+	return (*end == '\0' && b >= 0) ? (int64) b + 1 : 0;
+}
+
 /* ERROR with XGBoost's last error message. */
 static void
 xgb_fail(const XgbApi *api, const char *what)
@@ -301,6 +326,7 @@ gpuscore_gpu_verify_model(PG_FUNCTION_ARGS)
 	Thresholds	th;
 	pg_prng_state rng;
 	BoosterHandle volatile booster = NULL;
+	char	   *predict_config;
 	EngineStats stats[2] = {{0}};	/* cpu, gpu */
 	bool		with_gpu = false;
 	float	   *theirs_gpu = NULL;
@@ -402,6 +428,10 @@ gpuscore_gpu_verify_model(PG_FUNCTION_ARGS)
 							   xgb_error_text(api)),
 					 errhint("Set pg_gpuscore.xgboost_library to the libxgboost.so of the XGBoost version that saved the model (or a newer one).")));
 
+		predict_config = psprintf("{\"type\": 0, \"training\": false, \"iteration_begin\": 0, "
+								  "\"iteration_end\": " INT64_FORMAT ", \"strict_shape\": false, "
+								  "\"cache_id\": 0, \"missing\": NaN}",
+								  verify_iteration_end(api, booster));
 		for (int64 done = 0; done < n_rows; done += VERIFY_CHUNK)
 		{
 			int64		n = Min((int64) VERIFY_CHUNK, n_rows - done);
@@ -441,10 +471,7 @@ gpuscore_gpu_verify_model(PG_FUNCTION_ARGS)
 			iface = psprintf("{\"data\": [%lu, false], \"shape\": [%lld, %d], "
 							 "\"typestr\": \"<f4\", \"version\": 3}",
 							 (unsigned long) (uintptr_t) rowmajor, (long long) n, nf);
-			if (api->predict_dense(booster, iface,
-										  "{\"type\": 0, \"training\": false, \"iteration_begin\": 0, "
-										  "\"iteration_end\": 0, \"strict_shape\": false, "
-										  "\"cache_id\": 0, \"missing\": NaN}",
+			if (api->predict_dense(booster, iface, predict_config,
 										  NULL, &shape, &dim, &ref) != 0)
 				xgb_fail(api, "predict");
 			for (bst_ulong d = 0; d < dim; d++)

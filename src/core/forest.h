@@ -109,6 +109,11 @@ typedef struct GsForest
 	char		objective[64];	/* as written in the model, e.g. binary:logistic */
 	char		booster[16];	/* gbtree or dart */
 	char		saved_by[32];	/* "xgboost 1.7.4" when the model says */
+	/*
+	 * What the loader decided that a user should hear about ("" when
+	 * nothing): set by a load, not kept in the forest's image.
+	 */
+	char		load_note[192];
 	int32_t		n_cat_splits;	/* categorical split nodes */
 	uint32_t	split_kinds;	/* GS_NODE_CATEGORICAL | GS_NODE_ZERO_MISSING |
 								 * GS_NODE_EQUAL of any split node; 0: plain

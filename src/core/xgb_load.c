@@ -28,6 +28,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "xgb_decode.h"
@@ -101,6 +102,76 @@ forest_strdup(GsForest *f, const char *s)
 	if (p)
 		memcpy(p, s, n);
 	return p;
+}
+
+/*
+ * Early stopping: a model saved by XGBoost's scikit-learn API (its
+ * attributes hold "scikit_learn") with a "best_iteration" attribute is
+ * scored by XGBClassifier.predict_proba & co. with the rounds up to
+ * best_iteration only (iteration_range (0, best_iteration + 1)), while a
+ * Booster's predict uses every round.  Follow the scikit-learn API for such
+ * models, as the user who saved one sees it score: *num_trees becomes the
+ * trees of those rounds (from "iteration_indptr", XGBoost 2.0+, or
+ * num_parallel_tree x outputs per round before), and f->load_note says so.
+ */
+static GsCode
+best_iteration_trees(json_t *learner, json_t *model, GsForest *f, int64_t *num_trees, GsStatus *st)
+{
+	json_t	   *attrs = gs_xgb_member(learner, "attributes");
+	json_t	   *bi = gs_xgb_member(attrs, "best_iteration");
+	json_t	   *indptr = gs_xgb_member(model, "iteration_indptr");
+	int64_t		best,
+				rounds,
+				keep;
+	char	   *end;
+
+	if (bi == NULL || gs_xgb_member(attrs, "scikit_learn") == NULL)
+		return GS_OK;
+	if (!json_is_string(bi) || (best = strtoll(json_string_value(bi), &end, 10), *end != '\0') ||
+		json_string_value(bi)[0] == '\0' || best < 0)
+		return gs_status_set(st, GS_ERR_INVALID_MODEL,
+							 "invalid XGBoost model: attribute \"best_iteration\" is not a round number");
+	if (json_is_array(indptr))
+	{
+		int64_t		prev = 0,
+					v;
+
+		rounds = (int64_t) json_array_size(indptr) - 1;
+		for (int64_t i = 0; i <= rounds; i++)
+		{
+			if (elem_int(indptr, (size_t) i, &v) || v < prev || (i == 0 && v != 0) ||
+				(i == rounds && v != *num_trees))
+				return gs_status_set(st, GS_ERR_INVALID_MODEL,
+									 "invalid XGBoost model: \"iteration_indptr\" does not index the %lld trees",
+									 (long long) *num_trees);
+			prev = v;
+		}
+		if (rounds < 1 || best + 1 >= rounds)
+			return GS_OK;
+		elem_int(indptr, (size_t) (best + 1), &keep);
+	}
+	else
+	{
+		int64_t		per = 1;
+
+		gs_xgb_json_to_int64(gs_xgb_member(gs_xgb_member(model, "gbtree_model_param"), "num_parallel_tree"), &per);
+		per = (per < 1 ? 1 : per) * f->n_groups;
+		if (*num_trees % per != 0)
+			return gs_status_set(st, GS_ERR_INVALID_MODEL,
+								 "invalid XGBoost model: %lld trees are not whole rounds of %lld",
+								 (long long) *num_trees, (long long) per);
+		rounds = *num_trees / per;
+		if (best + 1 >= rounds)
+			return GS_OK;
+		keep = (best + 1) * per;
+	}
+	if (keep < 1)
+		return GS_OK;
+	snprintf(f->load_note, sizeof(f->load_note),
+			 "scoring the %lld boosting rounds up to best_iteration %lld of its %lld (early stopping), as XGBoost's scikit-learn predict does",
+			 (long long) (best + 1), (long long) best, (long long) rounds);
+	*num_trees = keep;
+	return GS_OK;
 }
 
 /*
@@ -302,6 +373,8 @@ build_forest(json_t *root, const GsLimits *lim, GsForest *f, GsStatus *st)
 							 json_array_size(weights), (long long) num_trees);
 	if (num_trees < 1)
 		return gs_status_set(st, GS_ERR_INVALID_MODEL, "invalid XGBoost model: it has no trees");
+	if ((rc = best_iteration_trees(learner, model, f, &num_trees, st)) != GS_OK)
+		return rc;
 	/*
 	 * A tree with vector leaves (multi_strategy="multi_output_tree": one
 	 * value per target or class in each leaf) becomes one scalar tree per
