@@ -21,7 +21,7 @@ install_deps() {
     local pkgs="build-essential postgresql-15 postgresql-server-dev-15 postgresql-contrib
                 libjansson-dev libxgboost-dev tzdata clang-14 libclang-rt-14-dev
                 libprotobuf-c-dev protobuf-c-compiler libonnx-dev libopenblas-dev libopenblas-serial-dev
-                postgresql-15-cron libipc-run-perl valgrind python3-xgboost"
+                postgresql-15-cron libipc-run-perl valgrind python3-xgboost python3-sklearn"
     local missing=""
     for p in $pkgs; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -30,7 +30,7 @@ tests/diff/diff_score and the kernel emulations first (make). Usage:
     (the venv of tests/fixtures/make_venv_onnx_trees.sh: XGBoost 3.2, LightGBM 4.7,
     scikit-learn 1.9, skl2onnx, onnxmltools, onnxruntime; with /usr/bin/python3, Debian's
     XGBoost 1.7.4 and the families whose libraries are missing are skipped)
-    --family xgb|lgb|skl|onnx-xgb|onnx-lgb|mlp|skl-mlp|torch  only that family;  --keep  keep every trial's files
+    --family F[,F...] (xgb xgb-es lgb skl onnx-xgb onnx-lgb mlp skl-mlp torch)  only those;  --keep  keep every trial's files
 """
 import argparse
 import json
@@ -238,6 +238,39 @@ def xgb_trial(r, d, X, cats, ncat, z):
     desc = "xgb %s %s %s rounds=%d %s" % (xgb.__version__, ext, obj, rounds,
                                           json.dumps({k: v for k, v in p.items()
                                                       if k not in ("nthread", "seed", "objective")}))
+    return path, Xc, ref, 1e-6, desc
+
+
+def xgb_es_trial(r, d, X, cats, ncat, z):
+    """XGBoost's scikit-learn API with early stopping (a validation set), saved by the model or
+    by its Booster; reference: the model's predict_proba / predict, or Booster.predict."""
+    import xgboost as xgb
+    kind = str(r.choice(["binary", "multi", "reg"]))
+    y = labels(r, z, "binary" if kind == "binary" else "multi" if kind == "multi" else "reg",
+               int(r.integers(3, 5)))
+    n = len(X)
+    tr, ev = slice(0, int(n * 0.6)), slice(int(n * 0.6), int(n * 0.8))
+    p = {"n_estimators": int(r.choice([50, 300])), "learning_rate": float(r.uniform(0.1, 0.9)),
+         "max_depth": int(r.integers(2, 8)), "n_jobs": 1, "random_state": int(r.integers(1 << 30)),
+         "early_stopping_rounds": int(r.choice([3, 10])),
+         "num_parallel_tree": int(r.choice([1, 1, 2])), "subsample": float(r.choice([1.0, 0.8]))}
+    m = (xgb.XGBRegressor if kind == "reg" else xgb.XGBClassifier)(**p)
+    m.fit(X[tr], y[tr], eval_set=[(X[ev], y[ev])], verbose=False)
+    Xc = case_rows(r, X[int(n * 0.8):], [], [], ncat)
+    from_booster = r.random() < 0.3
+    ext = str(r.choice(["json", "ubj"]))
+    path = os.path.join(d, "model." + ext)
+    if from_booster:
+        m.get_booster().save_model(path)
+        ref = m.get_booster().predict(xgb.DMatrix(Xc, missing=np.nan))
+    else:
+        m.save_model(path)
+        ref = m.predict(Xc) if kind == "reg" else m.predict_proba(Xc)
+        if kind == "binary":
+            ref = ref[:, 1]
+    desc = "xgb-es %s %s best_iteration=%d of %d %s %s" % (
+        xgb.__version__, kind, m.best_iteration, m.get_booster().num_boosted_rounds(),
+        "booster" if from_booster else "model", json.dumps(p))
     return path, Xc, ref, 1e-6, desc
 
 
@@ -693,6 +726,7 @@ def name_shape(inits, name, width):
 FAMILIES = {
     "xgb": (("xgboost",), xgb_trial),
     "lgb": (("lightgbm",), lgb_trial),
+    "xgb-es": (("xgboost", "sklearn"), xgb_es_trial),
     "skl": (("sklearn", "skl2onnx", "onnxruntime"), skl_trial),
     "onnx-xgb": (("xgboost", "onnxmltools", "onnxruntime"),
                  lambda *a: onnx_gbm_trial(*a, which="xgb")),
@@ -713,7 +747,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--trials", type=int, default=100)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--family", choices=sorted(FAMILIES))
+    ap.add_argument("--family", help="one family or several, comma-separated: " + ",".join(sorted(FAMILIES)))
     ap.add_argument("--work", default=os.path.join(HERE, "work"))
     ap.add_argument("--keep", action="store_true")
     ap.add_argument("--only", type=int, help="run only trial number ONLY (0-based) of the seed")
@@ -728,7 +762,12 @@ def main():
     if subprocess.run(["make", "-s", "-C", root, "tests/diff/diff_score", "tests/unit/test_kernel_emulation",
                        "tests/unit/test_binned"], stdout=subprocess.DEVNULL).returncode != 0:
         sys.exit("could not build tests/diff/diff_score and the kernel emulations")
-    fams = [a.family] if a.family else [f for f in sorted(FAMILIES) if available(FAMILIES[f][0])]
+    fams = a.family.split(",") if a.family else [f for f in sorted(FAMILIES) if available(FAMILIES[f][0])]
+    for f in fams:
+        if f not in FAMILIES:
+            sys.exit("unknown family %s (families: %s)" % (f, ", ".join(sorted(FAMILIES))))
+        if not available(FAMILIES[f][0]):
+            sys.exit("family %s needs %s" % (f, ", ".join(FAMILIES[f][0])))
     print("%sfamilies: %s" % ("# " if a.ci else "", " ".join(fams)))
     tally = {}
     for t in range(a.trials):
