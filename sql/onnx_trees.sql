@@ -75,6 +75,10 @@ SELECT pg_temp.check_ot(m, 'auto', :'fx')
                     'onnx_edit_binary_both_none',
                     'onnx_edit_binary_mixed_none', 'onnx_edit_binary_mixed_softmax',
                     'onnx_v5_modes_member', 'onnx_v5_3targets_softmax']) m;
+-- CatBoost's own ONNX export (gen_onnx_catboost_fixtures.py): BRANCH_GT nodes, weights on both
+-- classes, ZipMap, base values
+SELECT pg_temp.check_ot(m, 'auto', :'fx')
+  FROM unnest(ARRAY['onnx_cb_binary', 'onnx_cb_3class', 'onnx_cb_reg']) m;
 RESET client_min_messages;
 SELECT * FROM ot_parity ORDER BY model;
 

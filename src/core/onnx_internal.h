@@ -78,6 +78,7 @@ extern GsCode onnx_graph_input(Loader *L, int32_t width_cap, const char **name,
 extern void onnx_safe_name(char *dst, size_t cap, const char *src);
 extern void *onnx_alloc(Loader *L, size_t size);
 extern GsCode onnx_nomem(Loader *L);
+extern void onnx_producer(char *dst, size_t cap, const char *name, const char *version);
 extern const Onnx__TensorProto *onnx_find_const(const Loader *L, const char *name);
 extern const char *onnx_elem_type_name(int32_t t);
 extern GsCode onnx_tensor_check(Loader *L, const Onnx__TensorProto *t, int32_t want_type,

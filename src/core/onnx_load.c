@@ -596,17 +596,7 @@ build(Loader *L, const Onnx__ModelProto *model, bool reconstruction)
 				 last == GS_MLP_DIV ? "identity" : gs_mlp_op_name(last));
 	}
 	if (model->producer_name && model->producer_name[0])
-	{
-		char		pn[40],
-					pv[24];
-
-		onnx_safe_name(pn, sizeof(pn), model->producer_name);
-		onnx_safe_name(pv, sizeof(pv), model->producer_version && model->producer_version[0] ?
-				  model->producer_version : "");
-		snprintf(m->producer, sizeof(m->producer), "%s%s%s", pn,
-				 model->producer_version && model->producer_version[0] ? " " : "",
-				 model->producer_version && model->producer_version[0] ? pv : "");
-	}
+		onnx_producer(m->producer, sizeof(m->producer), model->producer_name, model->producer_version);
 	m->reconstruction = reconstruction;
 	if (reconstruction && m->n_net_outputs != m->n_features)
 	{

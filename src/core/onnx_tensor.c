@@ -31,6 +31,41 @@ onnx_safe_name(char *dst, size_t cap, const char *src)
 	dst[i] = '\0';
 }
 
+/* The first line of s (at most cap - 1 bytes) in dst. */
+static void
+first_line(char *dst, size_t cap, const char *s)
+{
+	size_t		n = strcspn(s ? s : "", "\r\n");
+
+	if (n >= cap)
+		n = cap - 1;
+	memcpy(dst, s ? s : "", n);
+	dst[n] = '\0';
+}
+
+/*
+ * "name version" of the program that wrote the model, for saved_by, in at
+ * most cap bytes, made printable by onnx_safe_name: the first line of each
+ * (CatBoost's producer_version is a multi-line build banner, "Git info:\n
+ * Commit: ...", which says no version: dropped).
+ */
+void
+onnx_producer(char *dst, size_t cap, const char *name, const char *version)
+{
+	char		n1[64],
+				v1[64],
+				pn[40],
+				pv[24];
+
+	first_line(n1, sizeof(n1), name);
+	first_line(v1, sizeof(v1), version);
+	if (strncmp(v1, "Git info", 8) == 0)
+		v1[0] = '\0';
+	onnx_safe_name(pn, sizeof(pn), n1);
+	onnx_safe_name(pv, sizeof(pv), v1);
+	snprintf(dst, cap, "%s%s%s", pn, v1[0] ? " " : "", v1[0] ? pv : "");
+}
+
 /* Allocate from the loader's (the caller's) allocator. */
 void *
 onnx_alloc(Loader *L, size_t size)

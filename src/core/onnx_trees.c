@@ -506,16 +506,7 @@ onnx_trees_build(Loader *L, const Onnx__ModelProto *model, GsForest **out)
 	f->n_features = n_features;
 	snprintf(f->booster, sizeof(f->booster), "onnx-ml");
 	if (model->producer_name && model->producer_name[0])
-	{
-		char		pn[20],
-					pv[12];
-
-		onnx_safe_name(pn, sizeof(pn), model->producer_name);
-		onnx_safe_name(pv, sizeof(pv), model->producer_version ? model->producer_version : "");
-		snprintf(f->saved_by, sizeof(f->saved_by), "%s%s%s", pn,
-				 model->producer_version && model->producer_version[0] ? " " : "",
-				 model->producer_version && model->producer_version[0] ? pv : "");
-	}
+		onnx_producer(f->saved_by, sizeof(f->saved_by), model->producer_name, model->producer_version);
 	memset(&w, 0, sizeof(w));
 	rc = onnx_trees_walk(L, &A, n_features, &w);
 	if (rc == GS_OK)
