@@ -82,7 +82,7 @@ SELECT * FROM nn_parity ORDER BY model;
 SELECT c AS fixture, gpu_load_model('nn_' || c, pg_read_binary_file(:'fx' || '/' || c || '.onnx')) AS version
   FROM unnest(ARRAY['skl_mlp_reg', 'skl_mlp_reg_tanh', 'skl_mlp_bin', 'skl_mlp_3class_tanh',
                     'skl_mlp_4class_logistic', 'skl_pipe_std_bin', 'skl_pipe_std_3class',
-                    'skl_pipe_minmax_reg', 'skl_edit_scaler1']) c;
+                    'skl_pipe_minmax_reg', 'skl_edit_scaler1', 'skl_pipe_impute_bin']) c;
 SELECT name, objective, n_features, n_outputs, kind, n_layers, n_parameters, saved_by
   FROM gpu_models WHERE name LIKE 'nn_skl%' ORDER BY name;
 SET client_min_messages = warning;

@@ -100,6 +100,8 @@ gs_mlp_op_name(GsMlpOp op)
 			return "silu";
 		case GS_MLP_GELU:
 			return "gelu";
+		case GS_MLP_IMPUTE:
+			return "impute";
 	}
 	return "unknown";
 }

@@ -52,7 +52,8 @@ typedef enum GsMlpOp
 	GS_MLP_PRELU,				/* x > 0 ? x : p[c] x */
 	GS_MLP_CLIP,				/* min(max(x, alpha), beta) */
 	GS_MLP_SILU,				/* x * sigmoid(x) */
-	GS_MLP_GELU					/* (x * (erf(x / alpha) + 1)) * beta */
+	GS_MLP_GELU,				/* (x * (erf(x / alpha) + 1)) * beta */
+	GS_MLP_IMPUTE				/* x is missing (NaN; alpha when beta != 0) ? p[c] : x */
 } GsMlpOp;
 
 typedef struct GsMlpStep

@@ -66,6 +66,9 @@ gs_mlp_apply(GsMlpOp op, float alpha, float beta, float p, float v)
 			return v != v ? v : fminf(fmaxf(v, alpha), beta);
 		case GS_MLP_SILU:
 			return v * (1.0f / (1.0f + expf(-v)));
+		case GS_MLP_IMPUTE:
+			/* ai.onnx.ml Imputer: NaN, or the value alpha when beta is set */
+			return (beta != 0.0f ? v == alpha : v != v) ? p : v;
 		case GS_MLP_GELU:
 			/* the float operations of PyTorch's export, in its order */
 			return (v * (erff(v / alpha) + 1.0f)) * beta;

@@ -19,7 +19,8 @@
  *			   c3 = 0.5 in PyTorch's export, taken from the graph)
  *	  Softsign Div(h, Add(Abs(h), 1))
  *
- * and opset 20's Gelu op (approximate="none").
+ * and opset 20's Gelu op (approximate="none"), and ai.onnx.ml's Imputer
+ * (scikit-learn's SimpleImputer in a pipeline before a network).
  *
  * Attribute defaults are the ONNX specification's.
  */
@@ -361,5 +362,55 @@ onnx_fuse_activation(Loader *L, size_t i, bool *fused)
 		L->cur = last->output[0];
 		*fused = true;
 	}
+	return GS_OK;
+}
+
+/*
+ * ai.onnx.ml Imputer: a missing value (NaN, or replaced_value_float when it
+ * is a number) becomes imputed_value_floats[c] (one value, or one per
+ * column).  Integer imputation (imputed_value_int64s) is for int64 inputs,
+ * which a network's float chain never is.
+ */
+GsCode
+onnx_add_imputer(Loader *L, const Onnx__NodeProto *node)
+{
+	static const char *const attrs[] = {"imputed_value_floats", "replaced_value_float", NULL};
+	const Onnx__AttributeProto *a = onnx_attr_find(node, "imputed_value_floats");
+	const Onnx__AttributeProto *r = onnx_attr_find(node, "replaced_value_float");
+	float	   *vals;
+	GsMlpStep  *s;
+
+	if (onnx_want_chain_input(L, node, 1, 1) != GS_OK || onnx_attrs_allowed(L, node, attrs) != GS_OK)
+		return L->st->code;
+	if (a == NULL || a->n_floats == 0 ||
+		(a->has_type && a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS))
+		return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+							 "%s has no list of floats \"imputed_value_floats\"", L->label);
+	if (a->n_floats != 1 && a->n_floats != (size_t) L->width)
+		return gs_status_set(L->st, GS_ERR_INVALID_MODEL,
+							 "%s has %zu imputed values for %d columns", L->label, a->n_floats, L->width);
+	if (r && (!r->has_f || (r->has_type && r->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT) ||
+			  isinf(r->f)))
+		return gs_status_set(L->st, GS_ERR_INVALID_MODEL,
+							 "attribute \"replaced_value_float\" of %s is not a float", L->label);
+	vals = onnx_alloc(L, sizeof(float) * (size_t) L->width);
+	if (vals == NULL)
+		return onnx_nomem(L);
+	for (int32_t c = 0; c < L->width; c++)
+	{
+		vals[c] = a->floats[a->n_floats == 1 ? 0 : c];
+		if (!isfinite(vals[c]))
+		{
+			L->m->alloc.free(L->m->alloc.ctx, vals);
+			return gs_status_set(L->st, GS_ERR_INVALID_MODEL,
+								 "attribute \"imputed_value_floats\" of %s holds a non-finite value", L->label);
+		}
+	}
+	if (onnx_add_param_step(L, node, GS_MLP_IMPUTE, vals) != GS_OK)
+		return L->st->code;
+	s = &L->m->steps[L->m->n_steps - 1];
+	/* beta flags a replaced value that is a number (the default, NaN, is any NaN) */
+	s->alpha = (r && !isnan(r->f)) ? r->f : 0.0f;
+	s->beta = (r && !isnan(r->f)) ? 1.0f : 0.0f;
 	return GS_OK;
 }

@@ -121,6 +121,9 @@ extern GsCode onnx_add_activation(Loader *L, const Onnx__NodeProto *node, const 
  */
 extern GsCode onnx_fuse_activation(Loader *L, size_t i, bool *fused);
 
+/* onnx_act.c: ai.onnx.ml Imputer (scikit-learn's SimpleImputer) as one step. */
+extern GsCode onnx_add_imputer(Loader *L, const Onnx__NodeProto *node);
+
 /* onnx_trees.c: does the graph hold an ai.onnx.ml TreeEnsemble* node? */
 extern bool onnx_graph_has_trees(const Onnx__GraphProto *g);
 

@@ -504,7 +504,7 @@ onnx_add_node(Loader *L, const Onnx__NodeProto *node)
 
 	ml = node->domain && strcmp(node->domain, "ai.onnx.ml") == 0;
 	if (node->domain && node->domain[0] && strcmp(node->domain, "ai.onnx") != 0 &&
-		!(ml && strcmp(op, "Scaler") == 0))
+		!(ml && (strcmp(op, "Scaler") == 0 || strcmp(op, "Imputer") == 0)))
 	{
 		char		dname[64];
 
@@ -550,7 +550,12 @@ onnx_add_node(Loader *L, const Onnx__NodeProto *node)
 		L->n_consts++;
 		return GS_OK;			/* not part of the chain */
 	}
-	if (ml)
+	if (ml && strcmp(op, "Imputer") == 0)
+	{
+		if (onnx_add_imputer(L, node) != GS_OK)
+			return L->st->code;
+	}
+	else if (ml)
 	{
 		if (add_scaler(L, node) != GS_OK)
 			return L->st->code;
@@ -664,7 +669,7 @@ onnx_add_node(Loader *L, const Onnx__NodeProto *node)
 		gs_status_detail(L->st, "Supported: Gemm, MatMul, Add, Sub, Mul, Div, Relu, LeakyRelu, Sigmoid, "
 						 "Tanh, Softmax, Elu, Selu, Gelu, Softplus, Softsign, HardSigmoid, PRelu, Clip, "
 						 "BatchNormalization, Flatten, Identity, Dropout, Reshape, Cast to float, "
-						 "Constant, ai.onnx.ml Scaler; Concat only as a binary classifier's [1 - p, p].");
+						 "Constant, ai.onnx.ml Scaler and Imputer; Concat only as a binary classifier's [1 - p, p].");
 		return L->st->code;
 	}
 	L->cur = node->output[0];
