@@ -618,10 +618,13 @@ def skl_mlp_trial(r, d, X, cats, ncat, z):
     with zipmap off, as a scikit-learn user would; reference onnxruntime."""
     from sklearn.neural_network import MLPClassifier, MLPRegressor
     from sklearn.pipeline import make_pipeline
+    from sklearn.impute import SimpleImputer
     from sklearn.preprocessing import MinMaxScaler, StandardScaler
     from skl2onnx import to_onnx
     import warnings
-    X = np.nan_to_num(X, nan=0.0)
+    impute = r.random() < 0.3      # keep the NaNs: a SimpleImputer starts the pipeline
+    if not impute:
+        X = np.nan_to_num(X, nan=0.0)
     clf = r.random() < 0.7
     k = int(r.choice([2, 2, 3, 5])) if clf else 0
     y = (labels(r, z, "binary") if k == 2 else labels(r, z, "multi", k)) if clf else labels(r, z, "reg")
@@ -630,9 +633,13 @@ def skl_mlp_trial(r, d, X, cats, ncat, z):
     net = (MLPClassifier if clf else MLPRegressor)(hidden_layer_sizes=hidden, activation=act,
                                                     max_iter=int(r.choice([20, 200])),
                                                     random_state=int(r.integers(1 << 30)))
-    scaler = str(r.choice(["standard", "minmax", "none"]))
+    scaler = "standard" if impute else str(r.choice(["standard", "minmax", "none"]))
     model = net if scaler == "none" else make_pipeline(
         StandardScaler() if scaler == "standard" else MinMaxScaler(), net)
+    if impute:
+        model = make_pipeline(SimpleImputer(strategy=str(r.choice(["mean", "median", "constant"]))),
+                              StandardScaler(), net)
+        scaler = "impute+standard"
     if scaler == "none":      # an unscaled network only measures float cancellation
         mean, std = X.mean(axis=0), X.std(axis=0) + 1e-3
         X = ((X - mean) / std).astype(F32)
@@ -646,9 +653,11 @@ def skl_mlp_trial(r, d, X, cats, ncat, z):
     with open(path, "wb") as f:
         f.write(onx.SerializeToString())
     Xte = X[ntr:]
-    Xc = np.nan_to_num(case_rows(r, Xte, [], [], ncat), nan=0.0)
-    lo, hi = X.min(axis=0), X.max(axis=0)
-    Xc = np.clip(Xc, lo - (hi - lo), hi + (hi - lo)).astype(F32)
+    Xc = case_rows(r, Xte, [], [], ncat)
+    if not impute:
+        Xc = np.nan_to_num(Xc, nan=0.0)
+    lo, hi = np.nanmin(X, axis=0), np.nanmax(X, axis=0)
+    Xc = np.where(np.isnan(Xc), Xc, np.clip(Xc, lo - (hi - lo), hi + (hi - lo))).astype(F32)
     import onnxruntime as ort
     so = ort.SessionOptions()
     so.intra_op_num_threads = 1
