@@ -27,7 +27,6 @@
 #include "onnx_internal.h"
 
 #include <math.h>
-#include <stdint.h>
 #include <string.h>
 
 /* Selu's defaults in the ONNX specification (the float values). */
@@ -179,50 +178,6 @@ onnx_add_activation(Loader *L, const Onnx__NodeProto *node, const char *op)
 /* ---- activations exported as several nodes ---- */
 
 /*
- * The float value of scalar constant name (an initializer, or a Constant
- * node anywhere in the graph: a pattern's constants may come after its
- * first node); false when it is none.
- */
-static bool
-const_scalar(const Loader *L, const char *name, float *v)
-{
-	const Onnx__TensorProto *t = onnx_find_const(L, name);
-	int64_t		count = 1;
-
-	for (size_t i = 0; t == NULL && name && i < L->g->n_node; i++)
-	{
-		const Onnx__NodeProto *n = L->g->node[i];
-		const Onnx__AttributeProto *a;
-
-		if (n->op_type && strcmp(n->op_type, "Constant") == 0 && n->n_output >= 1 &&
-			n->output[0] && strcmp(n->output[0], name) == 0 &&
-			(a = onnx_attr_find(n, "value")) != NULL)
-			t = a->t;
-	}
-	if (t == NULL || t->n_external_data > 0 || !t->has_data_type ||
-		t->data_type != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT)
-		return false;
-	for (size_t d = 0; d < t->n_dims; d++)
-		count *= t->dims[d] == 1 ? 1 : 0;
-	if (count != 1)
-		return false;
-	if (t->has_raw_data && t->raw_data.len == 4)
-	{
-		uint32_t	bits = (uint32_t) t->raw_data.data[0] | (uint32_t) t->raw_data.data[1] << 8 |
-			(uint32_t) t->raw_data.data[2] << 16 | (uint32_t) t->raw_data.data[3] << 24;
-
-		memcpy(v, &bits, sizeof(*v));
-		return isfinite(*v);
-	}
-	if (!t->has_raw_data && t->n_float_data == 1)
-	{
-		*v = t->float_data[0];
-		return isfinite(*v);
-	}
-	return false;
-}
-
-/*
  * The one node after node i that reads value name (nodes are in
  * topological order), with op; -1 when another node or a graph output also
  * reads it, or when it is not op.
@@ -312,7 +267,7 @@ onnx_fuse_activation(Loader *L, size_t i, bool *fused)
 	{
 		/* Div(h, Add(Abs(h), 1)) */
 		if ((j[0] = sole_reader(L, i, n->output[0], "Add")) < 0 ||
-			!const_scalar(L, other_input(L->g->node[j[0]], n->output[0]), &c2) || c2 != 1.0f ||
+			!onnx_const_scalar(L, other_input(L->g->node[j[0]], n->output[0]), &c2) || c2 != 1.0f ||
 			(j[1] = sole_reader(L, (size_t) j[0], L->g->node[j[0]]->output[0], "Div")) < 0 ||
 			!takes(L->g->node[j[1]], h, L->g->node[j[0]]->output[0], false))
 			return GS_OK;
@@ -327,12 +282,12 @@ onnx_fuse_activation(Loader *L, size_t i, bool *fused)
 				   *mul1,
 				   *mul2;
 
-		if (!const_scalar(L, n->input[1], &c1) || !(c1 > 1.414f && c1 < 1.4143f) ||
+		if (!onnx_const_scalar(L, n->input[1], &c1) || !(c1 > 1.414f && c1 < 1.4143f) ||
 			(j[0] = sole_reader(L, i, n->output[0], "Erf")) < 0 ||
 			(j[1] = sole_reader(L, (size_t) j[0], L->g->node[j[0]]->output[0], "Add")) < 0)
 			return GS_OK;
 		add = L->g->node[j[1]];
-		if (!const_scalar(L, other_input(add, L->g->node[j[0]]->output[0]), &c2) || c2 != 1.0f ||
+		if (!onnx_const_scalar(L, other_input(add, L->g->node[j[0]]->output[0]), &c2) || c2 != 1.0f ||
 			(j[2] = sole_reader(L, (size_t) j[1], add->output[0], "Mul")) < 0)
 			return GS_OK;
 		mul1 = L->g->node[j[2]];
@@ -340,7 +295,7 @@ onnx_fuse_activation(Loader *L, size_t i, bool *fused)
 			(j[3] = sole_reader(L, (size_t) j[2], mul1->output[0], "Mul")) < 0)
 			return GS_OK;
 		mul2 = L->g->node[j[3]];
-		if (!const_scalar(L, other_input(mul2, mul1->output[0]), &c3) || !(c3 > 0.49f && c3 < 0.51f))
+		if (!onnx_const_scalar(L, other_input(mul2, mul1->output[0]), &c3) || !(c3 > 0.49f && c3 < 0.51f))
 			return GS_OK;
 		kind = GS_MLP_GELU;
 		n_more = 4;

@@ -305,29 +305,6 @@ choose_output(Loader *L, const Onnx__ValueInfoProto **chosen)
 }
 
 /*
- * A constant named name for the binary-classifier pattern: an initializer,
- * or the value of a Constant node (never translated: not on the chain).
- */
-static const Onnx__TensorProto *
-pattern_const(const Loader *L, const Producer *prod, int32_t n_prod, const char *name)
-{
-	const Onnx__TensorProto *t = onnx_find_const(L, name);
-	const Onnx__NodeProto *node;
-	int32_t		j;
-
-	if (t != NULL)
-		return t;
-	j = find_producer(prod, n_prod, name);
-	if (j < 0)
-		return NULL;
-	node = L->g->node[j];
-	if (!is_default_op(node, "Constant") || node->n_input != 0 || node->n_attribute != 1 ||
-		node->attribute[0]->name == NULL || strcmp(node->attribute[0]->name, "value") != 0)
-		return NULL;
-	return node->attribute[0]->t;
-}
-
-/*
  * Is the scored output a binary classifier's probabilities,
  * Concat(Sub(1, p), p) over the columns?  Then *root is p (the chain must
  * end there with one column: the probability of the second class, scored
@@ -341,11 +318,9 @@ binary_pattern(Loader *L, const Producer *prod, int32_t n_prod, const char *out_
 	static const char *const cat_attrs[] = {"axis", NULL};
 	const Onnx__NodeProto *cat,
 			   *sub = NULL;
-	const Onnx__TensorProto *c = NULL;
 	int32_t		j = find_producer(prod, n_prod, out_name);
-	int64_t		axis = 0,
-				n = 0;
-	float	   *one = NULL;
+	int64_t		axis = 0;
+	float		one = 0.0f;
 	bool		ok;
 	char		nname[80];
 
@@ -370,20 +345,7 @@ binary_pattern(Loader *L, const Producer *prod, int32_t n_prod, const char *out_
 			strcmp(sub->input[1], cat->input[1]) == 0;
 	}
 	if (ok)
-	{
-		c = pattern_const(L, prod, n_prod, sub->input[0]);
-		ok = c != NULL && c->has_data_type && c->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT &&
-			c->n_dims <= 2;
-		for (size_t k = 0; ok && k < c->n_dims; k++)
-			ok = c->dims[k] == 1;
-	}
-	if (ok)
-	{
-		if (onnx_tensor_floats(L, c, 1, &n, &one) != GS_OK)
-			return L->st->code;
-		ok = n == 1 && one[0] == 1.0f;
-		L->alloc.free(L->alloc.ctx, one);
-	}
+		ok = onnx_const_scalar(L, sub->input[0], &one) && one == 1.0f;
 	if (!ok)
 	{
 		gs_status_set(L->st, GS_ERR_UNSUPPORTED,

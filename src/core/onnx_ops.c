@@ -531,9 +531,7 @@ onnx_add_node(Loader *L, const Onnx__NodeProto *node)
 		if (node->n_input != 0 || node->n_attribute != 1 || a == NULL || a->t == NULL)
 			return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
 								 "%s does not hold a tensor \"value\"", L->label);
-		L->consts[L->n_consts] = a->t;
-		L->const_names[L->n_consts] = node->output[0];
-		L->n_consts++;
+		onnx_register_const(L, node->output[0], a->t);
 		return GS_OK;			/* not part of the chain */
 	}
 	if (strcmp(op, "Identity") == 0 && node->n_input == 1 && onnx_find_const(L, node->input[0]))
@@ -545,9 +543,7 @@ onnx_add_node(Loader *L, const Onnx__NodeProto *node)
 		 */
 		if (node->n_attribute != 0)
 			return gs_status_set(L->st, GS_ERR_UNSUPPORTED, "%s has attributes", L->label);
-		L->consts[L->n_consts] = onnx_find_const(L, node->input[0]);
-		L->const_names[L->n_consts] = node->output[0];
-		L->n_consts++;
+		onnx_register_const(L, node->output[0], onnx_find_const(L, node->input[0]));
 		return GS_OK;			/* not part of the chain */
 	}
 	if (ml && strcmp(op, "Imputer") == 0)

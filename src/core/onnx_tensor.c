@@ -95,6 +95,56 @@ onnx_find_const(const Loader *L, const char *name)
 	return NULL;
 }
 
+/*
+ * The value of name when it is a float scalar constant ([], [1], [1, 1]...):
+ * an initializer, a Constant node already read, or a Constant node anywhere
+ * in the graph (a pattern's constants may come after the node that starts
+ * it).  false when it is none of these or not finite; never leaves an error.
+ */
+bool
+onnx_const_scalar(Loader *L, const char *name, float *v)
+{
+	const Onnx__TensorProto *t = onnx_find_const(L, name);
+	int64_t		n = 0;
+	float	   *vals = NULL;
+	bool		ok;
+
+	for (size_t i = 0; t == NULL && name && i < L->g->n_node; i++)
+	{
+		const Onnx__NodeProto *node = L->g->node[i];
+		const Onnx__AttributeProto *a;
+
+		if (node->op_type && strcmp(node->op_type, "Constant") == 0 && node->n_input == 0 &&
+			node->n_output >= 1 && node->output[0] && strcmp(node->output[0], name) == 0 &&
+			(a = onnx_attr_find(node, "value")) != NULL)
+			t = a->t;
+	}
+	if (t == NULL || !t->has_data_type || t->data_type != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT)
+		return false;
+	for (size_t d = 0; d < t->n_dims; d++)
+		if (t->dims[d] != 1)
+			return false;
+	if (onnx_tensor_floats(L, t, 1, &n, &vals) != GS_OK)
+	{
+		gs_status_clear(L->st);	/* a damaged constant is just not a match */
+		return false;
+	}
+	ok = n == 1 && isfinite(vals[0]);
+	if (ok)
+		*v = vals[0];
+	L->alloc.free(L->alloc.ctx, vals);
+	return ok;
+}
+
+/* Record constant t under name (a Constant node, or an Identity copying one). */
+void
+onnx_register_const(Loader *L, const char *name, const Onnx__TensorProto *t)
+{
+	L->consts[L->n_consts] = t;
+	L->const_names[L->n_consts] = name;
+	L->n_consts++;
+}
+
 /* Name of an ONNX element type for messages. */
 const char *
 onnx_elem_type_name(int32_t t)
