@@ -108,16 +108,7 @@ forest_bin_kernel(const GsBinnedArgs args, const float *__restrict__ x,
 }
 
 /* Binned kernels by [group bucket][rows per thread 1, 2, 4][fused]. */
-#define GS_BINNED_PAIR(NG, R) \
-	{ forest_binned_kernel<NG, R, false>, forest_binned_kernel<NG, R, true> }
-static const GsBinnedKernelFn binned_table[6][3][2] = {
-	{GS_BINNED_PAIR(1, 1), GS_BINNED_PAIR(1, 2), GS_BINNED_PAIR(1, 4)},
-	{GS_BINNED_PAIR(2, 1), GS_BINNED_PAIR(2, 2), GS_BINNED_PAIR(2, 4)},
-	{GS_BINNED_PAIR(4, 1), GS_BINNED_PAIR(4, 2), GS_BINNED_PAIR(4, 4)},
-	{GS_BINNED_PAIR(8, 1), GS_BINNED_PAIR(8, 2), GS_BINNED_PAIR(8, 4)},
-	{GS_BINNED_PAIR(16, 1), GS_BINNED_PAIR(16, 2), {NULL, NULL}},
-	{GS_BINNED_PAIR(32, 1), {NULL, NULL}, {NULL, NULL}},
-};
+static const GsBinnedKernelFn binned_table[6][3][2] = GS_KERNEL_TABLE(forest_binned_kernel);
 
 /* The binned kernel for binned plan p at rpt rows per thread (or NULL). */
 static GsBinnedKernelFn

@@ -133,20 +133,8 @@ static const GsKernelFn rows_table[6] = {
 	forest_rows_kernel<8>, forest_rows_kernel<16>, forest_rows_kernel<32>
 };
 
-/*
- * Tiled kernels by [group bucket][rows per thread 1, 2, 4][staged]; NULL
- * where NGB * RPT > 32 (the planner never asks for those).
- */
-#define GS_TILED_PAIR(NG, R) \
-	{ forest_tiled_kernel<NG, R, false>, forest_tiled_kernel<NG, R, true> }
-static const GsKernelFn tiled_table[6][3][2] = {
-	{GS_TILED_PAIR(1, 1), GS_TILED_PAIR(1, 2), GS_TILED_PAIR(1, 4)},
-	{GS_TILED_PAIR(2, 1), GS_TILED_PAIR(2, 2), GS_TILED_PAIR(2, 4)},
-	{GS_TILED_PAIR(4, 1), GS_TILED_PAIR(4, 2), GS_TILED_PAIR(4, 4)},
-	{GS_TILED_PAIR(8, 1), GS_TILED_PAIR(8, 2), GS_TILED_PAIR(8, 4)},
-	{GS_TILED_PAIR(16, 1), GS_TILED_PAIR(16, 2), {NULL, NULL}},
-	{GS_TILED_PAIR(32, 1), {NULL, NULL}, {NULL, NULL}},
-};
+/* Tiled kernels by [group bucket][rows per thread 1, 2, 4][staged]. */
+static const GsKernelFn tiled_table[6][3][2] = GS_KERNEL_TABLE(forest_tiled_kernel);
 
 /* The kernel for plan p launched with rpt rows per thread (NULL: none). */
 static GsKernelFn

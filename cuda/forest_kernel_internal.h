@@ -57,6 +57,22 @@ struct GsDeviceForest
 };
 
 /*
+ * The instances of a kernel template K<NGB, RPT, FLAG> as a dispatch table
+ * [group bucket 1..32][rows per thread 1, 2, 4][FLAG false, true]; NULL
+ * where NGB * RPT > 32 (the planners never ask for those).  The tiled
+ * kernel's flag is "rows staged", the binned kernel's "binning fused".
+ */
+#define GS_KERNEL_PAIR(K, NG, R) { K<NG, R, false>, K<NG, R, true> }
+#define GS_KERNEL_TABLE(K) { \
+	{GS_KERNEL_PAIR(K, 1, 1), GS_KERNEL_PAIR(K, 1, 2), GS_KERNEL_PAIR(K, 1, 4)}, \
+	{GS_KERNEL_PAIR(K, 2, 1), GS_KERNEL_PAIR(K, 2, 2), GS_KERNEL_PAIR(K, 2, 4)}, \
+	{GS_KERNEL_PAIR(K, 4, 1), GS_KERNEL_PAIR(K, 4, 2), GS_KERNEL_PAIR(K, 4, 4)}, \
+	{GS_KERNEL_PAIR(K, 8, 1), GS_KERNEL_PAIR(K, 8, 2), GS_KERNEL_PAIR(K, 8, 4)}, \
+	{GS_KERNEL_PAIR(K, 16, 1), GS_KERNEL_PAIR(K, 16, 2), {NULL, NULL}}, \
+	{GS_KERNEL_PAIR(K, 32, 1), {NULL, NULL}, {NULL, NULL}}, \
+}
+
+/*
  * Resident blocks per multiprocessor the register allocation must allow
  * (__launch_bounds__).  Without a minimum, ptxas aims at full occupancy
  * (32 registers at 256 threads) and spills the tiled kernels' lockstep
