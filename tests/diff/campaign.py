@@ -383,15 +383,27 @@ def lgb_precision_only(path, X, msg):
 
 # ---------------------------------------------------------------------------------------- ONNX
 
-def ort_scores(path, X):
-    import onnx
+def ort_run(path, X):
+    """onnxruntime's outputs for rows X, one thread: {output name: value}."""
     import onnxruntime as ort
     so = ort.SessionOptions()
     so.intra_op_num_threads = 1
     so.inter_op_num_threads = 1
     sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
-    out = dict(zip([o.name for o in sess.get_outputs()],
-                   sess.run(None, {sess.get_inputs()[0].name: X})))
+    return dict(zip([o.name for o in sess.get_outputs()],
+                    sess.run(None, {sess.get_inputs()[0].name: X})))
+
+
+def within_span(Xc, X):
+    """Rows held within the data's range widened by its span on each side (NaN kept): the
+    extreme rows of case_rows (+-3.4e38) through dense layers only measure float cancellation."""
+    lo, hi = np.nanmin(X, axis=0), np.nanmax(X, axis=0)
+    return np.where(np.isnan(Xc), Xc, np.clip(Xc, lo - (hi - lo), hi + (hi - lo))).astype(F32)
+
+
+def ort_scores(path, X):
+    import onnx
+    out = ort_run(path, X)
     m = onnx.load(path)
     node = [n for n in m.graph.node if n.op_type.startswith("TreeEnsemble")][0]
     if node.op_type != "TreeEnsembleClassifier":
@@ -596,15 +608,8 @@ def mlp_trial(r, d, X, cats, ncat, z):
         f.write(m.SerializeToString())
     # rows: no NaN (a network has no missing values: NULLs are refused), the special values
     Xc = np.nan_to_num(case_rows(r, np.nan_to_num(X[int(len(X) * 0.8):]), [], [], ncat), nan=0.0)
-    # within the data's range widened by its span on each side: the extreme rows of
-    # case_rows (+-3.4e38) through dense layers only measure float cancellation
-    lo, hi = col.min(axis=0), col.max(axis=0)
-    Xc = np.clip(Xc, lo - (hi - lo), hi + (hi - lo)).astype(F32)
-    import onnxruntime as ort
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = 1
-    sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
-    ref = sess.run(None, {"x": Xc})[0]
+    Xc = within_span(Xc, col)
+    ref = list(ort_run(path, Xc).values())[0]
     if head == "autoencoder":
         ref = ((ref.astype(np.float64) - Xc.astype(np.float64)) ** 2).mean(axis=1)
         os.rename(path, path.replace(".onnx", ".ae.onnx"))
@@ -656,13 +661,8 @@ def skl_mlp_trial(r, d, X, cats, ncat, z):
     Xc = case_rows(r, Xte, [], [], ncat)
     if not impute:
         Xc = np.nan_to_num(Xc, nan=0.0)
-    lo, hi = np.nanmin(X, axis=0), np.nanmax(X, axis=0)
-    Xc = np.where(np.isnan(Xc), Xc, np.clip(Xc, lo - (hi - lo), hi + (hi - lo))).astype(F32)
-    import onnxruntime as ort
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = 1
-    sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
-    out = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, {sess.get_inputs()[0].name: Xc})))
+    Xc = within_span(Xc, X)
+    out = ort_run(path, Xc)
     ref = np.asarray(out.get("probabilities", out.get("variable")), dtype=F32).reshape(len(Xc), -1)
     if clf and ref.shape[1] == 2:
         ref = ref[:, 1:]
