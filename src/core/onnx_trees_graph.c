@@ -67,7 +67,8 @@ attr_enum(Loader *L, const Onnx__NodeProto *node, const char *name,
 		return gs_status_set(L->st, GS_ERR_INVALID_MODEL,
 							 "attribute \"%s\" of %s is not a string", name, L->label);
 	for (int k = 0; k < count; k++)
-		if (a->s.len == strlen(names[k]) && memcmp(a->s.data, names[k], a->s.len) == 0)
+		if (a->s.len == strlen(names[k]) &&
+			(a->s.len == 0 || memcmp(a->s.data, names[k], a->s.len) == 0))
 		{
 			*v = k;
 			return GS_OK;
@@ -76,7 +77,9 @@ attr_enum(Loader *L, const Onnx__NodeProto *node, const char *name,
 		char		raw[48];
 		size_t		len = a->s.len < sizeof(raw) - 1 ? a->s.len : sizeof(raw) - 1;
 
-		memcpy(raw, a->s.data, len);
+		/* an empty string may come with no buffer at all (data NULL) */
+		if (len > 0)
+			memcpy(raw, a->s.data, len);
 		raw[len] = '\0';
 		onnx_safe_name(sval, sizeof(sval), raw);
 	}
