@@ -3,7 +3,8 @@
  *	  Neural networks on the GPU (see mlp_gemm.h): parameter upload, one
  *	  cublasSgemm per dense layer on a column-major batch (the layout of
  *	  the CPU engine, src/core/mlp.c), and kernels for the fused bias +
- *	  element-wise pass (mlp_fused_kernel), softmax (mlp_softmax_kernel)
+ *	  element-wise pass (mlp_fused_kernel), the row-wise steps: softmax,
+ *	  log softmax, layer normalization (mlp_row_kernel, gs_mlp_row)
  *	  and the output: transposed to row-major (mlp_output_kernel) or the
  *	  per-row mean squared error of an autoencoder (mlp_recon_kernel).
  *
@@ -115,6 +116,7 @@ typedef struct DStep
 	GsMlpOp		op;
 	int			n_in;
 	int			n_out;
+	float		alpha;			/* row-wise steps' scalar (LAYER_NORM epsilon) */
 	float	   *w;
 	float	   *p;
 } DStep;
@@ -173,28 +175,14 @@ mlp_fused_kernel(float *dst, const float *src, size_t ld, size_t n, int width,
 	}
 }
 
-/* Softmax across the width columns of each row, in place (ld = n). */
+/* A row-wise step (gs_mlp_row) on each row, in place (ld = n). */
 __global__ void
-mlp_softmax_kernel(float *y, size_t n, int width)
+mlp_row_kernel(float *y, size_t n, int width, GsMlpOp op, float alpha, const float *w,
+			   const float *p)
 {
 	for (size_t r = blockIdx.x * (size_t) blockDim.x + threadIdx.x; r < n;
 		 r += (size_t) gridDim.x * blockDim.x)
-	{
-		float		mx = y[r],
-					sum = 0.0f;
-
-		for (int c = 1; c < width; c++)
-			mx = fmaxf(mx, y[(size_t) c * n + r]);
-		for (int c = 0; c < width; c++)
-		{
-			float		e = expf(y[(size_t) c * n + r] - mx);
-
-			y[(size_t) c * n + r] = e;
-			sum += e;
-		}
-		for (int c = 0; c < width; c++)
-			y[(size_t) c * n + r] /= sum;
-	}
+		gs_mlp_row(op, alpha, w, p, y + r, n, width);
 }
 
 /* out[r * width + k] = y[k * ld + r]. */
@@ -294,8 +282,11 @@ gs_dmlp_create(const GsMlp *m, GsDeviceMlp **out)
 		ds->op = s->op;
 		ds->n_in = s->n_in;
 		ds->n_out = s->n_out;
+		ds->alpha = s->alpha;
 		if (s->op == GS_MLP_DENSE)
 			rc = upload_floats(s->w, (size_t) s->n_in * s->n_out, &ds->w);
+		else if (s->op == GS_MLP_LAYER_NORM)
+			rc = upload_floats(s->w, (size_t) s->n_out, &ds->w);
 		if (rc == cudaSuccess)
 			rc = upload_floats(s->p, (size_t) s->n_out, &ds->p);
 		ops[i].op = s->op;
@@ -409,7 +400,7 @@ gs_dmlp_predict(const GsDeviceMlp *d, GsDmlpRun *r, const float *d_x, size_t n,
 			width = st->n_out;
 			s = e;
 		}
-		else if (st->op == GS_MLP_SOFTMAX)
+		else if (gs_mlp_is_rowwise(st->op))
 		{
 			if (cur == d_x)
 			{
@@ -421,7 +412,8 @@ gs_dmlp_predict(const GsDeviceMlp *d, GsDmlpRun *r, const float *d_x, size_t n,
 				cur_ld = n;
 				free_buf ^= 1;
 			}
-			mlp_softmax_kernel<<<blocks_for(n), THREADS, 0, r->stream>>>((float *) cur, n, width);
+			mlp_row_kernel<<<blocks_for(n), THREADS, 0, r->stream>>>
+				((float *) cur, n, width, st->op, st->alpha, st->w, st->p);
 			s++;
 		}
 		else

@@ -9,7 +9,8 @@
  * [in x out]) followed by one pass over Y that adds the bias and applies
  * every element-wise step that follows (scaling, batch normalization,
  * activation), so each layer reads its output once more, not once per
- * op.  Softmax is row-wise across columns and gets its own pass.
+ * op.  Row-wise steps (softmax, log softmax, layer normalization) get a
+ * pass of their own.
  *
  * BLAS: OpenBLAS, single-threaded (the Makefile links Debian's serial
  * build; openblas_set_num_threads(1) keeps a threaded build single-threaded
@@ -102,6 +103,16 @@ gs_mlp_op_name(GsMlpOp op)
 			return "gelu";
 		case GS_MLP_IMPUTE:
 			return "impute";
+		case GS_MLP_LOG_SOFTMAX:
+			return "log_softmax";
+		case GS_MLP_LAYER_NORM:
+			return "layer_norm";
+		case GS_MLP_MISH:
+			return "mish";
+		case GS_MLP_HARD_SWISH:
+			return "hard_swish";
+		case GS_MLP_GELU_TANH:
+			return "gelu_tanh";
 	}
 	return "unknown";
 }
@@ -133,30 +144,6 @@ fused_column(const GsMlpStep *steps, int32_t first, int32_t last, int32_t c,
 			v = gs_mlp_apply(steps[k].op, steps[k].alpha, steps[k].beta,
 								 steps[k].p ? steps[k].p[c] : 0.0f, v);
 		dst[r] = v;
-	}
-}
-
-/* Softmax across the width columns of each of n rows, in place (ld = n). */
-static void
-softmax_rows(float *y, size_t n, int32_t width)
-{
-	for (size_t r = 0; r < n; r++)
-	{
-		float		mx = y[r];
-		float		sum = 0.0f;
-
-		for (int32_t c = 1; c < width; c++)
-			if (y[(size_t) c * n + r] > mx)
-				mx = y[(size_t) c * n + r];
-		for (int32_t c = 0; c < width; c++)
-		{
-			float		e = expf(y[(size_t) c * n + r] - mx);
-
-			y[(size_t) c * n + r] = e;
-			sum += e;
-		}
-		for (int32_t c = 0; c < width; c++)
-			y[(size_t) c * n + r] /= sum;
 	}
 }
 
@@ -201,7 +188,7 @@ gs_mlp_predict(const GsMlp *m, const float *x, size_t ld, size_t n,
 			width = st->n_out;
 			s = e;
 		}
-		else if (st->op == GS_MLP_SOFTMAX)
+		else if (gs_mlp_is_rowwise(st->op))
 		{
 			if (cur == x)
 			{
@@ -213,7 +200,8 @@ gs_mlp_predict(const GsMlp *m, const float *x, size_t ld, size_t n,
 				cur_ld = n;
 				free_buf ^= 1;
 			}
-			softmax_rows((float *) cur, n, width);
+			for (size_t r = 0; r < n; r++)
+				gs_mlp_row(st->op, st->alpha, st->w, st->p, (float *) cur + r, n, width);
 			s++;
 		}
 		else

@@ -8,7 +8,8 @@
  * GS_MLP_DENSE (y = x W^T + b, a GEMM), element-wise steps with one
  * parameter per column (add, multiply, divide: feature scaling and
  * inference-mode batch normalization baked into the graph), activations
- * (relu, leaky relu, sigmoid, tanh) and a row-wise softmax.  It is built
+ * (relu, leaky relu, sigmoid, tanh...) and row-wise steps (softmax, log
+ * softmax, layer normalization: each row across its columns).  It is built
  * once by gs_onnx_load (onnx_load.c), validated there (widths chain, every
  * parameter finite, caps respected) and immutable afterwards: engines trust
  * it.  All memory comes from the GsAllocator given to the loader and is
@@ -46,14 +47,22 @@ typedef enum GsMlpOp
 	GS_MLP_SOFTMAX,				/* over the columns of each row */
 	GS_MLP_ELU,					/* x >= 0 ? x : alpha (exp(x) - 1) */
 	GS_MLP_SELU,				/* beta (x > 0 ? x : alpha exp(x) - alpha) */
-	GS_MLP_SOFTPLUS,			/* log(1 + exp(x)) */
+	GS_MLP_SOFTPLUS,			/* alpha x > beta ? x : log(1 + exp(alpha x)) / alpha
+								 * (PyTorch's beta and threshold; ONNX's
+								 * Softplus is alpha 1, beta +inf) */
 	GS_MLP_SOFTSIGN,			/* x / (1 + |x|) */
 	GS_MLP_HARD_SIGMOID,		/* max(0, min(1, alpha x + beta)) */
 	GS_MLP_PRELU,				/* x > 0 ? x : p[c] x */
 	GS_MLP_CLIP,				/* min(max(x, alpha), beta) */
 	GS_MLP_SILU,				/* x * sigmoid(x) */
 	GS_MLP_GELU,				/* (x * (erf(x / alpha) + 1)) * beta */
-	GS_MLP_IMPUTE				/* x is missing (NaN; alpha when beta != 0) ? p[c] : x */
+	GS_MLP_IMPUTE,				/* x is missing (NaN; alpha when beta != 0) ? p[c] : x */
+	GS_MLP_LOG_SOFTMAX,			/* log of the softmax, over the columns of each row */
+	GS_MLP_LAYER_NORM,			/* over the columns of each row:
+								 * (x - mean) / sqrt(var + alpha) * w[c] + p[c] */
+	GS_MLP_MISH,				/* x tanh(softplus(x)) */
+	GS_MLP_HARD_SWISH,			/* x max(0, min(1, x / 6 + 1 / 2)) */
+	GS_MLP_GELU_TANH			/* x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))) / 2 */
 } GsMlpOp;
 
 typedef struct GsMlpStep
@@ -61,12 +70,15 @@ typedef struct GsMlpStep
 	GsMlpOp		op;
 	int32_t		n_in;			/* width before the step */
 	int32_t		n_out;			/* width after (== n_in unless dense) */
-	float	   *w;				/* DENSE: [n_out * n_in], row o = unit o */
-	float	   *p;				/* DENSE: bias [n_out]; ADD/MUL/DIV/PRELU: [n_out] */
+	float	   *w;				/* DENSE: [n_out * n_in], row o = unit o;
+								 * LAYER_NORM: the scale [n_out] */
+	float	   *p;				/* DENSE: bias [n_out]; ADD/MUL/DIV/PRELU: [n_out];
+								 * LAYER_NORM: the bias [n_out] */
 	float		alpha;			/* LEAKY_RELU slope; ELU, SELU, HARD_SIGMOID alpha;
-								 * CLIP minimum; GELU's divisor (sqrt 2) */
+								 * CLIP minimum; GELU's divisor (sqrt 2);
+								 * SOFTPLUS beta; LAYER_NORM epsilon */
 	float		beta;			/* SELU gamma, HARD_SIGMOID beta, CLIP maximum,
-								 * GELU's final factor (0.5) */
+								 * GELU's final factor (0.5), SOFTPLUS threshold */
 	char		node[64];		/* ONNX node it came from, for messages */
 } GsMlpStep;
 

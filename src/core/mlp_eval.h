@@ -18,11 +18,25 @@
 #define GS_MLP_HD static inline
 #endif
 
+/* True for steps over each row's columns together (gs_mlp_row). */
+GS_MLP_HD bool
+gs_mlp_is_rowwise(GsMlpOp op)
+{
+	return op == GS_MLP_SOFTMAX || op == GS_MLP_LOG_SOFTMAX || op == GS_MLP_LAYER_NORM;
+}
+
 /* True for steps applied to each value independently (fusable after a GEMM). */
 GS_MLP_HD bool
 gs_mlp_is_elementwise(GsMlpOp op)
 {
-	return op != GS_MLP_DENSE && op != GS_MLP_SOFTMAX;
+	return op != GS_MLP_DENSE && !gs_mlp_is_rowwise(op);
+}
+
+/* log(1 + exp(v)) without overflow. */
+GS_MLP_HD float
+gs_mlp_softplus(float v)
+{
+	return v > 0.0f ? v + log1pf(expf(-v)) : log1pf(expf(v));
 }
 
 /*
@@ -55,7 +69,19 @@ gs_mlp_apply(GsMlpOp op, float alpha, float beta, float p, float v)
 		case GS_MLP_SELU:
 			return v > 0.0f ? beta * v : beta * (alpha * expf(v) - alpha);
 		case GS_MLP_SOFTPLUS:
-			return v > 0.0f ? v + log1pf(expf(-v)) : log1pf(expf(v));
+			{
+				/* PyTorch's form; alpha 1 and beta +inf are ONNX's Softplus */
+				float		s = v * alpha;
+
+				return s > beta ? v : gs_mlp_softplus(s) / alpha;
+			}
+		case GS_MLP_MISH:
+			return v * tanhf(gs_mlp_softplus(v));
+		case GS_MLP_HARD_SWISH:
+			return v * fmaxf(0.0f, fminf(1.0f, v * (1.0f / 6.0f) + 0.5f));
+		case GS_MLP_GELU_TANH:
+			/* PyTorch's float operations: sqrt(2 / pi) (x + 0.044715 x^3) */
+			return 0.5f * v * (1.0f + tanhf(0.797884583473205566f * (v + 0.044715f * v * v * v)));
 		case GS_MLP_SOFTSIGN:
 			return v / (1.0f + fabsf(v));
 		case GS_MLP_HARD_SIGMOID:
@@ -74,9 +100,68 @@ gs_mlp_apply(GsMlpOp op, float alpha, float beta, float p, float v)
 			return (v * (erff(v / alpha) + 1.0f)) * beta;
 		case GS_MLP_DENSE:
 		case GS_MLP_SOFTMAX:
+		case GS_MLP_LOG_SOFTMAX:
+		case GS_MLP_LAYER_NORM:
 			break;
 	}
 	return v;
+}
+
+/*
+ * One row-wise step (gs_mlp_is_rowwise) on the width values of one row,
+ * y[c * stride], in place; w and p are the step's (LAYER_NORM: scale and
+ * bias, p may be NULL), alpha its epsilon.  Softmax and log softmax
+ * subtract the row's maximum first, as onnxruntime does; layer
+ * normalization takes the mean and variance in double, two passes.
+ */
+GS_MLP_HD void
+gs_mlp_row(GsMlpOp op, float alpha, const float *w, const float *p,
+		   float *y, size_t stride, int32_t width)
+{
+	if (op == GS_MLP_LAYER_NORM)
+	{
+		double		mean = 0.0,
+					var = 0.0,
+					inv;
+
+		for (int32_t c = 0; c < width; c++)
+			mean += y[(size_t) c * stride];
+		mean /= width;
+		for (int32_t c = 0; c < width; c++)
+		{
+			double		d = y[(size_t) c * stride] - mean;
+
+			var += d * d;
+		}
+		inv = 1.0 / sqrt(var / width + (double) alpha);
+		for (int32_t c = 0; c < width; c++)
+		{
+			float	   *v = &y[(size_t) c * stride];
+
+			*v = (float) ((*v - mean) * inv) * w[c] + (p ? p[c] : 0.0f);
+		}
+	}
+	else
+	{
+		float		mx = y[0],
+					sum = 0.0f;
+
+		for (int32_t c = 1; c < width; c++)
+			if (y[(size_t) c * stride] > mx)
+				mx = y[(size_t) c * stride];
+		for (int32_t c = 0; c < width; c++)
+			sum += expf(y[(size_t) c * stride] - mx);
+		if (op == GS_MLP_LOG_SOFTMAX)
+		{
+			float		lse = logf(sum);
+
+			for (int32_t c = 0; c < width; c++)
+				y[(size_t) c * stride] = y[(size_t) c * stride] - mx - lse;
+		}
+		else
+			for (int32_t c = 0; c < width; c++)
+				y[(size_t) c * stride] = expf(y[(size_t) c * stride] - mx) / sum;
+	}
 }
 
 #endif							/* GS_MLP_EVAL_H */

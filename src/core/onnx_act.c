@@ -4,8 +4,9 @@
  *	  element-wise step of the network (mlp.h; the math is in mlp_eval.h,
  *	  shared with the CUDA kernels):
  *
- *	  Elu (alpha), Selu (alpha, gamma), Softplus, Softsign, HardSigmoid
- *	  (alpha, beta; PyTorch's Hardsigmoid exports as alpha 1/6), PRelu (a
+ *	  Elu (alpha), Selu (alpha, gamma), Softplus, Softsign, Mish, HardSwish,
+ *	  HardSigmoid (alpha, beta; PyTorch's Hardsigmoid exports as alpha 1/6),
+ *	  Gelu (opset 20; approximate "none" or "tanh"), PRelu (a
  *	  slope per column or one for all, a constant), and Clip (PyTorch's
  *	  ReLU6 and Hardtanh): bounds as attributes before opset 11, as optional
  *	  constant inputs from opset 11 on.
@@ -18,9 +19,12 @@
  *	  GELU	   Mul(Mul(h, Add(Erf(Div(h, c1)), 1)), c3)	(erf form; c1 = sqrt 2,
  *			   c3 = 0.5 in PyTorch's export, taken from the graph)
  *	  Softsign Div(h, Add(Abs(h), 1))
+ *	  Softplus Where(Greater(s, threshold), h, Div(Softplus(s), beta)) with
+ *			   s = Mul(h, beta); with beta 1 neither Mul nor Div (PyTorch 2's
+ *			   exporter writes nn.Softplus so, threshold 20 by default)
  *
- * and opset 20's Gelu op (approximate="none"), and ai.onnx.ml's Imputer
- * (scikit-learn's SimpleImputer in a pipeline before a network).
+ * and ai.onnx.ml's Imputer (scikit-learn's SimpleImputer in a pipeline
+ * before a network).
  *
  * Attribute defaults are the ONNX specification's.
  */
@@ -34,7 +38,8 @@
 #define SELU_GAMMA 1.05070102214813232421875f
 
 static const char *const activations[] = {
-	"Elu", "Selu", "Softplus", "Softsign", "HardSigmoid", "PRelu", "Clip", "Gelu", NULL
+	"Elu", "Selu", "Softplus", "Softsign", "HardSigmoid", "PRelu", "Clip", "Gelu", "Mish",
+	"HardSwish", NULL
 };
 
 /* Is op one of this file's activations? */
@@ -140,9 +145,11 @@ onnx_add_activation(Loader *L, const Onnx__NodeProto *node, const char *op)
 
 		if (onnx_attrs_allowed(L, node, gelu_attrs) != GS_OK)
 			return L->st->code;
+		if (a && a->has_s && a->s.len == 4 && memcmp(a->s.data, "tanh", 4) == 0)
+			return scalar_step(L, node, GS_MLP_GELU_TANH, 0.0f, 0.0f);
 		if (a && !(a->has_s && a->s.len == 4 && memcmp(a->s.data, "none", 4) == 0))
 			return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
-								 "%s uses an approximation; only approximate=\"none\" is supported",
+								 "attribute \"approximate\" of %s is neither \"none\" nor \"tanh\"",
 								 L->label);
 		return scalar_step(L, node, GS_MLP_GELU, 1.41421353816986083984375f, 0.5f);
 	}
@@ -171,7 +178,10 @@ onnx_add_activation(Loader *L, const Onnx__NodeProto *node, const char *op)
 	}
 	if (onnx_attrs_allowed(L, node, no_attrs) != GS_OK)
 		return L->st->code;
-	return scalar_step(L, node, strcmp(op, "Softplus") == 0 ? GS_MLP_SOFTPLUS : GS_MLP_SOFTSIGN,
+	if (strcmp(op, "Softplus") == 0)
+		return scalar_step(L, node, GS_MLP_SOFTPLUS, 1.0f, INFINITY);
+	return scalar_step(L, node, strcmp(op, "Mish") == 0 ? GS_MLP_MISH :
+					   strcmp(op, "HardSwish") == 0 ? GS_MLP_HARD_SWISH : GS_MLP_SOFTSIGN,
 					   0.0f, 0.0f);
 }
 
@@ -230,11 +240,111 @@ other_input(const Onnx__NodeProto *n, const char *one)
 	return strcmp(n->input[0], one) == 0 ? n->input[1] : n->input[0];
 }
 
+/* Index of the needed node whose output is name, or -1. */
+static int64_t
+producer(const Loader *L, const char *name)
+{
+	for (size_t j = 0; j < L->g->n_node; j++)
+	{
+		const Onnx__NodeProto *n = L->g->node[j];
+
+		if (L->needed[j] && n->n_output == 1 && n->output[0] && strcmp(n->output[0], name) == 0)
+			return (int64_t) j;
+	}
+	return -1;
+}
+
 /*
- * Does node i start SiLU, GELU (erf) or Softsign on the chain?  If so, add
- * the one step, take the pattern's other nodes out of L->needed, move the
- * chain to the pattern's last output and set *fused.  A node that starts
- * none is left alone.
+ * PyTorch's Softplus(beta, threshold) from node i, which reads the chain
+ * value h: Where(Greater(s, thr), h, t) with s = h and t = Softplus(h)
+ * (beta 1, node i the Softplus), or s = Mul(h, beta) and
+ * t = Div(Softplus(s), beta) (node i the Mul).  On a match fills j with
+ * the pattern's other nodes, the Where last, and returns how many; 0 when
+ * it is not the pattern.
+ */
+static int
+softplus_pattern(Loader *L, size_t i, int64_t *j, float *beta, float *thr)
+{
+	const Onnx__NodeProto *n = L->g->node[i];
+	const char *h = L->cur;
+	const char *s = n->output[0];
+	const Onnx__NodeProto *where;
+	int64_t		sp,
+				gt,
+				w;
+	int			k = 0;
+	float		b2;
+
+	*beta = 1.0f;
+	if (strcmp(n->op_type, "Mul") == 0)
+	{
+		/* s is read by the Softplus and the Greater, nothing else */
+		const Onnx__NodeProto *div;
+		int64_t		dv;
+
+		if (!onnx_const_scalar(L, other_input(n, h), beta) || !(*beta > 0.0f) || isinf(*beta))
+			return 0;
+		sp = gt = -1;
+		for (size_t r = i + 1; r < L->g->n_node; r++)
+		{
+			const Onnx__NodeProto *m = L->g->node[r];
+
+			for (size_t q = 0; q < m->n_input; q++)
+				if (m->input[q] && strcmp(m->input[q], s) == 0)
+				{
+					if (!L->needed[r] || !m->op_type)
+						return 0;
+					if (strcmp(m->op_type, "Softplus") == 0 && sp < 0 && m->n_input == 1)
+						sp = (int64_t) r;
+					else if (strcmp(m->op_type, "Greater") == 0 && gt < 0 && q == 0)
+						gt = (int64_t) r;
+					else
+						return 0;
+					break;
+				}
+		}
+		if (sp < 0 || gt < 0 ||
+			(dv = sole_reader(L, (size_t) sp, L->g->node[sp]->output[0], "Div")) < 0)
+			return 0;
+		div = L->g->node[dv];
+		if (div->n_input != 2 || !div->input[0] || strcmp(div->input[0], L->g->node[sp]->output[0]) != 0 ||
+			!onnx_const_scalar(L, div->input[1], &b2) || b2 != *beta)
+			return 0;
+		j[k++] = sp;
+		j[k++] = dv;
+		w = sole_reader(L, (size_t) dv, div->output[0], "Where");
+	}
+	else if (strcmp(n->op_type, "Softplus") == 0 && n->n_input == 1)
+	{
+		s = h;
+		w = sole_reader(L, i, n->output[0], "Where");
+	}
+	else
+		return 0;
+	if (w < 0)
+		return 0;
+	where = L->g->node[w];
+	if (where->n_input != 3 || !where->input[0] || !where->input[1] || !where->input[2] ||
+		strcmp(where->input[1], h) != 0 ||
+		strcmp(where->input[2], L->g->node[k ? j[k - 1] : (int64_t) i]->output[0]) != 0 ||
+		(gt = producer(L, where->input[0])) < 0)
+		return 0;
+	n = L->g->node[gt];
+	if (!n->op_type || strcmp(n->op_type, "Greater") != 0 || (n->domain && n->domain[0]) ||
+		n->n_input != 2 || !n->input[0] || strcmp(n->input[0], s) != 0 ||
+		!onnx_const_scalar(L, n->input[1], thr) || isnan(*thr) ||
+		sole_reader(L, (size_t) gt, n->output[0], "Where") != w)
+		return 0;
+	j[k++] = gt;
+	j[k++] = w;
+	return k;
+}
+
+/*
+ * Does node i start SiLU, GELU (erf), Softsign or PyTorch's Softplus on
+ * the chain?  If so, add the one step, take the pattern's other nodes out
+ * of L->needed, move the chain to the pattern's last output and set
+ * *fused.  A node that starts none is left alone.
  */
 GsCode
 onnx_fuse_activation(Loader *L, size_t i, bool *fused)
@@ -245,7 +355,7 @@ onnx_fuse_activation(Loader *L, size_t i, bool *fused)
 	int64_t		j[4];
 	float		c1,
 				c2,
-				c3;
+				c3 = 0.0f;
 	GsMlpOp		kind;
 	int			n_more;
 
@@ -300,6 +410,9 @@ onnx_fuse_activation(Loader *L, size_t i, bool *fused)
 		kind = GS_MLP_GELU;
 		n_more = 4;
 	}
+	else if ((strcmp(op, "Softplus") == 0 || strcmp(op, "Mul") == 0) &&
+			 (n_more = softplus_pattern(L, i, j, &c1, &c3)) > 0)
+		kind = GS_MLP_SOFTPLUS;
 	else
 		return GS_OK;
 

@@ -35,6 +35,8 @@ typedef struct Loader
 	int32_t		n_consts;
 	const char *cur;			/* name of the tensor the chain has reached */
 	int32_t		width;			/* its columns */
+	bool		rank1;			/* a Squeeze or Reshape made it [N] (width 1):
+								 * only element-wise steps may follow */
 	int32_t		biasless_dense; /* step index of a MatMul awaiting its Add, or -1 */
 	bool	   *needed;			/* [n_node]: nodes the scored output depends on */
 	const GsLimits *lim;

@@ -472,9 +472,13 @@ graph_output(Loader *L, const Onnx__ValueInfoProto *out, const char *root, bool 
 		(tt = out->type->tensor_type) == NULL ||
 		(tt->has_elem_type && tt->elem_type != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT))
 		return gs_status_set(L->st, GS_ERR_UNSUPPORTED, "the graph's output is not a float tensor");
-	if (tt->shape && (tt->shape->n_dim != 2 ||
-					  (tt->shape->dim[1]->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
-					   tt->shape->dim[1]->dim_value != declared)))
+	if (L->rank1 && tt->shape && tt->shape->n_dim != 1)
+		return gs_status_set(L->st, GS_ERR_INVALID_MODEL,
+							 "the graph's output shape does not match [N]");
+	if (!L->rank1 && tt->shape &&
+		(tt->shape->n_dim != 2 ||
+		 (tt->shape->dim[1]->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
+		  tt->shape->dim[1]->dim_value != declared)))
 		return gs_status_set(L->st, GS_ERR_INVALID_MODEL,
 							 "the graph's output shape does not match [N, %d]", declared);
 	return GS_OK;

@@ -461,7 +461,10 @@ add_cast(Loader *L, const Onnx__NodeProto *node)
 	return GS_OK;
 }
 
-/* Reshape: accepted only as a no-op on [N, width]. */
+/*
+ * Reshape: accepted as a no-op on [N, width], and as [N, 1] to [N] (shape
+ * [-1]: PyTorch's flatten or view(-1) of a one-column output).
+ */
 static GsCode
 add_reshape(Loader *L, const Onnx__NodeProto *node)
 {
@@ -482,10 +485,131 @@ add_reshape(Loader *L, const Onnx__NodeProto *node)
 		(shape[0] == -1 || (shape[0] == 0 && !allowzero)) &&
 		(shape[1] == L->width || (shape[1] == 0 && !allowzero) ||
 		 (shape[1] == -1 && shape[0] == 0 && !allowzero));
+	if (n == 1 && shape[0] == -1 && L->width == 1)
+	{
+		L->rank1 = true;
+		return GS_OK;
+	}
 	if (!noop)
 		return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
 							 "%s changes the shape [N, %d]", L->label, L->width);
 	return GS_OK;
+}
+
+/*
+ * Squeeze: accepted only as [N, 1] to [N], the last axis named (an
+ * attribute before opset 13, a constant input from 13 on).
+ */
+static GsCode
+add_squeeze(Loader *L, const Onnx__NodeProto *node)
+{
+	static const char *const no_attrs[] = {NULL};
+	static const char *const attrs[] = {"axes", NULL};
+	int64_t		axes[2] = {0, 0},
+				n = 0;
+
+	if (L->opset < 13)
+	{
+		const Onnx__AttributeProto *a = onnx_attr_find(node, "axes");
+
+		if (onnx_want_chain_input(L, node, 1, 1) != GS_OK || onnx_attrs_allowed(L, node, attrs) != GS_OK)
+			return L->st->code;
+		if (a && a->n_ints <= 2)
+		{
+			n = (int64_t) a->n_ints;
+			for (size_t k = 0; k < a->n_ints; k++)
+				axes[k] = a->ints[k];
+		}
+	}
+	else
+	{
+		const Onnx__TensorProto *t;
+
+		if (onnx_want_chain_input(L, node, 1, 2) != GS_OK || onnx_attrs_allowed(L, node, no_attrs) != GS_OK)
+			return L->st->code;
+		if (node->n_input == 2 && node->input[1] && node->input[1][0] &&
+			(onnx_want_const(L, node, 1, &t) != GS_OK || onnx_tensor_int64s(L, t, 2, &n, axes) != GS_OK))
+			return L->st->code;
+	}
+	if (n != 1 || (axes[0] != 1 && axes[0] != -1) || L->width != 1)
+		return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+							 "%s is supported only as a squeeze of [N, 1] to [N] (axes [1] or [-1])",
+							 L->label);
+	L->rank1 = true;
+	return GS_OK;
+}
+
+/*
+ * LayerNormalization (opset 17) over the columns of [N, width]: a constant
+ * scale and optional bias (one value per column, or one for all), epsilon,
+ * computed in float32 (stash_type 1).
+ */
+static GsCode
+add_layernorm(Loader *L, const Onnx__NodeProto *node)
+{
+	static const char *const attrs[] = {"axis", "epsilon", "stash_type", NULL};
+	const Onnx__TensorProto *t;
+	int64_t		axis,
+				stash;
+	float		eps;
+	float	   *scale = NULL,
+			   *bias = NULL;
+	bool		has_bias = node->n_input == 3 && node->input[2] && node->input[2][0];
+	GsMlpStep  *s;
+
+	if (onnx_want_chain_input(L, node, 2, 3) != GS_OK || onnx_attrs_allowed(L, node, attrs) != GS_OK ||
+		onnx_attr_int(L, node, "axis", -1, &axis) != GS_OK ||
+		onnx_attr_int(L, node, "stash_type", 1, &stash) != GS_OK ||
+		onnx_attr_float(L, node, "epsilon", 1e-5f, &eps) != GS_OK)
+		return L->st->code;
+	if (axis != 1 && axis != -1)
+		return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+							 "%s is not over the columns of [N, %d] (axis %lld)",
+							 L->label, L->width, (long long) axis);
+	if (stash != 1)
+		return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+							 "%s has stash_type %lld; only 1 (float32) is supported",
+							 L->label, (long long) stash);
+	if (!(eps >= 0.0f) || isinf(eps))
+		return gs_status_set(L->st, GS_ERR_INVALID_MODEL,
+							 "attribute \"epsilon\" of %s is not a finite number >= 0", L->label);
+	if (onnx_over_parameters(L, (int64_t) L->width * (has_bias ? 2 : 1)))
+		return L->st->code;
+	if (onnx_want_const(L, node, 1, &t) != GS_OK || onnx_column_params(L, t, &scale) != GS_OK)
+		return L->st->code;
+	if (has_bias &&
+		(onnx_want_const(L, node, 2, &t) != GS_OK || onnx_column_params(L, t, &bias) != GS_OK))
+	{
+		L->m->alloc.free(L->m->alloc.ctx, scale);
+		return L->st->code;
+	}
+	if ((s = onnx_new_step(L, GS_MLP_LAYER_NORM, node->name)) == NULL)
+	{
+		L->m->alloc.free(L->m->alloc.ctx, scale);
+		if (bias)
+			L->m->alloc.free(L->m->alloc.ctx, bias);
+		return L->st->code;
+	}
+	s->w = scale;
+	s->p = bias;
+	s->alpha = eps;
+	L->m->n_params += (int64_t) L->width * (has_bias ? 2 : 1);
+	return GS_OK;
+}
+
+/* Operators that need [N, width]: none may follow a Squeeze to [N]. */
+static bool
+needs_rank2(const char *op)
+{
+	static const char *const ops[] = {
+		"Gemm", "MatMul", "Softmax", "LogSoftmax", "LayerNormalization", "BatchNormalization",
+		"Flatten", "Reshape", "Squeeze", "Concat", "Scaler", "Imputer", NULL
+	};
+
+	for (int i = 0; ops[i]; i++)
+		if (strcmp(op, ops[i]) == 0)
+			return true;
+	return false;
 }
 
 /* One node of the chain. */
@@ -519,7 +643,12 @@ onnx_add_node(Loader *L, const Onnx__NodeProto *node)
 		if (onnx_find_const(L, node->output[i]) || onnx_is_cur(L, node->output[i]))
 			return gs_status_set(L->st, GS_ERR_INVALID_MODEL,
 								 "%s redefines a value", L->label);
-	if (node->n_output > 1 && strcmp(op, "Dropout") != 0 && strcmp(op, "BatchNormalization") != 0)
+	if (L->rank1 && needs_rank2(op))
+		return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+							 "%s follows a squeeze of the output to [N]; only element-wise operators may",
+							 L->label);
+	if (node->n_output > 1 && strcmp(op, "Dropout") != 0 && strcmp(op, "BatchNormalization") != 0 &&
+		strcmp(op, "LayerNormalization") != 0)
 		for (size_t i = 1; i < node->n_output; i++)
 			if (node->output[i] && node->output[i][0])
 				return gs_status_set(L->st, GS_ERR_UNSUPPORTED, "%s has more than one output", L->label);
@@ -590,7 +719,7 @@ onnx_add_node(Loader *L, const Onnx__NodeProto *node)
 			return L->st->code;
 		s->alpha = alpha;
 	}
-	else if (strcmp(op, "Softmax") == 0)
+	else if (strcmp(op, "Softmax") == 0 || strcmp(op, "LogSoftmax") == 0)
 	{
 		static const char *const attrs[] = {"axis", NULL};
 		int64_t		axis;
@@ -602,7 +731,17 @@ onnx_add_node(Loader *L, const Onnx__NodeProto *node)
 			return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
 								 "%s is not over the columns of [N, %d] (axis %lld)",
 								 L->label, L->width, (long long) axis);
-		if (onnx_new_step(L, GS_MLP_SOFTMAX, node->name) == NULL)
+		if (onnx_new_step(L, op[0] == 'L' ? GS_MLP_LOG_SOFTMAX : GS_MLP_SOFTMAX, node->name) == NULL)
+			return L->st->code;
+	}
+	else if (strcmp(op, "LayerNormalization") == 0)
+	{
+		if (add_layernorm(L, node) != GS_OK)
+			return L->st->code;
+	}
+	else if (strcmp(op, "Squeeze") == 0)
+	{
+		if (add_squeeze(L, node) != GS_OK)
 			return L->st->code;
 	}
 	else if (strcmp(op, "BatchNormalization") == 0)
@@ -663,8 +802,9 @@ onnx_add_node(Loader *L, const Onnx__NodeProto *node)
 		gs_status_set(L->st, GS_ERR_UNSUPPORTED,
 					  "unsupported ONNX operator \"%s\" in node \"%s\"", oname, nname);
 		gs_status_detail(L->st, "Supported: Gemm, MatMul, Add, Sub, Mul, Div, Relu, LeakyRelu, Sigmoid, "
-						 "Tanh, Softmax, Elu, Selu, Gelu, Softplus, Softsign, HardSigmoid, PRelu, Clip, "
-						 "BatchNormalization, Flatten, Identity, Dropout, Reshape, Cast to float, "
+						 "Tanh, Softmax, LogSoftmax, Elu, Selu, Gelu, Softplus, Softsign, Mish, HardSwish, "
+						 "HardSigmoid, PRelu, Clip, BatchNormalization, LayerNormalization, Flatten, "
+						 "Identity, Dropout, Reshape, Squeeze of [N, 1] to [N], Cast to float, "
 						 "Constant, ai.onnx.ml Scaler and Imputer; Concat only as a binary classifier's [1 - p, p].");
 		return L->st->code;
 	}

@@ -177,8 +177,10 @@ onnx_tensor_check(Loader *L, const Onnx__TensorProto *t, int32_t want_type,
 	{
 		gs_status_set(L->st, GS_ERR_UNSUPPORTED,
 					  "tensor \"%s\" of %s keeps its data in an external file", tname, L->label);
-		gs_status_detail(L->st, "External data files are never read. Save the model with every tensor inside it "
-						 "(onnx.save_model(model, path, save_as_external_data=False)).");
+		gs_status_detail(L->st, "External data files are never read. Export the model with every tensor "
+						 "inside the file (PyTorch 2.x: torch.onnx.export(..., external_data=False)), "
+						 "or re-save it: onnx.save_model(onnx.load(path), path, "
+						 "save_as_external_data=False).");
 		return L->st->code;
 	}
 	if (t->segment != NULL)
