@@ -111,6 +111,26 @@ SELECT * FROM nn_parity WHERE model LIKE 'nn_torch%' OR model IN ('nn_onnx_activ
 SELECT gpu_drop_model(name) FROM gpu_models
  WHERE name LIKE 'nn_torch%' OR name IN ('nn_onnx_activations', 'nn_onnx_gelu_op') ORDER BY name;
 
+-- Networks exported by PyTorch 2's default exporter (torch.onnx.export(..., dynamo=True,
+-- external_data=False); tests/fixtures/gen_onnx_torch2_fixtures.py; reference: PyTorch's
+-- outputs): a module ending in .squeeze(-1) and one in torch.flatten (output [N]), LayerNorm,
+-- Mish, Hardswish, tanh GELU, LogSoftmax, Softplus with beta and threshold (written as
+-- Where(Greater(...))), scaling in forward, a LayerNorm autoencoder.
+SELECT c AS fixture, gpu_load_model('nn_' || c, pg_read_binary_file(:'fx' || '/' || c || '.onnx'),
+                                    CASE WHEN c = 'torch2_autoencoder' THEN 'onnx-autoencoder' ELSE 'onnx' END) AS version
+  FROM unnest(ARRAY['torch2_fraud_mlp', 'torch2_flatten', 'torch2_layernorm', 'torch2_softplus',
+                    'torch2_mish_hswish', 'torch2_scaled', 'torch2_autoencoder']) c;
+SELECT name, objective, n_outputs, kind, n_layers, n_parameters, saved_by
+  FROM gpu_models WHERE name LIKE 'nn_torch2%' ORDER BY name;
+SET client_min_messages = warning;
+SELECT pg_temp.check_nn(name, substr(name, 4), :'fx') FROM gpu_models WHERE name LIKE 'nn_torch2%';
+RESET client_min_messages;
+SELECT * FROM nn_parity WHERE model LIKE 'nn_torch2%' ORDER BY model;
+SELECT gpu_drop_model(name) FROM gpu_models WHERE name LIKE 'nn_torch2%' ORDER BY name;
+-- PyTorch 2's exporter keeps the weights in a side file unless told otherwise: refused,
+-- with the way out in the detail.
+SELECT gpu_load_model('nn_side_file', pg_read_binary_file(:'fx' || '/bad/t2_external_data.onnx'), 'onnx');
+
 -- One row by hand: the softmax probabilities sum to 1; the all-zero row's
 -- reconstruction error; integer and numeric arrays are accepted as for trees.
 SELECT round(sum(p)::numeric, 5) AS prob_sum, count(*) AS classes
