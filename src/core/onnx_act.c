@@ -17,7 +17,9 @@
  *
  *	  SiLU	   s = Sigmoid(h); Mul(h, s)
  *	  GELU	   Mul(Mul(h, Add(Erf(Div(h, c1)), 1)), c3)	(erf form; c1 = sqrt 2,
- *			   c3 = 0.5 in PyTorch's export, taken from the graph)
+ *			   c3 = 0.5 in PyTorch's export, taken from the graph), or
+ *			   Mul(h, Mul(c3, Add(Erf(Div(h, c1)), 1))) (PyTorch 2.x)
+ *	  GELU	   tanh form, from Pow(h, 3), as PyTorch 2.x writes it below opset 20
  *	  Softsign Div(h, Add(Abs(h), 1))
  *	  Softplus Where(Greater(s, threshold), h, Div(Softplus(s), beta)) with
  *			   s = Mul(h, beta); with beta 1 neither Mul nor Div (PyTorch 2's
@@ -352,7 +354,7 @@ onnx_fuse_activation(Loader *L, size_t i, bool *fused)
 	const Onnx__NodeProto *n = L->g->node[i];
 	const char *op = n->op_type ? n->op_type : "";
 	const char *h = L->cur;
-	int64_t		j[4];
+	int64_t		j[8];
 	float		c1,
 				c2,
 				c3 = 0.0f;
@@ -401,14 +403,76 @@ onnx_fuse_activation(Loader *L, size_t i, bool *fused)
 			(j[2] = sole_reader(L, (size_t) j[1], add->output[0], "Mul")) < 0)
 			return GS_OK;
 		mul1 = L->g->node[j[2]];
-		if (!takes(mul1, h, add->output[0], true) ||
-			(j[3] = sole_reader(L, (size_t) j[2], mul1->output[0], "Mul")) < 0)
+		if ((j[3] = sole_reader(L, (size_t) j[2], mul1->output[0], "Mul")) < 0)
 			return GS_OK;
 		mul2 = L->g->node[j[3]];
-		if (!onnx_const_scalar(L, other_input(mul2, mul1->output[0]), &c3) || !(c3 > 0.49f && c3 < 0.51f))
+		if (takes(mul1, h, add->output[0], true))
+		{
+			/* PyTorch 1.x: (h * (erf + 1)) * c3 */
+			if (!onnx_const_scalar(L, other_input(mul2, mul1->output[0]), &c3))
+				return GS_OK;
+		}
+		else if (!onnx_const_scalar(L, other_input(mul1, add->output[0]), &c3) ||
+				 !takes(mul2, h, mul1->output[0], true))
+			return GS_OK;		/* PyTorch 2.x: h * (c3 * (erf + 1)), the same
+								 * value when c3 is 0.5 (a power of two) */
+		if (!(c3 > 0.49f && c3 < 0.51f))
 			return GS_OK;
 		kind = GS_MLP_GELU;
 		n_more = 4;
+	}
+	else if (strcmp(op, "Pow") == 0 && n->n_input == 2)
+	{
+		/*
+		 * GELU, tanh form, as PyTorch 2.x writes it below opset 20:
+		 * Mul(h, Mul(0.5, Add(Tanh(Mul(k, Add(h, Mul(c, Pow(h, 3))))), 1)))
+		 * with k = sqrt(2 / pi) and c = 0.044715, the constants
+		 * GS_MLP_GELU_TANH computes with.
+		 */
+		static const char *const ops[] = {"Mul", "Add", "Mul", "Tanh", "Add", "Mul", "Mul"};
+		const char *prev = n->output[0];
+		float		c;
+
+		if (!onnx_const_scalar(L, n->input[1], &c) || c != 3.0f)
+			return GS_OK;
+		for (int k = 0; k < 7; k++)
+		{
+			const Onnx__NodeProto *m;
+			const char *other;
+			bool		ok;
+
+			if ((j[k] = sole_reader(L, k ? (size_t) j[k - 1] : i, prev, ops[k])) < 0)
+				return GS_OK;
+			m = L->g->node[j[k]];
+			other = other_input(m, prev);
+			switch (k)
+			{
+				case 0:
+					ok = onnx_const_scalar(L, other, &c) && fabsf(c - 0.044715f) <= 1e-9f;
+					break;
+				case 2:
+					ok = onnx_const_scalar(L, other, &c) && fabsf(c - 0.797884583473205566f) <= 1e-7f;
+					break;
+				case 3:
+					ok = m->n_input == 1;
+					break;
+				case 4:
+					ok = onnx_const_scalar(L, other, &c) && c == 1.0f;
+					break;
+				case 5:
+					ok = onnx_const_scalar(L, other, &c) && c == 0.5f;
+					break;
+				default:		/* 1 and 6: the chain value itself */
+					ok = other != NULL && strcmp(other, h) == 0;
+					break;
+			}
+			if (!ok)
+				return GS_OK;
+			prev = m->output[0];
+		}
+		kind = GS_MLP_GELU_TANH;
+		n_more = 7;
+		c1 = 0.0f;
 	}
 	else if ((strcmp(op, "Softplus") == 0 || strcmp(op, "Mul") == 0) &&
 			 (n_more = softplus_pattern(L, i, j, &c1, &c3)) > 0)

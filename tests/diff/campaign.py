@@ -30,7 +30,7 @@ tests/diff/diff_score and the kernel emulations first (make). Usage:
     (the venv of tests/fixtures/make_venv_onnx_trees.sh: XGBoost 3.2, LightGBM 4.7,
     scikit-learn 1.9, skl2onnx, onnxmltools, onnxruntime; with /usr/bin/python3, Debian's
     XGBoost 1.7.4 and the families whose libraries are missing are skipped)
-    --family F[,F...] (xgb xgb-es lgb skl onnx-xgb onnx-lgb mlp skl-mlp torch)  only those;  --keep  keep every trial's files
+    --family F[,F...] (xgb xgb-es lgb skl onnx-xgb onnx-lgb mlp skl-mlp torch torch2)  only those;  --keep  keep every trial's files
 """
 import argparse
 import json
@@ -671,11 +671,16 @@ def skl_mlp_trial(r, d, X, cats, ncat, z):
     return path, Xc, ref, 1e-5, desc
 
 
-def torch_trial(r, d, X, cats, ncat, z):
+def torch_trial(r, d, X, cats, ncat, z, v2=False):
     """A random torch.nn.Sequential exported by torch.onnx.export; reference: PyTorch's own
-    outputs (the framework that made the model)."""
+    outputs (the framework that made the model).  v2: PyTorch 2's default exporter
+    (dynamo=True, weights inside the file), with the modules it brings in (LayerNorm, Mish,
+    Hardswish, tanh GELU, Softplus with beta and threshold, a LogSoftmax head, a squeeze of
+    one output to [N])."""
     import torch
     nn = torch.nn
+    if v2 and int(torch.__version__.split(".")[0]) < 2:
+        raise RuntimeError("torch2 needs PyTorch 2.x, found %s" % torch.__version__)
     torch.manual_seed(int(r.integers(1 << 30)))
     torch.set_num_threads(1)
     nf = X.shape[1]
@@ -685,40 +690,57 @@ def torch_trial(r, d, X, cats, ncat, z):
             lambda: nn.ELU(float(r.choice([1.0, 0.5]))), lambda: nn.SELU(), lambda: nn.Softplus(),
             lambda: nn.Softsign(), lambda: nn.Hardsigmoid(), lambda: nn.ReLU6(),
             lambda: nn.Hardtanh(-2.0, 2.0), lambda: nn.GELU(), lambda: nn.SiLU()]
+    if v2:
+        acts += [lambda: nn.Mish(), lambda: nn.Hardswish(), lambda: nn.GELU(approximate="tanh"),
+                 lambda: nn.Softplus(beta=float(r.choice([0.5, 2.0])), threshold=float(r.choice([2.0, 5.0])))]
     layers, width = [], nf
     for _ in range(int(r.integers(1, 4))):
         n_out = int(r.choice([8, 32, 100]))
         layers.append(nn.Linear(width, n_out))
         width = n_out
         if r.random() < 0.3:
-            layers.append(nn.BatchNorm1d(width))
+            layers.append(nn.LayerNorm(width) if v2 and r.random() < 0.5 else nn.BatchNorm1d(width))
         layers.append(nn.PReLU(width) if r.random() < 0.1 else acts[int(r.integers(len(acts)))]())
         if r.random() < 0.2:
             layers.append(nn.Dropout(0.3))
-    head = str(r.choice(["sigmoid", "softmax", "identity", "autoencoder"]))
+    head = str(r.choice(["sigmoid", "softmax", "identity", "autoencoder"] +
+                        (["log_softmax", "squeeze"] if v2 else [])))
     n_out = {"sigmoid": 1, "softmax": int(r.integers(2, 5)), "identity": int(r.integers(1, 3)),
-             "autoencoder": nf}[head]
+             "autoencoder": nf, "log_softmax": int(r.integers(2, 5)), "squeeze": 1}[head]
     layers.append(nn.Linear(width, n_out))
-    if head == "sigmoid":
+    if head in ("sigmoid", "squeeze"):
         layers.append(nn.Sigmoid())
     elif head == "softmax":
         layers.append(nn.Softmax(dim=1))
+    elif head == "log_softmax":
+        layers.append(nn.LogSoftmax(dim=1))
+    if head == "squeeze":
+        layers.append(nn.Flatten(0))
     net = nn.Sequential(*layers)
     xt = torch.from_numpy(X)
     net.train()
     with torch.no_grad():
         net(xt[:200])
     net.eval()
-    opset = int(r.choice([11, 13, 14, 17]))
+    opset = int(r.choice([18, 20]) if v2 else r.choice([11, 13, 14, 17]))
     path = os.path.join(d, "model.ae.onnx" if head == "autoencoder" else "model.onnx")
-    torch.onnx.export(net, xt[:1], path, input_names=["x"], output_names=["y"],
-                      dynamic_axes={"x": {0: "N"}, "y": {0: "N"}}, opset_version=opset)
+    if v2:
+        import warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(net, (xt[:2],), path, input_names=["x"], output_names=["y"],
+                              dynamic_shapes=({0: torch.export.Dim("N")},), dynamo=True,
+                              external_data=False, opset_version=opset, verbose=False)
+    else:
+        torch.onnx.export(net, xt[:1], path, input_names=["x"], output_names=["y"],
+                          dynamic_axes={"x": {0: "N"}, "y": {0: "N"}}, opset_version=opset)
     Xc = np.clip(np.nan_to_num(case_rows(r, X[int(len(X) * 0.8):], [], [], ncat), nan=0.0), -8, 8).astype(F32)
     with torch.no_grad():
         ref = net(torch.from_numpy(Xc)).numpy()
     if head == "autoencoder":
         ref = ((ref.astype(np.float64) - Xc.astype(np.float64)) ** 2).mean(axis=1)
-    desc = "torch %s opset %d %s" % (torch.__version__, opset, " ".join(type(l).__name__ for l in layers))
+    desc = "torch %s %sopset %d %s" % (torch.__version__, "dynamo " if v2 else "", opset,
+                                       " ".join(type(l).__name__ for l in layers))
     return path, Xc, ref, 1e-5, desc
 
 
@@ -744,6 +766,7 @@ FAMILIES = {
     "mlp": (("onnx", "onnxruntime"), mlp_trial),
     "skl-mlp": (("sklearn", "skl2onnx", "onnxruntime"), skl_mlp_trial),
     "torch": (("torch", "onnx"), torch_trial),
+    "torch2": (("torch", "onnx", "onnxscript"), lambda *a: torch_trial(*a, v2=True)),
 }
 
 

@@ -172,7 +172,7 @@ test_bad(void)
 	gs_check_bad_files(FIXTURES "/bad/expected.txt", FIXTURES "/bad", 10);
 	gs_check_bad_files(FIXTURES "/bad/skl_expected.txt", FIXTURES "/bad", 6);
 	gs_check_bad_files(FIXTURES "/bad/act_expected.txt", FIXTURES "/bad", 6);
-	gs_check_bad_files(FIXTURES "/bad/t2_expected.txt", FIXTURES "/bad", 12);
+	gs_check_bad_files(FIXTURES "/bad/t2_expected.txt", FIXTURES "/bad", 13);
 }
 
 /*
