@@ -115,11 +115,12 @@ SELECT gpu_drop_model(name) FROM gpu_models
 -- external_data=False); tests/fixtures/gen_onnx_torch2_fixtures.py; reference: PyTorch's
 -- outputs): a module ending in .squeeze(-1) and one in torch.flatten (output [N]), LayerNorm,
 -- Mish, Hardswish, tanh GELU, LogSoftmax, Softplus with beta and threshold (written as
--- Where(Greater(...))), scaling in forward, a LayerNorm autoencoder.
+-- Where(Greater(...))), scaling in forward, a LayerNorm autoencoder, both GELU forms at
+-- opset 18 (several nodes each).
 SELECT c AS fixture, gpu_load_model('nn_' || c, pg_read_binary_file(:'fx' || '/' || c || '.onnx'),
                                     CASE WHEN c = 'torch2_autoencoder' THEN 'onnx-autoencoder' ELSE 'onnx' END) AS version
   FROM unnest(ARRAY['torch2_fraud_mlp', 'torch2_flatten', 'torch2_layernorm', 'torch2_softplus',
-                    'torch2_mish_hswish', 'torch2_scaled', 'torch2_autoencoder']) c;
+                    'torch2_mish_hswish', 'torch2_scaled', 'torch2_autoencoder', 'torch2_gelu_opset18']) c;
 SELECT name, objective, n_outputs, kind, n_layers, n_parameters, saved_by
   FROM gpu_models WHERE name LIKE 'nn_torch2%' ORDER BY name;
 SET client_min_messages = warning;
