@@ -128,6 +128,21 @@ SELECT pg_temp.check_nn(name, substr(name, 4), :'fx') FROM gpu_models WHERE name
 RESET client_min_messages;
 SELECT * FROM nn_parity WHERE model LIKE 'nn_torch2%' ORDER BY model;
 SELECT gpu_drop_model(name) FROM gpu_models WHERE name LIKE 'nn_torch2%' ORDER BY name;
+-- Keras networks converted by tf2onnx (tests/fixtures/gen_onnx_keras_fixtures.py; reference:
+-- Keras' outputs): Dense as MatMul + Add, BatchNormalization, LeakyReLU, elu, selu, a
+-- Normalization layer, swish, gelu (several nodes), hard_sigmoid (Mul / Add / Min / Max),
+-- ReLU(max_value=6), softsign, an autoencoder.
+SELECT c AS fixture, gpu_load_model('nn_' || c, pg_read_binary_file(:'fx' || '/' || c || '.onnx'),
+                                    CASE WHEN c = 'keras_autoencoder' THEN 'onnx-autoencoder' ELSE 'onnx' END) AS version
+  FROM unnest(ARRAY['keras_sigmoid', 'keras_bn_leaky', 'keras_softmax', 'keras_norm_gelu',
+                    'keras_hard', 'keras_autoencoder']) c;
+SELECT name, objective, n_outputs, kind, n_layers, n_parameters, saved_by
+  FROM gpu_models WHERE name LIKE 'nn_keras%' ORDER BY name;
+SET client_min_messages = warning;
+SELECT pg_temp.check_nn(name, substr(name, 4), :'fx') FROM gpu_models WHERE name LIKE 'nn_keras%';
+RESET client_min_messages;
+SELECT * FROM nn_parity WHERE model LIKE 'nn_keras%' ORDER BY model;
+SELECT gpu_drop_model(name) FROM gpu_models WHERE name LIKE 'nn_keras%' ORDER BY name;
 -- PyTorch 2's exporter keeps the weights in a side file unless told otherwise: refused,
 -- with the way out in the detail.
 SELECT gpu_load_model('nn_side_file', pg_read_binary_file(:'fx' || '/bad/t2_external_data.onnx'), 'onnx');

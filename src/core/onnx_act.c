@@ -20,6 +20,7 @@
  *			   c3 = 0.5 in PyTorch's export, taken from the graph), or
  *			   Mul(h, Mul(c3, Add(Erf(Div(h, c1)), 1))) (PyTorch 2.x)
  *	  GELU	   tanh form, from Pow(h, 3), as PyTorch 2.x writes it below opset 20
+ *	  GELU	   Mul(Mul(h, 0.5), Add(1, Erf(Mul(h, 1 / sqrt 2)))) (tf2onnx, Keras)
  *	  Softsign Div(h, Add(Abs(h), 1))
  *	  Softplus Where(Greater(s, threshold), h, Div(Softplus(s), beta)) with
  *			   s = Mul(h, beta); with beta 1 neither Mul nor Div (PyTorch 2's
@@ -343,6 +344,57 @@ softplus_pattern(Loader *L, size_t i, int64_t *j, float *beta, float *thr)
 }
 
 /*
+ * GELU (erf form) as tf2onnx writes Keras' gelu, from node i = Mul(h, 0.5)
+ * (either order): Mul(Mul(h, 0.5), Add(1, Erf(Mul(h, 1 / sqrt 2)))), the
+ * second Mul of h the only other reader of h after node i.  Read as one
+ * GS_MLP_GELU step (erf(h / sqrt 2) for erf(h * (1 / sqrt 2)): at most an
+ * ulp apart in erf's argument).  On a match fills j with the pattern's
+ * other nodes, the last one last, and returns how many; 0 otherwise.
+ */
+static int
+keras_gelu(Loader *L, size_t i, int64_t *j)
+{
+	const Onnx__NodeProto *n = L->g->node[i];
+	const char *h = L->cur;
+	const Onnx__NodeProto *m;
+	float		c;
+	int64_t		scale = -1;
+
+	if (n->n_input != 2 || !n->input[1] || !onnx_const_scalar(L, other_input(n, h), &c) ||
+		c != 0.5f || (strcmp(n->input[0], h) != 0 && strcmp(n->input[1], h) != 0))
+		return 0;
+	for (size_t r = i + 1; r < L->g->n_node; r++)
+	{
+		m = L->g->node[r];
+		for (size_t q = 0; q < m->n_input; q++)
+			if (m->input[q] && strcmp(m->input[q], h) == 0)
+			{
+				if (scale >= 0 || !L->needed[r])
+					return 0;
+				scale = (int64_t) r;
+				break;
+			}
+	}
+	if (scale < 0)
+		return 0;
+	m = L->g->node[scale];
+	if (!m->op_type || strcmp(m->op_type, "Mul") != 0 || (m->domain && m->domain[0]) ||
+		m->n_output != 1 || !m->output[0] ||
+		!onnx_const_scalar(L, other_input(m, h), &c) || fabsf(c - 0.707106769f) > 1e-7f)
+		return 0;
+	j[0] = scale;
+	if ((j[1] = sole_reader(L, (size_t) j[0], m->output[0], "Erf")) < 0 ||
+		(j[2] = sole_reader(L, (size_t) j[1], L->g->node[j[1]]->output[0], "Add")) < 0 ||
+		!onnx_const_scalar(L, other_input(L->g->node[j[2]], L->g->node[j[1]]->output[0]), &c) ||
+		c != 1.0f ||
+		(j[3] = sole_reader(L, (size_t) j[2], L->g->node[j[2]]->output[0], "Mul")) < 0 ||
+		!takes(L->g->node[j[3]], n->output[0], L->g->node[j[2]]->output[0], true) ||
+		sole_reader(L, i, n->output[0], "Mul") != j[3])
+		return 0;
+	return 4;
+}
+
+/*
  * Does node i start SiLU, GELU (erf), Softsign or PyTorch's Softplus on
  * the chain?  If so, add the one step, take the pattern's other nodes out
  * of L->needed, move the chain to the pattern's last output and set
@@ -363,9 +415,17 @@ onnx_fuse_activation(Loader *L, size_t i, bool *fused)
 
 	*fused = false;
 	if ((n->domain && n->domain[0]) || n->n_output != 1 || !n->output[0] ||
-		n->n_input < 1 || !n->input[0] || strcmp(n->input[0], h) != 0)
+		n->n_input < 1 || !n->input[0])
 		return GS_OK;
-	if (strcmp(op, "Sigmoid") == 0 && n->n_input == 1)
+	if (strcmp(op, "Mul") == 0 && (n_more = keras_gelu(L, i, j)) > 0)
+	{
+		kind = GS_MLP_GELU;
+		c1 = 1.41421353816986083984375f;
+		c3 = 0.5f;
+	}
+	else if (strcmp(n->input[0], h) != 0)
+		return GS_OK;
+	else if (strcmp(op, "Sigmoid") == 0 && n->n_input == 1)
 	{
 		/* s = Sigmoid(h); Mul(h, s) */
 		if ((j[0] = sole_reader(L, i, n->output[0], "Mul")) < 0 ||

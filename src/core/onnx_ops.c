@@ -597,6 +597,38 @@ add_layernorm(Loader *L, const Onnx__NodeProto *node)
 	return GS_OK;
 }
 
+/*
+ * Min or Max of the chain and one constant scalar (tf2onnx writes Keras'
+ * hard_sigmoid and relu6 so): a Clip with one bound.
+ */
+static GsCode
+add_min_max(Loader *L, const Onnx__NodeProto *node, bool is_min)
+{
+	static const char *const no_attrs[] = {NULL};
+	GsMlpStep  *s;
+	size_t		k;
+	float		c;
+
+	if (node->n_input != 2 || onnx_attrs_allowed(L, node, no_attrs) != GS_OK)
+		return node->n_input != 2 ?
+			gs_status_set(L->st, GS_ERR_UNSUPPORTED, "%s is supported only with two inputs", L->label) :
+			L->st->code;
+	if (onnx_is_cur(L, node->input[0]))
+		k = 1;
+	else if (onnx_is_cur(L, node->input[1]))
+		k = 0;
+	else
+		return onnx_want_chain_input(L, node, 2, 2);
+	if (!onnx_const_scalar(L, node->input[k], &c) || isnan(c))
+		return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+							 "%s is supported only with a constant scalar", L->label);
+	if ((s = onnx_new_step(L, GS_MLP_CLIP, node->name)) == NULL)
+		return L->st->code;
+	s->alpha = is_min ? -INFINITY : c;
+	s->beta = is_min ? c : INFINITY;
+	return GS_OK;
+}
+
 /* Operators that need [N, width]: none may follow a Squeeze to [N]. */
 static bool
 needs_rank2(const char *op)
@@ -739,6 +771,11 @@ onnx_add_node(Loader *L, const Onnx__NodeProto *node)
 		if (add_layernorm(L, node) != GS_OK)
 			return L->st->code;
 	}
+	else if (strcmp(op, "Min") == 0 || strcmp(op, "Max") == 0)
+	{
+		if (add_min_max(L, node, op[1] == 'i') != GS_OK)
+			return L->st->code;
+	}
 	else if (strcmp(op, "Squeeze") == 0)
 	{
 		if (add_squeeze(L, node) != GS_OK)
@@ -803,7 +840,8 @@ onnx_add_node(Loader *L, const Onnx__NodeProto *node)
 					  "unsupported ONNX operator \"%s\" in node \"%s\"", oname, nname);
 		gs_status_detail(L->st, "Supported: Gemm, MatMul, Add, Sub, Mul, Div, Relu, LeakyRelu, Sigmoid, "
 						 "Tanh, Softmax, LogSoftmax, Elu, Selu, Gelu, Softplus, Softsign, Mish, HardSwish, "
-						 "HardSigmoid, PRelu, Clip, BatchNormalization, LayerNormalization, Flatten, "
+						 "HardSigmoid, PRelu, Clip, Min / Max with a constant, BatchNormalization, "
+						 "LayerNormalization, Flatten, "
 						 "Identity, Dropout, Reshape, Squeeze of [N, 1] to [N], Cast to float, "
 						 "Constant, ai.onnx.ml Scaler and Imputer; Concat only as a binary classifier's [1 - p, p].");
 		return L->st->code;

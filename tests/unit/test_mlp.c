@@ -8,14 +8,15 @@
  * Run from tests/unit (make unittest / make unittest-asan).  For every
  * tests/fixtures/onnx/CASE.meta (gen_onnx_fixtures.py's networks,
  * gen_onnx_sklearn_fixtures.py's skl2onnx exports, the PyTorch exports of
- * gen_onnx_torch_fixtures.py and gen_onnx_torch2_fixtures.py, found by
- * globbing the directory): loads the model in the case's format,
+ * gen_onnx_torch_fixtures.py and gen_onnx_torch2_fixtures.py, the Keras
+ * conversions of gen_onnx_keras_fixtures.py, found by globbing the
+ * directory): loads the model in the case's format,
  * scores the rows as one column-major batch, as odd-sized batches with a
  * padded leading dimension and row by row, and requires every output within
  * 1e-5 relative of onnxruntime's (absolute 1e-6 for outputs below 0.1, see
  * TOL below).  Every file listed in onnx/bad/expected.txt,
- * onnx/bad/skl_expected.txt, onnx/bad/act_expected.txt and
- * onnx/bad/t2_expected.txt must be rejected with the status and message
+ * onnx/bad/skl_expected.txt, onnx/bad/act_expected.txt,
+ * onnx/bad/t2_expected.txt and onnx/bad/keras_expected.txt must be rejected with the status and message
  * given there; skl2onnx exports must score the right output (a binary
  * classifier's P(class 1), a Scaler as two steps); deep nesting, failing
  * allocations and
@@ -173,6 +174,7 @@ test_bad(void)
 	gs_check_bad_files(FIXTURES "/bad/skl_expected.txt", FIXTURES "/bad", 6);
 	gs_check_bad_files(FIXTURES "/bad/act_expected.txt", FIXTURES "/bad", 6);
 	gs_check_bad_files(FIXTURES "/bad/t2_expected.txt", FIXTURES "/bad", 13);
+	gs_check_bad_files(FIXTURES "/bad/keras_expected.txt", FIXTURES "/bad", 2);
 }
 
 /*
