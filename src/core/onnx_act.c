@@ -9,7 +9,8 @@
  *	  Gelu (opset 20; approximate "none" or "tanh"), PRelu (a
  *	  slope per column or one for all, a constant), and Clip (PyTorch's
  *	  ReLU6 and Hardtanh): bounds as attributes before opset 11, as optional
- *	  constant inputs from opset 11 on.
+ *	  constant inputs from opset 11 on; Min / Max of the chain and a constant
+ *	  (tf2onnx's hard_sigmoid and relu6) as a Clip with one bound.
  *
  * Also the activations PyTorch exports as several nodes around the chain,
  * fused into one step when the nodes are exactly that pattern (anything
@@ -89,6 +90,38 @@ clip_bound(Loader *L, const Onnx__NodeProto *node, size_t k, float *v)
 	L->m->alloc.free(L->m->alloc.ctx, vals);
 	if (n != 1 || t->n_dims > 1)
 		return gs_status_set(L->st, GS_ERR_UNSUPPORTED, "the bound of %s is not a scalar", L->label);
+	return GS_OK;
+}
+
+/*
+ * Min or Max of the chain and one constant scalar (tf2onnx writes Keras'
+ * hard_sigmoid and relu6 so): a Clip with one bound.
+ */
+GsCode
+onnx_add_min_max(Loader *L, const Onnx__NodeProto *node, bool is_min)
+{
+	static const char *const no_attrs[] = {NULL};
+	GsMlpStep  *s;
+	size_t		k;
+	float		c;
+
+	if (node->n_input != 2)
+		return gs_status_set(L->st, GS_ERR_UNSUPPORTED, "%s is supported only with two inputs", L->label);
+	if (onnx_attrs_allowed(L, node, no_attrs) != GS_OK)
+		return L->st->code;
+	if (onnx_is_cur(L, node->input[0]))
+		k = 1;
+	else if (onnx_is_cur(L, node->input[1]))
+		k = 0;
+	else
+		return onnx_want_chain_input(L, node, 2, 2);
+	if (!onnx_const_scalar(L, node->input[k], &c) || isnan(c))
+		return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+							 "%s is supported only with a constant scalar", L->label);
+	if ((s = onnx_new_step(L, GS_MLP_CLIP, node->name)) == NULL)
+		return L->st->code;
+	s->alpha = is_min ? -INFINITY : c;
+	s->beta = is_min ? c : INFINITY;
 	return GS_OK;
 }
 
@@ -191,34 +224,50 @@ onnx_add_activation(Loader *L, const Onnx__NodeProto *node, const char *op)
 /* ---- activations exported as several nodes ---- */
 
 /*
- * The one node after node i that reads value name (nodes are in
- * topological order), with op; -1 when another node or a graph output also
- * reads it, or when it is not op.
+ * The nodes after node i that read value name (nodes are in topological
+ * order), into out[0..max): how many, max + 1 meaning more than max; -1
+ * when a node that the scored output does not need reads it.
+ */
+static int
+readers(const Loader *L, size_t i, const char *name, int64_t *out, int max)
+{
+	int			n = 0;
+
+	for (size_t j = i + 1; j < L->g->n_node && n <= max; j++)
+	{
+		const Onnx__NodeProto *node = L->g->node[j];
+
+		for (size_t k = 0; k < node->n_input; k++)
+			if (node->input[k] && strcmp(node->input[k], name) == 0)
+			{
+				if (!L->needed[j])
+					return -1;
+				if (n < max)
+					out[n] = (int64_t) j;
+				n++;
+				break;
+			}
+	}
+	return n;
+}
+
+/*
+ * The one node after node i that reads value name, with op; -1 when
+ * another node or a graph output also reads it, or when it is not op.
  */
 static int64_t
 sole_reader(const Loader *L, size_t i, const char *name, const char *op)
 {
-	int64_t		found = -1;
+	int64_t		found;
+	const Onnx__NodeProto *n;
 
 	for (size_t k = 0; k < L->g->n_output; k++)
 		if (L->g->output[k]->name && strcmp(L->g->output[k]->name, name) == 0)
 			return -1;
-	for (size_t j = i + 1; j < L->g->n_node; j++)
-	{
-		const Onnx__NodeProto *n = L->g->node[j];
-
-		for (size_t k = 0; k < n->n_input; k++)
-			if (n->input[k] && strcmp(n->input[k], name) == 0)
-			{
-				if (found >= 0 || !L->needed[j])
-					return -1;
-				found = (int64_t) j;
-				break;
-			}
-	}
-	if (found < 0 || !L->g->node[found]->op_type || strcmp(L->g->node[found]->op_type, op) != 0 ||
-		L->g->node[found]->n_output != 1 ||
-		(L->g->node[found]->domain && L->g->node[found]->domain[0]))
+	if (readers(L, i, name, &found, 1) != 1)
+		return -1;
+	n = L->g->node[found];
+	if (!n->op_type || strcmp(n->op_type, op) != 0 || n->n_output != 1 || (n->domain && n->domain[0]))
 		return -1;
 	return found;
 }
@@ -281,32 +330,18 @@ softplus_pattern(Loader *L, size_t i, int64_t *j, float *beta, float *thr)
 	*beta = 1.0f;
 	if (strcmp(n->op_type, "Mul") == 0)
 	{
-		/* s is read by the Softplus and the Greater, nothing else */
+		/* s is read by the Softplus and the Greater (checked below), nothing else */
 		const Onnx__NodeProto *div;
-		int64_t		dv;
+		int64_t		rd[2],
+					dv;
 
-		if (!onnx_const_scalar(L, other_input(n, h), beta) || !(*beta > 0.0f) || isinf(*beta))
+		if (!onnx_const_scalar(L, other_input(n, h), beta) || !(*beta > 0.0f) || isinf(*beta) ||
+			readers(L, i, s, rd, 2) != 2)
 			return 0;
-		sp = gt = -1;
-		for (size_t r = i + 1; r < L->g->n_node; r++)
-		{
-			const Onnx__NodeProto *m = L->g->node[r];
-
-			for (size_t q = 0; q < m->n_input; q++)
-				if (m->input[q] && strcmp(m->input[q], s) == 0)
-				{
-					if (!L->needed[r] || !m->op_type)
-						return 0;
-					if (strcmp(m->op_type, "Softplus") == 0 && sp < 0 && m->n_input == 1)
-						sp = (int64_t) r;
-					else if (strcmp(m->op_type, "Greater") == 0 && gt < 0 && q == 0)
-						gt = (int64_t) r;
-					else
-						return 0;
-					break;
-				}
-		}
-		if (sp < 0 || gt < 0 ||
+		sp = L->g->node[rd[0]]->op_type && strcmp(L->g->node[rd[0]]->op_type, "Softplus") == 0 ?
+			rd[0] : rd[1];
+		if (!L->g->node[sp]->op_type || strcmp(L->g->node[sp]->op_type, "Softplus") != 0 ||
+			L->g->node[sp]->n_input != 1 ||
 			(dv = sole_reader(L, (size_t) sp, L->g->node[sp]->output[0], "Div")) < 0)
 			return 0;
 		div = L->g->node[dv];
@@ -358,24 +393,11 @@ keras_gelu(Loader *L, size_t i, int64_t *j)
 	const char *h = L->cur;
 	const Onnx__NodeProto *m;
 	float		c;
-	int64_t		scale = -1;
+	int64_t		scale;
 
 	if (n->n_input != 2 || !n->input[1] || !onnx_const_scalar(L, other_input(n, h), &c) ||
-		c != 0.5f || (strcmp(n->input[0], h) != 0 && strcmp(n->input[1], h) != 0))
-		return 0;
-	for (size_t r = i + 1; r < L->g->n_node; r++)
-	{
-		m = L->g->node[r];
-		for (size_t q = 0; q < m->n_input; q++)
-			if (m->input[q] && strcmp(m->input[q], h) == 0)
-			{
-				if (scale >= 0 || !L->needed[r])
-					return 0;
-				scale = (int64_t) r;
-				break;
-			}
-	}
-	if (scale < 0)
+		c != 0.5f || (strcmp(n->input[0], h) != 0 && strcmp(n->input[1], h) != 0) ||
+		readers(L, i, h, &scale, 1) != 1)
 		return 0;
 	m = L->g->node[scale];
 	if (!m->op_type || strcmp(m->op_type, "Mul") != 0 || (m->domain && m->domain[0]) ||

@@ -105,6 +105,12 @@ extern GsCode onnx_want_chain_input(Loader *L, const Onnx__NodeProto *node, size
 extern GsCode onnx_want_const(Loader *L, const Onnx__NodeProto *node, size_t k,
 							  const Onnx__TensorProto **t);
 
+/* onnx_shape.c: nodes that change only the chain's type or shape */
+extern GsCode onnx_add_cast(Loader *L, const Onnx__NodeProto *node);
+extern GsCode onnx_add_reshape(Loader *L, const Onnx__NodeProto *node);
+extern GsCode onnx_add_squeeze(Loader *L, const Onnx__NodeProto *node);
+extern bool onnx_needs_rank2(const char *op);
+
 /* onnx_ops.c: translate one node into steps (or a constant) */
 extern GsCode onnx_add_node(Loader *L, const Onnx__NodeProto *node);
 extern GsCode onnx_column_params(Loader *L, const Onnx__TensorProto *t, float **vals);
@@ -112,16 +118,19 @@ extern GsCode onnx_add_param_step(Loader *L, const Onnx__NodeProto *node, GsMlpO
 
 /*
  * onnx_act.c: the activations beyond Relu / LeakyRelu / Sigmoid / Tanh /
- * Softmax (Elu, Selu, Softplus, Softsign, HardSigmoid, PRelu, Clip): true
- * when op is one of them, and the node translated into its step.
+ * Softmax (Elu, Selu, Softplus, Softsign, Mish, HardSwish, HardSigmoid,
+ * Gelu, PRelu, Clip): true when op is one of them, and the node translated
+ * into its step; Min / Max with a constant as a one-sided Clip.
  */
 extern bool onnx_is_activation(const char *op);
 extern GsCode onnx_add_activation(Loader *L, const Onnx__NodeProto *node, const char *op);
+extern GsCode onnx_add_min_max(Loader *L, const Onnx__NodeProto *node, bool is_min);
 
 /*
- * onnx_act.c: does node i (of L->g) start an activation PyTorch exports as
- * several nodes (SiLU, erf GELU, Softsign)?  Then one step is added, the
- * pattern's other nodes leave L->needed and *fused is set.
+ * onnx_act.c: does node i (of L->g) start an activation an exporter writes
+ * as several nodes (SiLU, GELU in its forms, Softsign, PyTorch's
+ * Softplus)?  Then one step is added, the pattern's other nodes leave
+ * L->needed and *fused is set.
  */
 extern GsCode onnx_fuse_activation(Loader *L, size_t i, bool *fused);
 

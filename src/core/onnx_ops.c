@@ -2,10 +2,11 @@
  * onnx_ops.c
  *	  One ONNX node at a time into GsMlp steps (see onnx_internal.h): Gemm,
  *	  MatMul (+ Add folded into its bias), Add/Sub/Mul/Div by constants,
- *	  activations, Softmax, BatchNormalization (inference), ai.onnx.ml
- *	  Scaler (scikit-learn's scalers as skl2onnx writes them), and the no-ops
- *	  Flatten, Identity, Dropout, Reshape and Cast to float; Constant nodes
- *	  become constants.  Anything else is refused naming the op and the node.
+ *	  activations (onnx_act.c), Softmax and LogSoftmax, BatchNormalization
+ *	  (inference), LayerNormalization, ai.onnx.ml Scaler (scikit-learn's
+ *	  scalers as skl2onnx writes them), and the no-ops Flatten, Identity,
+ *	  Dropout (Reshape, Squeeze and Cast are onnx_shape.c's); Constant
+ *	  nodes become constants.  Anything else is refused naming the op and the node.
  *	  Weights are copied into arrays of the network's allocator; on error
  *	  whatever a function allocated is freed before it returns.
  */
@@ -437,108 +438,6 @@ fail:
 	return L->st->code;
 }
 
-/* Cast: a no-op when it casts (the chain's float) to float. */
-static GsCode
-add_cast(Loader *L, const Onnx__NodeProto *node)
-{
-	/* saturate matters only for casts to float8 types */
-	static const char *const attrs[] = {"to", "saturate", NULL};
-	int64_t		to;
-
-	if (onnx_want_chain_input(L, node, 1, 1) != GS_OK || onnx_attrs_allowed(L, node, attrs) != GS_OK ||
-		onnx_attr_int(L, node, "to", -1, &to) != GS_OK)
-		return L->st->code;
-	if (to == -1)
-		return gs_status_set(L->st, GS_ERR_INVALID_MODEL, "%s has no attribute \"to\"", L->label);
-	if (to != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT)
-	{
-		gs_status_set(L->st, GS_ERR_UNSUPPORTED, "%s casts to %s, which is not supported",
-					  L->label, onnx_elem_type_name(to >= 0 && to <= INT32_MAX ? (int32_t) to : -1));
-		gs_status_detail(L->st, "Only a Cast to float (a no-op on the float input) may be on the path "
-						 "to the scored output.");
-		return L->st->code;
-	}
-	return GS_OK;
-}
-
-/*
- * Reshape: accepted as a no-op on [N, width], and as [N, 1] to [N] (shape
- * [-1]: PyTorch's flatten or view(-1) of a one-column output).
- */
-static GsCode
-add_reshape(Loader *L, const Onnx__NodeProto *node)
-{
-	static const char *const attrs[] = {"allowzero", NULL};
-	const Onnx__TensorProto *t;
-	int64_t		shape[2] = {0, 0},
-				n = 0,
-				allowzero;
-	bool		noop;
-
-	if (onnx_want_chain_input(L, node, 2, 2) != GS_OK || onnx_attrs_allowed(L, node, attrs) != GS_OK ||
-		onnx_attr_int(L, node, "allowzero", 0, &allowzero) != GS_OK ||
-		onnx_want_const(L, node, 1, &t) != GS_OK ||
-		onnx_tensor_int64s(L, t, 2, &n, shape) != GS_OK)
-		return L->st->code;
-	/* 0 copies the input's dimension unless allowzero; -1 is inferred */
-	noop = n == 2 &&
-		(shape[0] == -1 || (shape[0] == 0 && !allowzero)) &&
-		(shape[1] == L->width || (shape[1] == 0 && !allowzero) ||
-		 (shape[1] == -1 && shape[0] == 0 && !allowzero));
-	if (n == 1 && shape[0] == -1 && L->width == 1)
-	{
-		L->rank1 = true;
-		return GS_OK;
-	}
-	if (!noop)
-		return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
-							 "%s changes the shape [N, %d]", L->label, L->width);
-	return GS_OK;
-}
-
-/*
- * Squeeze: accepted only as [N, 1] to [N], the last axis named (an
- * attribute before opset 13, a constant input from 13 on).
- */
-static GsCode
-add_squeeze(Loader *L, const Onnx__NodeProto *node)
-{
-	static const char *const no_attrs[] = {NULL};
-	static const char *const attrs[] = {"axes", NULL};
-	int64_t		axes[2] = {0, 0},
-				n = 0;
-
-	if (L->opset < 13)
-	{
-		const Onnx__AttributeProto *a = onnx_attr_find(node, "axes");
-
-		if (onnx_want_chain_input(L, node, 1, 1) != GS_OK || onnx_attrs_allowed(L, node, attrs) != GS_OK)
-			return L->st->code;
-		if (a && a->n_ints <= 2)
-		{
-			n = (int64_t) a->n_ints;
-			for (size_t k = 0; k < a->n_ints; k++)
-				axes[k] = a->ints[k];
-		}
-	}
-	else
-	{
-		const Onnx__TensorProto *t;
-
-		if (onnx_want_chain_input(L, node, 1, 2) != GS_OK || onnx_attrs_allowed(L, node, no_attrs) != GS_OK)
-			return L->st->code;
-		if (node->n_input == 2 && node->input[1] && node->input[1][0] &&
-			(onnx_want_const(L, node, 1, &t) != GS_OK || onnx_tensor_int64s(L, t, 2, &n, axes) != GS_OK))
-			return L->st->code;
-	}
-	if (n != 1 || (axes[0] != 1 && axes[0] != -1) || L->width != 1)
-		return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
-							 "%s is supported only as a squeeze of [N, 1] to [N] (axes [1] or [-1])",
-							 L->label);
-	L->rank1 = true;
-	return GS_OK;
-}
-
 /*
  * LayerNormalization (opset 17) over the columns of [N, width]: a constant
  * scale and optional bias (one value per column, or one for all), epsilon,
@@ -597,53 +496,6 @@ add_layernorm(Loader *L, const Onnx__NodeProto *node)
 	return GS_OK;
 }
 
-/*
- * Min or Max of the chain and one constant scalar (tf2onnx writes Keras'
- * hard_sigmoid and relu6 so): a Clip with one bound.
- */
-static GsCode
-add_min_max(Loader *L, const Onnx__NodeProto *node, bool is_min)
-{
-	static const char *const no_attrs[] = {NULL};
-	GsMlpStep  *s;
-	size_t		k;
-	float		c;
-
-	if (node->n_input != 2 || onnx_attrs_allowed(L, node, no_attrs) != GS_OK)
-		return node->n_input != 2 ?
-			gs_status_set(L->st, GS_ERR_UNSUPPORTED, "%s is supported only with two inputs", L->label) :
-			L->st->code;
-	if (onnx_is_cur(L, node->input[0]))
-		k = 1;
-	else if (onnx_is_cur(L, node->input[1]))
-		k = 0;
-	else
-		return onnx_want_chain_input(L, node, 2, 2);
-	if (!onnx_const_scalar(L, node->input[k], &c) || isnan(c))
-		return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
-							 "%s is supported only with a constant scalar", L->label);
-	if ((s = onnx_new_step(L, GS_MLP_CLIP, node->name)) == NULL)
-		return L->st->code;
-	s->alpha = is_min ? -INFINITY : c;
-	s->beta = is_min ? c : INFINITY;
-	return GS_OK;
-}
-
-/* Operators that need [N, width]: none may follow a Squeeze to [N]. */
-static bool
-needs_rank2(const char *op)
-{
-	static const char *const ops[] = {
-		"Gemm", "MatMul", "Softmax", "LogSoftmax", "LayerNormalization", "BatchNormalization",
-		"Flatten", "Reshape", "Squeeze", "Concat", "Scaler", "Imputer", NULL
-	};
-
-	for (int i = 0; ops[i]; i++)
-		if (strcmp(op, ops[i]) == 0)
-			return true;
-	return false;
-}
-
 /* One node of the chain. */
 GsCode
 onnx_add_node(Loader *L, const Onnx__NodeProto *node)
@@ -675,7 +527,7 @@ onnx_add_node(Loader *L, const Onnx__NodeProto *node)
 		if (onnx_find_const(L, node->output[i]) || onnx_is_cur(L, node->output[i]))
 			return gs_status_set(L->st, GS_ERR_INVALID_MODEL,
 								 "%s redefines a value", L->label);
-	if (L->rank1 && needs_rank2(op))
+	if (L->rank1 && onnx_needs_rank2(op))
 		return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
 							 "%s follows a squeeze of the output to [N]; only element-wise operators may",
 							 L->label);
@@ -773,12 +625,12 @@ onnx_add_node(Loader *L, const Onnx__NodeProto *node)
 	}
 	else if (strcmp(op, "Min") == 0 || strcmp(op, "Max") == 0)
 	{
-		if (add_min_max(L, node, op[1] == 'i') != GS_OK)
+		if (onnx_add_min_max(L, node, op[1] == 'i') != GS_OK)
 			return L->st->code;
 	}
 	else if (strcmp(op, "Squeeze") == 0)
 	{
-		if (add_squeeze(L, node) != GS_OK)
+		if (onnx_add_squeeze(L, node) != GS_OK)
 			return L->st->code;
 	}
 	else if (strcmp(op, "BatchNormalization") == 0)
@@ -821,12 +673,12 @@ onnx_add_node(Loader *L, const Onnx__NodeProto *node)
 	}
 	else if (strcmp(op, "Reshape") == 0)
 	{
-		if (add_reshape(L, node) != GS_OK)
+		if (onnx_add_reshape(L, node) != GS_OK)
 			return L->st->code;
 	}
 	else if (strcmp(op, "Cast") == 0)
 	{
-		if (add_cast(L, node) != GS_OK)
+		if (onnx_add_cast(L, node) != GS_OK)
 			return L->st->code;
 	}
 	else if (onnx_is_activation(op))
