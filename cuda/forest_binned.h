@@ -84,6 +84,8 @@
 										 * GS_BIN_MAX_THRESHOLDS thresholds */
 #define GS_BINNED_EFEATURES		(-8)	/* more than GS_BIN_MAX_FEATURES features */
 #define GS_BINNED_ESIZE			(-9)	/* layout above GS_BINNED_MAX_BYTES */
+#define GS_BINNED_EDOUBLE		(-10)	/* leaves summed in double
+										 * (GsForest.leaf_lo: LightGBM) */
 
 #define GS_BINNED_MAX_DEPTH		12
 #define GS_BIN_MAX_THRESHOLDS	65534
@@ -382,6 +384,11 @@ gs_binned_build(const GsForest *f, const GsLayoutOptions *opt, GsBinnedLayout *l
 	{
 		snprintf(l->why, sizeof(l->why), "the forest has categorical, zero-as-missing or equality splits");
 		return GS_BINNED_ESPLITS;
+	}
+	if (f->leaf_lo)
+	{
+		snprintf(l->why, sizeof(l->why), "the forest's leaves are summed in double (LightGBM)");
+		return GS_BINNED_EDOUBLE;
 	}
 	if (f->n_features > GS_BIN_MAX_FEATURES)
 	{

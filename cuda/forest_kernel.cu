@@ -30,6 +30,11 @@
  *	  the tiled kernel.  gs_dforest_create_ex hands binned plans to
  *	  gs_dforest_create_binned, predict to gs_dforest_predict_binned.
  *
+ * Each of the rows and tiled kernels has a twin with double margins
+ * (forest_rows_kernel_dbl, forest_tiled_kernel_dbl) for forests with
+ * double leaves (GsForest.leaf_lo: LightGBM), summed as the CPU engine
+ * sums them; the binned kernel refuses such forests.
+ *
  * Every kernel ends with the output transform of kernel_phases.h
  * (gs_transform_row of forest_eval.h, whose gs_expf is glibc's expf algorithm),
  * so margins and outputs are bit-identical to the CPU engine's.
@@ -78,18 +83,56 @@ with_restrict(GsKernelArgs a, const GsVec4 *__restrict__ nodes,
 }
 
 /*
- * Kernel (a): one thread per row; see the file header and gs_rows_thread.
+ * The margin-holding phases of kernel_phases.h by margin type: float
+ * margins call gs_phase_init and the rest, double margins (forests with
+ * double leaves) gs_phase_init_dbl and the rest.
  */
+#define GS_MARGIN_OVERLOADS(M, SFX) \
+static __device__ __forceinline__ void \
+phase_init(const GsKernelArgs *a, int rpt, int ngb, M *m) \
+{ gs_phase_init##SFX(a, rpt, ngb, m); } \
+static __device__ __forceinline__ void \
+phase_walk_tile(const GsKernelArgs *a, uint32_t tile, size_t block, int tid, \
+				int rpt, int ngb, int staged, const GsVec4 *smem, M *m) \
+{ gs_phase_walk_tile##SFX(a, tile, block, tid, GS_KTHREADS, rpt, ngb, staged, smem, m); } \
+static __device__ __forceinline__ void \
+phase_output(const GsKernelArgs *a, size_t block, int tid, int rpt, int ngb, const M *m) \
+{ gs_phase_output##SFX(a, block, tid, GS_KTHREADS, rpt, ngb, m); } \
+static __device__ __forceinline__ void \
+rows_thread(const GsKernelArgs *a, size_t block, int tid, int ngb, M *m) \
+{ gs_rows_thread##SFX(a, block, tid, GS_KTHREADS, ngb, m); }
+GS_MARGIN_OVERLOADS(float,)
+GS_MARGIN_OVERLOADS(double, _dbl)
+
+/*
+ * Kernel (a): one thread per row; see the file header and gs_rows_thread.
+ * M is the margin type (float, or double for double leaves).
+ */
+template <int NGB, typename M>
+static __device__ __forceinline__ void
+rows_body(const GsKernelArgs &a)
+{
+	M			m[NGB];
+
+	rows_thread(&a, blockIdx.x, (int) threadIdx.x, NGB, m);
+}
+
 template <int NGB>
 __global__ void __launch_bounds__(GS_KTHREADS, GS_ROWS_MIN_BLOCKS)
 forest_rows_kernel(const GsKernelArgs args, const GsVec4 *__restrict__ nodes,
 				   const GsTreeDesc *__restrict__ trees,
 				   const float *__restrict__ x, float *__restrict__ out)
 {
-	const GsKernelArgs a = with_restrict(args, nodes, trees, x, out);
-	float		m[NGB];
+	rows_body<NGB, float>(with_restrict(args, nodes, trees, x, out));
+}
 
-	gs_rows_thread(&a, blockIdx.x, (int) threadIdx.x, GS_KTHREADS, NGB, m);
+template <int NGB>
+__global__ void __launch_bounds__(GS_KTHREADS, GS_ROWS_MIN_BLOCKS)
+forest_rows_kernel_dbl(const GsKernelArgs args, const GsVec4 *__restrict__ nodes,
+					   const GsTreeDesc *__restrict__ trees,
+					   const float *__restrict__ x, float *__restrict__ out)
+{
+	rows_body<NGB, double>(with_restrict(args, nodes, trees, x, out));
 }
 
 /*
@@ -99,19 +142,16 @@ forest_rows_kernel(const GsKernelArgs args, const GsVec4 *__restrict__ nodes,
  * previous tile alive until every thread has walked it; the barrier after
  * it publishes the tile (and, for the first tile, the staged rows).
  */
-template <int NGB, int RPT, bool STAGED>
-__global__ void __launch_bounds__(GS_KTHREADS, GS_TILED_MIN_BLOCKS)
-forest_tiled_kernel(const GsKernelArgs args, const GsVec4 *__restrict__ nodes,
-					const GsTreeDesc *__restrict__ trees,
-					const float *__restrict__ x, float *__restrict__ out)
+template <int NGB, int RPT, bool STAGED, typename M>
+static __device__ __forceinline__ void
+tiled_body(const GsKernelArgs &a)
 {
 	extern __shared__ GsVec4 gs_smem[];
-	const GsKernelArgs a = with_restrict(args, nodes, trees, x, out);
-	float		m[NGB * RPT];
+	M			m[NGB * RPT];
 	const int	tid = (int) threadIdx.x;
 	const size_t block = blockIdx.x;
 
-	gs_phase_init(&a, RPT, NGB, m);
+	phase_init(&a, RPT, NGB, m);
 	if (STAGED)
 		gs_phase_stage_rows(&a, block, tid, GS_KTHREADS, RPT,
 							(float *) (gs_smem + a.tile_vecs));
@@ -121,32 +161,55 @@ forest_tiled_kernel(const GsKernelArgs args, const GsVec4 *__restrict__ nodes,
 			__syncthreads();
 		gs_phase_load_tile(&a, i, tid, GS_KTHREADS, gs_smem);
 		__syncthreads();
-		gs_phase_walk_tile(&a, i, block, tid, GS_KTHREADS, RPT, NGB, STAGED,
-						   gs_smem, m);
+		phase_walk_tile(&a, i, block, tid, RPT, NGB, STAGED, gs_smem, m);
 	}
-	gs_phase_output(&a, block, tid, GS_KTHREADS, RPT, NGB, m);
+	phase_output(&a, block, tid, RPT, NGB, m);
 }
 
-/* Rows kernels by group bucket (1, 2, 4, ..., 32). */
-static const GsKernelFn rows_table[6] = {
-	forest_rows_kernel<1>, forest_rows_kernel<2>, forest_rows_kernel<4>,
-	forest_rows_kernel<8>, forest_rows_kernel<16>, forest_rows_kernel<32>
+template <int NGB, int RPT, bool STAGED>
+__global__ void __launch_bounds__(GS_KTHREADS, GS_TILED_MIN_BLOCKS)
+forest_tiled_kernel(const GsKernelArgs args, const GsVec4 *__restrict__ nodes,
+					const GsTreeDesc *__restrict__ trees,
+					const float *__restrict__ x, float *__restrict__ out)
+{
+	tiled_body<NGB, RPT, STAGED, float>(with_restrict(args, nodes, trees, x, out));
+}
+
+template <int NGB, int RPT, bool STAGED>
+__global__ void __launch_bounds__(GS_KTHREADS, GS_TILED_MIN_BLOCKS)
+forest_tiled_kernel_dbl(const GsKernelArgs args, const GsVec4 *__restrict__ nodes,
+						const GsTreeDesc *__restrict__ trees,
+						const float *__restrict__ x, float *__restrict__ out)
+{
+	tiled_body<NGB, RPT, STAGED, double>(with_restrict(args, nodes, trees, x, out));
+}
+
+/* Rows kernels by [double margins][group bucket (1, 2, 4, ..., 32)]. */
+static const GsKernelFn rows_table[2][6] = {
+	{forest_rows_kernel<1>, forest_rows_kernel<2>, forest_rows_kernel<4>,
+	 forest_rows_kernel<8>, forest_rows_kernel<16>, forest_rows_kernel<32>},
+	{forest_rows_kernel_dbl<1>, forest_rows_kernel_dbl<2>, forest_rows_kernel_dbl<4>,
+	 forest_rows_kernel_dbl<8>, forest_rows_kernel_dbl<16>, forest_rows_kernel_dbl<32>}
 };
 
 /* Tiled kernels by [group bucket][rows per thread 1, 2, 4][staged]. */
 static const GsKernelFn tiled_table[6][3][2] = GS_KERNEL_TABLE(forest_tiled_kernel);
+static const GsKernelFn tiled_table_dbl[6][3][2] = GS_KERNEL_TABLE(forest_tiled_kernel_dbl);
 
-/* The kernel for plan p launched with rpt rows per thread (NULL: none). */
+/*
+ * The kernel for plan p launched with rpt rows per thread, with double
+ * margins when dbl (NULL: none).
+ */
 static GsKernelFn
-pick_kernel(const GsLayout *p, int rpt)
+pick_kernel(const GsLayout *p, int rpt, int dbl)
 {
 	int			g = log2_small(p->ngb);
 
 	if (g > 5)
 		return NULL;
 	if (p->kernel == GS_KERNEL_ROWS)
-		return rows_table[g];
-	return tiled_table[g][log2_small(rpt)][p->staged ? 1 : 0];
+		return rows_table[dbl ? 1 : 0][g];
+	return (dbl ? tiled_table_dbl : tiled_table)[g][log2_small(rpt)][p->staged ? 1 : 0];
 }
 
 /*
@@ -192,6 +255,7 @@ gs_dforest_free(GsDeviceForest *df)
 	cudaFree(df->d_trees);
 	cudaFree(df->d_tiles);
 	cudaFree(df->d_base_margin);
+	cudaFree(df->d_leaf_lo);
 	cudaFree(df->d_cats);
 	cudaFree(df->d_thr);
 	cudaFree(df->d_thr_off);
@@ -270,7 +334,9 @@ gs_dforest_create_ex(const GsForest *f, const GsDForestOptions *opt,
 		(rc = upload((void **) &df->d_tiles, l.tiles, sizeof(GsTile) * (size_t) l.n_tiles, &df->device_bytes)) != cudaSuccess ||
 		(rc = upload((void **) &df->d_base_margin, f->base_margin, sizeof(float) * (size_t) f->n_groups, &df->device_bytes)) != cudaSuccess ||
 		(f->n_cat_words > 0 &&
-		 (rc = upload((void **) &df->d_cats, f->cat_words, sizeof(uint32_t) * (size_t) f->n_cat_words, &df->device_bytes)) != cudaSuccess))
+		 (rc = upload((void **) &df->d_cats, f->cat_words, sizeof(uint32_t) * (size_t) f->n_cat_words, &df->device_bytes)) != cudaSuccess) ||
+		(l.leaf_lo &&
+		 (rc = upload((void **) &df->d_leaf_lo, l.leaf_lo, sizeof(float) * (l.n_vecs / 3 * 4), &df->device_bytes)) != cudaSuccess))
 	{
 		gs_layout_free(&l);
 		gs_dforest_free(df);
@@ -287,7 +353,7 @@ gs_dforest_create_ex(const GsForest *f, const GsDForestOptions *opt,
 	df->blocks_per_sm = 0;
 	for (int rpt = 1; rpt <= df->plan.max_rpt; rpt *= 2)
 	{
-		GsKernelFn	fn = pick_kernel(&df->plan, rpt);
+		GsKernelFn	fn = pick_kernel(&df->plan, rpt, df->d_leaf_lo != NULL);
 		size_t		smem = gs_layout_smem_bytes(&df->plan, rpt, df->n_features);
 		int			nb = 0;
 
@@ -315,14 +381,14 @@ gs_dforest_create_ex(const GsForest *f, const GsDForestOptions *opt,
 
 	if (df->plan.kernel == GS_KERNEL_TILED)
 		snprintf(df->name, sizeof(df->name),
-				 "forest_tiled_kernel<%d> (%s rows, <= %d rows/thread, %u tiles of <= %u B, smem <= %zu B, %d blocks/SM)",
-				 df->plan.ngb, df->plan.staged ? "staged" : "global",
+				 "forest_tiled_kernel%s<%d> (%s rows, <= %d rows/thread, %u tiles of <= %u B, smem <= %zu B, %d blocks/SM)",
+				 df->d_leaf_lo ? "_dbl" : "", df->plan.ngb, df->plan.staged ? "staged" : "global",
 				 df->plan.max_rpt, df->plan.n_tiles, df->plan.tile_vecs * 16u,
 				 gs_layout_smem_bytes(&df->plan, df->plan.max_rpt, df->n_features),
 				 df->blocks_per_sm);
 	else
-		snprintf(df->name, sizeof(df->name), "forest_rows_kernel<%d> (%s)",
-				 df->plan.ngb, df->plan.why);
+		snprintf(df->name, sizeof(df->name), "forest_rows_kernel%s<%d> (%s)",
+				 df->d_leaf_lo ? "_dbl" : "", df->plan.ngb, df->plan.why);
 	*out = df;
 	return 0;
 }
@@ -359,7 +425,7 @@ predict(const GsDeviceForest *df, const float *d_x, size_t ld, size_t n_rows,
 		return gs_dforest_predict_binned(df, d_x, ld, n_rows, d_out, stream, raw);
 
 	rpt = gs_layout_pick_rpt(&df->plan, n_rows, df->n_sm);
-	fn = pick_kernel(&df->plan, rpt);
+	fn = pick_kernel(&df->plan, rpt, df->d_leaf_lo != NULL);
 	rows_per_block = (size_t) GS_KTHREADS * (size_t) rpt;
 	blocks = (n_rows + rows_per_block - 1) / rows_per_block;
 	if (fn == NULL || blocks > (size_t) INT_MAX)
@@ -370,6 +436,7 @@ predict(const GsDeviceForest *df, const float *d_x, size_t ld, size_t n_rows,
 	a.trees = df->d_trees;
 	a.tiles = df->d_tiles;
 	a.base_margin = df->d_base_margin;
+	a.leaf_lo = df->d_leaf_lo;
 	a.cats = df->d_cats;
 	a.split_kinds = df->split_kinds;
 	a.x = d_x;
@@ -448,6 +515,8 @@ gs_dforest_strerror(int rc)
 			return "binned kernel: more than 32768 features";
 		case GS_DFOREST_ESIZE:
 			return "binned kernel: the complete trees exceed 256 MB";
+		case GS_DFOREST_EDOUBLE:
+			return "binned kernel: the forest's leaves are summed in double (LightGBM)";
 		default:
 			return rc > 0 ? cudaGetErrorString((cudaError_t) rc) : "unknown error";
 	}

@@ -52,6 +52,7 @@ extern "C"
 										 * distinct thresholds */
 #define GS_DFOREST_EFEATURES	(-8)	/* more than 32768 features */
 #define GS_DFOREST_ESIZE		(-9)	/* complete trees above 256 MB */
+#define GS_DFOREST_EDOUBLE		(-10)	/* leaves summed in double (LightGBM) */
 
 typedef struct GsDeviceForest GsDeviceForest;	/* opaque */
 
@@ -64,7 +65,7 @@ typedef struct GsDForestOptions
 	int			kernel;			/* 0 auto, 1 rows kernel, 2 tiled kernel,
 								 * 3 binned kernel (never chosen by auto;
 								 * refused with GS_DFOREST_ESPLITS ..
-								 * ESIZE or ETILE for forests it cannot
+								 * EDOUBLE or ETILE for forests it cannot
 								 * score) */
 	size_t		smem_budget;	/* dynamic shared memory per tiled block;
 								 * 0: sized for 2 blocks per multiprocessor */

@@ -44,6 +44,8 @@ struct GsDeviceForest
 	GsTreeDesc *d_trees;
 	GsTile	   *d_tiles;
 	float	   *d_base_margin;
+	float	   *d_leaf_lo;		/* GsLayout.leaf_lo on the device, or NULL:
+								 * the kernels with double margins run */
 	uint32_t   *d_cats;			/* category sets; NULL without categorical splits */
 	uint32_t	split_kinds;	/* GsForest.split_kinds */
 	/* binned plans (GS_KERNEL_BINNED): d_nodes holds the tree words */

@@ -10,6 +10,8 @@
  *	- nodes: every tree's GsNodes, in tree order, trees of one tile packed
  *	  back to back and every tile starting on a multiple of 4 nodes (16
  *	  bytes), the padding zero-filled; seen as GsVec4 vectors for the copy;
+ *	- leaf_lo: for forests with double leaves (GsForest.leaf_lo), the low
+ *	  parts by the same node index as nodes, padding 0; NULL otherwise;
  *	- trees: one GsTreeDesc per tree (first node, node count, group, depth);
  *	- tiles: consecutive runs of trees whose nodes fit together in the tile
  *	  region of shared memory (the whole forest is one tile for the rows
@@ -84,6 +86,7 @@ typedef struct GsLayout
 	/* arrays (host memory, malloc'd) */
 	GsVec4	   *nodes;
 	size_t		n_vecs;			/* vectors in nodes (4 nodes = 3 vectors) */
+	float	   *leaf_lo;		/* [n_vecs / 3 * 4] or NULL, see above */
 	GsTreeDesc *trees;
 	int32_t		n_trees;
 	GsTile	   *tiles;
@@ -169,9 +172,11 @@ static inline void
 gs_layout_free(GsLayout *l)
 {
 	free(l->nodes);
+	free(l->leaf_lo);
 	free(l->trees);
 	free(l->tiles);
 	l->nodes = NULL;
+	l->leaf_lo = NULL;
 	l->trees = NULL;
 	l->tiles = NULL;
 }
@@ -368,6 +373,19 @@ gs_layout_build(const GsForest *f, const GsLayoutOptions *opt, GsLayout *l)
 	for (int32_t t = 0; t < f->n_trees; t++)
 		memcpy(nodes + l->trees[t].first, f->nodes + f->tree_offset[t],
 			   sizeof(GsNode) * tn[t]);
+	if (f->leaf_lo)
+	{
+		l->leaf_lo = (float *) calloc(n_nodes > 0 ? n_nodes : 1, sizeof(float));
+		if (l->leaf_lo == NULL)
+		{
+			free(tn);
+			gs_layout_free(l);
+			return GS_LAYOUT_ENOMEM;
+		}
+		for (int32_t t = 0; t < f->n_trees; t++)
+			memcpy(l->leaf_lo + l->trees[t].first, f->leaf_lo + f->tree_offset[t],
+				   sizeof(float) * tn[t]);
+	}
 	free(tn);
 	return GS_LAYOUT_OK;
 }

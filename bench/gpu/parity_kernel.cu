@@ -140,7 +140,7 @@ check_model(const std::string &name, const GsForest *f, size_t optin)
 
 		if (rc == GS_DFOREST_ETILE)
 			continue;			/* a tree too large for that budget: fine */
-		if (plans[p].o.kernel == 3 && rc <= GS_DFOREST_ESPLITS && rc >= GS_DFOREST_ESIZE)
+		if (plans[p].o.kernel == 3 && rc <= GS_DFOREST_ESPLITS && rc >= GS_DFOREST_EDOUBLE)
 		{
 			/* a model the binned kernel does not take (categorical, too deep) */
 			printf("# %s [%s]: refused: %s\n", name.c_str(), plans[p].label, gs_dforest_strerror(rc));

@@ -10,7 +10,10 @@
  * categorical or zero-as-missing splits), for as many steps as the tree is deep: the
  * independent rows hide each other's load latency and nothing mispredicts.
  * Very deep (unbalanced) trees use the plain per-row walk instead.  Within a
- * row, trees are added in model order, matching XGBoost's float summation.
+ * row, trees are added in model order, matching XGBoost's float summation;
+ * for forests with double leaves (GsForest.leaf_lo: LightGBM) each output
+ * group's trees are summed in double, in model order, as LightGBM does,
+ * and rounded to float once.
  */
 #include "cpu_engine.h"
 
@@ -22,13 +25,14 @@
 #define GS_CPU_LOCKSTEP_MAX_DEPTH 16
 
 /*
- * Add one tree's leaves for rows r0..r1 of the batch to their margins,
- * GS_CPU_LANES rows at a time in lockstep.
+ * Leaf indices (relative to the tree) that rows r0..r1 of the batch reach
+ * in one tree, written to leaf[0..r1-r0), GS_CPU_LANES rows at a time in
+ * lockstep.
  */
 static inline void
-tree_block(const GsNode *tree, int depth, const float *x, size_t ld,
-		   size_t r0, size_t r1, float *margin, int ng, int g,
-		   const uint32_t *cats, uint32_t kinds)
+tree_block_leaves(const GsNode *tree, int depth, const float *x, size_t ld,
+				  size_t r0, size_t r1, uint32_t *leaf, const uint32_t *cats,
+				  uint32_t kinds)
 {
 	size_t		r = r0;
 
@@ -47,11 +51,60 @@ tree_block(const GsNode *tree, int depth, const float *x, size_t ld,
 					for (int k = 0; k < GS_CPU_LANES; k++)
 						idx[k] = gs_node_step(tree, idx[k], x + r + k, ld, cats);
 			for (int k = 0; k < GS_CPU_LANES; k++)
-				margin[(r + k) * ng + g] += tree[idx[k]].value;
+				leaf[r - r0 + k] = idx[k];
 		}
 	}
 	for (; r < r1; r++)
-		margin[r * ng + g] += gs_tree_leaf(tree, x + r, ld, cats);
+		leaf[r - r0] = gs_tree_leaf_index(tree, x + r, ld, cats);
+}
+
+/*
+ * Add one tree's leaves for rows r0..r1 (at most GS_CPU_BLOCK) of the
+ * batch to their margins.
+ */
+static inline void
+tree_block(const GsNode *tree, int depth, const float *x, size_t ld,
+		   size_t r0, size_t r1, float *margin, int ng, int g,
+		   const uint32_t *cats, uint32_t kinds)
+{
+	uint32_t	leaf[GS_CPU_BLOCK];
+
+	tree_block_leaves(tree, depth, x, ld, r0, r1, leaf, cats, kinds);
+	for (size_t r = r0; r < r1; r++)
+		margin[r * ng + g] += tree[leaf[r - r0]].value;
+}
+
+/*
+ * Margins of rows r0..r1 (at most GS_CPU_BLOCK) of a forest with double
+ * leaves: one output group at a time, its trees summed in double.
+ */
+static void
+block_margins_double(const GsForest *f, const float *x, size_t ld,
+					 size_t r0, size_t r1, float *margin)
+{
+	const int	ng = f->n_groups;
+	double		acc[GS_CPU_BLOCK];
+	uint32_t	leaf[GS_CPU_BLOCK];
+
+	for (int g = 0; g < ng; g++)
+	{
+		for (size_t r = r0; r < r1; r++)
+			acc[r - r0] = (double) f->base_margin[g];
+		for (int32_t t = 0; t < f->n_trees; t++)
+		{
+			const GsNode *tree = f->nodes + f->tree_offset[t];
+			const float *lo = f->leaf_lo + f->tree_offset[t];
+
+			if (f->tree_group[t] != g)
+				continue;
+			tree_block_leaves(tree, f->tree_depth[t], x, ld, r0, r1, leaf,
+							  f->cat_words, f->split_kinds);
+			for (size_t r = r0; r < r1; r++)
+				acc[r - r0] += gs_leaf_double(tree, lo, leaf[r - r0]);
+		}
+		for (size_t r = r0; r < r1; r++)
+			margin[r * ng + g] = (float) acc[r - r0];
+	}
 }
 
 /* Margins for a batch; see cpu_engine.h. */
@@ -61,6 +114,15 @@ gs_cpu_margins(const GsForest *f, const float *x, size_t ld, size_t n_rows,
 {
 	const int	ng = f->n_groups;
 	size_t		r0;
+
+	if (f->leaf_lo)
+	{
+		for (r0 = 0; r0 < n_rows; r0 += GS_CPU_BLOCK)
+			block_margins_double(f, x, ld, r0,
+								 r0 + GS_CPU_BLOCK < n_rows ? r0 + GS_CPU_BLOCK : n_rows,
+								 margin);
+		return;
+	}
 
 	for (r0 = 0; r0 < n_rows; r0 += GS_CPU_BLOCK)
 	{
@@ -100,6 +162,27 @@ void
 gs_cpu_predict_row(const GsForest *f, const float *x, float *margin, float *out)
 {
 	int32_t		t = 0;
+
+	if (f->leaf_lo)
+	{
+		/* double leaves: each group's trees summed in double, in order */
+		for (int g = 0; g < f->n_groups; g++)
+		{
+			double		acc = (double) f->base_margin[g];
+
+			for (t = 0; t < f->n_trees; t++)
+				if (f->tree_group[t] == g)
+				{
+					const GsNode *tree = f->nodes + f->tree_offset[t];
+
+					acc += gs_leaf_double(tree, f->leaf_lo + f->tree_offset[t],
+										  gs_tree_leaf_index(tree, x, 1, f->cat_words));
+				}
+			margin[g] = (float) acc;
+		}
+		gs_transform_row(f->transform, margin, f->n_groups, out);
+		return;
+	}
 
 	for (int g = 0; g < f->n_groups; g++)
 		margin[g] = f->base_margin[g];

@@ -125,6 +125,8 @@ gs_forest_free(GsForest *f)
 		a.free(a.ctx, f->tree_depth);
 	if (f->nodes)
 		a.free(a.ctx, f->nodes);
+	if (f->leaf_lo)
+		a.free(a.ctx, f->leaf_lo);
 	if (f->cat_words)
 		a.free(a.ctx, f->cat_words);
 	a.free(a.ctx, f);
@@ -137,7 +139,8 @@ gs_forest_memory_bytes(const GsForest *f)
 	return sizeof(GsForest) + (size_t) f->n_nodes * sizeof(GsNode) +
 		(size_t) f->n_trees * (sizeof(uint32_t) + 2 * sizeof(int32_t)) +
 		(size_t) f->n_groups * sizeof(float) +
-		(size_t) f->n_cat_words * sizeof(uint32_t);
+		(size_t) f->n_cat_words * sizeof(uint32_t) +
+		(f->leaf_lo ? (size_t) f->n_nodes * sizeof(float) : 0);
 }
 
 /* Load any tree-ensemble format; see forest.h. */

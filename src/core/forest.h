@@ -131,6 +131,17 @@ typedef struct GsForest
 	int32_t    *tree_group;		/* [n_trees] output group of each tree */
 	int32_t    *tree_depth;		/* [n_trees] depth of each tree (0: a lone leaf) */
 	GsNode	   *nodes;			/* [n_nodes] */
+	/*
+	 * [n_nodes] or NULL.  NULL (XGBoost, ONNX-ML): a leaf's value is
+	 * nodes[i].value and a row's margins are float sums, in tree order, as
+	 * XGBoost and onnxruntime add them.  Set (LightGBM, which keeps leaves
+	 * in double and sums doubles): leaf i is the double
+	 * nodes[i].value + leaf_lo[i] (the float nearest the library's double,
+	 * then the float nearest what is left; about 48 bits), and margins are
+	 * double sums in tree order, rounded to float once at the end.  0 for
+	 * split nodes.
+	 */
+	float	   *leaf_lo;
 	uint32_t   *cat_words;		/* [n_cat_words] category sets of the
 								 * categorical splits (header word + bitset;
 								 * bit c of a set is bit c % 32 of word

@@ -158,10 +158,27 @@ gs_node_step(const GsNode *tree, uint32_t i, const float *x, size_t stride,
 }
 
 /*
- * Leaf value that one row reaches in one tree.  tree points to the tree's
- * first node; x[f * stride] is the row's value of feature f; cats is the
- * forest's cat_words.
+ * Index (relative to the tree's first node) of the leaf that one row
+ * reaches in one tree.  tree points to the tree's first node;
+ * x[f * stride] is the row's value of feature f; cats is the forest's
+ * cat_words.
  */
+GS_HD uint32_t
+gs_tree_leaf_index(const GsNode *tree, const float *x, size_t stride,
+				   const uint32_t *cats)
+{
+	uint32_t	i = 0;
+	GsNode		n = tree[0];
+
+	while (!(n.info & GS_NODE_LEAF))
+	{
+		i = gs_node_next(n, x[(size_t) (n.info & GS_NODE_FEATURE_MASK) * stride], cats);
+		n = tree[i];
+	}
+	return i;
+}
+
+/* Leaf value that one row reaches in one tree; see gs_tree_leaf_index. */
 GS_HD float
 gs_tree_leaf(const GsNode *tree, const float *x, size_t stride,
 			 const uint32_t *cats)
@@ -171,6 +188,16 @@ gs_tree_leaf(const GsNode *tree, const float *x, size_t stride,
 	while (!(n.info & GS_NODE_LEAF))
 		n = tree[gs_node_next(n, x[(size_t) (n.info & GS_NODE_FEATURE_MASK) * stride], cats)];
 	return n.value;
+}
+
+/*
+ * Node i's leaf value as a double, for forests with GsForest.leaf_lo
+ * (lo): the high and the low float added exactly.
+ */
+GS_HD double
+gs_leaf_double(const GsNode *nodes, const float *lo, uint32_t i)
+{
+	return (double) nodes[i].value + (double) lo[i];
 }
 
 /*

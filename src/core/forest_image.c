@@ -16,6 +16,9 @@
 #define IMAGE_MAGIC "GSFOREST"
 #define IMAGE_BOM	0x01020304u
 
+/* Bits of the header's flags word. */
+#define IMAGE_LEAF_LO	0x1u		/* leaf_lo follows nodes */
+
 /* Header: magic, then these fields in this order, then the names. */
 #define HEADER_INTS 14			/* 32-bit fields after the magic */
 #define HEADER_BYTES (8 + 4 * HEADER_INTS + 3 * 8 + 64 + 16 + 32)
@@ -95,6 +98,7 @@ gs_forest_image_size(const GsForest *f)
 	return HEADER_BYTES + sizeof(float) * (size_t) f->n_groups +
 		(sizeof(uint32_t) + 2 * sizeof(int32_t)) * (size_t) f->n_trees +
 		sizeof(GsNode) * (size_t) f->n_nodes +
+		(f->leaf_lo ? sizeof(float) * (size_t) f->n_nodes : 0) +
 		sizeof(uint32_t) * (size_t) f->n_cat_words + names_bytes(f);
 }
 
@@ -117,7 +121,7 @@ gs_forest_image_write(const GsForest *f, unsigned char *buf)
 	put_u32(&c, (uint32_t) f->n_cat_splits);
 	put_u32(&c, f->split_kinds);
 	put_u32(&c, f->feature_names != NULL);
-	put_u32(&c, 0);				/* reserved */
+	put_u32(&c, f->leaf_lo ? IMAGE_LEAF_LO : 0);	/* flags */
 	put_u32(&c, 0);				/* reserved */
 	put_i64(&c, f->n_nodes);
 	put_i64(&c, f->n_cat_words);
@@ -131,6 +135,8 @@ gs_forest_image_write(const GsForest *f, unsigned char *buf)
 	put(&c, f->tree_group, sizeof(int32_t) * (size_t) f->n_trees);
 	put(&c, f->tree_depth, sizeof(int32_t) * (size_t) f->n_trees);
 	put(&c, f->nodes, sizeof(GsNode) * (size_t) f->n_nodes);
+	if (f->leaf_lo)
+		put(&c, f->leaf_lo, sizeof(float) * (size_t) f->n_nodes);
 	put(&c, f->cat_words, sizeof(uint32_t) * (size_t) f->n_cat_words);
 	if (f->feature_names)
 		for (int32_t i = 0; i < f->n_features; i++)
@@ -213,7 +219,8 @@ read_image(Cursor *c, const GsLimits *lim, GsForest *f, GsStatus *st)
 	uint32_t	fmt,
 				transform,
 				has_names,
-				reserved[2];
+				flags,
+				reserved;
 	int64_t		n_names;
 	uint64_t	need;
 
@@ -235,8 +242,8 @@ read_image(Cursor *c, const GsLimits *lim, GsForest *f, GsStatus *st)
 	f->n_cat_splits = (int32_t) get_u32(c);
 	f->split_kinds = get_u32(c);
 	has_names = get_u32(c);
-	reserved[0] = get_u32(c);
-	reserved[1] = get_u32(c);
+	flags = get_u32(c);
+	reserved = get_u32(c);
 	f->n_nodes = get_i64(c);
 	f->n_cat_words = get_i64(c);
 	n_names = get_i64(c);
@@ -255,16 +262,17 @@ read_image(Cursor *c, const GsLimits *lim, GsForest *f, GsStatus *st)
 		f->n_nodes < f->n_trees || f->n_nodes > (int64_t) UINT32_MAX ||
 		f->n_cat_words < 0 || f->n_cat_words > (int64_t) UINT32_MAX ||
 		n_names < 0 || has_names > 1 || (!has_names && n_names != 0) ||
-		reserved[0] != 0 || reserved[1] != 0)
+		(flags & ~IMAGE_LEAF_LO) != 0 || reserved != 0)
 		return bad_image(st, "impossible counts in the header");
 
 	/* caps before allocating (gs_forest_check repeats them) */
 	if (check_caps(f, lim, st) != GS_OK)
 		return st->code;
 
-	/* all counts are below 2^32 and elements at most 12 bytes: no overflow */
+	/* all counts are below 2^32 and elements at most 16 bytes: no overflow */
 	need = 4 * (uint64_t) f->n_groups + 12 * (uint64_t) f->n_trees +
-		sizeof(GsNode) * (uint64_t) f->n_nodes + 4 * (uint64_t) f->n_cat_words;
+		sizeof(GsNode) * (uint64_t) f->n_nodes + 4 * (uint64_t) f->n_cat_words +
+		((flags & IMAGE_LEAF_LO) ? 4 * (uint64_t) f->n_nodes : 0);
 	if (need > c->left || (uint64_t) n_names != c->left - need)
 		return bad_image(st, "the image's length does not match its header");
 
@@ -273,16 +281,20 @@ read_image(Cursor *c, const GsLimits *lim, GsForest *f, GsStatus *st)
 	f->tree_group = image_alloc(f, sizeof(int32_t) * (size_t) f->n_trees);
 	f->tree_depth = image_alloc(f, sizeof(int32_t) * (size_t) f->n_trees);
 	f->nodes = image_alloc(f, sizeof(GsNode) * (size_t) f->n_nodes);
+	if (flags & IMAGE_LEAF_LO)
+		f->leaf_lo = image_alloc(f, sizeof(float) * (size_t) f->n_nodes);
 	if (f->n_cat_words > 0)
 		f->cat_words = image_alloc(f, sizeof(uint32_t) * (size_t) f->n_cat_words);
 	if (!f->base_margin || !f->tree_offset || !f->tree_group || !f->tree_depth || !f->nodes ||
-		(f->n_cat_words > 0 && !f->cat_words))
+		((flags & IMAGE_LEAF_LO) && !f->leaf_lo) || (f->n_cat_words > 0 && !f->cat_words))
 		return gs_status_set(st, GS_ERR_NOMEM, "out of memory reading a forest image");
 	get(c, f->base_margin, sizeof(float) * (size_t) f->n_groups);
 	get(c, f->tree_offset, sizeof(uint32_t) * (size_t) f->n_trees);
 	get(c, f->tree_group, sizeof(int32_t) * (size_t) f->n_trees);
 	get(c, f->tree_depth, sizeof(int32_t) * (size_t) f->n_trees);
 	get(c, f->nodes, sizeof(GsNode) * (size_t) f->n_nodes);
+	if (f->leaf_lo)
+		get(c, f->leaf_lo, sizeof(float) * (size_t) f->n_nodes);
 	if (f->n_cat_words > 0)
 		get(c, f->cat_words, sizeof(uint32_t) * (size_t) f->n_cat_words);
 	if (has_names)
@@ -345,6 +357,7 @@ check_tree(const GsForest *f, int32_t t, int64_t off, int64_t end, int32_t *dept
 		   uint32_t *kinds, int64_t *n_cat, GsStatus *st)
 {
 	const GsNode *tree = f->nodes + off;
+	const float *lo = f->leaf_lo ? f->leaf_lo + off : NULL;
 	int64_t		size = end - off,
 				next_child = 1;
 	int32_t		deepest = 0;
@@ -368,12 +381,17 @@ check_tree(const GsForest *f, int32_t t, int64_t off, int64_t end, int32_t *dept
 				return bad_node(st, t, i, "is a leaf with split bits");
 			if (!isfinite(n.value))
 				return bad_node(st, t, i, "is a leaf with a value that is not finite");
+			/* the low part is what rounding the leaf to float left: <= ulp/2 */
+			if (lo && !(fabs((double) lo[i]) <= fabs((double) n.value) * 0x1p-24 + 0x1p-149))
+				return bad_node(st, t, i, "is a leaf whose low part is not a rounding remainder");
 			if (depth[i] > deepest)
 				deepest = depth[i];
 			continue;
 		}
 		if ((int64_t) n.left != next_child || n.left <= i || (int64_t) n.left + 1 >= size)
 			return bad_node(st, t, i, "has children out of breadth-first order");
+		if (lo && lo[i] != 0.0f)
+			return bad_node(st, t, i, "is a split with a leaf's low part");
 		next_child += 2;
 		if ((int64_t) feature >= f->n_features)
 			return bad_node(st, t, i, "splits on a feature past the model's features");

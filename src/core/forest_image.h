@@ -15,9 +15,9 @@
  * Layout (host byte order; an image written on a machine of the other byte
  * order, or by another image version, is refused): a header of fixed size
  * (magic "GSFOREST", version, a byte-order mark, the forest's scalars and
- * names, array lengths), then base_margin, tree_offset, tree_group,
- * tree_depth, nodes, cat_words and the feature names (each NUL-terminated),
- * with nothing after them.
+ * names, array lengths, flags), then base_margin, tree_offset, tree_group,
+ * tree_depth, nodes, leaf_lo (when the flags say so), cat_words and the
+ * feature names (each NUL-terminated), with nothing after them.
  */
 #ifndef GS_FOREST_IMAGE_H
 #define GS_FOREST_IMAGE_H
@@ -26,7 +26,8 @@
 
 #include "forest.h"
 
-#define GS_IMAGE_VERSION 1
+/* 2: leaf_lo (LightGBM's double leaves); images of 1 are parsed again */
+#define GS_IMAGE_VERSION 2
 
 /* Bytes of the image of f. */
 extern size_t gs_forest_image_size(const GsForest *f);
@@ -49,7 +50,8 @@ extern GsCode gs_forest_image_read(const unsigned char *buf, size_t len,
  * Check the invariants every loader guarantees of a forest: shape and
  * caps, each tree a real tree laid out breadth-first (children after their
  * parent, each node reached once, tree_depth right), features in range,
- * leaves finite and thresholds not NaN, category sets inside cat_words,
+ * leaves finite and thresholds not NaN, leaves' low parts (leaf_lo) at
+ * most half a float ulp and 0 on splits, category sets inside cat_words,
  * split_kinds and n_cat_splits matching the nodes, names terminated and
  * feature names valid UTF-8.  GS_OK or GS_ERR_INVALID_MODEL / GS_ERR_LIMIT
  * with the first broken one in st (GS_ERR_CANCELLED when lim's interrupt

@@ -90,12 +90,14 @@ lgbm_threshold(double t)
  * and, when nodes is not NULL, lay it out breadth-first into nodes with its
  * category sets appended to cat_words at *cat_pos.  Counts go to *n_nodes,
  * *depth, *cat_pos (words) and *n_cat.  scratch holds 2 * (2 * num_leaves)
- * int32 and 2 * num_leaves bytes.  leaf_scale multiplies leaf values.
+ * int32 and 2 * num_leaves bytes.  leaf_scale multiplies leaf values; a
+ * leaf's double goes to nodes (the nearest float) and leaf_lo (the float
+ * nearest the rest), see GsForest.leaf_lo.
  */
 static GsCode
 walk_ltree(const LTree *t, int32_t ti, int32_t n_features, int32_t max_depth,
 		   double leaf_scale, int32_t *queue, int32_t *level, unsigned char *seen,
-		   GsNode *nodes, uint32_t *cat_words, int64_t *cat_pos, int32_t *n_cat,
+		   GsNode *nodes, float *leaf_lo, uint32_t *cat_words, int64_t *cat_pos, int32_t *n_cat,
 		   int64_t *n_nodes, int32_t *depth, GsStatus *st)
 {
 	int64_t		n_int = t->num_leaves - 1;
@@ -125,6 +127,7 @@ walk_ltree(const LTree *t, int32_t ti, int32_t n_features, int32_t max_depth,
 				nodes[head].value = (float) lvv;
 				nodes[head].info = GS_NODE_LEAF;
 				nodes[head].left = 0;
+				leaf_lo[head] = (float) (lvv - (double) (float) lvv);
 			}
 			if (lv > deepest)
 				deepest = lv;
@@ -505,7 +508,7 @@ build_lgbm(const char *text, const GsLimits *lim, GsForest *f, GsStatus *st)
 			goto done;
 		}
 		rc = walk_ltree(&lt, t, f->n_features, max_depth, leaf_scale, queue, level, seen,
-						NULL, NULL, &cat_pos, &n_cat, &n, &depth, st);
+						NULL, NULL, NULL, &cat_pos, &n_cat, &n, &depth, st);
 		gs_lgbm_ltree_free(a, &lt);
 		if (rc)
 			goto done;
@@ -526,9 +529,10 @@ build_lgbm(const char *text, const GsLimits *lim, GsForest *f, GsStatus *st)
 	/* pass 2: lay out */
 	f->n_nodes = total_nodes;
 	f->nodes = gs_lgbm_lalloc(a, sizeof(GsNode) * (size_t) total_nodes);
+	f->leaf_lo = gs_lgbm_lalloc(a, sizeof(float) * (size_t) total_nodes);
 	if (cat_pos > 0)
 		f->cat_words = gs_lgbm_lalloc(a, sizeof(uint32_t) * (size_t) cat_pos);
-	if (!f->nodes || (cat_pos > 0 && !f->cat_words))
+	if (!f->nodes || !f->leaf_lo || (cat_pos > 0 && !f->cat_words))
 	{
 		rc = gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
 		goto done;
@@ -547,7 +551,8 @@ build_lgbm(const char *text, const GsLimits *lim, GsForest *f, GsStatus *st)
 		if ((rc = gs_lgbm_parse_tree(a, tree_at[t], t, max_leaves, &lt, st)))
 			goto done;
 		rc = walk_ltree(&lt, t, f->n_features, INT32_MAX - 1, leaf_scale, queue, level, seen,
-						f->nodes + f->tree_offset[t], f->cat_words, &cat_pos, &n_cat,
+						f->nodes + f->tree_offset[t], f->leaf_lo + f->tree_offset[t],
+						f->cat_words, &cat_pos, &n_cat,
 						&n, &depth, st);
 		gs_lgbm_ltree_free(a, &lt);
 		if (rc)

@@ -510,6 +510,7 @@ test_fixtures(const char *dir, int min_models, int min_binned)
 		snprintf(label, sizeof(label), "%s (%d trees, depth %d, %d groups, splits 0x%x)",
 				 e->d_name, f->n_trees, f->max_depth, f->n_groups, f->split_kinds);
 		want = f->split_kinds != 0 ? GS_BINNED_ESPLITS :
+			f->leaf_lo ? GS_BINNED_EDOUBLE :
 			f->max_depth > GS_BINNED_MAX_DEPTH ? GS_BINNED_EDEPTH : GS_LAYOUT_OK;
 		memset(&o, 0, sizeof(o));
 		o.smem_budget = 115712;

@@ -32,6 +32,7 @@
  *	  GS_ERR_INVALID_MODEL, each on a fresh load.
  */
 #include <dirent.h>
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -207,6 +208,11 @@ forest_same(const GsForest *a, const GsForest *b, char *why, size_t whylen)
 	SAME_ARRAY(tree_group, a->n_trees);
 	SAME_ARRAY(tree_depth, a->n_trees);
 	SAME_ARRAY(nodes, a->n_nodes);
+	if ((a->leaf_lo == NULL) != (b->leaf_lo == NULL))
+		DIFF("leaf_lo %s, read back %s", a->leaf_lo ? "set" : "NULL",
+			 b->leaf_lo ? "set" : "NULL");
+	if (a->leaf_lo)
+		SAME_ARRAY(leaf_lo, a->n_nodes);
 	if ((a->cat_words == NULL) != (b->cat_words == NULL))
 		DIFF("cat_words %s, read back %s", a->cat_words ? "set" : "NULL",
 			 b->cat_words ? "set" : "NULL");
@@ -288,6 +294,12 @@ indep_check(const GsForest *f, char *why, size_t whylen)
 					FAIL("tree %d leaf %lld not finite", t, (long long) i);
 				if (n.info & (GS_NODE_FEATURE_MASK | GS_NODE_CATEGORICAL))
 					FAIL("tree %d leaf %lld has split bits", t, (long long) i);
+				/* the low part: at most half a float ulp of the leaf (or of 2^-126) */
+				if (f->leaf_lo &&
+					!(fabsf(f->leaf_lo[off + i]) <=
+					  (fabsf(n.value) < FLT_MIN ? FLT_MIN : fabsf(n.value)) * FLT_EPSILON))
+					FAIL("tree %d leaf %lld has low part %g for %g", t, (long long) i,
+						 f->leaf_lo[off + i], n.value);
 				if (depth[off + i] > deepest)
 					deepest = depth[off + i];
 				continue;
@@ -295,6 +307,8 @@ indep_check(const GsForest *f, char *why, size_t whylen)
 			if ((int64_t) n.left <= i || (int64_t) n.left + 1 >= size)
 				FAIL("tree %d node %lld has children %u of %lld", t, (long long) i, n.left,
 					 (long long) size);
+			if (f->leaf_lo && f->leaf_lo[off + i] != 0.0f)
+				FAIL("tree %d split %lld has a leaf's low part", t, (long long) i);
 			if ((int64_t) (n.info & GS_NODE_FEATURE_MASK) >= f->n_features)
 				FAIL("tree %d node %lld splits on feature %u", t, (long long) i,
 					 n.info & GS_NODE_FEATURE_MASK);
@@ -998,7 +1012,10 @@ typedef enum Corruption
 	C_CAT_SET_INDEX,
 	C_CAT_SET_WORDS,
 	C_CAT_AND_EQUAL,
-	C_NAME_NOT_UTF8
+	C_NAME_NOT_UTF8,
+	C_LEAF_LO_NAN,
+	C_LEAF_LO_LARGE,
+	C_LEAF_LO_ON_SPLIT
 } Corruption;
 
 /* Index (in nodes) of the first split node with a split child; -1 if none. */
@@ -1192,6 +1209,25 @@ corrupt(GsForest *f, Corruption c)
 				f->split_kinds |= GS_NODE_EQUAL;
 			}
 			return 1;
+		case C_LEAF_LO_NAN:
+		case C_LEAF_LO_LARGE:
+		case C_LEAF_LO_ON_SPLIT:
+			if (f->leaf_lo == NULL)
+				return 0;
+			if (c == C_LEAF_LO_ON_SPLIT)
+			{
+				if ((i = find_node(f, GS_NODE_LEAF, 0)) < 0)
+					return 0;
+				f->leaf_lo[i] = 1e-3f;
+			}
+			else
+			{
+				if ((i = find_node(f, GS_NODE_LEAF, GS_NODE_LEAF)) < 0)
+					return 0;
+				/* a hundredth of the leaf: no rounding leaves that much */
+				f->leaf_lo[i] = c == C_LEAF_LO_NAN ? NAN : f->nodes[i].value * 0.01f + 1.0f;
+			}
+			return 1;
 		case C_NAME_NOT_UTF8:
 			if (f->feature_names == NULL)
 				return 0;
@@ -1299,6 +1335,9 @@ test_corruptions(void)
 		{"x3_cat_binary.json", C_CAT_SET_WORDS, "category set longer than cat_words"},
 		{"x3_cat_binary.json", C_CAT_AND_EQUAL, "node both categorical and equality"},
 		{"lgb_tiny.txt", C_NAME_NOT_UTF8, "feature name not UTF-8"},
+		{"lgb_fair_leaves.txt", C_LEAF_LO_NAN, "NaN low part of a double leaf"},
+		{"lgb_fair_leaves.txt", C_LEAF_LO_LARGE, "low part of a double leaf above half an ulp"},
+		{"lgb_fair_leaves.txt", C_LEAF_LO_ON_SPLIT, "low part on a split node"},
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)

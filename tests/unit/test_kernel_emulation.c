@@ -15,6 +15,9 @@
  * flags) before staging and before every tile load, so a walk that read
  * anything a load phase did not write would show up in the results.
  *
+ * Forests with double leaves (GsForest.leaf_lo: LightGBM) run the phases
+ * with double margins (gs_phase_init_dbl, ...), as the device does.
+ *
  * For every fixture model (tests/fixtures/models/ *.json and *.ubj), for
  * shared-memory budgets of 4 KB, 48 KB, 113 KB (the H100 default: two
  * blocks per multiprocessor) and 227 KB (the H100 opt-in maximum), for the
@@ -109,6 +112,10 @@ check_layout(const GsForest *f, const GsLayout *l, size_t budget)
 			if (memcmp(nodes + d->first, f->nodes + f->tree_offset[k],
 					   sizeof(GsNode) * d->n_nodes) != 0)
 				return "tree nodes differ from the forest";
+			if ((l->leaf_lo != NULL) != (f->leaf_lo != NULL) ||
+				(l->leaf_lo && memcmp(l->leaf_lo + d->first, f->leaf_lo + f->tree_offset[k],
+									  sizeof(float) * d->n_nodes) != 0))
+				return "tree leaf low parts differ from the forest";
 		}
 		next_tree = t->first_tree + t->n_trees;
 	}
@@ -128,14 +135,20 @@ emulate_tiled(const GsLayout *l, const GsKernelArgs *a, int rpt)
 	const size_t rows_per_block = (size_t) T * (size_t) rpt;
 	const size_t blocks = (a->n_rows + rows_per_block - 1) / rows_per_block;
 	const size_t smem_bytes = gs_layout_smem_bytes(l, rpt, a->n_features);
+	const size_t per_thread = (size_t) rpt * (size_t) l->ngb;
+	const int	dbl = a->leaf_lo != NULL;
 	GsVec4	   *smem = malloc(smem_bytes > 0 ? smem_bytes : 16);
-	float	   *m = malloc(sizeof(float) * (size_t) T * (size_t) rpt * (size_t) l->ngb);
+	float	   *m = malloc(sizeof(float) * (size_t) T * per_thread);
+	double	   *md = malloc(sizeof(double) * (size_t) T * per_thread);
 
 	for (size_t b = 0; b < blocks; b++)
 	{
 		memset(smem, 0xFF, smem_bytes);
 		for (int tid = 0; tid < T; tid++)
-			gs_phase_init(a, rpt, l->ngb, m + (size_t) tid * rpt * l->ngb);
+			if (dbl)
+				gs_phase_init_dbl(a, rpt, l->ngb, md + (size_t) tid * per_thread);
+			else
+				gs_phase_init(a, rpt, l->ngb, m + (size_t) tid * per_thread);
 		if (l->staged)
 			for (int tid = 0; tid < T; tid++)
 				gs_phase_stage_rows(a, b, tid, T, rpt, (float *) (smem + a->tile_vecs));
@@ -146,14 +159,22 @@ emulate_tiled(const GsLayout *l, const GsKernelArgs *a, int rpt)
 			for (int tid = 0; tid < T; tid++)
 				gs_phase_load_tile(a, i, tid, T, smem);
 			for (int tid = 0; tid < T; tid++)
-				gs_phase_walk_tile(a, i, b, tid, T, rpt, l->ngb, l->staged, smem,
-								   m + (size_t) tid * rpt * l->ngb);
+				if (dbl)
+					gs_phase_walk_tile_dbl(a, i, b, tid, T, rpt, l->ngb, l->staged, smem,
+										   md + (size_t) tid * per_thread);
+				else
+					gs_phase_walk_tile(a, i, b, tid, T, rpt, l->ngb, l->staged, smem,
+									   m + (size_t) tid * per_thread);
 		}
 		for (int tid = 0; tid < T; tid++)
-			gs_phase_output(a, b, tid, T, rpt, l->ngb, m + (size_t) tid * rpt * l->ngb);
+			if (dbl)
+				gs_phase_output_dbl(a, b, tid, T, rpt, l->ngb, md + (size_t) tid * per_thread);
+			else
+				gs_phase_output(a, b, tid, T, rpt, l->ngb, m + (size_t) tid * per_thread);
 	}
 	free(smem);
 	free(m);
+	free(md);
 }
 
 /* Emulate one launch of the rows kernel (no barriers, no shared memory). */
@@ -162,10 +183,14 @@ emulate_rows(const GsLayout *l, const GsKernelArgs *a)
 {
 	const size_t blocks = (a->n_rows + GS_KTHREADS - 1) / GS_KTHREADS;
 	float		m[GS_KMAX_GROUPS];
+	double		md[GS_KMAX_GROUPS];
 
 	for (size_t b = 0; b < blocks; b++)
 		for (int tid = 0; tid < GS_KTHREADS; tid++)
-			gs_rows_thread(a, b, tid, GS_KTHREADS, l->ngb, m);
+			if (a->leaf_lo)
+				gs_rows_thread_dbl(a, b, tid, GS_KTHREADS, l->ngb, md);
+			else
+				gs_rows_thread(a, b, tid, GS_KTHREADS, l->ngb, m);
 }
 
 /*
@@ -246,6 +271,7 @@ run_layout(const GsForest *f, const GsLayout *l, char *msg, size_t msglen)
 				a.trees = l->trees;
 				a.tiles = l->tiles;
 				a.base_margin = f->base_margin;
+				a.leaf_lo = l->leaf_lo;
 				a.cats = f->cat_words;
 				a.split_kinds = f->split_kinds;
 				a.x = x;
