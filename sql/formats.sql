@@ -5,7 +5,7 @@
 -- LightGBM text models of every supported objective, with numerical,
 -- zero-as-missing and categorical splits.  Each line: the model, rows
 -- compared, and whether every output is within the case's tolerance
--- (1e-6 for XGBoost; 1e-5 for LightGBM, which sums in double) through
+-- (1e-6, relative above 1: LightGBM's leaves are summed in double as LightGBM does) through
 -- gpu_predict, gpu_predict_query and (single-output models) the
 -- gpu_score_agg aggregate.
 -- Categorical features are passed as the category code in the feature array.
@@ -74,10 +74,11 @@ SELECT pg_temp.check_format(v || m, v || m || '.json', 'xgboost-json', :'abs_src
 -- LightGBM 4.x text models: format given, then detected (lgb_inf_threshold:
 -- splits at threshold inf, "every present value left, missing right";
 -- lgb_zero_threshold*: splits at +-1e-35, where LightGBM takes |x| <= 1e-35 as 0;
--- lgb_sigmoid_*: the sigmoid parameter, p = 1 / (1 + exp(-sigmoid * score)))
+-- lgb_sigmoid_*: the sigmoid parameter, p = 1 / (1 + exp(-sigmoid * score));
+-- lgb_fair_leaves: leaves of 1e5 and more that cancel, 7e-5 off if summed in float)
 SELECT pg_temp.check_format(m, m || '.txt', 'lightgbm', :'abs_srcdir' || '/tests/fixtures')
   FROM unnest(ARRAY['lgb_binary', 'lgb_regression', 'lgb_regression_l1', 'lgb_huber', 'lgb_fair',
-                    'lgb_quantile', 'lgb_poisson', 'lgb_gamma', 'lgb_tweedie',
+                    'lgb_fair_leaves', 'lgb_quantile', 'lgb_poisson', 'lgb_gamma', 'lgb_tweedie',
                     'lgb_multiclass', 'lgb_multiclassova', 'lgb_cross_entropy']) m;
 SELECT pg_temp.check_format(m, m || '.txt', 'auto', :'abs_srcdir' || '/tests/fixtures')
   FROM unnest(ARRAY['lgb_lambdarank', 'lgb_rank_xendcg', 'lgb_rf', 'lgb_zero_missing',
