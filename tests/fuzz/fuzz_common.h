@@ -165,6 +165,11 @@ fuzz_check_forest(const GsForest *f, const GsLimits *lim)
 			{
 				if (n.info & (GS_NODE_FEATURE_MASK | GS_NODE_CATEGORICAL))
 					fuzz_fail("tree %d leaf %lld has split bits", t, (long long) i);
+				/* a double leaf's low part: what rounding it to float left */
+				if (f->leaf_lo && !(fabs((double) f->leaf_lo[off + i]) <=
+									fmax(fabs((double) n.value), 0x1p-126) * 0x1p-23))
+					fuzz_fail("tree %d leaf %lld has low part %g for %g", t, (long long) i,
+							  (double) f->leaf_lo[off + i], (double) n.value);
 				if (depth[i] > deepest)
 					deepest = depth[i];
 				continue;
@@ -172,6 +177,8 @@ fuzz_check_forest(const GsForest *f, const GsLimits *lim)
 			if ((int64_t) n.left <= i || (int64_t) n.left + 1 >= size)
 				fuzz_fail("tree %d node %lld has children %u, %u of %lld nodes", t,
 						  (long long) i, n.left, n.left + 1, (long long) size);
+			if (f->leaf_lo && f->leaf_lo[off + i] != 0.0f)
+				fuzz_fail("tree %d split %lld has a leaf's low part", t, (long long) i);
 			if ((int64_t) (n.info & GS_NODE_FEATURE_MASK) >= f->n_features)
 				fuzz_fail("tree %d node %lld splits on feature %u of %d", t, (long long) i,
 						  n.info & GS_NODE_FEATURE_MASK, f->n_features);

@@ -39,6 +39,9 @@ check_same_forest(const GsForest *a, const GsForest *b)
 		memcmp(a->tree_group, b->tree_group, sizeof(int32_t) * (size_t) a->n_trees) != 0 ||
 		memcmp(a->tree_depth, b->tree_depth, sizeof(int32_t) * (size_t) a->n_trees) != 0 ||
 		memcmp(a->nodes, b->nodes, sizeof(GsNode) * (size_t) a->n_nodes) != 0 ||
+		(a->leaf_lo == NULL) != (b->leaf_lo == NULL) ||
+		(a->leaf_lo &&
+		 memcmp(a->leaf_lo, b->leaf_lo, sizeof(float) * (size_t) a->n_nodes) != 0) ||
 		(a->n_cat_words > 0 &&
 		 memcmp(a->cat_words, b->cat_words, sizeof(uint32_t) * (size_t) a->n_cat_words) != 0))
 		fuzz_fail("an array changed on a second round trip");

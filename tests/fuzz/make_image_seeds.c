@@ -37,6 +37,7 @@ static const char *const fixtures[] = {
 	"models/lgb_tiny.txt",		/* LightGBM: feature names, a category set */
 	"models/lgb_rf.txt",		/* LightGBM random forest, categorical */
 	"models/lgb_zero_missing.txt",	/* zero-as-missing splits */
+	/* (every LightGBM model: double leaves, leaf_lo) */
 	"onnx/trees/onnx_edit_modes.onnx",	/* equality splits */
 };
 
