@@ -20,7 +20,8 @@
  *	  GELU	   Mul(Mul(h, Add(Erf(Div(h, c1)), 1)), c3)	(erf form; c1 = sqrt 2,
  *			   c3 = 0.5 in PyTorch's export, taken from the graph), or
  *			   Mul(h, Mul(c3, Add(Erf(Div(h, c1)), 1))) (PyTorch 2.x)
- *	  GELU	   tanh form, from Pow(h, 3), as PyTorch 2.x writes it below opset 20
+ *	  GELU	   tanh form, from Pow(h, 3), as PyTorch 2.x writes it below opset 20,
+ *			   or from Mul(h, Mul(h, h)), as PyTorch 1.x's exporter writes it
  *	  GELU	   Mul(Mul(h, 0.5), Add(1, Erf(Mul(h, 1 / sqrt 2)))) (tf2onnx, Keras)
  *	  Softsign Div(h, Add(Abs(h), 1))
  *	  Softplus Where(Greater(s, threshold), h, Div(Softplus(s), beta)) with
@@ -503,48 +504,70 @@ onnx_fuse_activation(Loader *L, size_t i, bool *fused)
 		kind = GS_MLP_GELU;
 		n_more = 4;
 	}
-	else if (strcmp(op, "Pow") == 0 && n->n_input == 2)
+	else if ((strcmp(op, "Pow") == 0 && n->n_input == 2) ||
+			 (strcmp(op, "Mul") == 0 && n->n_input == 2 && n->input[1] &&
+			  strcmp(n->input[1], h) == 0))
 	{
 		/*
-		 * GELU, tanh form, as PyTorch 2.x writes it below opset 20:
-		 * Mul(h, Mul(0.5, Add(Tanh(Mul(k, Add(h, Mul(c, Pow(h, 3))))), 1)))
-		 * with k = sqrt(2 / pi) and c = 0.044715, the constants
-		 * GS_MLP_GELU_TANH computes with.
+		 * GELU, tanh form: 0.5 h (1 + tanh(k (h + c h^3))) with k = sqrt(2 /
+		 * pi) and c = 0.044715, the constants GS_MLP_GELU_TANH computes with.
+		 * PyTorch 2.x below opset 20 writes
+		 * Mul(h, Mul(0.5, Add(Tanh(Mul(k, Add(h, Mul(c, Pow(h, 3))))), 1))),
+		 * PyTorch 1.x the cube as Mul(h, Mul(h, h)) and the halving last:
+		 * Mul(0.5, Mul(h, Add(1, Tanh(Mul(k, Add(h, Mul(c, cube))))))).
 		 */
-		static const char *const ops[] = {"Mul", "Add", "Mul", "Tanh", "Add", "Mul", "Mul"};
+		enum
+		{
+			IS_H, IS_C, IS_K, IS_UNARY, IS_ONE, IS_HALF
+		};
+		static const struct
+		{
+			const char *op;
+			int			other;
+		}			torch2[] = {
+			{"Mul", IS_C}, {"Add", IS_H}, {"Mul", IS_K}, {"Tanh", IS_UNARY},
+			{"Add", IS_ONE}, {"Mul", IS_HALF}, {"Mul", IS_H}
+		},
+					torch1[] = {
+			{"Mul", IS_H}, {"Mul", IS_C}, {"Add", IS_H}, {"Mul", IS_K},
+			{"Tanh", IS_UNARY}, {"Add", IS_ONE}, {"Mul", IS_H}, {"Mul", IS_HALF}
+		};
+		const bool	from_pow = strcmp(op, "Pow") == 0;
+		const int	n_ops = from_pow ? 7 : 8;
 		const char *prev = n->output[0];
 		float		c;
 
-		if (!onnx_const_scalar(L, n->input[1], &c) || c != 3.0f)
+		if (from_pow && (!onnx_const_scalar(L, n->input[1], &c) || c != 3.0f))
 			return GS_OK;
-		for (int k = 0; k < 7; k++)
+		for (int k = 0; k < n_ops; k++)
 		{
+			const char *want = from_pow ? torch2[k].op : torch1[k].op;
 			const Onnx__NodeProto *m;
 			const char *other;
 			bool		ok;
 
-			if ((j[k] = sole_reader(L, k ? (size_t) j[k - 1] : i, prev, ops[k])) < 0)
+			if ((j[k] = sole_reader(L, k ? (size_t) j[k - 1] : i, prev, want)) < 0)
 				return GS_OK;
 			m = L->g->node[j[k]];
 			other = other_input(m, prev);
-			switch (k)
+			switch (from_pow ? torch2[k].other : torch1[k].other)
 			{
-				case 0:
+				case IS_C:
 					ok = onnx_const_scalar(L, other, &c) && fabsf(c - 0.044715f) <= 1e-9f;
 					break;
-				case 2:
+				case IS_K:
 					ok = onnx_const_scalar(L, other, &c) && fabsf(c - 0.797884583473205566f) <= 1e-7f;
 					break;
-				case 3:
+				case IS_UNARY:
 					ok = m->n_input == 1;
 					break;
-				case 4:
+				case IS_ONE:
 					ok = onnx_const_scalar(L, other, &c) && c == 1.0f;
 					break;
-				case 5:
+				case IS_HALF:
 					ok = onnx_const_scalar(L, other, &c) && c == 0.5f;
 					break;
-				default:		/* 1 and 6: the chain value itself */
+				default:		/* the chain value itself */
 					ok = other != NULL && strcmp(other, h) == 0;
 					break;
 			}
@@ -553,7 +576,7 @@ onnx_fuse_activation(Loader *L, size_t i, bool *fused)
 			prev = m->output[0];
 		}
 		kind = GS_MLP_GELU_TANH;
-		n_more = 7;
+		n_more = n_ops;
 		c1 = 0.0f;
 	}
 	else if ((strcmp(op, "Softplus") == 0 || strcmp(op, "Mul") == 0) &&

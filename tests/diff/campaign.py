@@ -648,9 +648,10 @@ def torch_trial(r, d, X, cats, ncat, z, v2=False):
     acts = [lambda: nn.ReLU(), lambda: nn.LeakyReLU(0.1), lambda: nn.Sigmoid(), lambda: nn.Tanh(),
             lambda: nn.ELU(float(r.choice([1.0, 0.5]))), lambda: nn.SELU(), lambda: nn.Softplus(),
             lambda: nn.Softsign(), lambda: nn.Hardsigmoid(), lambda: nn.ReLU6(),
-            lambda: nn.Hardtanh(-2.0, 2.0), lambda: nn.GELU(), lambda: nn.SiLU()]
+            lambda: nn.Hardtanh(-2.0, 2.0), lambda: nn.GELU(), lambda: nn.SiLU(),
+            lambda: nn.GELU(approximate="tanh")]
     if v2:
-        acts += [lambda: nn.Mish(), lambda: nn.Hardswish(), lambda: nn.GELU(approximate="tanh"),
+        acts += [lambda: nn.Mish(), lambda: nn.Hardswish(),
                  lambda: nn.Softplus(beta=float(r.choice([0.5, 2.0])), threshold=float(r.choice([2.0, 5.0])))]
     layers, width = [], nf
     for _ in range(int(r.integers(1, 4))):
@@ -699,7 +700,9 @@ def torch_trial(r, d, X, cats, ncat, z, v2=False):
     if head == "autoencoder":
         ref = ((ref.astype(np.float64) - Xc.astype(np.float64)) ** 2).mean(axis=1)
     desc = "torch %s %sopset %d %s" % (torch.__version__, "dynamo " if v2 else "", opset,
-                                       " ".join(type(l).__name__ for l in layers))
+                                       " ".join(type(l).__name__ +
+                                                ("(tanh)" if getattr(l, "approximate", "none") == "tanh" else "")
+                                                for l in layers))
     return path, Xc, ref, 1e-5, desc
 
 
