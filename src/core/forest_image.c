@@ -216,7 +216,8 @@ read_names(GsForest *f, const unsigned char *p, size_t n, GsStatus *st)
 static GsCode
 read_image(Cursor *c, const GsLimits *lim, GsForest *f, GsStatus *st)
 {
-	uint32_t	fmt,
+	uint32_t	version,
+				fmt,
 				transform,
 				has_names,
 				flags,
@@ -228,7 +229,8 @@ read_image(Cursor *c, const GsLimits *lim, GsForest *f, GsStatus *st)
 		return bad_image(st, "the bytes are not a forest image");
 	c->r += 8;
 	c->left -= 8;
-	if (get_u32(c) != GS_IMAGE_VERSION)
+	version = get_u32(c);
+	if (version != GS_IMAGE_VERSION && version != 1)
 		return bad_image(st, "the image was written by another version of pg_gpuscore");
 	if (get_u32(c) != IMAGE_BOM)
 		return bad_image(st, "the image was written on a machine of another byte order");
@@ -255,6 +257,21 @@ read_image(Cursor *c, const GsLimits *lim, GsForest *f, GsStatus *st)
 		fmt == GS_FORMAT_ONNX_AUTOENCODER)
 		return bad_image(st, "unknown model format");
 	f->format = (GsModelFormat) fmt;
+
+	/*
+	 * Version 1 had no flags (the word was reserved, 0) and is otherwise
+	 * this layout: its XGBoost and ONNX forests are read as they are, so
+	 * an upgrade does not make every session parse those models again.
+	 * Its LightGBM forests have float leaves only: refused, the model is
+	 * parsed again and gets its double leaves.  LightGBM forests, and they
+	 * alone, have leaf_lo.
+	 */
+	if (version == 1 && fmt == GS_FORMAT_LIGHTGBM)
+		return bad_image(st, "the image of a LightGBM model was written before its leaves were kept in double");
+	if (version == 1 && flags != 0)
+		return bad_image(st, "impossible counts in the header");
+	if ((fmt == GS_FORMAT_LIGHTGBM) != ((flags & IMAGE_LEAF_LO) != 0))
+		return bad_image(st, "the leaves' low parts do not match the model format");
 	if (transform > GS_TRANSFORM_ORT_SOFTMAX_ZERO)
 		return bad_image(st, "unknown output transform");
 	f->transform = (GsTransform) transform;

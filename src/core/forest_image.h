@@ -13,7 +13,7 @@
  * the caller then parses the model bytes instead.
  *
  * Layout (host byte order; an image written on a machine of the other byte
- * order, or by another image version, is refused): a header of fixed size
+ * order, or by another image version, is refused, see GS_IMAGE_VERSION): a header of fixed size
  * (magic "GSFOREST", version, a byte-order mark, the forest's scalars and
  * names, array lengths, flags), then base_margin, tree_offset, tree_group,
  * tree_depth, nodes, leaf_lo (when the flags say so), cat_words and the
@@ -26,7 +26,11 @@
 
 #include "forest.h"
 
-/* 2: leaf_lo (LightGBM's double leaves); images of 1 are parsed again */
+/*
+ * 2: a flags word and leaf_lo (LightGBM's double leaves).  Images of 1 are
+ * still read, except those of LightGBM models (float leaves): those models
+ * are parsed again.
+ */
 #define GS_IMAGE_VERSION 2
 
 /* Bytes of the image of f. */

@@ -1344,10 +1344,79 @@ test_corruptions(void)
 		test_corruption(cases[i].file, cases[i].c, cases[i].label);
 }
 
+/*
+ * Image versions: an image of version 1 (the flags word then reserved,
+ * 0) of an XGBoost model reads as the same forest; of a LightGBM model
+ * (written before leaves were kept in double, so without leaf_lo) it is
+ * refused, so that the model is parsed again.  A version-2 image whose
+ * low parts do not match its format (a LightGBM forest without them, an
+ * XGBoost forest with them) is refused too.
+ */
+static void
+test_versions(void)
+{
+	GsStatus	st;
+	GsModel    *x = load_model(FIXTURES "/models/fraud_binary.json", &gs_malloc_allocator, &st);
+	GsModel    *l = load_model(FIXTURES "/models/lgb_fair_leaves.txt", &gs_malloc_allocator, &st);
+	const uint32_t v1 = 1;
+	unsigned char *img;
+	size_t		len;
+	GsForest   *g = NULL;
+	GsCode		rc;
+	char		why[GS_MSG_LEN + 128] = "";
+	float	   *lo;
+
+	if (!x || !x->forest || !l || !l->forest || !l->forest->leaf_lo || x->forest->leaf_lo)
+	{
+		gs_tap(0, "image versions", "fraud_binary.json and lgb_fair_leaves.txt load, only the latter with leaf_lo");
+		gs_model_free(x);
+		gs_model_free(l);
+		return;
+	}
+
+	/* XGBoost, version 1: the same forest */
+	img = image_of(x->forest, &len, 0, NULL);
+	memcpy(img + 8, &v1, 4);
+	rc = read_copy(img, len, NULL, &gs_malloc_allocator, &g, &st);
+	gs_tap(rc == GS_OK && g && forest_same(x->forest, g, why, sizeof(why)),
+		   "image versions", "a version-1 image of an XGBoost model reads as the same forest");
+	gs_forest_free(g);
+	g = NULL;
+	free(img);
+
+	/* LightGBM without low parts (what version 1 wrote), as version 1 and as version 2 */
+	lo = l->forest->leaf_lo;
+	l->forest->leaf_lo = NULL;
+	img = image_of(l->forest, &len, 0, NULL);
+	l->forest->leaf_lo = lo;
+	rc = read_copy(img, len, NULL, &gs_malloc_allocator, &g, &st);
+	snprintf(why, sizeof(why), "a version-2 LightGBM image without low parts refused (%s)", st.detail);
+	gs_tap(rc == GS_ERR_INVALID_MODEL && g == NULL, "image versions", why);
+	memcpy(img + 8, &v1, 4);
+	rc = read_copy(img, len, NULL, &gs_malloc_allocator, &g, &st);
+	snprintf(why, sizeof(why), "a version-1 LightGBM image refused, to be parsed again (%s)", st.detail);
+	gs_tap(rc == GS_ERR_INVALID_MODEL && g == NULL && strstr(st.detail, "LightGBM") != NULL,
+		   "image versions", why);
+	free(img);
+
+	/* XGBoost with low parts */
+	x->forest->leaf_lo = calloc((size_t) x->forest->n_nodes, sizeof(float));
+	img = image_of(x->forest, &len, 0, NULL);
+	free(x->forest->leaf_lo);
+	x->forest->leaf_lo = NULL;
+	rc = read_copy(img, len, NULL, &gs_malloc_allocator, &g, &st);
+	snprintf(why, sizeof(why), "an XGBoost image with low parts refused (%s)", st.detail);
+	gs_tap(rc == GS_ERR_INVALID_MODEL && g == NULL, "image versions", why);
+	free(img);
+	gs_model_free(x);
+	gs_model_free(l);
+}
+
 int
 main(void)
 {
 	test_roundtrip();
+	test_versions();
 	test_more_groups_than_trees();
 	test_damaged("fraud_binary.json");
 	test_damaged("x3_cat_poisson.json");
