@@ -62,9 +62,11 @@
  * anything sized by them is allocated.
  *
  * The graph around the tree node may only hold what the converters put
- * there: the node reads the graph's one float input [N, F] directly, and
- * the other nodes are Identity, Cast, ZipMap, ArgMax, Constant and Mul by
- * a constant 1 after it.  A graph output must carry the scores.
+ * there: the node reads the graph's one float input [N, F], directly or
+ * through the preprocessing of a scikit-learn pipeline (imputers, scalers,
+ * a ColumnTransformer's column picks), which onnx_trees_prep.c folds into
+ * the splits exactly; after it, Identity, Cast, ZipMap, ArgMax, Constant
+ * and Mul by a constant 1.  A graph output must carry the scores.
  */
 #include <math.h>
 #include <stdint.h>
@@ -463,6 +465,7 @@ onnx_trees_build(Loader *L, const Onnx__ModelProto *model, GsForest **out)
 	GsForest   *f;
 	TAttrs		A;
 	TWork		w;
+	TPrep		P;
 	int32_t		n_features = 0;
 	int			n_trees = 0;
 	GsCode		rc;
@@ -483,12 +486,16 @@ onnx_trees_build(Loader *L, const Onnx__ModelProto *model, GsForest **out)
 		onnx_safe_name(nname, sizeof(nname), tree->name);
 		snprintf(L->label, sizeof(L->label), "node \"%s\" (%s)", nname, tree->op_type);
 	}
-	if (onnx_trees_check_graph(L, tree, &n_features) != GS_OK)
-		return L->st->code;
-	if (strcmp(tree->op_type, "TreeEnsemble") == 0)
+	rc = onnx_trees_check_graph(L, tree, &n_features, &P);
+	if (rc == GS_OK && strcmp(tree->op_type, "TreeEnsemble") == 0)
 		rc = onnx_trees_read_v5(L, tree, &A);
-	else
+	else if (rc == GS_OK)
 		rc = onnx_trees_read_attrs(L, tree, strcmp(tree->op_type, "TreeEnsembleClassifier") == 0, &A);
+	else
+		memset(&A, 0, sizeof(A));
+	if (rc == GS_OK && P.tree_cols)
+		rc = onnx_trees_fold(L, &P, &A);
+	onnx_trees_prep_free(L, &P);
 	if (rc != GS_OK)
 	{
 		onnx_trees_free_attrs(L, &A);

@@ -3,8 +3,10 @@
  *	  What the files of the ONNX-ML tree-ensemble loader share (onnx_trees.c:
  *	  the forest; onnx_trees_walk.c: the trees' structure and leaf weights;
  *	  onnx_trees_graph.c: the tree node's attributes and the graph around
- *	  it; onnx_trees_v5.c: opset-5 TreeEnsemble into the same attributes).  Not a public interface: the entry points are
- *	  declared in onnx_internal.h.
+ *	  it; onnx_trees_v5.c: opset-5 TreeEnsemble into the same attributes;
+ *	  onnx_trees_prep.c: preprocessing before the tree node, folded into
+ *	  the splits).  Not a public interface: the entry points are declared
+ *	  in onnx_internal.h.
  *
  * TAttrs points into the decoded protobuf, owned by gs_onnx_load; TWork's
  * arrays come from the Loader's allocator and are freed by
@@ -49,7 +51,7 @@ typedef enum TPost
  * opset 5, converted by onnx_trees_v5.c) into arrays listed in owned[],
  * freed by onnx_trees_free_attrs.
  */
-#define TREES_MAX_OWNED 24
+#define TREES_MAX_OWNED 32
 typedef struct TAttrs
 {
 	bool		classifier;
@@ -110,8 +112,76 @@ tz_alloc(Loader *L, size_t size)
 	return p;
 }
 
+/*
+ * Preprocessing before the tree node (onnx_trees_prep.c): each column the
+ * tree node reads is a column of the graph's input through a chain of
+ * per-column float steps, applied in order.
+ */
+#define TPREP_MAX_STEPS		8		/* steps of one column's chain */
+#define TPREP_MAX_VALUES	257		/* the graph's input + preprocessing nodes */
+#define TPREP_MAX_COLUMNS	(1 << 18)	/* columns of all values together */
+
+typedef enum TPrepOp
+{
+	TPO_ADD,					/* x + c */
+	TPO_SUB,					/* x - c */
+	TPO_RSUB,					/* c - x */
+	TPO_MUL,					/* x * c */
+	TPO_DIV,					/* x / c, c != 0 */
+	TPO_IMPUTE					/* NaN ? c : x */
+} TPrepOp;
+
+typedef struct TPrepCol
+{
+	int32_t		src;			/* column of the graph's input */
+	uint8_t		n;				/* steps */
+	bool		arith;			/* a step other than TPO_IMPUTE */
+	uint8_t		op[TPREP_MAX_STEPS];	/* TPrepOp */
+	float		c[TPREP_MAX_STEPS];
+} TPrepCol;
+
+/* A value computed from the graph's input (or the input itself). */
+typedef struct TPrepVal
+{
+	const char *name;			/* points into the protobuf */
+	int32_t		width;
+	TPrepCol   *cols;			/* [width], L->alloc */
+} TPrepVal;
+
+typedef struct TPrep
+{
+	const char *in_name;		/* the graph's input */
+	int32_t		in_width;
+	TPrepVal	vals[TPREP_MAX_VALUES];
+	int32_t		n_vals;
+	int64_t		n_cols;			/* columns of all vals */
+	const TPrepCol *tree_cols;	/* what the tree node reads, or NULL: the
+								 * graph's input itself */
+	int32_t		tree_width;
+} TPrep;
+
+/* onnx_trees_prep.c */
+extern bool onnx_trees_prep_is_feature(const TPrep *P, const char *name);
+/*
+ * Translate node (which reads the graph's input or a value computed from
+ * it, and is not the tree node) into a new value named after its output;
+ * an unsupported node sets an error.  L->label names the node.
+ */
+extern GsCode onnx_trees_prep_node(Loader *L, TPrep *P, const Onnx__NodeProto *node);
+/* The tree node reads name, the graph's input or a value of P. */
+extern GsCode onnx_trees_prep_tree(Loader *L, TPrep *P, const char *name);
+/*
+ * Fold P into A's splits: feature ids become columns of the graph's input,
+ * thresholds, modes, missing directions and children are rewritten so that
+ * every row is sent where onnxruntime sends its preprocessed row.  A's node
+ * arrays are replaced by owned copies.  Caller: P->tree_cols != NULL.
+ */
+extern GsCode onnx_trees_fold(Loader *L, const TPrep *P, TAttrs *A);
+extern void onnx_trees_prep_free(Loader *L, TPrep *P);
+
 /* onnx_trees_graph.c */
-extern GsCode onnx_trees_check_graph(Loader *L, const Onnx__NodeProto *tree, int32_t *n_features);
+extern GsCode onnx_trees_check_graph(Loader *L, const Onnx__NodeProto *tree, int32_t *n_features,
+									 TPrep *P);
 extern GsCode onnx_trees_read_attrs(Loader *L, const Onnx__NodeProto *node, bool classifier,
 									TAttrs *A);
 extern bool onnx_trees_is_tree_node(const Onnx__NodeProto *node);
@@ -119,8 +189,12 @@ extern bool onnx_trees_is_tree_node(const Onnx__NodeProto *node);
 /* onnx_trees_v5.c */
 extern GsCode onnx_trees_read_v5(Loader *L, const Onnx__NodeProto *node, TAttrs *A);
 extern void onnx_trees_free_attrs(Loader *L, TAttrs *A);
+/* A new zeroed array owned by A (freed by onnx_trees_free_attrs); NULL: status set. */
+extern void *onnx_trees_own(Loader *L, TAttrs *A, size_t size);
 
 /* onnx_trees_walk.c */
+/* TMode of node i of A, or TM_LEAF + 1 when its mode is unknown. */
+extern int	onnx_trees_mode(const TAttrs *A, size_t i);
 extern GsCode onnx_trees_walk(Loader *L, const TAttrs *A, int32_t n_features, TWork *w);
 extern GsCode onnx_trees_attach_weights(Loader *L, const TAttrs *A, TWork *w);
 extern float onnx_trees_leaf_weight(const TAttrs *A, const TWork *w, int32_t i, int64_t k,

@@ -2,9 +2,10 @@
  * onnx_trees_graph.c
  *	  The tree-ensemble node's attributes (read and length-checked, pointing
  *	  into the decoded protobuf owned by gs_onnx_load) and the graph around
- *	  it: one float input [N, F] read only by the tree node, post-processing
- *	  by Identity, Cast, ZipMap, ArgMax, Constant and Mul by 1 only, a graph
- *	  output carrying the scores.  See onnx_trees.c for the semantics; the
+ *	  it: one float input [N, F] read by the tree node directly or through
+ *	  preprocessing (onnx_trees_prep.c), post-processing by Identity, Cast,
+ *	  ZipMap, ArgMax, Constant and Mul by 1 only, a graph output carrying
+ *	  the scores.  See onnx_trees.c for the semantics; the
  *	  only memory allocated here is freed before each function returns.
  */
 #include <math.h>
@@ -249,7 +250,8 @@ typedef enum TKind
 	TK_INPUT,					/* the graph's input */
 	TK_CONST,					/* initializer or Constant output */
 	TK_SCORE,					/* the tree node's scores, unchanged */
-	TK_OTHER					/* labels, or anything else derived */
+	TK_OTHER,					/* labels, or anything else derived */
+	TK_FEAT						/* computed from the input by preprocessing */
 } TKind;
 
 typedef struct TName
@@ -266,6 +268,21 @@ name_kind(const TName *names, int32_t n, const char *name)
 		if (strcmp(names[i].name, name) == 0)
 			return (int) names[i].kind;
 	return -1;
+}
+
+/* Does node read the graph's input or a value computed from it? */
+static bool
+reads_features(const TName *names, int32_t n, const Onnx__NodeProto *node)
+{
+	for (size_t k = 0; k < node->n_input; k++)
+	{
+		int			kind = node->input[k] && node->input[k][0] ?
+			name_kind(names, n, node->input[k]) : -1;
+
+		if (kind == TK_INPUT || kind == TK_FEAT)
+			return true;
+	}
+	return false;
 }
 
 /*
@@ -297,13 +314,16 @@ check_ones(Loader *L, const Onnx__TensorProto *t, bool *ones)
 }
 
 /*
- * Check the graph: its one input is float [N, F] and read only by the tree
- * node; the other nodes post-process the tree node's outputs with
- * Identity, Cast, ZipMap, ArgMax, Constant or Mul by 1; some graph output
- * carries the scores unchanged.  Sets *n_features.
+ * Check the graph: its one input is float [N, F]; the nodes that read it
+ * (or what they compute from it) before the tree node are preprocessing,
+ * translated into P (onnx_trees_prep.c); the tree node reads the input or
+ * a preprocessed value; the other nodes post-process the tree node's
+ * outputs with Identity, Cast, ZipMap, ArgMax, Constant or Mul by 1; some
+ * graph output carries the scores unchanged.  Sets *n_features (F) and P,
+ * which the caller releases with onnx_trees_prep_free.
  */
 GsCode
-onnx_trees_check_graph(Loader *L, const Onnx__NodeProto *tree, int32_t *n_features)
+onnx_trees_check_graph(Loader *L, const Onnx__NodeProto *tree, int32_t *n_features, TPrep *P)
 {
 	const Onnx__GraphProto *g = L->g;
 	const char *in_name;
@@ -313,8 +333,14 @@ onnx_trees_check_graph(Loader *L, const Onnx__NodeProto *tree, int32_t *n_featur
 	GsCode		rc = GS_OK;
 	bool		scored = false;
 
+	P->n_vals = 0;
+	P->n_cols = 0;
+	P->tree_cols = NULL;
 	if (onnx_graph_input(L, (int32_t) GS_NODE_FEATURE_MASK, &in_name, n_features) != GS_OK)
 		return L->st->code;
+	P->in_name = in_name;
+	P->in_width = *n_features;
+	P->tree_width = *n_features;
 
 	if (tree->n_output < 1 || (strcmp(tree->op_type, "TreeEnsembleClassifier") == 0 && tree->n_output < 2))
 		return gs_status_set(L->st, GS_ERR_INVALID_MODEL, "%s has too few outputs", L->label);
@@ -363,6 +389,19 @@ onnx_trees_check_graph(Loader *L, const Onnx__NodeProto *tree, int32_t *n_featur
 		if (node == tree)
 		{
 			bool		cls = strcmp(op, "TreeEnsembleClassifier") == 0;
+			int			kind = tree->n_input == 1 && tree->input[0] ?
+				name_kind(names, n_names, tree->input[0]) : -1;
+
+			if (kind != TK_INPUT && kind != TK_FEAT)
+			{
+				gs_status_set(L->st, GS_ERR_UNSUPPORTED, "%s does not read the graph's input", L->label);
+				gs_status_detail(L->st, "The tree-ensemble node must read the graph's one input, directly or "
+								 "after preprocessing.");
+				rc = L->st->code;
+				break;
+			}
+			if ((rc = onnx_trees_prep_tree(L, P, tree->input[0])) != GS_OK)
+				break;
 
 			/* regressor: Y; classifier: label, probabilities */
 			for (size_t k = 0; k < tree->n_output; k++)
@@ -371,6 +410,26 @@ onnx_trees_check_graph(Loader *L, const Onnx__NodeProto *tree, int32_t *n_featur
 					names[n_names].name = tree->output[k];
 					names[n_names++].kind = k == (cls ? 1u : 0u) ? TK_SCORE : TK_OTHER;
 				}
+			continue;
+		}
+		if (reads_features(names, n_names, node))
+		{
+			/* preprocessing: the values it computes are features too */
+			char		saved[sizeof(L->label)];
+
+			memcpy(saved, L->label, sizeof(saved));
+			snprintf(L->label, sizeof(L->label), "%s", label);
+			rc = onnx_trees_prep_node(L, P, node);
+			memcpy(L->label, saved, sizeof(saved));
+			if (rc != GS_OK)
+				break;
+			if (name_kind(names, n_names, node->output[0]) >= 0)
+			{
+				rc = gs_status_set(L->st, GS_ERR_INVALID_MODEL, "%s redefines a value", label);
+				break;
+			}
+			names[n_names].name = node->output[0];
+			names[n_names++].kind = TK_FEAT;
 			continue;
 		}
 		if (!((std && (strcmp(op, "Identity") == 0 || strcmp(op, "Cast") == 0 ||
@@ -416,13 +475,6 @@ onnx_trees_check_graph(Loader *L, const Onnx__NodeProto *tree, int32_t *n_featur
 				onnx_safe_name(iname, sizeof(iname), node->input[k]);
 				rc = gs_status_set(L->st, GS_ERR_INVALID_MODEL,
 								   "input \"%s\" of %s is not defined before it", iname, label);
-				break;
-			}
-			if (kind == TK_INPUT)
-			{
-				gs_status_set(L->st, GS_ERR_UNSUPPORTED, "%s reads the graph's input", label);
-				gs_status_detail(L->st, "Only the tree-ensemble node may read the features.");
-				rc = L->st->code;
 				break;
 			}
 			if (kind != TK_CONST)
@@ -475,14 +527,6 @@ onnx_trees_check_graph(Loader *L, const Onnx__NodeProto *tree, int32_t *n_featur
 			names[n_names].name = node->output[k];
 			names[n_names++].kind = out_kind;
 		}
-	}
-	/* no other node reads the features (checked above); the tree node must */
-	if (rc == GS_OK &&
-		(tree->n_input != 1 || tree->input[0] == NULL || strcmp(tree->input[0], in_name) != 0))
-	{
-		gs_status_set(L->st, GS_ERR_UNSUPPORTED, "%s does not read the graph's input directly", L->label);
-		gs_status_detail(L->st, "Preprocessing steps before the trees (scalers, imputers, ...) are not supported.");
-		rc = L->st->code;
 	}
 	for (size_t k = 0; k < g->n_output && rc == GS_OK; k++)
 	{

@@ -70,9 +70,9 @@ typedef struct V5Frame
 	bool		leaf;
 } V5Frame;
 
-/* Remember an owned array of A; NULL (status set) when out of memory. */
-static void *
-v5_own(Loader *L, TAttrs *A, size_t size)
+/* A new owned array of A; see onnx_trees.h. */
+void *
+onnx_trees_own(Loader *L, TAttrs *A, size_t size)
 {
 	void	   *p;
 
@@ -155,7 +155,7 @@ v5_tensor(Loader *L, TAttrs *A, const Onnx__NodeProto *node, const char *name, i
 		(type == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT ? t->n_float_data : t->n_int32_data) != (size_t) count)
 		return gs_status_set(L->st, GS_ERR_INVALID_MODEL,
 							 "attribute \"%s\" of %s holds the wrong amount of data", name, L->label);
-	dst = v5_own(L, A, (size_t) count * esize);
+	dst = onnx_trees_own(L, A, (size_t) count * esize);
 	if (dst == NULL)
 		return L->st->code;
 	for (int64_t i = 0; i < count; i++)
@@ -271,8 +271,8 @@ v5_read(Loader *L, TAttrs *A, const Onnx__NodeProto *node, V5 *V)
 	A->post = (TPost) post;
 
 	/* each MEMBER node's values: the next run of membership_values up to a NaN */
-	V->member_start = v5_own(L, A, sizeof(int64_t) * V->nb);
-	V->member_len = v5_own(L, A, sizeof(int64_t) * V->nb);
+	V->member_start = onnx_trees_own(L, A, sizeof(int64_t) * V->nb);
+	V->member_len = onnx_trees_own(L, A, sizeof(int64_t) * V->nb);
 	if (V->member_start == NULL || V->member_len == NULL)
 		return L->st->code;
 	{
@@ -427,18 +427,18 @@ onnx_trees_read_v5(Loader *L, const Onnx__NodeProto *node, TAttrs *A)
 	{
 		A->n = (size_t) n;
 		A->nw = (size_t) nl;
-		A->treeids = v5_own(L, A, sizeof(int64_t) * (size_t) n);
-		A->nodeids = v5_own(L, A, sizeof(int64_t) * (size_t) n);
-		A->featureids = v5_own(L, A, sizeof(int64_t) * (size_t) n);
-		A->truenodeids = v5_own(L, A, sizeof(int64_t) * (size_t) n);
-		A->falsenodeids = v5_own(L, A, sizeof(int64_t) * (size_t) n);
-		A->tracks = V.tracks ? v5_own(L, A, sizeof(int64_t) * (size_t) n) : NULL;
-		A->values = v5_own(L, A, sizeof(float) * (size_t) n);
-		A->mode_codes = v5_own(L, A, (size_t) n);
-		A->w_ids = v5_own(L, A, sizeof(int64_t) * (size_t) nl);
-		A->w_nodeids = v5_own(L, A, sizeof(int64_t) * (size_t) nl);
-		A->w_treeids = v5_own(L, A, sizeof(int64_t) * (size_t) nl);
-		A->w_values = v5_own(L, A, sizeof(float) * (size_t) nl);
+		A->treeids = onnx_trees_own(L, A, sizeof(int64_t) * (size_t) n);
+		A->nodeids = onnx_trees_own(L, A, sizeof(int64_t) * (size_t) n);
+		A->featureids = onnx_trees_own(L, A, sizeof(int64_t) * (size_t) n);
+		A->truenodeids = onnx_trees_own(L, A, sizeof(int64_t) * (size_t) n);
+		A->falsenodeids = onnx_trees_own(L, A, sizeof(int64_t) * (size_t) n);
+		A->tracks = V.tracks ? onnx_trees_own(L, A, sizeof(int64_t) * (size_t) n) : NULL;
+		A->values = onnx_trees_own(L, A, sizeof(float) * (size_t) n);
+		A->mode_codes = onnx_trees_own(L, A, (size_t) n);
+		A->w_ids = onnx_trees_own(L, A, sizeof(int64_t) * (size_t) nl);
+		A->w_nodeids = onnx_trees_own(L, A, sizeof(int64_t) * (size_t) nl);
+		A->w_treeids = onnx_trees_own(L, A, sizeof(int64_t) * (size_t) nl);
+		A->w_values = onnx_trees_own(L, A, sizeof(float) * (size_t) nl);
 		if (!A->treeids || !A->nodeids || !A->featureids || !A->truenodeids || !A->falsenodeids ||
 			(V.tracks && !A->tracks) || !A->values || !A->mode_codes || !A->w_ids || !A->w_nodeids ||
 			!A->w_treeids || !A->w_values)

@@ -20,6 +20,21 @@ static const char *const tmode_names[] = {
 	"BRANCH_LEQ", "BRANCH_LT", "BRANCH_GTE", "BRANCH_GT", "BRANCH_EQ", "BRANCH_NEQ", "LEAF"
 };
 
+/* Mode of node i; see onnx_trees.h. */
+int
+onnx_trees_mode(const TAttrs *A, size_t i)
+{
+	int			k;
+
+	if (A->mode_codes)
+		return A->mode_codes[i] <= TM_LEAF ? A->mode_codes[i] : TM_LEAF + 1;
+	for (k = 0; k <= TM_LEAF; k++)
+		if (A->modes[i].len == strlen(tmode_names[k]) &&
+			memcmp(A->modes[i].data, tmode_names[k], A->modes[i].len) == 0)
+			break;
+	return k;
+}
+
 /* qsort: int64 pairs by first, then second element. */
 static int
 cmp_pair64(const void *a, const void *b)
@@ -90,18 +105,8 @@ onnx_trees_walk(Loader *L, const TAttrs *A, int32_t n_features, TWork *w)
 		return onnx_nomem(L);
 	for (int64_t i = 0; i < n; i++)
 	{
-		int			k;
+		int			k = onnx_trees_mode(A, (size_t) i);
 
-		if (A->mode_codes)
-			k = A->mode_codes[i];
-		else
-		{
-			const ProtobufCBinaryData *m = &A->modes[i];
-
-			for (k = 0; k <= TM_LEAF; k++)
-				if (m->len == strlen(tmode_names[k]) && memcmp(m->data, tmode_names[k], m->len) == 0)
-					break;
-		}
 		if (k > TM_LEAF)
 			return gs_status_set(L->st, GS_ERR_INVALID_MODEL,
 								 "node %lld of tree %lld of %s has an unknown mode",

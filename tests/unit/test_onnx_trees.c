@@ -13,8 +13,11 @@
  * column-major batch, as odd-sized batches with a padded leading dimension
  * and row by row, and requires every output within the case's tolerance of
  * onnxruntime's (relative above 1, absolute below; 0 for all fixtures but
- * AVERAGE: bit for bit); the largest differences are printed per fixture.  Every file of onnx/bad/trees_expected.txt must
- * be refused with its status and message; failing allocations and random
+ * AVERAGE: bit for bit); the largest differences are printed per fixture
+ * (onnx_pipe_*: scikit-learn pipelines whose preprocessing is folded into
+ * the splits, gen_onnx_pipeline_fixtures.py).  Every file of
+ * onnx/bad/trees_expected.txt and onnx/bad/pipe_expected.txt must be
+ * refused with its status and message; failing allocations and random
  * corruptions of valid models must give an error, never a crash or a leak
  * (ASan/LSan run).  Node modes, missing values and the transforms are also
  * checked on a hand-made forest, independently of the fixtures.
@@ -215,6 +218,7 @@ static void
 test_bad(void)
 {
 	gs_check_bad_files(FIXTURES "/onnx/bad/trees_expected.txt", FIXTURES "/onnx/bad", 15);
+	gs_check_bad_files(FIXTURES "/onnx/bad/pipe_expected.txt", FIXTURES "/onnx/bad", 10);
 }
 
 /* Caps of GsLimits apply before allocation. */

@@ -1,0 +1,727 @@
+/*
+ * onnx_trees_prep.c
+ *	  Preprocessing between an ONNX-ML graph's input and its tree node, as
+ *	  scikit-learn pipelines exported by skl2onnx write it, folded into the
+ *	  trees' splits so that every engine scores the forest unchanged.
+ *
+ * What is read (each column of the tree node's input becomes a column of
+ * the graph's input plus a chain of per-column float steps):
+ *	- ai.onnx.ml Imputer replacing NaN (SimpleImputer), ai.onnx.ml Scaler
+ *	  (StandardScaler, RobustScaler, MaxAbsScaler: (x - offset) * scale),
+ *	  Add / Sub / Mul / Div by a per-column or scalar constant
+ *	  (MinMaxScaler: Mul then Add), Cast to float, Identity;
+ *	- ai.onnx.ml ArrayFeatureExtractor with constant indices and Concat
+ *	  over the columns (ColumnTransformer: columns picked, preprocessed per
+ *	  group, concatenated; remainder "passthrough" or "drop").
+ *
+ * Why folding is exact.  A chain P of these float operations is monotone
+ * in x (Sub from a constant and Mul / Div by a negative constant reverse
+ * the order), and a split compares P(x) with its threshold t in float as
+ * onnxruntime does.  So for every finite x the split's outcome
+ * D(x) = (P(x) MODE t) is a monotone predicate of x: false below some
+ * float and true from it on, or the other way round, or constant.  That
+ * float is found by bisection over the ordered finite floats, evaluating
+ * P with onnxruntime's float operations in its order, and the split
+ * becomes "x >= T" or "x < T" on the raw column, decided for every finite
+ * x exactly as onnxruntime decides it.  NaN is followed separately: P(NaN)
+ * is computed (an Imputer makes it a number), and the split's missing
+ * direction is where that value goes.  Inputs are never infinite (the glue
+ * rejects them).
+ *
+ * Monotone needs P never to produce NaN from a number: the only way is an
+ * infinity times 0 (a zero scale after an overflow), and a column whose
+ * chain does that at -FLT_MAX or FLT_MAX (every intermediate value of a
+ * number lies between those two ends') is refused.  Equality splits (EQ,
+ * NEQ, opset-5 membership) survive only an Imputer (P(x) = x for numbers);
+ * after arithmetic they are refused.
+ *
+ * Memory: column arrays come from the Loader's allocator; TPrep owns them
+ * until onnx_trees_prep_free.  onnx_trees_fold replaces TAttrs' node
+ * arrays by owned copies (TAttrs.owned, freed by onnx_trees_free_attrs).
+ */
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnx_trees.h"
+
+/* P must be computed in float exactly, as onnxruntime computes it */
+#if !defined(FLT_EVAL_METHOD) || FLT_EVAL_METHOD != 0
+#error "onnx_trees_prep.c needs float arithmetic evaluated in float (FLT_EVAL_METHOD 0)"
+#endif
+
+/* The finite floats in order: key(-FLT_MAX) = -PREP_KEY_MAX ... key(FLT_MAX) */
+#define PREP_KEY_MAX 0x7f7fffffL
+
+/* ---- the columns ---- */
+
+/* The value called name (the graph's input included), or NULL. */
+static TPrepVal *
+prep_find(TPrep *P, const char *name)
+{
+	for (int32_t i = 0; i < P->n_vals; i++)
+		if (strcmp(P->vals[i].name, name) == 0)
+			return &P->vals[i];
+	return NULL;
+}
+
+/* Is name the graph's input or a value computed from it by preprocessing? */
+bool
+onnx_trees_prep_is_feature(const TPrep *P, const char *name)
+{
+	if (name == NULL)
+		return false;
+	if (strcmp(name, P->in_name) == 0)
+		return true;
+	for (int32_t i = 0; i < P->n_vals; i++)
+		if (strcmp(P->vals[i].name, name) == 0)
+			return true;
+	return false;
+}
+
+/* A new value of width columns (uninitialized) named name; NULL: status set. */
+static TPrepVal *
+prep_new(Loader *L, TPrep *P, const char *name, int64_t width)
+{
+	TPrepVal   *v;
+
+	if (P->n_vals >= TPREP_MAX_VALUES)
+	{
+		gs_status_set(L->st, GS_ERR_LIMIT, "%s: more than %d preprocessing nodes before the trees",
+					  L->label, TPREP_MAX_VALUES - 1);
+		return NULL;
+	}
+	if (width < 1 || width > TPREP_MAX_COLUMNS - P->n_cols)
+	{
+		gs_status_set(L->st, GS_ERR_LIMIT, "%s: the preprocessing before the trees has more than %d columns in all",
+					  L->label, TPREP_MAX_COLUMNS);
+		return NULL;
+	}
+	v = &P->vals[P->n_vals];
+	v->cols = onnx_alloc(L, sizeof(TPrepCol) * (size_t) width);
+	if (v->cols == NULL)
+	{
+		onnx_nomem(L);
+		return NULL;
+	}
+	v->name = name;
+	v->width = (int32_t) width;
+	P->n_cols += width;
+	P->n_vals++;
+	return v;
+}
+
+/*
+ * The value a node reads as name: the graph's input (its identity columns
+ * made on first use) or an earlier preprocessing output.  NULL: not one.
+ */
+static TPrepVal *
+prep_input(Loader *L, TPrep *P, const char *name)
+{
+	TPrepVal   *v = prep_find(P, name);
+
+	if (v || name == NULL || strcmp(name, P->in_name) != 0)
+		return v;
+	v = prep_new(L, P, P->in_name, P->in_width);
+	if (v)
+		for (int32_t c = 0; c < v->width; c++)
+		{
+			memset(&v->cols[c], 0, sizeof(TPrepCol));
+			v->cols[c].src = c;
+		}
+	return v;
+}
+
+/* Append step (op, c) to every column of v; refused past TPREP_MAX_STEPS. */
+static GsCode
+prep_append(Loader *L, TPrepVal *v, TPrepOp op, const float *c, bool per_column)
+{
+	for (int32_t k = 0; k < v->width; k++)
+	{
+		TPrepCol   *col = &v->cols[k];
+
+		if (col->n >= TPREP_MAX_STEPS)
+		{
+			gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+						  "%s: column %d goes through more than %d preprocessing steps",
+						  L->label, k, TPREP_MAX_STEPS);
+			return L->st->code;
+		}
+		col->op[col->n] = (uint8_t) op;
+		col->c[col->n] = c[per_column ? k : 0];
+		col->arith |= op != TPO_IMPUTE;
+		col->n++;
+	}
+	return GS_OK;
+}
+
+/* A constant tensor by name: an initializer or a Constant node's value. */
+static const Onnx__TensorProto *
+prep_const(Loader *L, const char *name)
+{
+	const Onnx__TensorProto *t = onnx_find_const(L, name);
+
+	for (size_t i = 0; t == NULL && name && name[0] && i < L->g->n_node; i++)
+	{
+		const Onnx__NodeProto *node = L->g->node[i];
+		const Onnx__AttributeProto *a;
+
+		if (node->op_type && strcmp(node->op_type, "Constant") == 0 && node->n_output >= 1 &&
+			node->output[0] && strcmp(node->output[0], name) == 0 &&
+			(a = onnx_attr_find(node, "value")) != NULL)
+			t = a->t;
+	}
+	return t;
+}
+
+/*
+ * The new value of a node whose one feature input is in: a copy of in's
+ * columns, named after the node's output.  NULL: status set.
+ */
+static TPrepVal *
+prep_copy(Loader *L, TPrep *P, const Onnx__NodeProto *node, const TPrepVal *in)
+{
+	TPrepVal   *v = prep_new(L, P, node->output[0], in->width);
+
+	if (v)
+		memcpy(v->cols, in->cols, sizeof(TPrepCol) * (size_t) in->width);
+	return v;
+}
+
+/*
+ * The constant operand of an element-wise step over width columns: one
+ * value, or one per column ([W] or [1, W]), all finite.  On success *vals
+ * is the caller's (L->alloc) and *per_column says which.
+ */
+static GsCode
+prep_operand(Loader *L, const Onnx__TensorProto *t, int32_t width, float **vals, bool *per_column)
+{
+	int64_t		n;
+
+	if (onnx_tensor_floats(L, t, TPREP_MAX_COLUMNS, &n, vals) != GS_OK)
+		return L->st->code;
+	if (!(n == 1 || (n == width && (t->n_dims == 1 || (t->n_dims == 2 && t->dims[0] == 1)))))
+	{
+		L->alloc.free(L->alloc.ctx, *vals);
+		*vals = NULL;
+		return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+							 "the constant of %s does not broadcast over the %d columns it preprocesses",
+							 L->label, width);
+	}
+	*per_column = n != 1;
+	return GS_OK;
+}
+
+/*
+ * Add, Sub, Mul or Div of the features by a constant (either operand of
+ * Add, Mul and Sub; the divisor of Div, never 0).
+ */
+static GsCode
+prep_arith(Loader *L, TPrep *P, const Onnx__NodeProto *node, const char *op)
+{
+	const Onnx__TensorProto *t = NULL;
+	TPrepVal   *in = NULL,
+			   *v;
+	float	   *c = NULL;
+	bool		per_column = false;
+	int			fi = -1;
+	TPrepOp		pop;
+	GsCode		rc = GS_OK;
+
+	for (int k = 0; k < 2 && node->n_input == 2; k++)
+	{
+		TPrepVal   *x = prep_input(L, P, node->input[k]);
+
+		if (L->st->code != GS_OK)
+			return L->st->code;
+		if (x && in)
+			return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+								 "%s combines two feature columns; only a constant may be added, "
+								 "subtracted, multiplied or divided", L->label);
+		if (x)
+		{
+			in = x;
+			fi = k;
+		}
+	}
+	if (in == NULL || (t = prep_const(L, node->input[1 - fi])) == NULL)
+		return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+							 "%s preprocesses the features with something other than a constant", L->label);
+	if (prep_operand(L, t, in->width, &c, &per_column) != GS_OK)
+		return L->st->code;
+	if (strcmp(op, "Add") == 0)
+		pop = TPO_ADD;
+	else if (strcmp(op, "Mul") == 0)
+		pop = TPO_MUL;
+	else if (strcmp(op, "Sub") == 0)
+		pop = fi == 0 ? TPO_SUB : TPO_RSUB;
+	else
+	{
+		pop = TPO_DIV;
+		if (fi != 0)
+			rc = gs_status_set(L->st, GS_ERR_UNSUPPORTED, "%s divides a constant by the features", L->label);
+		for (int32_t k = 0; rc == GS_OK && k < (per_column ? in->width : 1); k++)
+			if (c[k] == 0.0f)
+				rc = gs_status_set(L->st, GS_ERR_UNSUPPORTED, "%s divides the features by 0", L->label);
+	}
+	if (rc == GS_OK)
+		rc = (v = prep_copy(L, P, node, in)) == NULL ? L->st->code : prep_append(L, v, pop, c, per_column);
+	L->alloc.free(L->alloc.ctx, c);
+	return rc;
+}
+
+/*
+ * A float-list attribute of 1 or width values, all finite (into *vals, the
+ * caller's); *per_column says which.
+ */
+static GsCode
+prep_floats_attr(Loader *L, const Onnx__NodeProto *node, const char *name, int32_t width,
+				 float **vals, bool *per_column)
+{
+	const Onnx__AttributeProto *a = onnx_attr_find(node, name);
+
+	*vals = NULL;
+	if (a == NULL || a->n_floats == 0 ||
+		(a->has_type && a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS))
+		return gs_status_set(L->st, GS_ERR_INVALID_MODEL, "%s has no list of floats \"%s\"", L->label, name);
+	if (a->n_floats != 1 && a->n_floats != (size_t) width)
+		return gs_status_set(L->st, GS_ERR_INVALID_MODEL, "%s has %zu values \"%s\" for %d columns",
+							 L->label, a->n_floats, name, width);
+	for (size_t k = 0; k < a->n_floats; k++)
+		if (!isfinite(a->floats[k]))
+			return gs_status_set(L->st, GS_ERR_INVALID_MODEL,
+								 "attribute \"%s\" of %s holds a non-finite value", name, L->label);
+	*vals = onnx_alloc(L, sizeof(float) * a->n_floats);
+	if (*vals == NULL)
+		return onnx_nomem(L);
+	memcpy(*vals, a->floats, sizeof(float) * a->n_floats);
+	*per_column = a->n_floats != 1;
+	return GS_OK;
+}
+
+/*
+ * ai.onnx.ml Imputer replacing NaN (scikit-learn's SimpleImputer): a NaN
+ * becomes imputed_value_floats[c].  onnxruntime requires
+ * replaced_value_float; a number there (replacing, say, every 0) is
+ * refused: a split could not follow it.
+ */
+static GsCode
+prep_imputer(Loader *L, TPrep *P, const Onnx__NodeProto *node, TPrepVal *in)
+{
+	static const char *const attrs[] = {"imputed_value_floats", "replaced_value_float", NULL};
+	const Onnx__AttributeProto *r = onnx_attr_find(node, "replaced_value_float");
+	TPrepVal   *v;
+	float	   *c;
+	bool		per_column;
+	GsCode		rc;
+
+	if (onnx_attrs_allowed(L, node, attrs) != GS_OK ||
+		prep_floats_attr(L, node, "imputed_value_floats", in->width, &c, &per_column) != GS_OK)
+		return L->st->code;
+	if (r == NULL || !r->has_f || !isnan(r->f))
+		rc = gs_status_set(L->st, GS_ERR_UNSUPPORTED, "%s replaces %s, not NaN", L->label,
+						   r == NULL || !r->has_f ? "no value" : "a number");
+	else
+		rc = (v = prep_copy(L, P, node, in)) == NULL ? L->st->code :
+			prep_append(L, v, TPO_IMPUTE, c, per_column);
+	L->alloc.free(L->alloc.ctx, c);
+	return rc;
+}
+
+/*
+ * ai.onnx.ml Scaler: (x - offset) * scale, in float, in that order (as
+ * onnxruntime computes it); offset and scale both of 1 or width values.
+ */
+static GsCode
+prep_scaler(Loader *L, TPrep *P, const Onnx__NodeProto *node, TPrepVal *in)
+{
+	static const char *const attrs[] = {"offset", "scale", NULL};
+	TPrepVal   *v;
+	float	   *o = NULL,
+			   *s = NULL;
+	bool		o_cols,
+				s_cols;
+	GsCode		rc;
+
+	if (onnx_attrs_allowed(L, node, attrs) != GS_OK)
+		return L->st->code;
+	rc = prep_floats_attr(L, node, "offset", in->width, &o, &o_cols);
+	if (rc == GS_OK)
+		rc = prep_floats_attr(L, node, "scale", in->width, &s, &s_cols);
+	if (rc == GS_OK && o_cols != s_cols)
+		rc = gs_status_set(L->st, GS_ERR_INVALID_MODEL,
+						   "%s has a different number of offsets and scales", L->label);
+	if (rc == GS_OK)
+		rc = (v = prep_copy(L, P, node, in)) == NULL ? L->st->code :
+			prep_append(L, v, TPO_SUB, o, o_cols) != GS_OK ? L->st->code :
+			prep_append(L, v, TPO_MUL, s, s_cols);
+	if (o)
+		L->alloc.free(L->alloc.ctx, o);
+	if (s)
+		L->alloc.free(L->alloc.ctx, s);
+	return rc;
+}
+
+/* ai.onnx.ml ArrayFeatureExtractor: the columns of a constant index list. */
+static GsCode
+prep_extract(Loader *L, TPrep *P, const Onnx__NodeProto *node, TPrepVal *in)
+{
+	const Onnx__TensorProto *t = node->n_input == 2 ? prep_const(L, node->input[1]) : NULL;
+	TPrepVal   *v;
+	int64_t		n,
+			   *idx;
+
+	if (t == NULL)
+		return gs_status_set(L->st, GS_ERR_UNSUPPORTED, "%s picks columns that are not a constant list",
+							 L->label);
+	if (onnx_tensor_check(L, t, ONNX__TENSOR_PROTO__DATA_TYPE__INT64, TPREP_MAX_COLUMNS, &n) != GS_OK)
+		return L->st->code;
+	if (n < 1)
+		return gs_status_set(L->st, GS_ERR_INVALID_MODEL, "%s picks no column", L->label);
+	idx = onnx_alloc(L, sizeof(int64_t) * (size_t) n);
+	if (idx == NULL)
+		return onnx_nomem(L);
+	if (onnx_tensor_int64s(L, t, TPREP_MAX_COLUMNS, &n, idx) == GS_OK &&
+		(v = prep_new(L, P, node->output[0], n)) != NULL)
+	{
+		for (int64_t k = 0; k < n; k++)
+		{
+			if (idx[k] < 0 || idx[k] >= in->width)
+			{
+				gs_status_set(L->st, GS_ERR_INVALID_MODEL, "%s picks column %lld of %d",
+							  L->label, (long long) idx[k], in->width);
+				break;
+			}
+			v->cols[k] = in->cols[idx[k]];
+		}
+	}
+	L->alloc.free(L->alloc.ctx, idx);
+	return L->st->code;
+}
+
+/* Concat of feature values along the columns (axis 1 or -1). */
+static GsCode
+prep_concat(Loader *L, TPrep *P, const Onnx__NodeProto *node)
+{
+	static const char *const attrs[] = {"axis", NULL};
+	int64_t		axis,
+				width = 0;
+	TPrepVal   *v;
+	int32_t		at = 0;
+
+	if (onnx_attrs_allowed(L, node, attrs) != GS_OK || onnx_attr_int(L, node, "axis", 0, &axis) != GS_OK)
+		return L->st->code;
+	if (axis != 1 && axis != -1)
+		return gs_status_set(L->st, GS_ERR_UNSUPPORTED, "%s concatenates along axis %lld, not the columns",
+							 L->label, (long long) axis);
+	for (size_t k = 0; k < node->n_input; k++)
+	{
+		TPrepVal   *x = prep_input(L, P, node->input[k]);
+
+		if (x == NULL)
+			return L->st->code != GS_OK ? L->st->code :
+				gs_status_set(L->st, GS_ERR_UNSUPPORTED, "%s concatenates the features with something else",
+							  L->label);
+		width += x->width;
+		if (width > TPREP_MAX_COLUMNS)
+			break;
+	}
+	if ((v = prep_new(L, P, node->output[0], width)) == NULL)
+		return L->st->code;
+	for (size_t k = 0; k < node->n_input; k++)
+	{
+		TPrepVal   *x = prep_find(P, node->input[k]);
+
+		memcpy(v->cols + at, x->cols, sizeof(TPrepCol) * (size_t) x->width);
+		at += x->width;
+	}
+	return GS_OK;
+}
+
+/* Translate a node that reads the features; see onnx_trees.h. */
+GsCode
+onnx_trees_prep_node(Loader *L, TPrep *P, const Onnx__NodeProto *node)
+{
+	const char *op = node->op_type ? node->op_type : "";
+	const char *dom = node->domain ? node->domain : "";
+	bool		ml = strcmp(dom, "ai.onnx.ml") == 0;
+	bool		std = dom[0] == '\0' || strcmp(dom, "ai.onnx") == 0;
+	TPrepVal   *in = node->n_input >= 1 ? prep_input(L, P, node->input[0]) : NULL;
+	char		oname[48];
+
+	if (L->st->code != GS_OK)
+		return L->st->code;
+	if (node->n_output != 1 || node->output[0] == NULL || node->output[0][0] == '\0')
+		return gs_status_set(L->st, GS_ERR_UNSUPPORTED, "%s has %zu outputs", L->label, node->n_output);
+	if (std && (strcmp(op, "Add") == 0 || strcmp(op, "Sub") == 0 || strcmp(op, "Mul") == 0 ||
+				strcmp(op, "Div") == 0))
+		return prep_arith(L, P, node, op);
+	if (std && strcmp(op, "Concat") == 0)
+		return prep_concat(L, P, node);
+	if (in == NULL)
+		return gs_status_set(L->st, GS_ERR_UNSUPPORTED, "%s reads the features as its second input", L->label);
+	if (ml && strcmp(op, "ArrayFeatureExtractor") == 0)
+		return prep_extract(L, P, node, in);
+	if (node->n_input != 1)
+		return gs_status_set(L->st, GS_ERR_UNSUPPORTED, "%s has %zu inputs", L->label, node->n_input);
+	if (ml && strcmp(op, "Imputer") == 0)
+		return prep_imputer(L, P, node, in);
+	if (ml && strcmp(op, "Scaler") == 0)
+		return prep_scaler(L, P, node, in);
+	if (std && strcmp(op, "Cast") == 0)
+	{
+		int64_t		to;
+
+		if (onnx_attr_int(L, node, "to", 0, &to) != GS_OK)
+			return L->st->code;
+		if (to != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT)
+			return gs_status_set(L->st, GS_ERR_UNSUPPORTED, "%s casts the features to %s", L->label,
+								 onnx_elem_type_name((int32_t) to));
+		return prep_copy(L, P, node, in) ? GS_OK : L->st->code;
+	}
+	if (std && strcmp(op, "Identity") == 0)
+		return prep_copy(L, P, node, in) ? GS_OK : L->st->code;
+
+	onnx_safe_name(oname, sizeof(oname), op);
+	gs_status_set(L->st, GS_ERR_UNSUPPORTED, "unsupported ONNX operator \"%s\" before the trees in %s",
+				  oname, L->label);
+	gs_status_detail(L->st, "Before the tree-ensemble node a model may hold what scikit-learn pipelines "
+					 "write for numeric features: Imputer (of NaN), Scaler, Add, Sub, Mul and Div by "
+					 "constants, Cast to float, Identity, and ArrayFeatureExtractor and Concat "
+					 "(ColumnTransformer).");
+	return L->st->code;
+}
+
+/* The tree node reads name; see onnx_trees.h. */
+GsCode
+onnx_trees_prep_tree(Loader *L, TPrep *P, const char *name)
+{
+	TPrepVal   *v;
+
+	P->tree_cols = NULL;
+	P->tree_width = P->in_width;
+	if (strcmp(name, P->in_name) == 0)
+		return GS_OK;
+	v = prep_find(P, name);
+	if (v == NULL)
+		return gs_status_set(L->st, GS_ERR_INTERNAL, "%s reads no known feature value", L->label);
+	P->tree_cols = v->cols;
+	P->tree_width = v->width;
+	return GS_OK;
+}
+
+/* Release the columns; see onnx_trees.h. */
+void
+onnx_trees_prep_free(Loader *L, TPrep *P)
+{
+	for (int32_t i = 0; i < P->n_vals; i++)
+		L->alloc.free(L->alloc.ctx, P->vals[i].cols);
+	P->n_vals = 0;
+	P->n_cols = 0;
+	P->tree_cols = NULL;
+}
+
+/* ---- folding into the splits ---- */
+
+/* One step of a column's chain in float, as onnxruntime computes it. */
+static inline float
+prep_step(uint8_t op, float c, float x)
+{
+	switch ((TPrepOp) op)
+	{
+		case TPO_ADD:
+			return x + c;
+		case TPO_SUB:
+			return x - c;
+		case TPO_RSUB:
+			return c - x;
+		case TPO_MUL:
+			return x * c;
+		case TPO_DIV:
+			return x / c;
+		case TPO_IMPUTE:
+			return isnan(x) ? c : x;
+	}
+	return x;
+}
+
+/* P(x): the value the tree node sees for x in the column's source column. */
+static float
+prep_eval(const TPrepCol *col, float x)
+{
+	for (int k = 0; k < col->n; k++)
+		x = prep_step(col->op[k], col->c[k], x);
+	return x;
+}
+
+/* Does the chain turn -FLT_MAX or FLT_MAX into NaN at some step? */
+static bool
+prep_makes_nan(const TPrepCol *col)
+{
+	for (int e = 0; e < 2; e++)
+	{
+		float		x = e ? FLT_MAX : -FLT_MAX;
+
+		for (int k = 0; k < col->n; k++)
+			if (isnan(x = prep_step(col->op[k], col->c[k], x)))
+				return true;
+	}
+	return false;
+}
+
+/* onnxruntime's test of a branch node: y MODE t (NaN fails all but NEQ). */
+static bool
+prep_test(TMode m, float y, float t)
+{
+	switch (m)
+	{
+		case TM_LEQ:
+			return y <= t;
+		case TM_LT:
+			return y < t;
+		case TM_GTE:
+			return y >= t;
+		case TM_GT:
+			return y > t;
+		case TM_EQ:
+			return y == t;
+		case TM_NEQ:
+			return y != t;
+		case TM_LEAF:
+			break;
+	}
+	return false;
+}
+
+/* The finite float of key k (see PREP_KEY_MAX); key 0 is +0. */
+static float
+key_float(int64_t k)
+{
+	uint32_t	u = k >= 0 ? (uint32_t) k : 0x80000000u | (uint32_t) (-k);
+	float		f;
+
+	memcpy(&f, &u, sizeof(f));
+	return f;
+}
+
+/*
+ * Fold one ordered split (LEQ, LT, GTE, GT) on a column with arithmetic:
+ * *mode and *t become LT or GTE and a threshold on the source column that
+ * decide every finite x as the split decides P(x).
+ */
+static void
+fold_split(const TPrepCol *col, TMode *mode, float *t)
+{
+	TMode		m = *mode;
+	float		th = *t;
+	bool		lo = prep_test(m, prep_eval(col, -FLT_MAX), th),
+				hi = prep_test(m, prep_eval(col, FLT_MAX), th);
+	int64_t		a = -PREP_KEY_MAX,
+				b = PREP_KEY_MAX;
+
+	if (lo == hi)
+	{
+		/* every number goes one way: x < inf always holds, x >= inf never */
+		*mode = lo ? TM_LT : TM_GTE;
+		*t = INFINITY;
+		return;
+	}
+	/* the smallest key whose outcome is hi: D(a) == lo, D(b) == hi */
+	while (b - a > 1)
+	{
+		int64_t		mid = a + (b - a) / 2;
+
+		if (prep_test(m, prep_eval(col, key_float(mid)), th) == hi)
+			b = mid;
+		else
+			a = mid;
+	}
+	*mode = hi ? TM_GTE : TM_LT;
+	*t = key_float(b);
+}
+
+/* Fold the preprocessing into A's splits; see onnx_trees.h. */
+GsCode
+onnx_trees_fold(Loader *L, const TPrep *P, TAttrs *A)
+{
+	size_t		n = A->n;
+	int64_t    *feat = onnx_trees_own(L, A, sizeof(int64_t) * (n ? n : 1)),
+			   *tracks = onnx_trees_own(L, A, sizeof(int64_t) * (n ? n : 1)),
+			   *tnode = onnx_trees_own(L, A, sizeof(int64_t) * (n ? n : 1)),
+			   *fnode = onnx_trees_own(L, A, sizeof(int64_t) * (n ? n : 1));
+	float	   *vals = onnx_trees_own(L, A, sizeof(float) * (n ? n : 1));
+	uint8_t    *modes = onnx_trees_own(L, A, n ? n : 1);
+
+	if (!feat || !tracks || !tnode || !fnode || !vals || !modes)
+		return L->st->code;
+	for (size_t i = 0; i < n; i++)
+	{
+		int			k = onnx_trees_mode(A, i);
+		TMode		m = (TMode) k;
+		int64_t		j = A->featureids[i];
+		bool		tr = A->tracks && A->tracks[i] == 1;
+		const TPrepCol *col;
+		float		y_nan;
+		bool		nan_true;
+
+		feat[i] = j;
+		tracks[i] = tr;
+		tnode[i] = A->truenodeids[i];
+		fnode[i] = A->falsenodeids[i];
+		vals[i] = A->values[i];
+		modes[i] = (uint8_t) k;
+		if (k > TM_LEAF || m == TM_LEAF)
+			continue;			/* an unknown mode is the walk's to report */
+		if (j < 0 || j >= P->tree_width)
+			return gs_status_set(L->st, GS_ERR_INVALID_MODEL,
+								 "node %lld of tree %lld of %s reads feature %lld of %d",
+								 (long long) A->nodeids[i], (long long) A->treeids[i], L->label,
+								 (long long) j, P->tree_width);
+		col = &P->tree_cols[j];
+		feat[i] = col->src;
+		if (col->n == 0)
+			continue;
+
+		/* where a missing value goes: P(NaN) is NaN, or what an Imputer made it */
+		y_nan = prep_eval(col, NAN);
+		nan_true = isnan(y_nan) ? (m == TM_NEQ || tr) : prep_test(m, y_nan, A->values[i]);
+		if (!col->arith)
+		{
+			/* only Imputers: numbers are unchanged, the test stays */
+			if (m == TM_NEQ && !nan_true)
+			{
+				/* x != t with NaN going false: x == t with the children swapped */
+				modes[i] = TM_EQ;
+				tnode[i] = A->falsenodeids[i];
+				fnode[i] = A->truenodeids[i];
+				tracks[i] = 1;
+			}
+			else
+				tracks[i] = nan_true;
+			continue;
+		}
+		if (m == TM_EQ || m == TM_NEQ)
+			return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+								 "node %lld of tree %lld of %s tests feature %lld for equality after scaling it",
+								 (long long) A->nodeids[i], (long long) A->treeids[i], L->label,
+								 (long long) j);
+		if (prep_makes_nan(col))
+			return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+								 "the preprocessing of feature %lld of %s turns large numbers into NaN",
+								 (long long) j, L->label);
+		fold_split(col, &m, &vals[i]);
+		modes[i] = (uint8_t) m;
+		tracks[i] = nan_true;
+	}
+	A->featureids = feat;
+	A->tracks = tracks;
+	A->truenodeids = tnode;
+	A->falsenodeids = fnode;
+	A->values = vals;
+	A->mode_codes = modes;
+	A->modes = NULL;
+	return GS_OK;
+}
