@@ -79,6 +79,13 @@ SELECT pg_temp.check_ot(m, 'auto', :'fx')
 -- classes, ZipMap, base values
 SELECT pg_temp.check_ot(m, 'auto', :'fx')
   FROM unnest(ARRAY['onnx_cb_binary', 'onnx_cb_3class', 'onnx_cb_reg']) m;
+-- scikit-learn pipelines (gen_onnx_pipeline_fixtures.py): imputers, scalers and column
+-- transformers before the forest, folded into the splits; rows on both sides of each boundary
+SELECT pg_temp.check_ot(m, 'auto', :'fx')
+  FROM unnest(ARRAY['onnx_pipe_impute_rf', 'onnx_pipe_impute_std_gb', 'onnx_pipe_minmax_hgb_3class',
+                    'onnx_pipe_robust_et_reg', 'onnx_pipe_maxabs_dt_3class', 'onnx_pipe_ct_rf',
+                    'onnx_pipe_ct_pass_hgb_reg', 'onnx_pipe_edit_signs', 'onnx_pipe_edit_scaler_scalar',
+                    'onnx_pipe_edit_impute_modes', 'onnx_pipe_edit_impute_v5']) m;
 RESET client_min_messages;
 SELECT * FROM ot_parity ORDER BY model;
 
@@ -96,6 +103,12 @@ SELECT round(gpu_score('onnx_skl_gb_binary', ARRAY[0.5, -0.2, 0.1, 30, 0, 0, 1, 
        gpu_score('onnx_lgb_binary', ARRAY[0.5, -0.2, 'NaN', 30, 0, 0, 1, 0.3]::real[]) AS null_is_nan;
 SELECT round(sum(p)::numeric, 5) AS prob_sum, count(*) AS classes
   FROM unnest(gpu_predict('onnx_lgb_3class', ARRAY[0.5, -0.2, 0.1, 30, 0, 0, 1, 0.3])) p;
+-- A pipeline takes raw values.  SimpleImputer(strategy="median") learned 67.875 for the fourth
+-- column: a NULL there scores exactly as 67.875 does, and not as 0 does
+SELECT gpu_score('onnx_pipe_impute_std_gb', ARRAY[0.5, -0.2, 0.1, NULL, 0, 0, 1, 0.3]) =
+       gpu_score('onnx_pipe_impute_std_gb', ARRAY[0.5, -0.2, 0.1, 67.875, 0, 0, 1, 0.3]) AS null_is_median,
+       gpu_score('onnx_pipe_impute_std_gb', ARRAY[0.5, -0.2, 0.1, NULL, 0, 0, 1, 0.3]) =
+       gpu_score('onnx_pipe_impute_std_gb', ARRAY[0.5, -0.2, 0.1, 0, 0, 0, 1, 0.3]) AS null_is_zero;
 -- BRANCH_EQ / BRANCH_NEQ test exact values: 0 and -0 are equal, so they score alike
 SELECT gpu_score('onnx_edit_modes', ARRAY[0.5, -0.2, 0.1, 30, 1, 0, 2, 0.3]) =
        gpu_score('onnx_edit_modes', ARRAY[0.5, -0.2, 0.1, 30, 1, '-0'::real, 2, 0.3]) AS zero_eq_minus_zero;
@@ -153,8 +166,13 @@ SELECT f AS file, pg_temp.try(format('SELECT gpu_load_model(%L, pg_read_binary_f
   FROM unnest(ARRAY['node_id', 'cycle', 'shared_child', 'child_missing', 'feature_out_of_range',
                     'nan_threshold', 'lengths', 'unknown_mode', 'leaf_without_weight', 'duplicate_weight',
                     'weight_nowhere', 'target_out_of_range', 'min_aggregate', 'probit',
-                    'split_tree', 'truncated', 'as_tensor', 'class1_only', 'scaler',
+                    'split_tree', 'truncated', 'as_tensor', 'class1_only', 'normalizer',
                     'v5_cycle', 'v5_max_aggregate', 'v5_double_splits', 'v5_member_empty']) f;
+-- pipelines whose preprocessing cannot be folded (tests/fixtures/onnx/bad/pipe_expected.txt)
+SELECT f AS file, pg_temp.try(format('SELECT gpu_load_model(%L, pg_read_binary_file(%L))', 'ot_bad',
+                                     :'fx' || '/onnx/bad/pipe_' || f || '.onnx')) AS error
+  FROM unnest(ARRAY['impute_zero', 'nan', 'div_zero', 'div_by_features', 'two_features', 'cast_double',
+                    'extract_range', 'concat_axis0', 'feature_range', 'steps', 'eq_after_scale']) f;
 SELECT count(*) AS nothing_stored FROM gpu_models WHERE name = 'ot_bad';
 
 SELECT count(*) AS dropped FROM (SELECT gpu_drop_model(name) FROM gpu_models WHERE name LIKE 'onnx\_%') d;
