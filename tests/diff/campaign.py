@@ -29,7 +29,7 @@ tests/diff/diff_score and the kernel emulations first (make). Usage:
     (the venv of tests/fixtures/make_venv_onnx_trees.sh: XGBoost 3.2, LightGBM 4.7,
     scikit-learn 1.9, skl2onnx, onnxmltools, onnxruntime; with /usr/bin/python3, Debian's
     XGBoost 1.7.4 and the families whose libraries are missing are skipped)
-    --family F[,F...] (xgb xgb-es lgb skl onnx-xgb onnx-lgb mlp skl-mlp torch torch2)  only those;  --keep  keep every trial's files
+    --family F[,F...] (xgb xgb-es lgb skl skl-pipe onnx-xgb onnx-lgb mlp skl-mlp torch torch2)  only those;  --keep  keep every trial's files
 """
 import argparse
 import json
@@ -382,10 +382,10 @@ def onnx_thresholds(path):
                                             a.get("nodes_modes", [])) if mo != b"LEAF"]
 
 
-def skl_trial(r, d, X, cats, ncat, z):
+def skl_estimator(r, z):
+    """A random scikit-learn tree model and its labels: (model, y, kind, desc)."""
     import sklearn.ensemble as E
     import sklearn.tree as T
-    from skl2onnx import to_onnx
     kind = str(r.choice(["rf", "et", "gb", "hgb", "dt"]))
     clf = r.random() < 0.6
     k = int(r.choice([2, 2, 3, 4])) if clf else 0
@@ -414,16 +414,30 @@ def skl_trial(r, d, X, cats, ncat, z):
             max_depth=depth, random_state=seed)
     if y.ndim == 2 and kind in ("gb", "hgb"):
         y = y[:, 0]
+    desc = "%s %s n_est=%d depth=%s y=%s" % (kind, "clf%d" % k if clf else "reg", n_est, depth, y.shape)
+    return m, y, kind, desc
+
+
+def skl_save(m, X, d):
+    """Convert a fitted scikit-learn model or pipeline with skl2onnx; the file's path."""
+    from skl2onnx import to_onnx
+    last = m.steps[-1][1] if hasattr(m, "steps") else m
+    opts = {id(last): {"zipmap": False}} if hasattr(last, "predict_proba") else None
+    onx = to_onnx(m, X[:1], target_opset={"": 17, "ai.onnx.ml": 3}, options=opts)
+    path = os.path.join(d, "model.onnx")
+    with open(path, "wb") as f:
+        f.write(onx.SerializeToString())
+    return path
+
+
+def skl_trial(r, d, X, cats, ncat, z):
+    m, y, kind, desc = skl_estimator(r, z)
     ntr = int(len(X) * 0.8)
     Xtr = X[:ntr]
     if kind == "gb":   # no NaN support in GradientBoosting
         Xtr = np.nan_to_num(Xtr)
     m.fit(Xtr, y[:ntr])
-    opts = {id(m): {"zipmap": False}} if clf else None
-    onx = to_onnx(m, X[:1], target_opset={"": 17, "ai.onnx.ml": 3}, options=opts)
-    path = os.path.join(d, "model.onnx")
-    with open(path, "wb") as f:
-        f.write(onx.SerializeToString())
+    path = skl_save(m, X, d)
     Xte = X[ntr:]
     if kind == "gb":
         Xte = np.nan_to_num(Xte)
@@ -431,9 +445,67 @@ def skl_trial(r, d, X, cats, ncat, z):
     if kind == "gb":
         Xc = np.nan_to_num(Xc, nan=0.0)
     ref = ort_scores(path, Xc)
-    desc = "skl %s %s n_est=%d depth=%s y=%s" % (kind, "clf%d" % k if clf else "reg", n_est, depth,
-                                                 y.shape)
-    return path, Xc, ref, 1e-5, desc
+    return path, Xc, ref, 1e-5, "skl " + desc
+
+
+def skl_pipe_trial(r, d, X, cats, ncat, z):
+    """A scikit-learn pipeline: imputers and scalers (or a ColumnTransformer of them) before a
+    random tree model, folded into the splits by pg_gpuscore; rows around the raw values the
+    preprocessing maps onto the thresholds."""
+    sys.path.insert(0, os.path.join(HERE, "..", "fixtures"))
+    from gen_onnx_pipeline_fixtures import invert, tree_columns
+    from sklearn.compose import ColumnTransformer
+    from sklearn.impute import SimpleImputer
+    from sklearn.pipeline import make_pipeline
+    import sklearn.preprocessing as P
+    nf = X.shape[1]
+
+    def steps(impute):
+        out = []
+        if impute:
+            st = str(r.choice(["mean", "median", "most_frequent", "constant"]))
+            out.append(SimpleImputer(strategy=st, fill_value=float(np.round(r.normal() * 10, 2))))
+        for _ in range(int(r.choice([0, 1, 1, 2]))):
+            lo = float(r.normal() * 5)
+            out.append(r.choice([P.StandardScaler(with_mean=bool(r.random() < 0.8), with_std=bool(r.random() < 0.9)),
+                                 P.RobustScaler(quantile_range=(float(r.uniform(5, 30)), float(r.uniform(70, 95)))),
+                                 P.MinMaxScaler(feature_range=(lo, lo + float(r.uniform(0.1, 100)))),
+                                 P.MaxAbsScaler()]))
+        return out or ["passthrough"]
+
+    m, y, kind, desc = skl_estimator(r, z)
+    impute_all = kind == "gb" or r.random() < 0.5     # GradientBoosting cannot train on NaN
+    if r.random() < 0.4:
+        cols = [int(c) for c in r.permutation(nf)]
+        cut = sorted(int(c) for c in r.choice(np.arange(1, nf), size=min(2, nf - 1), replace=False)) \
+            if nf > 2 else [1]
+        groups = [g for g in np.split(np.array(cols), cut) if len(g)]
+        parts = [("g%d" % i, make_pipeline(*s) if s != ["passthrough"] else "passthrough", [int(c) for c in g])
+                 for i, g in enumerate(groups[:-1]) for s in [steps(impute_all or r.random() < 0.5)]]
+        # (skl2onnx cannot convert a ColumnTransformer after an imputer: impute in the groups)
+        remainder = "drop" if impute_all else str(r.choice(["passthrough", "drop"]))
+        pre = [ColumnTransformer(parts, remainder=remainder)]
+        shape = "ColumnTransformer(%s, remainder=%s)" % (", ".join(
+            "%d cols: %s" % (len(c), p if p == "passthrough" else "+".join(type(x).__name__ for _, x in p.steps))
+            for _, p, c in parts), remainder)
+    else:
+        pre = [s for s in steps(impute_all) if s != "passthrough"]
+        shape = "+".join(type(s).__name__ for s in pre) or "nothing"
+    pipe = make_pipeline(*pre, m)
+    ntr = int(len(X) * 0.8)
+    pipe.fit(X[:ntr], y[:ntr])
+    path = skl_save(pipe, X, d)
+    import onnx
+    cols = tree_columns(onnx.load(path))
+    raw = []
+    for f, t in onnx_thresholds(path):
+        x0 = invert(cols[f][1], float(F32(t)))
+        if x0 is not None:
+            v = F32(x0)
+            raw += [(cols[f][0], v), (cols[f][0], v + 3 * np.spacing(v)), (cols[f][0], v - 3 * np.spacing(v))]
+    Xc = case_rows(r, X[ntr:], raw, [], ncat)
+    ref = ort_scores(path, Xc)
+    return path, Xc, ref, 1e-5, "skl-pipe %s -> %s" % (shape, desc)
 
 
 def onnx_gbm_trial(r, d, X, cats, ncat, z, which):
@@ -721,6 +793,7 @@ FAMILIES = {
     "lgb": (("lightgbm",), lgb_trial),
     "xgb-es": (("xgboost", "sklearn"), xgb_es_trial),
     "skl": (("sklearn", "skl2onnx", "onnxruntime"), skl_trial),
+    "skl-pipe": (("sklearn", "skl2onnx", "onnxruntime"), skl_pipe_trial),
     "onnx-xgb": (("xgboost", "onnxmltools", "onnxruntime"),
                  lambda *a: onnx_gbm_trial(*a, which="xgb")),
     "onnx-lgb": (("lightgbm", "onnxmltools", "onnxruntime"),
