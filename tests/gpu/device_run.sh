@@ -50,7 +50,8 @@ P=/tmp/gs-portable
 if [ ! -x "$P/pg/usr/lib/postgresql/15/bin/postgres" ]; then
     rm -rf "$P" && mkdir -p "$P" && tar xJf "$D/pg.txz" -C "$P"
 fi
-export LD_LIBRARY_PATH="$P/pg/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# (and the CUDA provider the test programs link, in the server's library directory)
+export LD_LIBRARY_PATH="$P/pg/lib:$P/pg/usr/lib/postgresql/15/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 [ -d "$D/bench_gpu" ] || tar xJf "$D/bench_gpu.txz" -C "$D"
 SAN=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 

@@ -3,7 +3,6 @@
 # using a lent GPU machine.  Builds what tests/gpu/device_run.sh runs there,
 # into .device/ (git-ignored; carried with `run`'s carry: [".device"]):
 #
-#   .device/bin/pg_gpuscore_cuda.so   the CUDA provider, sm_90
 #   .device/bin/test_gpu              server-free GPU-vs-CPU parity suite (trees)
 #   .device/bin/test_gpu_mlp          the same for neural networks (cuBLAS)
 #   .device/bin/bench_mlp_gpu         MLP benchmark, CPU engine vs GPU engine
@@ -16,7 +15,11 @@
 #                                     LD_LIBRARY_PATH; one copy keeps .device
 #                                     under run's 64 MiB carry limit)
 #   .device/pg.txz                    portable PostgreSQL 15 with pg_gpuscore
-#                                     installed (../shared/device/make_portable.sh)
+#                                     installed (../shared/device/make_portable.sh);
+#                                     its lib/postgresql/15/lib holds the one copy
+#                                     of the CUDA provider (sm_90, ~25 MB), which
+#                                     the test programs above load from there too
+#                                     (device_run.sh sets LD_LIBRARY_PATH)
 #   .device/run_portable.sh           starts it and runs pg_regress
 #   .device/bench_gpu.txz             kernel benchmark, parity check and models
 #                                     (the models serve bench/gpu/bench_e2e.sh too)
@@ -89,6 +92,14 @@ cp pg_gpuscore.so pg_gpuscore_cuda.so "$D/pg/usr/lib/postgresql/15/lib/"
 cp pg_gpuscore.control sql/pg_gpuscore--*.sql "$D/pg/usr/share/postgresql/15/extension/"
 mv "$D"/lib/* "$D/pg/lib/" && rmdir "$D/lib"
 tar cJf "$D/pg.txz" -C "$D" pg && rm -rf "$D/pg"
+# the provider the test programs linked against: pg.txz has it
+rm "$D/bin/pg_gpuscore_cuda.so"
 cp "$SHARED/run_portable.sh" "$D/"
 du -sh "$D"
+# run carries at most 64 MiB in all
+kib=$(du -sk "$D" | cut -f1)
+if [ "$kib" -gt $((60 * 1024)) ]; then
+    echo "prepare_device: .device is $((kib / 1024)) MiB, too close to run's 64 MiB carry limit" >&2
+    exit 1
+fi
 echo "ready: run tests/gpu/device_run.sh on the device with carry [\".device\"]"
