@@ -75,6 +75,11 @@ onnx_over_parameters(Loader *L, int64_t n)
 /* onnx_load.c: the graph's one float [N, F] input, F <= width_cap */
 extern GsCode onnx_graph_input(Loader *L, int32_t width_cap, const char **name,
 							   int32_t *n_features);
+/* onnx_load.c: the graph's real inputs (at most cap stored, *n counts all) */
+extern void onnx_graph_inputs(const Loader *L, const Onnx__ValueInfoProto **in, int cap, int *n);
+/* onnx_load.c: one input, a float [N, w] with 1 <= w <= cap; what names it */
+extern GsCode onnx_input_width(Loader *L, const Onnx__ValueInfoProto *in, const char *what,
+							   int32_t cap, int32_t *width);
 
 /* onnx_tensor.c */
 extern void onnx_safe_name(char *dst, size_t cap, const char *src);

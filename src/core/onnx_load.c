@@ -119,18 +119,13 @@ pb_free(void *data, void *ptr)
 }
 
 /*
- * The graph's one real input (not an initializer): a float [N, F] tensor
- * with F fixed, at most the caller's max_features and width_cap; its name
- * and F.  Shared by networks and tree ensembles (onnx_internal.h).
+ * The graph's real inputs (not initializers), at most cap of them, into
+ * in[]; their number in *n (which may exceed cap: only cap are stored).
  */
-GsCode
-onnx_graph_input(Loader *L, int32_t width_cap, const char **name, int32_t *n_features)
+void
+onnx_graph_inputs(const Loader *L, const Onnx__ValueInfoProto **in, int cap, int *n)
 {
-	const Onnx__ValueInfoProto *in = NULL;
-	const Onnx__TypeProto__Tensor *tt;
-	int32_t		max_features = L->lim->max_features > 0 ? L->lim->max_features : INT32_MAX;
-	int			n = 0;
-
+	*n = 0;
 	for (size_t i = 0; i < L->g->n_input; i++)
 	{
 		bool		is_init = false;
@@ -138,44 +133,75 @@ onnx_graph_input(Loader *L, int32_t width_cap, const char **name, int32_t *n_fea
 		for (size_t k = 0; k < L->g->n_initializer && !is_init; k++)
 			is_init = L->g->input[i]->name && L->g->initializer[k]->name &&
 				strcmp(L->g->input[i]->name, L->g->initializer[k]->name) == 0;
-		if (!is_init)
-		{
-			in = L->g->input[i];
-			n++;
-		}
+		if (is_init)
+			continue;
+		if (*n < cap)
+			in[*n] = L->g->input[i];
+		(*n)++;
 	}
+}
+
+/*
+ * Check a graph input: a named float [N, w] tensor with w fixed, at least
+ * 1 and at most cap; what names it in messages ("the graph's input").
+ */
+GsCode
+onnx_input_width(Loader *L, const Onnx__ValueInfoProto *in, const char *what, int32_t cap,
+				 int32_t *width)
+{
+	const Onnx__TypeProto__Tensor *tt;
+
+	if (in->name == NULL || in->name[0] == '\0')
+		return gs_status_set(L->st, GS_ERR_INVALID_MODEL, "%s has no name", what);
+	if (in->type == NULL || in->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
+		(tt = in->type->tensor_type) == NULL)
+		return gs_status_set(L->st, GS_ERR_UNSUPPORTED, "%s is not a tensor", what);
+	if (!tt->has_elem_type || tt->elem_type != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT)
+	{
+		gs_status_set(L->st, GS_ERR_UNSUPPORTED, "%s has element type %s, expected float", what,
+					  onnx_elem_type_name(tt->has_elem_type ? tt->elem_type : 0));
+		gs_status_detail(L->st, "Features are float32. Convert the model from float32 data: "
+						 "to_onnx(model, X.astype(np.float32)[:1]), or df.astype(np.float32) for a DataFrame.");
+		return L->st->code;
+	}
+	if (tt->shape == NULL || tt->shape->n_dim != 2)
+		return gs_status_set(L->st, GS_ERR_UNSUPPORTED, "%s is not a matrix [N, F]", what);
+	if (tt->shape->dim[1]->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE)
+		return gs_status_set(L->st, GS_ERR_UNSUPPORTED, "%s does not fix its number of features", what);
+	if (tt->shape->dim[1]->dim_value < 1)
+		return gs_status_set(L->st, GS_ERR_INVALID_MODEL, "%s has %lld features", what,
+							 (long long) tt->shape->dim[1]->dim_value);
+	if (tt->shape->dim[1]->dim_value > cap)
+		return gs_status_set(L->st, GS_ERR_LIMIT, "the model has %lld features, more than the limit of %d",
+							 (long long) tt->shape->dim[1]->dim_value, cap);
+	*width = (int32_t) tt->shape->dim[1]->dim_value;
+	return GS_OK;
+}
+
+/*
+ * The graph's one real input: a float [N, F] tensor with F fixed, at most
+ * the caller's max_features and width_cap; its name and F.
+ */
+GsCode
+onnx_graph_input(Loader *L, int32_t width_cap, const char **name, int32_t *n_features)
+{
+	const Onnx__ValueInfoProto *in = NULL;
+	int32_t		max_features = L->lim->max_features > 0 ? L->lim->max_features : INT32_MAX;
+	int			n;
+
+	onnx_graph_inputs(L, &in, 1, &n);
 	if (n != 1)
 	{
 		gs_status_set(L->st, GS_ERR_UNSUPPORTED, "the graph has %d inputs, expected one", n);
-		gs_status_detail(L->st, "A scored model takes one float tensor of shape [N, F].");
+		gs_status_detail(L->st, "A network takes one float tensor of shape [N, F]. skl2onnx makes one input "
+						 "per column of a pandas DataFrame: convert from a float32 array instead "
+						 "(to_onnx(model, X.to_numpy(np.float32)[:1])).");
 		return L->st->code;
 	}
-	if (in->name == NULL || in->name[0] == '\0')
-		return gs_status_set(L->st, GS_ERR_INVALID_MODEL, "the graph's input has no name");
-	if (in->type == NULL || in->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
-		(tt = in->type->tensor_type) == NULL)
-		return gs_status_set(L->st, GS_ERR_UNSUPPORTED, "the graph's input is not a tensor");
-	if (!tt->has_elem_type || tt->elem_type != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT)
-		return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
-							 "the graph's input has element type %s, expected float",
-							 onnx_elem_type_name(tt->has_elem_type ? tt->elem_type : 0));
-	if (tt->shape == NULL || tt->shape->n_dim != 2)
-		return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
-							 "the graph's input is not a matrix [N, F]");
-	if (tt->shape->dim[1]->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE)
-		return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
-							 "the graph's input does not fix its number of features");
-	if (tt->shape->dim[1]->dim_value < 1)
-		return gs_status_set(L->st, GS_ERR_INVALID_MODEL,
-							 "the graph's input has %lld features",
-							 (long long) tt->shape->dim[1]->dim_value);
-	if (tt->shape->dim[1]->dim_value > max_features || tt->shape->dim[1]->dim_value > width_cap)
-		return gs_status_set(L->st, GS_ERR_LIMIT,
-							 "the model has %lld features, more than the limit of %d",
-							 (long long) tt->shape->dim[1]->dim_value,
-							 max_features < width_cap ? max_features : width_cap);
+	if (onnx_input_width(L, in, "the graph's input", max_features < width_cap ? max_features : width_cap,
+						 n_features) != GS_OK)
+		return L->st->code;
 	*name = in->name;
-	*n_features = (int32_t) tt->shape->dim[1]->dim_value;
 	return GS_OK;
 }
 

@@ -456,6 +456,28 @@ done:
 	return rc;
 }
 
+/*
+ * The forest's feature names: the names of the graph's inputs, one column
+ * each (a pandas DataFrame's columns as skl2onnx converts them).
+ */
+static GsCode
+feature_names(Loader *L, const TPrep *P, GsForest *f)
+{
+	f->feature_names = fz_alloc(&L->alloc, sizeof(char *) * (size_t) P->n_inputs);
+	if (f->feature_names == NULL)
+		return onnx_nomem(L);
+	for (int32_t i = 0; i < P->n_inputs; i++)
+	{
+		size_t		len = strlen(P->inputs[i]->name);
+
+		f->feature_names[i] = fz_alloc(&L->alloc, len + 1);
+		if (f->feature_names[i] == NULL)
+			return onnx_nomem(L);
+		memcpy(f->feature_names[i], P->inputs[i]->name, len);
+	}
+	return GS_OK;
+}
+
 /* Build and validate the forest; see onnx_internal.h. */
 GsCode
 onnx_trees_build(Loader *L, const Onnx__ModelProto *model, GsForest **out)
@@ -495,9 +517,9 @@ onnx_trees_build(Loader *L, const Onnx__ModelProto *model, GsForest **out)
 		memset(&A, 0, sizeof(A));
 	if (rc == GS_OK && P.tree_cols)
 		rc = onnx_trees_fold(L, &P, &A);
-	onnx_trees_prep_free(L, &P);
 	if (rc != GS_OK)
 	{
+		onnx_trees_prep_free(L, &P);
 		onnx_trees_free_attrs(L, &A);
 		return rc;
 	}
@@ -505,6 +527,7 @@ onnx_trees_build(Loader *L, const Onnx__ModelProto *model, GsForest **out)
 	f = fz_alloc(&L->alloc, sizeof(GsForest));
 	if (f == NULL)
 	{
+		onnx_trees_prep_free(L, &P);
 		onnx_trees_free_attrs(L, &A);
 		return onnx_nomem(L);
 	}
@@ -515,7 +538,10 @@ onnx_trees_build(Loader *L, const Onnx__ModelProto *model, GsForest **out)
 	if (model->producer_name && model->producer_name[0])
 		onnx_producer(f->saved_by, sizeof(f->saved_by), model->producer_name, model->producer_version);
 	memset(&w, 0, sizeof(w));
-	rc = onnx_trees_walk(L, &A, n_features, &w);
+	rc = P.names ? feature_names(L, &P, f) : GS_OK;
+	onnx_trees_prep_free(L, &P);
+	if (rc == GS_OK)
+		rc = onnx_trees_walk(L, &A, n_features, &w);
 	if (rc == GS_OK)
 		rc = onnx_trees_attach_weights(L, &A, &w);
 	if (rc == GS_OK)

@@ -118,7 +118,7 @@ tz_alloc(Loader *L, size_t size)
  * per-column float steps, applied in order.
  */
 #define TPREP_MAX_STEPS		8		/* steps of one column's chain */
-#define TPREP_MAX_VALUES	257		/* the graph's input + preprocessing nodes */
+#define TPREP_MAX_VALUES	4096	/* the graph's inputs + preprocessing nodes */
 #define TPREP_MAX_COLUMNS	(1 << 18)	/* columns of all values together */
 
 typedef enum TPrepOp
@@ -150,9 +150,18 @@ typedef struct TPrepVal
 
 typedef struct TPrep
 {
-	const char *in_name;		/* the graph's input */
+	/*
+	 * The graph's inputs: one [N, F] (in_name), or several [N, w] side by
+	 * side (in_name NULL), as skl2onnx converts a pandas DataFrame, one
+	 * input per column; in_width is F, in all.
+	 */
+	const Onnx__ValueInfoProto **inputs;	/* [n_inputs], L->alloc */
+	int32_t		n_inputs;
+	const char *in_name;
 	int32_t		in_width;
-	TPrepVal	vals[TPREP_MAX_VALUES];
+	bool		names;			/* every input one column, named in UTF-8 */
+	TPrepVal   *vals;			/* [cap_vals], L->alloc */
+	int32_t		cap_vals;
 	int32_t		n_vals;
 	int64_t		n_cols;			/* columns of all vals */
 	const TPrepCol *tree_cols;	/* what the tree node reads, or NULL: the
@@ -161,7 +170,11 @@ typedef struct TPrep
 } TPrep;
 
 /* onnx_trees_prep.c */
-extern bool onnx_trees_prep_is_feature(const TPrep *P, const char *name);
+/*
+ * Read the graph's inputs into P (see TPrep) and set *n_features; P is
+ * released by onnx_trees_prep_free, also on failure.
+ */
+extern GsCode onnx_trees_prep_inputs(Loader *L, TPrep *P, int32_t *n_features);
 /*
  * Translate node (which reads the graph's input or a value computed from
  * it, and is not the tree node) into a new value named after its output;

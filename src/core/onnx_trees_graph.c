@@ -314,7 +314,8 @@ check_ones(Loader *L, const Onnx__TensorProto *t, bool *ones)
 }
 
 /*
- * Check the graph: its one input is float [N, F]; the nodes that read it
+ * Check the graph: its input is float [N, F] (or several [N, w]: the
+ * columns of a pandas DataFrame, side by side); the nodes that read it
  * (or what they compute from it) before the tree node are preprocessing,
  * translated into P (onnx_trees_prep.c); the tree node reads the input or
  * a preprocessed value; the other nodes post-process the tree node's
@@ -326,26 +327,19 @@ GsCode
 onnx_trees_check_graph(Loader *L, const Onnx__NodeProto *tree, int32_t *n_features, TPrep *P)
 {
 	const Onnx__GraphProto *g = L->g;
-	const char *in_name;
 	TName	   *names;
 	int32_t		n_names = 0;
 	size_t		cap;
 	GsCode		rc = GS_OK;
 	bool		scored = false;
 
-	P->n_vals = 0;
-	P->n_cols = 0;
-	P->tree_cols = NULL;
-	if (onnx_graph_input(L, (int32_t) GS_NODE_FEATURE_MASK, &in_name, n_features) != GS_OK)
+	if (onnx_trees_prep_inputs(L, P, n_features) != GS_OK)
 		return L->st->code;
-	P->in_name = in_name;
-	P->in_width = *n_features;
-	P->tree_width = *n_features;
 
 	if (tree->n_output < 1 || (strcmp(tree->op_type, "TreeEnsembleClassifier") == 0 && tree->n_output < 2))
 		return gs_status_set(L->st, GS_ERR_INVALID_MODEL, "%s has too few outputs", L->label);
 
-	cap = g->n_initializer + 1;
+	cap = g->n_initializer + (size_t) P->n_inputs;
 	for (size_t i = 0; i < g->n_node; i++)
 	{
 		if (g->node[i]->n_output > 16)
@@ -361,8 +355,11 @@ onnx_trees_check_graph(Loader *L, const Onnx__NodeProto *tree, int32_t *n_featur
 	names = onnx_alloc(L, sizeof(TName) * cap);
 	if (names == NULL)
 		return onnx_nomem(L);
-	names[n_names].name = in_name;
-	names[n_names++].kind = TK_INPUT;
+	for (int32_t k = 0; k < P->n_inputs; k++)
+	{
+		names[n_names].name = P->inputs[k]->name;
+		names[n_names++].kind = TK_INPUT;
+	}
 	for (size_t k = 0; k < g->n_initializer; k++)
 		if (g->initializer[k]->name && g->initializer[k]->name[0])
 		{
@@ -395,7 +392,7 @@ onnx_trees_check_graph(Loader *L, const Onnx__NodeProto *tree, int32_t *n_featur
 			if (kind != TK_INPUT && kind != TK_FEAT)
 			{
 				gs_status_set(L->st, GS_ERR_UNSUPPORTED, "%s does not read the graph's input", L->label);
-				gs_status_detail(L->st, "The tree-ensemble node must read the graph's one input, directly or "
+				gs_status_detail(L->st, "The tree-ensemble node must read the graph's input, directly or "
 								 "after preprocessing.");
 				rc = L->st->code;
 				break;

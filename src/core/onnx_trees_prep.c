@@ -47,6 +47,7 @@
 #include <string.h>
 
 #include "onnx_trees.h"
+#include "utf8_valid.h"
 
 /* P must be computed in float exactly, as onnxruntime computes it */
 #if !defined(FLT_EVAL_METHOD) || FLT_EVAL_METHOD != 0
@@ -68,30 +69,16 @@ prep_find(TPrep *P, const char *name)
 	return NULL;
 }
 
-/* Is name the graph's input or a value computed from it by preprocessing? */
-bool
-onnx_trees_prep_is_feature(const TPrep *P, const char *name)
-{
-	if (name == NULL)
-		return false;
-	if (strcmp(name, P->in_name) == 0)
-		return true;
-	for (int32_t i = 0; i < P->n_vals; i++)
-		if (strcmp(P->vals[i].name, name) == 0)
-			return true;
-	return false;
-}
-
 /* A new value of width columns (uninitialized) named name; NULL: status set. */
 static TPrepVal *
 prep_new(Loader *L, TPrep *P, const char *name, int64_t width)
 {
 	TPrepVal   *v;
 
-	if (P->n_vals >= TPREP_MAX_VALUES)
+	if (P->n_vals >= P->cap_vals)
 	{
-		gs_status_set(L->st, GS_ERR_LIMIT, "%s: more than %d preprocessing nodes before the trees",
-					  L->label, TPREP_MAX_VALUES - 1);
+		/* cap_vals counts every input and node: a value too many is a bug */
+		gs_status_set(L->st, GS_ERR_INTERNAL, "%s: more feature values than the graph has nodes", L->label);
 		return NULL;
 	}
 	if (width < 1 || width > TPREP_MAX_COLUMNS - P->n_cols)
@@ -123,7 +110,7 @@ prep_input(Loader *L, TPrep *P, const char *name)
 {
 	TPrepVal   *v = prep_find(P, name);
 
-	if (v || name == NULL || strcmp(name, P->in_name) != 0)
+	if (v || name == NULL || P->in_name == NULL || strcmp(name, P->in_name) != 0)
 		return v;
 	v = prep_new(L, P, P->in_name, P->in_width);
 	if (v)
@@ -155,6 +142,74 @@ prep_append(Loader *L, TPrepVal *v, TPrepOp op, const float *c, bool per_column)
 		col->arith |= op != TPO_IMPUTE;
 		col->n++;
 	}
+	return GS_OK;
+}
+
+/* Read the graph's inputs; see onnx_trees.h. */
+GsCode
+onnx_trees_prep_inputs(Loader *L, TPrep *P, int32_t *n_features)
+{
+	int32_t		cap = L->lim->max_features > 0 && L->lim->max_features < (int32_t) GS_NODE_FEATURE_MASK ?
+		L->lim->max_features : (int32_t) GS_NODE_FEATURE_MASK;
+	int			n;
+
+	memset(P, 0, sizeof(*P));
+	onnx_graph_inputs(L, NULL, 0, &n);
+	if (n < 1)
+		return gs_status_set(L->st, GS_ERR_UNSUPPORTED, "the graph has no input");
+	if ((int64_t) n + (int64_t) L->g->n_node > TPREP_MAX_VALUES)
+		return gs_status_set(L->st, GS_ERR_LIMIT, "the graph has %d inputs and %zu nodes, more than %d in all",
+							 n, L->g->n_node, TPREP_MAX_VALUES);
+	P->cap_vals = n + (int32_t) L->g->n_node;
+	P->inputs = onnx_alloc(L, sizeof(*P->inputs) * (size_t) n);
+	P->vals = onnx_alloc(L, sizeof(TPrepVal) * (size_t) P->cap_vals);
+	if (P->inputs == NULL || P->vals == NULL)
+		return onnx_nomem(L);
+	onnx_graph_inputs(L, P->inputs, n, &n);
+	P->n_inputs = n;
+	if (n == 1)
+	{
+		/* one [N, F] input; its columns are made if preprocessing reads it */
+		if (onnx_input_width(L, P->inputs[0], "the graph's input", cap, &P->in_width) != GS_OK)
+			return L->st->code;
+		P->in_name = P->inputs[0]->name;
+		*n_features = P->tree_width = P->in_width;
+		return GS_OK;
+	}
+
+	/* several inputs (a DataFrame's columns): side by side, in their order */
+	P->names = true;
+	for (int i = 0; i < n; i++)
+	{
+		const Onnx__ValueInfoProto *in = P->inputs[i];
+		char		what[128],
+					iname[80];
+		int32_t		w;
+		TPrepVal   *v;
+
+		onnx_safe_name(iname, sizeof(iname), in->name);
+		snprintf(what, sizeof(what), "input \"%s\" of the graph", iname);
+		if (onnx_input_width(L, in, what, cap - P->in_width, &w) != GS_OK)
+		{
+			if (L->st->code == GS_ERR_LIMIT)
+				gs_status_set(L->st, GS_ERR_LIMIT, "the model's %d inputs have more than %d features",
+							  n, cap);
+			return L->st->code;
+		}
+		for (int k = 0; k < i; k++)
+			if (strcmp(P->inputs[k]->name, in->name) == 0)
+				return gs_status_set(L->st, GS_ERR_INVALID_MODEL, "the graph has two inputs \"%s\"", iname);
+		if ((v = prep_new(L, P, in->name, w)) == NULL)
+			return L->st->code;
+		for (int32_t c = 0; c < w; c++)
+		{
+			memset(&v->cols[c], 0, sizeof(TPrepCol));
+			v->cols[c].src = P->in_width + c;
+		}
+		P->in_width += w;
+		P->names &= w == 1 && gs_utf8_valid((const unsigned char *) in->name, strlen(in->name));
+	}
+	*n_features = P->tree_width = P->in_width;
 	return GS_OK;
 }
 
@@ -503,7 +558,7 @@ onnx_trees_prep_tree(Loader *L, TPrep *P, const char *name)
 
 	P->tree_cols = NULL;
 	P->tree_width = P->in_width;
-	if (strcmp(name, P->in_name) == 0)
+	if (P->in_name && strcmp(name, P->in_name) == 0)
 		return GS_OK;
 	v = prep_find(P, name);
 	if (v == NULL)
@@ -519,9 +574,11 @@ onnx_trees_prep_free(Loader *L, TPrep *P)
 {
 	for (int32_t i = 0; i < P->n_vals; i++)
 		L->alloc.free(L->alloc.ctx, P->vals[i].cols);
-	P->n_vals = 0;
-	P->n_cols = 0;
-	P->tree_cols = NULL;
+	if (P->vals)
+		L->alloc.free(L->alloc.ctx, P->vals);
+	if (P->inputs)
+		L->alloc.free(L->alloc.ctx, (void *) P->inputs);
+	memset(P, 0, sizeof(*P));
 }
 
 /* ---- folding into the splits ---- */

@@ -221,6 +221,43 @@ test_bad(void)
 	gs_check_bad_files(FIXTURES "/onnx/bad/pipe_expected.txt", FIXTURES "/onnx/bad", 10);
 }
 
+/*
+ * A pipeline fitted on a pandas DataFrame has one graph input per column:
+ * the model's features are the inputs in order, named after them; a model
+ * with one input [N, F] has no names.  Also under failing allocations.
+ */
+static void
+test_dataframe_names(void)
+{
+	static const char *const want[] = {"amount_z", "hour_z", "merchant_risk", "amount", "velocity",
+	"zero_share", "country_code", "device_age"};
+	size_t		len;
+	unsigned char *df = gs_read_file(FIXTURES "/onnx/trees/onnx_pipe_df_ct_rf.onnx", &len);
+	GsModel    *m = NULL;
+	GsStatus	st;
+	bool		ok;
+
+	if (df == NULL)
+	{
+		gs_tap(0, "dataframe", "fixture present");
+		return;
+	}
+	ok = gs_model_load(df, len, GS_FORMAT_AUTO, &gs_default_limits, &gs_malloc_allocator, &m, &st) == GS_OK &&
+		m->n_features == 8 && m->feature_names != NULL;
+	for (int i = 0; ok && i < 8; i++)
+		ok = strcmp(m->feature_names[i], want[i]) == 0;
+	gs_tap(ok, "dataframe", "8 one-column inputs: 8 features named after the DataFrame's columns, in order");
+	gs_model_free(m);
+	m = NULL;
+	free(df);
+	df = gs_read_file(FIXTURES "/onnx/trees/onnx_pipe_ct_rf.onnx", &len);
+	ok = df && gs_model_load(df, len, GS_FORMAT_AUTO, &gs_default_limits, &gs_malloc_allocator, &m, &st) == GS_OK &&
+		m->n_features == 8 && m->feature_names == NULL;
+	gs_tap(ok, "dataframe", "one [N, 8] input: no feature names");
+	gs_model_free(m);
+	free(df);
+}
+
 /* Caps of GsLimits apply before allocation. */
 static void
 test_caps(void)
@@ -468,7 +505,10 @@ main(void)
 {
 	test_cases();
 	test_bad();
+	test_dataframe_names();
 	test_caps();
+	test_nomem(FIXTURES "/onnx/trees/onnx_pipe_df_ct_rf.onnx");
+	test_nomem(FIXTURES "/onnx/trees/onnx_pipe_edit_signs.onnx");
 	test_nomem(FIXTURES "/onnx/trees/onnx_lgb_binary.onnx");
 	test_nomem(FIXTURES "/onnx/trees/onnx_v5_modes_member.onnx");
 	test_corruption();
