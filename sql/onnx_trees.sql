@@ -85,7 +85,8 @@ SELECT pg_temp.check_ot(m, 'auto', :'fx')
   FROM unnest(ARRAY['onnx_pipe_impute_rf', 'onnx_pipe_impute_std_gb', 'onnx_pipe_minmax_hgb_3class',
                     'onnx_pipe_robust_et_reg', 'onnx_pipe_maxabs_dt_3class', 'onnx_pipe_ct_rf',
                     'onnx_pipe_ct_pass_hgb_reg', 'onnx_pipe_edit_signs', 'onnx_pipe_edit_scaler_scalar',
-                    'onnx_pipe_edit_impute_modes', 'onnx_pipe_edit_impute_v5']) m;
+                    'onnx_pipe_edit_impute_modes', 'onnx_pipe_edit_impute_v5',
+                    'onnx_pipe_df_ct_rf', 'onnx_pipe_df_hgb_3class']) m;
 RESET client_min_messages;
 SELECT * FROM ot_parity ORDER BY model;
 
@@ -109,6 +110,22 @@ SELECT gpu_score('onnx_pipe_impute_std_gb', ARRAY[0.5, -0.2, 0.1, NULL, 0, 0, 1,
        gpu_score('onnx_pipe_impute_std_gb', ARRAY[0.5, -0.2, 0.1, 67.875, 0, 0, 1, 0.3]) AS null_is_median,
        gpu_score('onnx_pipe_impute_std_gb', ARRAY[0.5, -0.2, 0.1, NULL, 0, 0, 1, 0.3]) =
        gpu_score('onnx_pipe_impute_std_gb', ARRAY[0.5, -0.2, 0.1, 0, 0, 0, 1, 0.3]) AS null_is_zero;
+-- A pipeline fitted on a pandas DataFrame has one input per column: its features are named
+-- after the columns, and a scoring trigger finds them in a table by those names.
+SELECT feature_names FROM gpu_models WHERE name = 'onnx_pipe_df_ct_rf';
+CREATE TABLE df_tx (id bigint, amount_z real, hour_z real, merchant_risk real, amount real,
+                    velocity real, zero_share real, country_code real, device_age real, p real);
+CREATE TRIGGER df_score BEFORE INSERT ON df_tx FOR EACH ROW
+  EXECUTE FUNCTION gpu_score_trigger('model=onnx_pipe_df_ct_rf', 'score_column=p');
+INSERT INTO df_tx (id, amount_z, hour_z, merchant_risk, amount, velocity, zero_share, country_code, device_age)
+  SELECT g, sin(g), cos(g), (g % 5) / 4.0, g * 3.5, CASE WHEN g % 4 = 0 THEN NULL ELSE g % 7 END, 0,
+         g % 3, g % 11 FROM generate_series(1, 40) g;
+SELECT count(*) AS rows, count(p) AS scored,
+       count(*) FILTER (WHERE p IS DISTINCT FROM gpu_score('onnx_pipe_df_ct_rf',
+         ARRAY[amount_z, hour_z, merchant_risk, amount, velocity, zero_share, country_code, device_age]))
+         AS differing
+  FROM df_tx;
+DROP TABLE df_tx;
 -- BRANCH_EQ / BRANCH_NEQ test exact values: 0 and -0 are equal, so they score alike
 SELECT gpu_score('onnx_edit_modes', ARRAY[0.5, -0.2, 0.1, 30, 1, 0, 2, 0.3]) =
        gpu_score('onnx_edit_modes', ARRAY[0.5, -0.2, 0.1, 30, 1, '-0'::real, 2, 0.3]) AS zero_eq_minus_zero;
@@ -172,7 +189,8 @@ SELECT f AS file, pg_temp.try(format('SELECT gpu_load_model(%L, pg_read_binary_f
 SELECT f AS file, pg_temp.try(format('SELECT gpu_load_model(%L, pg_read_binary_file(%L))', 'ot_bad',
                                      :'fx' || '/onnx/bad/pipe_' || f || '.onnx')) AS error
   FROM unnest(ARRAY['impute_zero', 'nan', 'div_zero', 'div_by_features', 'two_features', 'cast_double',
-                    'extract_range', 'concat_axis0', 'feature_range', 'steps', 'eq_after_scale']) f;
+                    'extract_range', 'concat_axis0', 'feature_range', 'steps', 'eq_after_scale',
+                    'df_int_column']) f;
 SELECT count(*) AS nothing_stored FROM gpu_models WHERE name = 'ot_bad';
 
 SELECT count(*) AS dropped FROM (SELECT gpu_drop_model(name) FROM gpu_models WHERE name LIKE 'onnx\_%') d;
