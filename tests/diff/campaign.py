@@ -349,8 +349,12 @@ def ort_run(path, X):
     so.intra_op_num_threads = 1
     so.inter_op_num_threads = 1
     sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
-    return dict(zip([o.name for o in sess.get_outputs()],
-                    sess.run(None, {sess.get_inputs()[0].name: X})))
+    feed, at = {}, 0
+    for i in sess.get_inputs():     # several inputs: a DataFrame's columns, side by side
+        w = i.shape[1] if len(sess.get_inputs()) > 1 else X.shape[1]
+        feed[i.name] = np.ascontiguousarray(X[:, at:at + w])
+        at += w
+    return dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feed)))
 
 
 def within_span(Xc, X):
@@ -493,8 +497,16 @@ def skl_pipe_trial(r, d, X, cats, ncat, z):
         shape = "+".join(type(s).__name__ for s in pre) or "nothing"
     pipe = make_pipeline(*pre, m)
     ntr = int(len(X) * 0.8)
-    pipe.fit(X[:ntr], y[:ntr])
-    path = skl_save(pipe, X, d)
+    Xfit = X
+    if pre and isinstance(pre[0], ColumnTransformer) and r.random() < 0.5:
+        # fitted on a pandas DataFrame: skl2onnx makes one input per column
+        import pandas as pd
+        names = ["c%d" % j for j in range(nf)]
+        Xfit = pd.DataFrame(X, columns=names)
+        pre[0].transformers = [(n, p, [names[c] for c in cs]) for n, p, cs in pre[0].transformers]
+        shape = "DataFrame " + shape
+    pipe.fit(Xfit[:ntr], y[:ntr])
+    path = skl_save(pipe, Xfit, d)
     import onnx
     cols = tree_columns(onnx.load(path))
     raw = []
