@@ -2,12 +2,14 @@
  * onnx_internal.h
  *	  What the files of the ONNX loader share (onnx_load.c: decoding and the
  *	  graph; onnx_ops.c: one node at a time; onnx_tensor.c: tensors,
- *	  attributes and the chain's bookkeeping; onnx_trees.c: ONNX-ML tree
+ *	  attributes and the chain's bookkeeping; onnx_fold.c: constant
+ *	  subgraphs evaluated at load time; onnx_trees.c: ONNX-ML tree
  *	  ensembles into a GsForest).  Not a public interface: use onnx_load.h.
  *
  * A Loader lives on gs_onnx_load's stack for one load; the GsMlp or
  * GsForest it builds is owned by the caller on success and freed on
- * failure.
+ * failure.  The constants it folds (onnx_fold.c) are freed when the load
+ * ends.
  * The decoded protobuf tree it points into is freed before gs_onnx_load
  * returns.
  */
@@ -30,9 +32,11 @@ typedef struct Loader
 	GsMlp	   *m;				/* the network being built (NULL for trees) */
 	GsAllocator alloc;			/* the caller's allocator: everything built */
 	int32_t		cap_steps;
-	const Onnx__TensorProto **consts;	/* Constant-node values */
+	const Onnx__TensorProto **consts;	/* Constant-node and folded values */
 	const char **const_names;
 	int32_t		n_consts;
+	struct FoldBlock *folded;	/* onnx_fold.c's values, freed by onnx_fold_free */
+	int64_t		folded_floats;	/* values they hold */
 	const char *cur;			/* name of the tensor the chain has reached */
 	int32_t		width;			/* its columns */
 	bool		rank1;			/* a Squeeze or Reshape made it [N] (width 1):
@@ -104,6 +108,16 @@ extern GsCode onnx_want_chain_input(Loader *L, const Onnx__NodeProto *node, size
 									size_t max_in);
 extern GsCode onnx_want_const(Loader *L, const Onnx__NodeProto *node, size_t k,
 							  const Onnx__TensorProto **t);
+
+/*
+ * onnx_fold.c: does node take only constants, with an op that is folded
+ * (element-wise arithmetic, Sqrt, Neg, Reciprocal, Reshape, Squeeze,
+ * Unsqueeze, Cast to float)?  Then onnx_fold_node evaluates it and registers
+ * its output as a constant; onnx_fold_free releases what the load folded.
+ */
+extern bool onnx_fold_applies(const Loader *L, const Onnx__NodeProto *node);
+extern GsCode onnx_fold_node(Loader *L, const Onnx__NodeProto *node);
+extern void onnx_fold_free(Loader *L);
 
 /* onnx_shape.c: nodes that change only the chain's type or shape */
 extern GsCode onnx_add_cast(Loader *L, const Onnx__NodeProto *node);

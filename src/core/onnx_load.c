@@ -26,14 +26,15 @@
  *
  * The translated nodes must be one chain: each node (Constant nodes aside)
  * takes the tensor the previous node produced as its only non-constant
- * input.  Constants are initializers or Constant nodes; tensors with
- * external data are refused (they name files, and a model must never make
- * the server read a path).  Supported ops: Gemm, MatMul (+ Add as bias),
- * Relu, LeakyRelu, Sigmoid, Tanh, Softmax, BatchNormalization (inference),
- * Flatten, Identity, Dropout (inference), Reshape when it is a no-op on
- * [N, F], Cast to float (a no-op: the chain is float), Add/Sub/Mul/Div by a
- * constant scalar or per-column vector, and ai.onnx.ml Scaler ((x - offset)
- * * scale, as an ADD and a MUL step).  Every size the file claims is checked
+ * input.  Constants are initializers, Constant nodes, or the outputs of
+ * nodes that take only constants, folded at load time (onnx_fold.c);
+ * tensors with external data are refused (they name files, and a model
+ * must never make the server read a path).  Supported ops: Gemm, MatMul
+ * (+ Add as bias), Relu, LeakyRelu, Sigmoid, Tanh, Softmax,
+ * BatchNormalization (inference), Flatten, Identity, Dropout (inference),
+ * Reshape when it is a no-op on [N, F], Cast to float (a no-op: the chain
+ * is float), Add/Sub/Mul/Div by a constant scalar or per-column vector,
+ * and ai.onnx.ml Scaler ((x - offset) * scale, as an ADD and a MUL step).  Every size the file claims is checked
  * against the caps and the bytes actually present before anything is
  * allocated from it.
  *
@@ -681,6 +682,7 @@ gs_onnx_load(const unsigned char *bytes, size_t len, bool reconstruction,
 	L.lim = lim;
 	L.st = st;
 	rc = build(&L, model, reconstruction);
+	onnx_fold_free(&L);
 	if (L.consts)
 		alloc->free(alloc->ctx, (void *) L.consts);
 	if (L.const_names)
