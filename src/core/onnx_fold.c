@@ -56,8 +56,8 @@ static const char *const fold_ops[] = {
 };
 
 /*
- * Is node an op this file folds, in the default domain, with at least one
- * input and every named input a constant?
+ * Is node an op this file folds, in the default domain, with a first input
+ * and every named input a constant?
  */
 bool
 onnx_fold_applies(const Loader *L, const Onnx__NodeProto *node)
@@ -65,7 +65,7 @@ onnx_fold_applies(const Loader *L, const Onnx__NodeProto *node)
 	bool		known = false;
 
 	if ((node->domain && node->domain[0] && strcmp(node->domain, "ai.onnx") != 0) ||
-		node->op_type == NULL || node->n_input < 1)
+		node->op_type == NULL || node->n_input < 1 || node->input[0] == NULL || node->input[0][0] == '\0')
 		return false;
 	for (int k = 0; fold_ops[k] && !known; k++)
 		known = strcmp(node->op_type, fold_ops[k]) == 0;
@@ -190,7 +190,7 @@ fold_axes(Loader *L, const Onnx__NodeProto *node, int64_t *axes, int64_t *n)
 static GsCode
 fold_shape(Loader *L, const Onnx__NodeProto *node, const char *op)
 {
-	const Onnx__TensorProto *src = onnx_find_const(L, node->input[0]);
+	const Onnx__TensorProto *src;
 	int64_t		count,
 				in[FOLD_MAX_RANK],
 				out[FOLD_MAX_RANK],
@@ -199,7 +199,8 @@ fold_shape(Loader *L, const Onnx__NodeProto *node, const char *op)
 	size_t		rank = 0;
 
 	/* the values stay where they are: any size a dense layer may have */
-	if (onnx_tensor_check(L, src, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT,
+	if (onnx_want_const(L, node, 0, &src) != GS_OK ||
+		onnx_tensor_check(L, src, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT,
 						  (int64_t) GS_MLP_MAX_WIDTH * GS_MLP_MAX_WIDTH, &count) != GS_OK)
 		return L->st->code;
 	if (src->n_dims > FOLD_MAX_RANK)
