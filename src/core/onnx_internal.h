@@ -141,12 +141,29 @@ extern GsCode onnx_add_activation(Loader *L, const Onnx__NodeProto *node, const 
 extern GsCode onnx_add_min_max(Loader *L, const Onnx__NodeProto *node, bool is_min);
 
 /*
- * onnx_act.c: does node i (of L->g) start an activation an exporter writes
+ * onnx_fuse.c: does node i (of L->g) start an activation an exporter writes
  * as several nodes (SiLU, GELU in its forms, Softsign, PyTorch's
  * Softplus)?  Then one step is added, the pattern's other nodes leave
  * L->needed and *fused is set.
  */
 extern GsCode onnx_fuse_activation(Loader *L, size_t i, bool *fused);
+
+/*
+ * onnx_fuse.c: the graph around a value, for matching patterns.  Nodes are
+ * in topological order; i is the node the pattern starts at.
+ *	onnx_readers		the nodes after i reading name, into out[0..max): how many
+ *						(max + 1: more), -1 when a node not needed reads it
+ *	onnx_sole_reader	the one node after i reading name, when it is op and
+ *						nothing else (no graph output either) reads name; else -1
+ *	onnx_takes			is n a binary node over a and b (either order if commutative)?
+ *	onnx_other_input	the input of binary node n that is not one
+ *	onnx_value_producer	the needed node whose one output is name, or -1
+ */
+extern int	onnx_readers(const Loader *L, size_t i, const char *name, int64_t *out, int max);
+extern int64_t onnx_sole_reader(const Loader *L, size_t i, const char *name, const char *op);
+extern bool onnx_takes(const Onnx__NodeProto *n, const char *a, const char *b, bool commutative);
+extern const char *onnx_other_input(const Onnx__NodeProto *n, const char *one);
+extern int64_t onnx_value_producer(const Loader *L, const char *name);
 
 /* onnx_act.c: ai.onnx.ml Imputer (scikit-learn's SimpleImputer) as one step. */
 extern GsCode onnx_add_imputer(Loader *L, const Onnx__NodeProto *node);
