@@ -18,6 +18,7 @@
  *	  Softplus Where(Greater(s, threshold), h, Div(Softplus(s), beta)) with
  *			   s = Mul(h, beta); with beta 1 neither Mul nor Div (PyTorch 2's
  *			   exporter writes nn.Softplus so, threshold 20 by default)
+ *	  Mish	   Mul(h, Tanh(Softplus(h))) (Keras 3: tf2onnx and jax2onnx)
  *
  * The graph helpers (readers of a value, its producer...) are shared with
  * the other pattern files through onnx_internal.h.  Nothing here allocates
@@ -188,6 +189,30 @@ softplus_pattern(Loader *L, size_t i, int64_t *j, float *beta, float *thr)
 }
 
 /*
+ * Mish as Keras 3 writes it (tf2onnx and jax2onnx alike), from node i =
+ * Softplus(h): Mul(h, Tanh(Softplus(h))), in either order of the Mul's
+ * inputs; what ONNX's Mish op computes.  On a match fills j with the Tanh
+ * and the Mul and returns 2; 0 otherwise.
+ */
+static int
+mish_pattern(Loader *L, size_t i, int64_t *j)
+{
+	const Onnx__NodeProto *n = L->g->node[i];
+	const Onnx__NodeProto *t;
+
+	if (n->n_input != 1 || n->n_attribute != 0 ||
+		(j[0] = onnx_sole_reader(L, i, n->output[0], "Tanh")) < 0)
+		return 0;
+	t = L->g->node[j[0]];
+	if (t->n_input != 1 || t->n_attribute != 0 ||
+		(j[1] = onnx_sole_reader(L, (size_t) j[0], t->output[0], "Mul")) < 0 ||
+		L->g->node[j[1]]->n_attribute != 0 ||
+		!onnx_takes(L->g->node[j[1]], L->cur, t->output[0], true))
+		return 0;
+	return 2;
+}
+
+/*
  * GELU (erf form) as tf2onnx writes Keras' gelu, from node i = Mul(h, 0.5)
  * (either order): Mul(Mul(h, 0.5), Add(1, Erf(Mul(h, 1 / sqrt 2)))), the
  * second Mul of h the only other reader of h after node i.  Read as one
@@ -226,8 +251,8 @@ keras_gelu(Loader *L, size_t i, int64_t *j)
 }
 
 /*
- * Does node i start SiLU, GELU (erf), Softsign or PyTorch's Softplus on
- * the chain?  If so, add the one step, take the pattern's other nodes out
+ * Does node i start SiLU, GELU (erf or tanh), Softsign, PyTorch's Softplus
+ * or Mish on the chain?  If so, add the one step, take the pattern's other nodes out
  * of L->needed, move the chain to the pattern's last output and set
  * *fused.  A node that starts none is left alone.
  */
@@ -386,6 +411,11 @@ onnx_fuse_activation(Loader *L, size_t i, bool *fused)
 		kind = GS_MLP_GELU_TANH;
 		n_more = n_ops;
 		c1 = 0.0f;
+	}
+	else if (strcmp(op, "Softplus") == 0 && (n_more = mish_pattern(L, i, j)) > 0)
+	{
+		kind = GS_MLP_MISH;
+		c1 = c3 = 0.0f;
 	}
 	else if ((strcmp(op, "Softplus") == 0 || strcmp(op, "Mul") == 0) &&
 			 (n_more = softplus_pattern(L, i, j, &c1, &c3)) > 0)
