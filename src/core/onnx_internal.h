@@ -149,6 +149,14 @@ extern GsCode onnx_add_min_max(Loader *L, const Onnx__NodeProto *node, bool is_m
 extern GsCode onnx_fuse_activation(Loader *L, size_t i, bool *fused);
 
 /*
+ * onnx_fuse_norm.c: does node i start Keras 3's LayerNormalization as
+ * tf2onnx writes it (ReduceMean, Sub, Mul, ReduceMean, Add, Sqrt,
+ * Reciprocal, Mul, Neg, Mul, Add)?  Then one GS_MLP_LAYER_NORM step is
+ * added, as onnx_fuse_activation does.
+ */
+extern GsCode onnx_fuse_layernorm(Loader *L, size_t i, bool *fused);
+
+/*
  * onnx_fuse.c: the graph around a value, for matching patterns.  Nodes are
  * in topological order; i is the node the pattern starts at.
  *	onnx_readers		the nodes after i reading name, into out[0..max): how many

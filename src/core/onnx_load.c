@@ -540,7 +540,8 @@ build(Loader *L, const Onnx__ModelProto *model, bool reconstruction)
 
 		if (!L->needed[i])
 			continue;
-		if (onnx_fuse_activation(L, i, &fused) != GS_OK)
+		if (onnx_fuse_activation(L, i, &fused) != GS_OK ||
+			(!fused && onnx_fuse_layernorm(L, i, &fused) != GS_OK))
 			return L->st->code;
 		if (!fused && onnx_add_node(L, g->node[i]) != GS_OK)
 			return L->st->code;
