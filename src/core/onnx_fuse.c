@@ -19,6 +19,8 @@
  *			   s = Mul(h, beta); with beta 1 neither Mul nor Div (PyTorch 2's
  *			   exporter writes nn.Softplus so, threshold 20 by default)
  *	  Mish	   Mul(h, Tanh(Softplus(h))) (Keras 3: tf2onnx and jax2onnx)
+ *	  HardSwish Mul(h, Mul(Clip(Add(h, 3), 0, 6), 1 / 6)) (Keras 3's hard_silu,
+ *			   tf2onnx)
  *
  * The graph helpers (readers of a value, its producer...) are shared with
  * the other pattern files through onnx_internal.h.  Nothing here allocates
@@ -213,6 +215,65 @@ mish_pattern(Loader *L, size_t i, int64_t *j)
 }
 
 /*
+ * Is node n Clip(x, 0, 6): bounds as attributes before opset 11, as
+ * constant inputs from 11 on?
+ */
+static bool
+clip_0_6(Loader *L, const Onnx__NodeProto *n)
+{
+	const Onnx__AttributeProto *lo = onnx_attr_find(n, "min");
+	const Onnx__AttributeProto *hi = onnx_attr_find(n, "max");
+	float		a,
+				b;
+
+	if (L->opset < 11)
+		return n->n_input == 1 && n->n_attribute == 2 && lo && hi && lo->has_f && hi->has_f &&
+			lo->f == 0.0f && hi->f == 6.0f;
+	return n->n_input == 3 && n->n_attribute == 0 &&
+		onnx_const_scalar(L, n->input[1], &a) && a == 0.0f &&
+		onnx_const_scalar(L, n->input[2], &b) && b == 6.0f;
+}
+
+/*
+ * HardSwish as Keras 3's TensorFlow backend writes hard_silu (tf2onnx),
+ * from node i = Add(h, 3) (either order): Mul(h, Mul(Clip(Add(h, 3), 0, 6),
+ * c)), x relu6(x + 3) / 6 with the division by 6 folded by TensorFlow into
+ * c = float(1 / 6); c within two float steps of it, the other constants
+ * exact, the Mul's operands in either order.  Read as one
+ * GS_MLP_HARD_SWISH step, which computes x max(0, min(1, x / 6 + 1 / 2)):
+ * a few float roundings apart.  On a match fills j with the Clip and the
+ * two Muls and returns 3; 0 otherwise.
+ */
+static int
+keras_hard_swish(Loader *L, size_t i, int64_t *j)
+{
+	const Onnx__NodeProto *n = L->g->node[i];
+	const Onnx__NodeProto *clip,
+			   *m;
+	const char *h = L->cur;
+	float		c;
+
+	if (n->n_input != 2 || n->n_attribute != 0 || !n->input[0] || !n->input[1] ||
+		(strcmp(n->input[0], h) != 0 && strcmp(n->input[1], h) != 0) ||
+		!onnx_const_scalar(L, onnx_other_input(n, h), &c) || c != 3.0f ||
+		(j[0] = onnx_sole_reader(L, i, n->output[0], "Clip")) < 0)
+		return 0;
+	clip = L->g->node[j[0]];
+	if (!clip->input[0] || strcmp(clip->input[0], n->output[0]) != 0 || !clip_0_6(L, clip) ||
+		(j[1] = onnx_sole_reader(L, (size_t) j[0], clip->output[0], "Mul")) < 0)
+		return 0;
+	m = L->g->node[j[1]];
+	if (m->n_attribute != 0 ||
+		!onnx_const_scalar(L, onnx_other_input(m, clip->output[0]), &c) ||
+		fabsf(c - 0.166666672f) > 3e-8f ||
+		(j[2] = onnx_sole_reader(L, (size_t) j[1], m->output[0], "Mul")) < 0 ||
+		L->g->node[j[2]]->n_attribute != 0 ||
+		!onnx_takes(L->g->node[j[2]], h, m->output[0], true))
+		return 0;
+	return 3;
+}
+
+/*
  * GELU (erf form) as tf2onnx writes Keras' gelu, from node i = Mul(h, 0.5)
  * (either order): Mul(Mul(h, 0.5), Add(1, Erf(Mul(h, 1 / sqrt 2)))), the
  * second Mul of h the only other reader of h after node i.  Read as one
@@ -251,8 +312,8 @@ keras_gelu(Loader *L, size_t i, int64_t *j)
 }
 
 /*
- * Does node i start SiLU, GELU (erf or tanh), Softsign, PyTorch's Softplus
- * or Mish on the chain?  If so, add the one step, take the pattern's other nodes out
+ * Does node i start SiLU, GELU (erf or tanh), Softsign, PyTorch's Softplus,
+ * Mish or HardSwish on the chain?  If so, add the one step, take the pattern's other nodes out
  * of L->needed, move the chain to the pattern's last output and set
  * *fused.  A node that starts none is left alone.
  */
@@ -278,6 +339,11 @@ onnx_fuse_activation(Loader *L, size_t i, bool *fused)
 		kind = GS_MLP_GELU;
 		c1 = 1.41421353816986083984375f;
 		c3 = 0.5f;
+	}
+	else if (strcmp(op, "Add") == 0 && (n_more = keras_hard_swish(L, i, j)) > 0)
+	{
+		kind = GS_MLP_HARD_SWISH;
+		c1 = c3 = 0.0f;
 	}
 	else if (strcmp(n->input[0], h) != 0)
 		return GS_OK;

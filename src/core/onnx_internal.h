@@ -143,7 +143,7 @@ extern GsCode onnx_add_min_max(Loader *L, const Onnx__NodeProto *node, bool is_m
 /*
  * onnx_fuse.c: does node i (of L->g) start an activation an exporter writes
  * as several nodes (SiLU, GELU in its forms, Softsign, PyTorch's
- * Softplus, Mish)?  Then one step is added, the pattern's other nodes leave
+ * Softplus, Mish, HardSwish)?  Then one step is added, the pattern's other nodes leave
  * L->needed and *fused is set.
  */
 extern GsCode onnx_fuse_activation(Loader *L, size_t i, bool *fused);
