@@ -12,7 +12,8 @@
  *			   c3 = 0.5 in PyTorch's export, taken from the graph), or
  *			   Mul(h, Mul(c3, Add(Erf(Div(h, c1)), 1))) (PyTorch 2.x)
  *	  GELU	   tanh form, from Pow(h, 3), as PyTorch 2.x writes it below opset 20,
- *			   or from Mul(h, Mul(h, h)), as PyTorch 1.x's exporter writes it
+ *			   or from Mul(h, Mul(h, h)), as PyTorch 1.x's exporter writes it;
+ *			   Keras 3's forms from tf2onnx and jax2onnx (gelu_tanh_walk)
  *	  GELU	   Mul(Mul(h, 0.5), Add(1, Erf(Mul(h, 1 / sqrt 2)))) (tf2onnx, Keras)
  *	  Softsign Div(h, Add(Abs(h), 1))
  *	  Softplus Where(Greater(s, threshold), h, Div(Softplus(s), beta)) with
@@ -312,6 +313,139 @@ keras_gelu(Loader *L, size_t i, int64_t *j)
 }
 
 /*
+ * GELU, tanh form: 0.5 h (1 + tanh(k (h + c h^3))) with k = sqrt(2 / pi)
+ * and c = 0.044715, the constants GS_MLP_GELU_TANH computes with, as the
+ * exporters write it (k, c, 0.5 and 1 as float constants, in either order
+ * of a Mul's or an Add's operands):
+ *
+ *	PyTorch 2.x below opset 20, from Pow(h, 3):
+ *		Mul(h, Mul(0.5, Add(Tanh(Mul(k, Add(h, Mul(c, Pow(h, 3))))), 1)))
+ *	PyTorch 1.x, the cube from Mul(h, Mul(h, h)), the halving last:
+ *		Mul(0.5, Mul(h, Add(1, Tanh(Mul(k, Add(h, Mul(c, cube)))))))
+ *	jax2onnx (Keras 3, opset 17 and 18), the cube as Mul(Mul(h, h), h):
+ *		Mul(h, Mul(Add(Tanh(Mul(Add(h, Mul(cube, c)), k)), 1), 0.5))
+ *	tf2onnx (Keras 3), from Mul(0.5, h), the halved h multiplied last:
+ *		Mul(Mul(0.5, h), Add(1, Tanh(Mul(k, Add(h, Mul(c, Pow(h, 3)))))))
+ *
+ * Halving is exact in float, so each computes the same value up to the
+ * order of the roundings in the cube.  Each form is a table of the nodes
+ * after the first one: the op, and what its other operand must be.
+ */
+enum
+{
+	IS_H, IS_C, IS_K, IS_UNARY, IS_ONE, IS_HALF, IS_HALVED
+};
+
+typedef struct GeluStep
+{
+	const char *op;
+	int			other;			/* IS_*: the operand beside the previous value */
+} GeluStep;
+
+static const GeluStep torch2_gelu[7] = {
+	{"Mul", IS_C}, {"Add", IS_H}, {"Mul", IS_K}, {"Tanh", IS_UNARY},
+	{"Add", IS_ONE}, {"Mul", IS_HALF}, {"Mul", IS_H}
+};
+static const GeluStep torch1_gelu[8] = {
+	{"Mul", IS_H}, {"Mul", IS_C}, {"Add", IS_H}, {"Mul", IS_K},
+	{"Tanh", IS_UNARY}, {"Add", IS_ONE}, {"Mul", IS_H}, {"Mul", IS_HALF}
+};
+static const GeluStep jax_gelu[8] = {
+	{"Mul", IS_H}, {"Mul", IS_C}, {"Add", IS_H}, {"Mul", IS_K},
+	{"Tanh", IS_UNARY}, {"Add", IS_ONE}, {"Mul", IS_HALF}, {"Mul", IS_H}
+};
+static const GeluStep tf_gelu[6] = {
+	{"Mul", IS_C}, {"Add", IS_H}, {"Mul", IS_K}, {"Tanh", IS_UNARY},
+	{"Add", IS_ONE}, {"Mul", IS_HALVED}
+};
+
+/*
+ * Follow steps[0..n) from node i's output, each node the sole reader of
+ * the value before it; halved is the value IS_HALVED stands for.  On a
+ * match fills j[0..n) and returns true.
+ */
+static bool
+gelu_tanh_walk(Loader *L, size_t i, const GeluStep *steps, int n, const char *halved, int64_t *j)
+{
+	const char *h = L->cur;
+	const char *prev = L->g->node[i]->output[0];
+
+	for (int k = 0; k < n; k++)
+	{
+		const Onnx__NodeProto *m;
+		const char *other;
+		float		c;
+		bool		ok;
+
+		if ((j[k] = onnx_sole_reader(L, k ? (size_t) j[k - 1] : i, prev, steps[k].op)) < 0)
+			return false;
+		m = L->g->node[j[k]];
+		if (m->n_attribute != 0)
+			return false;
+		other = onnx_other_input(m, prev);
+		switch (steps[k].other)
+		{
+			case IS_C:
+				ok = onnx_const_scalar(L, other, &c) && fabsf(c - 0.044715f) <= 1e-9f;
+				break;
+			case IS_K:
+				ok = onnx_const_scalar(L, other, &c) && fabsf(c - 0.797884583473205566f) <= 1e-7f;
+				break;
+			case IS_UNARY:
+				ok = m->n_input == 1;
+				break;
+			case IS_ONE:
+				ok = onnx_const_scalar(L, other, &c) && c == 1.0f;
+				break;
+			case IS_HALF:
+				ok = onnx_const_scalar(L, other, &c) && c == 0.5f;
+				break;
+			case IS_HALVED:
+				ok = other != NULL && halved != NULL && strcmp(other, halved) == 0;
+				break;
+			default:			/* the chain value itself */
+				ok = other != NULL && strcmp(other, h) == 0;
+				break;
+		}
+		if (!ok)
+			return false;
+		prev = m->output[0];
+	}
+	return true;
+}
+
+/*
+ * The tf2onnx form of the tanh GELU (above) from node i = Mul(h, 0.5)
+ * (either order): h is read after node i by the Pow and by the Add of the
+ * table alone, the halved value by the last Mul alone.  On a match fills j
+ * with the Pow and the table's nodes and returns 7; 0 otherwise.
+ */
+static int
+keras_gelu_tanh(Loader *L, size_t i, int64_t *j)
+{
+	const Onnx__NodeProto *n = L->g->node[i];
+	const char *h = L->cur;
+	int64_t		rd[2];
+	float		c;
+
+	if (n->n_input != 2 || n->n_attribute != 0 || !n->input[0] || !n->input[1] ||
+		(strcmp(n->input[0], h) != 0 && strcmp(n->input[1], h) != 0) ||
+		!onnx_const_scalar(L, onnx_other_input(n, h), &c) || c != 0.5f ||
+		onnx_readers(L, i, h, rd, 2) != 2)
+		return 0;
+	j[0] = L->g->node[rd[0]]->op_type && strcmp(L->g->node[rd[0]]->op_type, "Pow") == 0 ? rd[0] : rd[1];
+	n = L->g->node[j[0]];
+	if (!n->op_type || strcmp(n->op_type, "Pow") != 0 || (n->domain && n->domain[0]) ||
+		n->n_input != 2 || n->n_attribute != 0 || n->n_output != 1 || !n->output[0] ||
+		!n->input[0] || strcmp(n->input[0], h) != 0 ||
+		!onnx_const_scalar(L, n->input[1], &c) || c != 3.0f ||
+		!gelu_tanh_walk(L, (size_t) j[0], tf_gelu, 6, L->g->node[i]->output[0], j + 1) ||
+		onnx_sole_reader(L, i, L->g->node[i]->output[0], "Mul") != j[6])
+		return 0;
+	return 7;
+}
+
+/*
  * Does node i start SiLU, GELU (erf or tanh), Softsign, PyTorch's Softplus,
  * Mish or HardSwish on the chain?  If so, add the one step, take the pattern's other nodes out
  * of L->needed, move the chain to the pattern's last output and set
@@ -343,6 +477,11 @@ onnx_fuse_activation(Loader *L, size_t i, bool *fused)
 	else if (strcmp(op, "Add") == 0 && (n_more = keras_hard_swish(L, i, j)) > 0)
 	{
 		kind = GS_MLP_HARD_SWISH;
+		c1 = c3 = 0.0f;
+	}
+	else if (strcmp(op, "Mul") == 0 && (n_more = keras_gelu_tanh(L, i, j)) > 0)
+	{
+		kind = GS_MLP_GELU_TANH;
 		c1 = c3 = 0.0f;
 	}
 	else if (strcmp(n->input[0], h) != 0)
@@ -403,79 +542,26 @@ onnx_fuse_activation(Loader *L, size_t i, bool *fused)
 		kind = GS_MLP_GELU;
 		n_more = 4;
 	}
-	else if ((strcmp(op, "Pow") == 0 && n->n_input == 2) ||
-			 (strcmp(op, "Mul") == 0 && n->n_input == 2 && n->input[1] &&
-			  strcmp(n->input[1], h) == 0))
+	else if (strcmp(op, "Pow") == 0 && n->n_input == 2)
 	{
-		/*
-		 * GELU, tanh form: 0.5 h (1 + tanh(k (h + c h^3))) with k = sqrt(2 /
-		 * pi) and c = 0.044715, the constants GS_MLP_GELU_TANH computes with.
-		 * PyTorch 2.x below opset 20 writes
-		 * Mul(h, Mul(0.5, Add(Tanh(Mul(k, Add(h, Mul(c, Pow(h, 3))))), 1))),
-		 * PyTorch 1.x the cube as Mul(h, Mul(h, h)) and the halving last:
-		 * Mul(0.5, Mul(h, Add(1, Tanh(Mul(k, Add(h, Mul(c, cube))))))).
-		 */
-		enum
-		{
-			IS_H, IS_C, IS_K, IS_UNARY, IS_ONE, IS_HALF
-		};
-		static const struct
-		{
-			const char *op;
-			int			other;
-		}			torch2[] = {
-			{"Mul", IS_C}, {"Add", IS_H}, {"Mul", IS_K}, {"Tanh", IS_UNARY},
-			{"Add", IS_ONE}, {"Mul", IS_HALF}, {"Mul", IS_H}
-		},
-					torch1[] = {
-			{"Mul", IS_H}, {"Mul", IS_C}, {"Add", IS_H}, {"Mul", IS_K},
-			{"Tanh", IS_UNARY}, {"Add", IS_ONE}, {"Mul", IS_H}, {"Mul", IS_HALF}
-		};
-		const bool	from_pow = strcmp(op, "Pow") == 0;
-		const int	n_ops = from_pow ? 7 : 8;
-		const char *prev = n->output[0];
+		/* GELU, tanh form, as PyTorch 2.x writes it below opset 20 */
 		float		c;
 
-		if (from_pow && (!onnx_const_scalar(L, n->input[1], &c) || c != 3.0f))
+		if (!onnx_const_scalar(L, n->input[1], &c) || c != 3.0f ||
+			!gelu_tanh_walk(L, i, torch2_gelu, 7, NULL, j))
 			return GS_OK;
-		for (int k = 0; k < n_ops; k++)
-		{
-			const char *want = from_pow ? torch2[k].op : torch1[k].op;
-			const Onnx__NodeProto *m;
-			const char *other;
-			bool		ok;
-
-			if ((j[k] = onnx_sole_reader(L, k ? (size_t) j[k - 1] : i, prev, want)) < 0)
-				return GS_OK;
-			m = L->g->node[j[k]];
-			other = onnx_other_input(m, prev);
-			switch (from_pow ? torch2[k].other : torch1[k].other)
-			{
-				case IS_C:
-					ok = onnx_const_scalar(L, other, &c) && fabsf(c - 0.044715f) <= 1e-9f;
-					break;
-				case IS_K:
-					ok = onnx_const_scalar(L, other, &c) && fabsf(c - 0.797884583473205566f) <= 1e-7f;
-					break;
-				case IS_UNARY:
-					ok = m->n_input == 1;
-					break;
-				case IS_ONE:
-					ok = onnx_const_scalar(L, other, &c) && c == 1.0f;
-					break;
-				case IS_HALF:
-					ok = onnx_const_scalar(L, other, &c) && c == 0.5f;
-					break;
-				default:		/* the chain value itself */
-					ok = other != NULL && strcmp(other, h) == 0;
-					break;
-			}
-			if (!ok)
-				return GS_OK;
-			prev = m->output[0];
-		}
 		kind = GS_MLP_GELU_TANH;
-		n_more = n_ops;
+		n_more = 7;
+		c1 = 0.0f;
+	}
+	else if (strcmp(op, "Mul") == 0 && n->n_input == 2 && n->input[1] && strcmp(n->input[1], h) == 0)
+	{
+		/* GELU, tanh form, the cube from Mul(h, h): PyTorch 1.x, jax2onnx */
+		if (!gelu_tanh_walk(L, i, torch1_gelu, 8, NULL, j) &&
+			!gelu_tanh_walk(L, i, jax_gelu, 8, NULL, j))
+			return GS_OK;
+		kind = GS_MLP_GELU_TANH;
+		n_more = 8;
 		c1 = 0.0f;
 	}
 	else if (strcmp(op, "Softplus") == 0 && (n_more = mish_pattern(L, i, j)) > 0)
