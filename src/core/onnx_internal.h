@@ -43,6 +43,9 @@ typedef struct Loader
 								 * only element-wise steps may follow */
 	int32_t		biasless_dense; /* step index of a MatMul awaiting its Add, or -1 */
 	bool	   *needed;			/* [n_node]: nodes the scored output depends on */
+	bool		lost_alloc;		/* an allocation failed inside a test that then
+								 * answered "no" (onnx_const_scalar): the load
+								 * fails with out of memory, not a refusal */
 	const GsLimits *lim;
 	GsStatus   *st;
 	char		label[160];		/* current node, for messages */

@@ -533,18 +533,20 @@ build(Loader *L, const Onnx__ModelProto *model, bool reconstruction)
 	L->biasless_dense = -1;
 
 	if (select_nodes(L, &out, &root, &binary) != GS_OK)
-		return L->st->code;
+		return L->lost_alloc ? onnx_nomem(L) : L->st->code;
 	for (size_t i = 0; i < g->n_node; i++)
 	{
 		bool		fused = false;
 
 		if (!L->needed[i])
 			continue;
+		/* a pattern or constant that could not be read for want of memory is no refusal */
 		if (onnx_fuse_activation(L, i, &fused) != GS_OK ||
-			(!fused && onnx_fuse_layernorm(L, i, &fused) != GS_OK))
-			return L->st->code;
-		if (!fused && onnx_add_node(L, g->node[i]) != GS_OK)
-			return L->st->code;
+			(!fused && onnx_fuse_layernorm(L, i, &fused) != GS_OK) ||
+			(!fused && onnx_add_node(L, g->node[i]) != GS_OK))
+			return L->lost_alloc ? onnx_nomem(L) : L->st->code;
+		if (L->lost_alloc)
+			return onnx_nomem(L);
 	}
 	if (graph_output(L, out, root, binary) != GS_OK)
 		return L->st->code;
