@@ -15,7 +15,8 @@
  *	  Folded: Add, Sub, Mul, Div, Max and Min of two float constants with
  *	  numpy broadcasting over scalars, [W] and [1, W] only; Sqrt, Neg and
  *	  Reciprocal; Reshape, Squeeze, Unsqueeze and Cast to float of a float
- *	  constant (the same values under new dimensions).  The arithmetic is
+ *	  constant (the same values under new dimensions); Cast to float of an
+ *	  int32 or int64 scalar, [W] or [1, W].  The arithmetic is
  *	  onnxruntime's: one IEEE float32 operation per node and value, in the
  *	  graph's order (the Makefile builds with -ffp-contract=off, so no fused
  *	  multiply-add).  A result that is not finite is refused, as a constant
@@ -129,6 +130,26 @@ fold_alias(Loader *L, const Onnx__NodeProto *node, const Onnx__TensorProto *src,
 	return GS_OK;
 }
 
+/*
+ * Register the n computed values of blk under node's output as a float
+ * tensor of rank 0 ([]), 1 ([n]) or 2 ([1, n]).
+ */
+static void
+register_values(Loader *L, const Onnx__NodeProto *node, struct FoldBlock *blk, int64_t n, size_t rank)
+{
+	onnx__tensor_proto__init(&blk->t);
+	blk->t.name = node->output[0];
+	blk->t.has_data_type = true;
+	blk->t.data_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
+	blk->dims[0] = rank == 2 ? 1 : n;
+	blk->dims[1] = n;
+	blk->t.dims = blk->dims;
+	blk->t.n_dims = rank;
+	blk->t.float_data = blk->vals;
+	blk->t.n_float_data = (size_t) n;
+	onnx_register_const(L, node->output[0], &blk->t);
+}
+
 /* Refuse a fold whose shapes are not the ones supported; sets the status. */
 static GsCode
 shape_refused(Loader *L)
@@ -184,8 +205,8 @@ fold_axes(Loader *L, const Onnx__NodeProto *node, int64_t *axes, int64_t *n)
 }
 
 /*
- * Reshape, Squeeze, Unsqueeze or Cast to float of a float constant: the
- * same values under the dimensions ONNX gives them.
+ * Reshape, Squeeze or Unsqueeze of a float constant: the same values under
+ * the dimensions ONNX gives them.
  */
 static GsCode
 fold_shape(Loader *L, const Onnx__NodeProto *node, const char *op)
@@ -208,21 +229,6 @@ fold_shape(Loader *L, const Onnx__NodeProto *node, const char *op)
 	for (size_t k = 0; k < src->n_dims; k++)
 		in[k] = src->dims[k];
 
-	if (strcmp(op, "Cast") == 0)
-	{
-		static const char *const attrs[] = {"to", "saturate", NULL};
-		int64_t		to;
-
-		if (node->n_input != 1)
-			return gs_status_set(L->st, GS_ERR_INVALID_MODEL, "%s has %zu inputs", L->label, node->n_input);
-		if (onnx_attrs_allowed(L, node, attrs) != GS_OK || onnx_attr_int(L, node, "to", -1, &to) != GS_OK)
-			return L->st->code;
-		if (to != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT)
-			return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
-								 "%s casts a constant to %s; only casts to float are folded", L->label,
-								 onnx_elem_type_name(to >= 0 && to <= INT32_MAX ? (int32_t) to : -1));
-		return fold_alias(L, node, src, in, src->n_dims);
-	}
 	if (strcmp(op, "Reshape") == 0)
 	{
 		static const char *const attrs[] = {"allowzero", NULL};
@@ -310,6 +316,77 @@ fold_shape(Loader *L, const Onnx__NodeProto *node, const char *op)
 			out[k] = ins[k] ? 1 : in[from++];
 		return fold_alias(L, node, src, out, rank);
 	}
+}
+
+/*
+ * Cast to float of a constant.  A float constant keeps its values (the
+ * same tensor under a new name); an int32 or int64 scalar, [W] or [1, W]
+ * (jax2onnx casts the int32 degrees of freedom of Keras' variance so) is
+ * converted value by value, as onnxruntime's static_cast does.
+ */
+static GsCode
+fold_cast(Loader *L, const Onnx__NodeProto *node)
+{
+	static const char *const attrs[] = {"to", "saturate", NULL};
+	const Onnx__TensorProto *src;
+	struct FoldBlock *blk;
+	int64_t		to,
+				n;
+	int32_t		type;
+	size_t		width;
+
+	if (node->n_input != 1)
+		return gs_status_set(L->st, GS_ERR_INVALID_MODEL, "%s has %zu inputs", L->label, node->n_input);
+	if (onnx_attrs_allowed(L, node, attrs) != GS_OK || onnx_attr_int(L, node, "to", -1, &to) != GS_OK ||
+		onnx_want_const(L, node, 0, &src) != GS_OK)
+		return L->st->code;
+	if (to != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT)
+		return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+							 "%s casts a constant to %s; only casts to float are folded", L->label,
+							 onnx_elem_type_name(to >= 0 && to <= INT32_MAX ? (int32_t) to : -1));
+	type = src->has_data_type ? src->data_type : 0;
+	if (type == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT)
+	{
+		if (onnx_tensor_check(L, src, type, (int64_t) GS_MLP_MAX_WIDTH * GS_MLP_MAX_WIDTH, &n) != GS_OK)
+			return L->st->code;
+		if (src->n_dims > FOLD_MAX_RANK)
+			return shape_refused(L);
+		return fold_alias(L, node, src, src->dims, src->n_dims);
+	}
+	if (type != ONNX__TENSOR_PROTO__DATA_TYPE__INT32 && type != ONNX__TENSOR_PROTO__DATA_TYPE__INT64)
+		return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+							 "%s casts a constant of type %s; only float, int32 and int64 constants are folded",
+							 L->label, onnx_elem_type_name(type));
+	if (onnx_tensor_check(L, src, type, GS_MLP_MAX_WIDTH, &n) != GS_OK)
+		return L->st->code;
+	if (n < 1 || src->n_dims > 2 || (src->n_dims == 2 && src->dims[0] != 1))
+		return shape_refused(L);
+	width = type == ONNX__TENSOR_PROTO__DATA_TYPE__INT32 ? 4 : 8;
+	if (src->has_raw_data ? src->raw_data.len != (size_t) n * width :
+		(type == ONNX__TENSOR_PROTO__DATA_TYPE__INT32 ? src->n_int32_data : src->n_int64_data) != (size_t) n)
+		return gs_status_set(L->st, GS_ERR_INVALID_MODEL,
+							 "the constant of %s holds the wrong amount of data", L->label);
+	if ((blk = new_block(L, n)) == NULL)
+		return L->st->code;
+	for (int64_t k = 0; k < n; k++)
+	{
+		int64_t		v;
+
+		if (src->has_raw_data)
+		{
+			uint64_t	u = 0;
+
+			/* little-endian in the file; an int32 sign-extended */
+			for (int b = (int) width - 1; b >= 0; b--)
+				u = u << 8 | src->raw_data.data[(size_t) k * width + (size_t) b];
+			v = width == 4 ? (int64_t) (int32_t) (uint32_t) u : (int64_t) u;
+		}
+		else
+			v = width == 4 ? src->int32_data[k] : src->int64_data[k];
+		blk->vals[k] = (float) v;
+	}
+	register_values(L, node, blk, n, src->n_dims);
+	return GS_OK;
 }
 
 /*
@@ -414,17 +491,7 @@ fold_elementwise(Loader *L, const Onnx__NodeProto *node, FoldOp op)
 			goto done;
 		}
 	}
-	onnx__tensor_proto__init(&blk->t);
-	blk->t.name = node->output[0];
-	blk->t.has_data_type = true;
-	blk->t.data_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
-	blk->dims[0] = rank == 2 ? 1 : n;
-	blk->dims[1] = n;
-	blk->t.dims = blk->dims;
-	blk->t.n_dims = rank;
-	blk->t.float_data = blk->vals;
-	blk->t.n_float_data = (size_t) n;
-	onnx_register_const(L, node->output[0], &blk->t);
+	register_values(L, node, blk, n, rank);
 
 done:
 	if (a)
@@ -443,8 +510,9 @@ onnx_fold_node(Loader *L, const Onnx__NodeProto *node)
 {
 	const char *op = node->op_type;
 
-	if (strcmp(op, "Reshape") == 0 || strcmp(op, "Squeeze") == 0 ||
-		strcmp(op, "Unsqueeze") == 0 || strcmp(op, "Cast") == 0)
+	if (strcmp(op, "Cast") == 0)
+		return fold_cast(L, node);
+	if (strcmp(op, "Reshape") == 0 || strcmp(op, "Squeeze") == 0 || strcmp(op, "Unsqueeze") == 0)
 		return fold_shape(L, node, op);
 	for (int k = 0; elementwise_ops[k]; k++)
 		if (strcmp(op, elementwise_ops[k]) == 0)

@@ -1,9 +1,10 @@
 /*
  * onnx_fuse_norm.c
- *	  Keras 3's LayerNormalization as tf2onnx writes it (TensorFlow backend,
- *	  model.export(format="onnx"), tf2onnx.convert.from_keras or the
- *	  SavedModel route; opsets 15 to 18), fused into one GS_MLP_LAYER_NORM
- *	  step (mlp.h) over the columns of the chain value h:
+ *	  Keras 3's LayerNormalization as its exporters write it, fused into one
+ *	  GS_MLP_LAYER_NORM step (mlp.h) over the columns of the chain value h.
+ *
+ *	  tf2onnx (TensorFlow backend: model.export(format="onnx"),
+ *	  tf2onnx.convert.from_keras or the SavedModel route; opsets 15 to 18):
  *
  *		mean = ReduceMean(h, axes [1], keepdims 1)
  *		var  = ReduceMean(Mul(d, d), axes [1], keepdims 1), d = Sub(h, mean)
@@ -11,16 +12,28 @@
  *		y	 = Add(Mul(h, s), Add(Mul(Neg(mean), s), beta))
  *
  *	  that is y = h s + (beta - mean s) = (h - mean) / sqrt(var + eps) gamma
- *	  + beta.  Keras' scale=False leaves out the Mul by gamma (s is the
- *	  Reciprocal), center=False the Add of beta (y = Add(Mul(h, s),
- *	  Mul(Neg(mean), s))).  The axes are an attribute before opset 18 and a
- *	  constant input from 18 on; gamma and beta are per-column constants
- *	  ([1, W] as Keras writes them, [W] or a scalar), eps a constant scalar.
- *	  Every node is checked: its op, its constants, that it has no other
- *	  attributes, that each intermediate value is read by the pattern alone.
- *	  Anything else is left to the chain's checks, which refuse it at its
- *	  first node (ReduceMean is not a chain operator); a pattern whose gamma
- *	  or beta has the wrong width is refused naming its last node.
+ *	  + beta.  jax2onnx (JAX backend, opsets 18 and 23) takes the shift from
+ *	  ReduceMean(h) too, but the mean and variance of the moments from sums,
+ *	  broadcast back to [N, 1] through Shape / Gather / Concat / Reshape /
+ *	  Expand (column_of):
+ *
+ *		m2	 = Div(column(ReduceSum(h, axes [1])), W)
+ *		v	 = Div(column(ReduceSumSquare(Sub(h, m2), axes [1])), W - ddof)
+ *		var  = Where(Greater(W - ddof, 0), v, Expand(NaN, [N, 1]))
+ *		s	 = Mul(Div(1, Sqrt(Add(var, eps))), gamma), y as above
+ *
+ *	  with ddof 0 (W - ddof a constant folded by onnx_fold.c, as are gamma
+ *	  and beta, which jax2onnx reshapes to [1, W]).  Keras' scale=False
+ *	  leaves out the Mul by gamma, center=False the Add of beta
+ *	  (y = Add(Mul(h, s), Mul(Neg(mean), s))).  The reduce axes are an
+ *	  attribute before opset 18 (13 for ReduceSum) and a constant input from
+ *	  then on; gamma and beta are per-column constants ([1, W], [W] or a
+ *	  scalar), eps a constant scalar.  Every node is checked: its op, its
+ *	  constants, that it has no other attributes, that each intermediate
+ *	  value is read by the pattern alone.  Anything else is left to the
+ *	  chain's checks, which refuse it at its first node (ReduceMean is not a
+ *	  chain operator); a pattern whose gamma or beta has the wrong width is
+ *	  refused naming its last node.
  *
  * The step computes the same normalization with the mean and variance in
  * double (gs_mlp_row), where the graph's float32 form h s - mean s loses
@@ -33,56 +46,106 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Is node n the default-domain op, with exactly the given input count? */
-static bool
-is_op(const Onnx__NodeProto *n, const char *op, size_t n_input)
+/* Nodes of a pattern beside its first: jax2onnx's form has 34. */
+#define LN_MAX_NODES 48
+
+/* A match in progress: the nodes found so far and the pattern's constants. */
+typedef struct LnMatch
 {
-	return n->op_type && strcmp(n->op_type, op) == 0 && (n->domain == NULL || n->domain[0] == '\0') &&
-		n->n_input == n_input && n->n_output == 1 && n->output[0] && n->output[0][0];
+	int64_t		j[LN_MAX_NODES];	/* the last one last */
+	int			n;
+	const char *gamma;			/* NULL when absent (scale=False) */
+	const char *beta;			/* NULL when absent (center=False) */
+	float		eps;
+} LnMatch;
+
+/* Node k of the graph. */
+#define NODE(L, k) ((const Onnx__NodeProto *) (L)->g->node[k])
+
+/* Append node k to the match; false when k is no node (-1) or no room. */
+static bool
+take(LnMatch *m, int64_t k)
+{
+	if (k < 0 || m->n >= LN_MAX_NODES)
+		return false;
+	m->j[m->n++] = k;
+	return true;
 }
 
 /*
- * Is node n ReduceMean(x) over the columns of [N, W], keeping them as
- * [N, 1]: axes [1] or [-1] (an attribute before opset 18, a constant
- * int64 input from 18 on), keepdims 1 (the default)?
+ * Is node n the default-domain op with exactly the given input count, one
+ * named output and no attributes beyond the allowed ones (NULL: none)?
  */
 static bool
-mean_over_columns(Loader *L, const Onnx__NodeProto *n, const char *x)
+is_op(const Onnx__NodeProto *n, const char *op, size_t n_input, const char *const *allowed)
 {
-	static const char *const attrs17[] = {"axes", "keepdims", NULL};
-	static const char *const attrs18[] = {"keepdims", "noop_with_empty_axes", NULL};
-	int64_t		axes[2] = {0, 0},
-				na = 0,
-				keep = 1;
+	if (!n->op_type || strcmp(n->op_type, op) != 0 || (n->domain && n->domain[0]) ||
+		n->n_input != n_input || n->n_output != 1 || !n->output[0] || !n->output[0][0])
+		return false;
+	for (size_t i = 0; i < n->n_attribute; i++)
+	{
+		bool		ok = false;
+
+		for (int k = 0; allowed && allowed[k] && !ok; k++)
+			ok = n->attribute[i]->name && strcmp(n->attribute[i]->name, allowed[k]) == 0;
+		if (!ok)
+			return false;
+	}
+	for (size_t k = 0; k < n_input; k++)
+		if (!n->input[k] || !n->input[k][0])
+			return false;
+	return true;
+}
+
+/* Is name a constant int64 tensor of one value, want? */
+static bool
+int64_is(Loader *L, const char *name, int64_t want)
+{
+	const Onnx__TensorProto *t = onnx_find_const(L, name);
+	int64_t		n = 0,
+				v = 0;
+	bool		ok = t && onnx_tensor_int64s(L, t, 1, &n, &v) == GS_OK && n == 1 && v == want;
+
+	gs_status_clear(L->st);		/* not a match, not an error */
+	return ok;
+}
+
+/* Does node n's integer attribute name hold want (def when absent)? */
+static bool
+attr_is(Loader *L, const Onnx__NodeProto *n, const char *name, int64_t def, int64_t want)
+{
+	int64_t		v;
+	bool		ok = onnx_attr_int(L, n, name, def, &v) == GS_OK && v == want;
+
+	gs_status_clear(L->st);
+	return ok;
+}
+
+/*
+ * Is node n op(x) over the columns of [N, W] (op ReduceMean, ReduceSum or
+ * ReduceSumSquare): axes [1] or [-1], an attribute before opset 18 (13 for
+ * ReduceSum) and a constant int64 input from then on, keepdims as wanted?
+ */
+static bool
+reduce_columns(Loader *L, const Onnx__NodeProto *n, const char *op, const char *x, int64_t keepdims)
+{
+	static const char *const attrs_old[] = {"axes", "keepdims", NULL};
+	static const char *const attrs_new[] = {"keepdims", "noop_with_empty_axes", NULL};
+	bool		input_axes = L->opset >= (strcmp(op, "ReduceSum") == 0 ? 13 : 18);
 	bool		ok;
 
-	if (!n->op_type || strcmp(n->op_type, "ReduceMean") != 0 || (n->domain && n->domain[0]) ||
-		n->n_input < 1 || !n->input[0] || strcmp(n->input[0], x) != 0 ||
-		n->n_output != 1 || !n->output[0] || !n->output[0][0])
+	if (!is_op(n, op, input_axes ? 2 : 1, input_axes ? attrs_new : attrs_old) ||
+		strcmp(n->input[0], x) != 0 || !attr_is(L, n, "keepdims", 1, keepdims))
 		return false;
-	if (L->opset < 18)
+	if (input_axes)
+		ok = int64_is(L, n->input[1], 1) || int64_is(L, n->input[1], -1);
+	else
 	{
 		const Onnx__AttributeProto *a = onnx_attr_find(n, "axes");
 
-		ok = n->n_input == 1 && onnx_attrs_allowed(L, n, attrs17) == GS_OK &&
-			a != NULL && a->n_ints == 1;
-		if (ok)
-		{
-			axes[0] = a->ints[0];
-			na = 1;
-		}
+		ok = a != NULL && a->n_ints == 1 && (a->ints[0] == 1 || a->ints[0] == -1);
 	}
-	else
-	{
-		const Onnx__TensorProto *t;
-
-		ok = n->n_input == 2 && onnx_attrs_allowed(L, n, attrs18) == GS_OK &&
-			(t = onnx_find_const(L, n->input[1])) != NULL &&
-			onnx_tensor_int64s(L, t, 2, &na, axes) == GS_OK;
-	}
-	ok = ok && onnx_attr_int(L, n, "keepdims", 1, &keep) == GS_OK;
-	gs_status_clear(L->st);		/* a node that does not fit is not a match */
-	return ok && na == 1 && (axes[0] == 1 || axes[0] == -1) && keep == 1;
+	return ok;
 }
 
 /*
@@ -96,108 +159,306 @@ mul_by_const(Loader *L, size_t i, const char *a, const char **c)
 	int64_t		k = onnx_sole_reader(L, i, a, "Mul");
 	const char *other;
 
-	if (k < 0 || L->g->node[k]->n_attribute != 0 || L->g->node[k]->n_input != 2 ||
-		(other = onnx_other_input(L->g->node[k], a)) == NULL || onnx_find_const(L, other) == NULL)
+	if (k < 0 || !is_op(NODE(L, k), "Mul", 2, NULL) ||
+		(other = onnx_other_input(NODE(L, k), a)) == NULL || onnx_find_const(L, other) == NULL)
 		return -1;
 	*c = other;
 	return k;
 }
 
 /*
- * Match the pattern from node i = ReduceMean(h).  On a match fills j with
- * its other nodes (the final Add last) and the names of gamma and beta
- * (NULL when absent) and eps, and returns how many nodes are in j; 0
- * otherwise.
+ * Is node k Concat(x, [c]) along axis 0, or Gather(x, [c]) along axis 0
+ * (op says which), c a constant int64 of one value?
  */
-static int
-keras_layernorm(Loader *L, size_t i, int64_t *j, const char **gamma, const char **beta, float *eps)
+static bool
+index_op(Loader *L, int64_t k, const char *op, const char *x, int64_t c)
 {
-	const Onnx__NodeProto *const *g = (const Onnx__NodeProto *const *) L->g->node;
+	static const char *const axis[] = {"axis", NULL};
+
+	return k >= 0 && is_op(NODE(L, k), op, 2, axis) && strcmp(NODE(L, k)->input[0], x) == 0 &&
+		int64_is(L, NODE(L, k)->input[1], c) && attr_is(L, NODE(L, k), "axis", 0, 0);
+}
+
+/*
+ * jax2onnx's broadcast of a row statistic v ([N], from node i) to [N, 1]:
+ * Expand(Reshape(v, Concat(Gather(Shape(v), [0]), [1])),
+ * Concat(Gather(Shape(v), [0]), [1])), two Gathers of the one Shape.  Adds
+ * its seven nodes to m and returns the Expand, or -1.
+ */
+static int64_t
+column_of(Loader *L, size_t i, const char *v, LnMatch *m)
+{
+	static const char *const allowzero[] = {"allowzero", NULL};
+	int64_t		rd[2],
+				gat[2],
+				cat[2],
+				shp,
+				rs,
+				ex;
+	const char *shape;
+
+	if (onnx_readers(L, i, v, rd, 2) != 2)
+		return -1;
+	shp = is_op(NODE(L, rd[0]), "Shape", 1, NULL) ? rd[0] : rd[1];
+	rs = shp == rd[0] ? rd[1] : rd[0];
+	if (!is_op(NODE(L, shp), "Shape", 1, NULL) || !is_op(NODE(L, rs), "Reshape", 2, allowzero) ||
+		strcmp(NODE(L, rs)->input[0], v) != 0 || !attr_is(L, NODE(L, rs), "allowzero", 0, 0))
+		return -1;
+	shape = NODE(L, shp)->output[0];
+	if (onnx_readers(L, (size_t) shp, shape, gat, 2) != 2)
+		return -1;
+	for (int k = 0; k < 2; k++)
+		if (!index_op(L, gat[k], "Gather", shape, 0) ||
+			!index_op(L, cat[k] = onnx_sole_reader(L, (size_t) gat[k], NODE(L, gat[k])->output[0], "Concat"),
+					  "Concat", NODE(L, gat[k])->output[0], 1))
+			return -1;
+	/* one Concat is the Reshape's shape, the other the Expand's */
+	if (strcmp(NODE(L, rs)->input[1], NODE(L, cat[0])->output[0]) != 0)
+	{
+		int64_t		t = cat[0];
+
+		cat[0] = cat[1];
+		cat[1] = t;
+	}
+	ex = onnx_sole_reader(L, (size_t) rs, NODE(L, rs)->output[0], "Expand");
+	if (strcmp(NODE(L, rs)->input[1], NODE(L, cat[0])->output[0]) != 0 ||
+		onnx_sole_reader(L, (size_t) cat[0], NODE(L, cat[0])->output[0], "Reshape") != rs ||
+		ex < 0 || !is_op(NODE(L, ex), "Expand", 2, NULL) ||
+		strcmp(NODE(L, ex)->input[0], NODE(L, rs)->output[0]) != 0 ||
+		strcmp(NODE(L, ex)->input[1], NODE(L, cat[1])->output[0]) != 0 ||
+		onnx_sole_reader(L, (size_t) cat[1], NODE(L, cat[1])->output[0], "Expand") != ex)
+		return -1;
+	if (!take(m, shp) || !take(m, gat[0]) || !take(m, gat[1]) || !take(m, cat[0]) || !take(m, cat[1]) ||
+		!take(m, rs) || !take(m, ex))
+		return -1;
+	return ex;
+}
+
+/* Is node k Div(x, c) with c a constant scalar equal to want? */
+static bool
+div_by(Loader *L, int64_t k, const char *x, float want)
+{
+	float		c;
+
+	return k >= 0 && is_op(NODE(L, k), "Div", 2, NULL) && strcmp(NODE(L, k)->input[0], x) == 0 &&
+		onnx_const_scalar(L, NODE(L, k)->input[1], &c) && c == want;
+}
+
+/*
+ * tf2onnx's moments from node i = ReduceMean(h): mean read by Sub(h, mean)
+ * and Neg(mean) alone, var = ReduceMean(Mul(d, d)).  Sets *var (the node
+ * producing the variance) and *neg.
+ */
+static bool
+tf_moments(Loader *L, size_t i, LnMatch *m, int64_t *var, int64_t *neg)
+{
 	const char *h = L->cur;
-	const char *mean = g[i]->output[0];
-	const char *s;
+	const char *mean = NODE(L, i)->output[0];
+	const char *d;
 	int64_t		rd[2],
 				sub,
-				neg,
+				sq;
+
+	if (onnx_readers(L, i, mean, rd, 2) != 2)
+		return false;
+	sub = is_op(NODE(L, rd[0]), "Sub", 2, NULL) ? rd[0] : rd[1];
+	*neg = sub == rd[0] ? rd[1] : rd[0];
+	if (!is_op(NODE(L, sub), "Sub", 2, NULL) || !onnx_takes(NODE(L, sub), h, mean, false) ||
+		!is_op(NODE(L, *neg), "Neg", 1, NULL))
+		return false;
+	d = NODE(L, sub)->output[0];
+	sq = onnx_sole_reader(L, (size_t) sub, d, "Mul");
+	if (sq < 0 || !is_op(NODE(L, sq), "Mul", 2, NULL) || !onnx_takes(NODE(L, sq), d, d, false))
+		return false;
+	*var = onnx_sole_reader(L, (size_t) sq, NODE(L, sq)->output[0], "ReduceMean");
+	return *var >= 0 && reduce_columns(L, NODE(L, *var), "ReduceMean", NODE(L, sq)->output[0], 1) &&
+		take(m, *neg) && take(m, sub) && take(m, sq) && take(m, *var);
+}
+
+/*
+ * jax2onnx's moments from node i = ReduceMean(h) (the shift, read by
+ * Neg alone): see the header.  Sets *var (the Where choosing the variance)
+ * and *neg.
+ */
+static bool
+jax_moments(Loader *L, size_t i, LnMatch *m, int64_t *var, int64_t *neg)
+{
+	const char *h = L->cur;
+	const float w = (float) L->width;
+	int64_t		rd[3],
+				sum = -1,
+				col,
+				div,
+				sub,
+				ss,
+				dv,
+				gt,
+				sh,
+				ga,
+				ca,
+				nan,
+				wh;
+	const char *v;
+	const Onnx__TensorProto *t;
+	int64_t		one;
+	float		c;
+
+	*neg = onnx_sole_reader(L, i, NODE(L, i)->output[0], "Neg");
+	if (*neg < 0 || !is_op(NODE(L, *neg), "Neg", 1, NULL) || !take(m, *neg))
+		return false;
+	/* h is read after node i by ReduceSum, Sub(h, m2) and the Mul(h, s) to come */
+	if (onnx_readers(L, i, h, rd, 3) != 3)
+		return false;
+	for (int k = 0; k < 3; k++)
+		if (NODE(L, rd[k])->op_type && strcmp(NODE(L, rd[k])->op_type, "ReduceSum") == 0)
+			sum = rd[k];
+	if (sum < 0 || !reduce_columns(L, NODE(L, sum), "ReduceSum", h, 0) || !take(m, sum) ||
+		(col = column_of(L, (size_t) sum, NODE(L, sum)->output[0], m)) < 0)
+		return false;
+	/* m2 = sum / W; ss = ReduceSumSquare(h - m2) */
+	div = onnx_sole_reader(L, (size_t) col, NODE(L, col)->output[0], "Div");
+	if (!div_by(L, div, NODE(L, col)->output[0], w) || !take(m, div))
+		return false;
+	sub = onnx_sole_reader(L, (size_t) div, NODE(L, div)->output[0], "Sub");
+	if (sub < 0 || !is_op(NODE(L, sub), "Sub", 2, NULL) ||
+		!onnx_takes(NODE(L, sub), h, NODE(L, div)->output[0], false) || !take(m, sub))
+		return false;
+	ss = onnx_sole_reader(L, (size_t) sub, NODE(L, sub)->output[0], "ReduceSumSquare");
+	if (ss < 0 || !reduce_columns(L, NODE(L, ss), "ReduceSumSquare", NODE(L, sub)->output[0], 0) ||
+		!take(m, ss) || (col = column_of(L, (size_t) ss, NODE(L, ss)->output[0], m)) < 0)
+		return false;
+	/* v = ss / (W - ddof), the count folded to a constant: ddof 0 */
+	dv = onnx_sole_reader(L, (size_t) col, NODE(L, col)->output[0], "Div");
+	if (!div_by(L, dv, NODE(L, col)->output[0], w) || !take(m, dv))
+		return false;
+	v = NODE(L, dv)->output[0];
+	/* v is read by Where(Greater(count, 0), v, nan) and by the Shape of nan's broadcast */
+	if (onnx_readers(L, (size_t) dv, v, rd, 2) != 2)
+		return false;
+	wh = is_op(NODE(L, rd[0]), "Where", 3, NULL) ? rd[0] : rd[1];
+	sh = wh == rd[0] ? rd[1] : rd[0];
+	if (!is_op(NODE(L, wh), "Where", 3, NULL) || strcmp(NODE(L, wh)->input[1], v) != 0 ||
+		!is_op(NODE(L, sh), "Shape", 1, NULL) || strcmp(NODE(L, sh)->input[0], v) != 0)
+		return false;
+	gt = onnx_value_producer(L, NODE(L, wh)->input[0]);
+	if (gt < 0 || !is_op(NODE(L, gt), "Greater", 2, NULL) ||
+		strcmp(NODE(L, gt)->input[0], NODE(L, dv)->input[1]) != 0 ||
+		!onnx_const_scalar(L, NODE(L, gt)->input[1], &c) || c != 0.0f ||
+		onnx_sole_reader(L, (size_t) gt, NODE(L, gt)->output[0], "Where") != wh)
+		return false;
+	/* nan = Expand(NaN, Concat(Gather(Shape(v), [0]), [1])), read by the Where alone */
+	ga = onnx_sole_reader(L, (size_t) sh, NODE(L, sh)->output[0], "Gather");
+	if (!index_op(L, ga, "Gather", NODE(L, sh)->output[0], 0))
+		return false;
+	ca = onnx_sole_reader(L, (size_t) ga, NODE(L, ga)->output[0], "Concat");
+	if (!index_op(L, ca, "Concat", NODE(L, ga)->output[0], 1))
+		return false;
+	nan = onnx_sole_reader(L, (size_t) ca, NODE(L, ca)->output[0], "Expand");
+	if (nan < 0 || !is_op(NODE(L, nan), "Expand", 2, NULL) ||
+		strcmp(NODE(L, nan)->input[1], NODE(L, ca)->output[0]) != 0 ||
+		(t = onnx_find_const(L, NODE(L, nan)->input[0])) == NULL ||
+		onnx_tensor_check(L, t, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 1, &one) != GS_OK || one != 1 ||
+		strcmp(NODE(L, wh)->input[2], NODE(L, nan)->output[0]) != 0 ||
+		onnx_sole_reader(L, (size_t) nan, NODE(L, nan)->output[0], "Where") != wh)
+	{
+		gs_status_clear(L->st);
+		return false;
+	}
+	*var = wh;
+	return take(m, gt) && take(m, sh) && take(m, ga) && take(m, ca) && take(m, nan) && take(m, wh);
+}
+
+/*
+ * The part both forms share, from the node var producing the variance and
+ * the Neg of the shift: eps, the inverse square root (Reciprocal, or
+ * Div(1, .)), gamma, the two products, beta, the final Add.
+ */
+static bool
+scale_and_shift(Loader *L, int64_t var, int64_t neg, LnMatch *m)
+{
+	const char *h = L->cur;
+	const char *s;
+	int64_t		add,
+				sq,
+				inv,
+				rd[2],
 				hs,
 				ms,
 				fin;
-	int			n = 0;
+	float		c;
 
-	*gamma = *beta = NULL;
-	if (!mean_over_columns(L, g[i], h) || onnx_readers(L, i, mean, rd, 2) != 2)
-		return 0;
-	/* mean is read by Sub(h, mean) and Neg(mean) */
-	sub = is_op(g[rd[0]], "Sub", 2) ? rd[0] : rd[1];
-	neg = sub == rd[0] ? rd[1] : rd[0];
-	if (!is_op(g[sub], "Sub", 2) || g[sub]->n_attribute != 0 ||
-		strcmp(g[sub]->input[0], h) != 0 || strcmp(g[sub]->input[1], mean) != 0 ||
-		!is_op(g[neg], "Neg", 1) || g[neg]->n_attribute != 0)
-		return 0;
-	j[n++] = sub;
-	j[n++] = neg;
-	/* var = ReduceMean(Mul(d, d)); Reciprocal(Sqrt(Add(var, eps))) */
-	if ((j[n] = onnx_sole_reader(L, (size_t) sub, g[sub]->output[0], "Mul")) < 0 ||
-		g[j[n]]->n_attribute != 0 || !onnx_takes(g[j[n]], g[sub]->output[0], g[sub]->output[0], false))
-		return 0;
-	n++;
-	if ((j[n] = onnx_sole_reader(L, (size_t) j[n - 1], g[j[n - 1]]->output[0], "ReduceMean")) < 0 ||
-		!mean_over_columns(L, g[j[n]], g[j[n - 1]]->output[0]))
-		return 0;
-	n++;
-	if ((j[n] = onnx_sole_reader(L, (size_t) j[n - 1], g[j[n - 1]]->output[0], "Add")) < 0 ||
-		g[j[n]]->n_attribute != 0 ||
-		!onnx_const_scalar(L, onnx_other_input(g[j[n]], g[j[n - 1]]->output[0]), eps) || !(*eps >= 0.0f))
-		return 0;
-	n++;
-	if ((j[n] = onnx_sole_reader(L, (size_t) j[n - 1], g[j[n - 1]]->output[0], "Sqrt")) < 0 ||
-		!is_op(g[j[n]], "Sqrt", 1) || g[j[n]]->n_attribute != 0)
-		return 0;
-	n++;
-	if ((j[n] = onnx_sole_reader(L, (size_t) j[n - 1], g[j[n - 1]]->output[0], "Reciprocal")) < 0 ||
-		!is_op(g[j[n]], "Reciprocal", 1) || g[j[n]]->n_attribute != 0)
-		return 0;
-	s = g[j[n]]->output[0];
-	n++;
-	/* s = Mul(reciprocal, gamma), unless scale=False */
-	if ((j[n] = mul_by_const(L, (size_t) j[n - 1], s, gamma)) >= 0)
-		s = g[j[n++]]->output[0];
-	/* s is read by Mul(h, s) and Mul(Neg(mean), s) */
-	if (onnx_readers(L, (size_t) j[n - 1], s, rd, 2) != 2)
-		return 0;
-	hs = is_op(g[rd[0]], "Mul", 2) && onnx_takes(g[rd[0]], h, s, true) ? rd[0] : rd[1];
-	ms = hs == rd[0] ? rd[1] : rd[0];
-	if (!is_op(g[hs], "Mul", 2) || g[hs]->n_attribute != 0 || !onnx_takes(g[hs], h, s, true) ||
-		!is_op(g[ms], "Mul", 2) || g[ms]->n_attribute != 0 ||
-		!onnx_takes(g[ms], g[neg]->output[0], s, true) ||
-		onnx_sole_reader(L, (size_t) neg, g[neg]->output[0], "Mul") != ms)
-		return 0;
-	j[n++] = hs;
-	j[n++] = ms;
-	/* t = Add(Mul(Neg(mean), s), beta), unless center=False; y = Add(h s, t) */
+	add = onnx_sole_reader(L, (size_t) var, NODE(L, var)->output[0], "Add");
+	if (add < 0 || !is_op(NODE(L, add), "Add", 2, NULL) ||
+		!onnx_const_scalar(L, onnx_other_input(NODE(L, add), NODE(L, var)->output[0]), &m->eps) ||
+		!(m->eps >= 0.0f) || !take(m, add))
+		return false;
+	sq = onnx_sole_reader(L, (size_t) add, NODE(L, add)->output[0], "Sqrt");
+	if (sq < 0 || !is_op(NODE(L, sq), "Sqrt", 1, NULL) || !take(m, sq))
+		return false;
+	s = NODE(L, sq)->output[0];
+	if ((inv = onnx_sole_reader(L, (size_t) sq, s, "Reciprocal")) >= 0)
 	{
-		int64_t		add = onnx_sole_reader(L, (size_t) ms, g[ms]->output[0], "Add");
-		const char *t = g[ms]->output[0];
-
-		if (add < 0 || g[add]->n_attribute != 0)
-			return 0;
-		if (!onnx_takes(g[add], g[hs]->output[0], t, true))
-		{
-			*beta = onnx_other_input(g[add], t);
-			if (*beta == NULL || onnx_find_const(L, *beta) == NULL)
-				return 0;
-			j[n++] = add;
-			t = g[add]->output[0];
-			add = onnx_sole_reader(L, (size_t) add, t, "Add");
-			if (add < 0 || g[add]->n_attribute != 0 || !onnx_takes(g[add], g[hs]->output[0], t, true))
-				return 0;
-		}
-		fin = add;
+		if (!is_op(NODE(L, inv), "Reciprocal", 1, NULL))
+			return false;
 	}
-	if (onnx_sole_reader(L, (size_t) hs, g[hs]->output[0], "Add") != fin)
-		return 0;
-	j[n++] = fin;
-	return n;
+	else if ((inv = onnx_sole_reader(L, (size_t) sq, s, "Div")) < 0 || !is_op(NODE(L, inv), "Div", 2, NULL) ||
+			 strcmp(NODE(L, inv)->input[1], s) != 0 ||
+			 !onnx_const_scalar(L, NODE(L, inv)->input[0], &c) || c != 1.0f)
+		return false;
+	if (!take(m, inv))
+		return false;
+	s = NODE(L, inv)->output[0];
+	/* s = Mul(inverse, gamma), unless scale=False */
+	if ((add = mul_by_const(L, (size_t) inv, s, &m->gamma)) >= 0)
+	{
+		if (!take(m, add))
+			return false;
+		s = NODE(L, add)->output[0];
+	}
+	/* s is read by Mul(h, s) and Mul(Neg(mean), s) */
+	if (onnx_readers(L, (size_t) m->j[m->n - 1], s, rd, 2) != 2)
+		return false;
+	hs = is_op(NODE(L, rd[0]), "Mul", 2, NULL) && onnx_takes(NODE(L, rd[0]), h, s, true) ? rd[0] : rd[1];
+	ms = hs == rd[0] ? rd[1] : rd[0];
+	if (!is_op(NODE(L, hs), "Mul", 2, NULL) || !onnx_takes(NODE(L, hs), h, s, true) ||
+		!is_op(NODE(L, ms), "Mul", 2, NULL) || !onnx_takes(NODE(L, ms), NODE(L, neg)->output[0], s, true) ||
+		onnx_sole_reader(L, (size_t) neg, NODE(L, neg)->output[0], "Mul") != ms ||
+		!take(m, hs) || !take(m, ms))
+		return false;
+	/* t = Add(Mul(Neg(mean), s), beta), unless center=False; y = Add(h s, t) */
+	fin = onnx_sole_reader(L, (size_t) ms, NODE(L, ms)->output[0], "Add");
+	if (fin < 0 || !is_op(NODE(L, fin), "Add", 2, NULL))
+		return false;
+	if (!onnx_takes(NODE(L, fin), NODE(L, hs)->output[0], NODE(L, ms)->output[0], true))
+	{
+		m->beta = onnx_other_input(NODE(L, fin), NODE(L, ms)->output[0]);
+		if (m->beta == NULL || onnx_find_const(L, m->beta) == NULL || !take(m, fin))
+			return false;
+		fin = onnx_sole_reader(L, (size_t) fin, NODE(L, fin)->output[0], "Add");
+		if (fin < 0 || !is_op(NODE(L, fin), "Add", 2, NULL) ||
+			!onnx_takes(NODE(L, fin), NODE(L, hs)->output[0], NODE(L, m->j[m->n - 1])->output[0], true))
+			return false;
+	}
+	return onnx_sole_reader(L, (size_t) hs, NODE(L, hs)->output[0], "Add") == fin && take(m, fin);
+}
+
+/*
+ * Match either form from node i = ReduceMean(h, keepdims 1): true with m
+ * filled (its last node the final Add).
+ */
+static bool
+keras_layernorm(Loader *L, size_t i, LnMatch *m)
+{
+	int64_t		var,
+				neg;
+
+	if (!reduce_columns(L, NODE(L, i), "ReduceMean", L->cur, 1))
+		return false;
+	memset(m, 0, sizeof(*m));
+	if (tf_moments(L, i, m, &var, &neg) && scale_and_shift(L, var, neg, m))
+		return true;
+	memset(m, 0, sizeof(*m));
+	return jax_moments(L, i, m, &var, &neg) && scale_and_shift(L, var, neg, m);
 }
 
 /*
@@ -212,28 +473,24 @@ GsCode
 onnx_fuse_layernorm(Loader *L, size_t i, bool *fused)
 {
 	const Onnx__NodeProto *last;
-	int64_t		j[16];
-	const char *gamma,
-			   *beta;
-	float		eps = 0.0f;
+	LnMatch		m;
 	float	   *w = NULL,
 			   *p = NULL;
-	int			n;
 	GsMlpStep  *s;
 	char		nname[80];
 
 	*fused = false;
-	if (L->rank1 || !L->g->node[i]->op_type || strcmp(L->g->node[i]->op_type, "ReduceMean") != 0 ||
-		(n = keras_layernorm(L, i, j, &gamma, &beta, &eps)) == 0)
+	if (L->rank1 || !NODE(L, i)->op_type || strcmp(NODE(L, i)->op_type, "ReduceMean") != 0 ||
+		!keras_layernorm(L, i, &m))
 		return GS_OK;
-	last = L->g->node[j[n - 1]];
+	last = NODE(L, m.j[m.n - 1]);
 	onnx_safe_name(nname, sizeof(nname), last->name);
 	snprintf(L->label, sizeof(L->label), "node \"%s\" (Add ending a LayerNormalization)", nname);
 	if (onnx_over_parameters(L, (int64_t) L->width * 2))
 		return L->st->code;
-	if (gamma && onnx_column_params(L, onnx_find_const(L, gamma), &w) != GS_OK)
+	if (m.gamma && onnx_column_params(L, onnx_find_const(L, m.gamma), &w) != GS_OK)
 		return L->st->code;
-	if (beta && onnx_column_params(L, onnx_find_const(L, beta), &p) != GS_OK)
+	if (m.beta && onnx_column_params(L, onnx_find_const(L, m.beta), &p) != GS_OK)
 		goto fail;
 	if (w == NULL)
 	{
@@ -250,10 +507,10 @@ onnx_fuse_layernorm(Loader *L, size_t i, bool *fused)
 		goto fail;
 	s->w = w;
 	s->p = p;
-	s->alpha = eps;
+	s->alpha = m.eps;
 	L->m->n_params += (int64_t) L->width * (p ? 2 : 1);
-	for (int k = 0; k < n; k++)
-		L->needed[j[k]] = false;
+	for (int k = 0; k < m.n; k++)
+		L->needed[m.j[k]] = false;
 	L->cur = last->output[0];
 	*fused = true;
 	return GS_OK;

@@ -485,6 +485,23 @@ graph_output(Loader *L, const Onnx__ValueInfoProto *out, const char *root, bool 
 	return GS_OK;
 }
 
+/*
+ * Does node make a constant: a Constant node, an Identity of a constant, or
+ * a node that takes only constants and is folded (onnx_fold.c)?
+ */
+static bool
+makes_constant(const Loader *L, const Onnx__NodeProto *node)
+{
+	if (node->op_type == NULL ||
+		(node->domain && node->domain[0] && strcmp(node->domain, "ai.onnx") != 0))
+		return false;
+	if (strcmp(node->op_type, "Constant") == 0)
+		return true;
+	if (strcmp(node->op_type, "Identity") == 0 && node->n_input == 1 && onnx_find_const(L, node->input[0]))
+		return true;
+	return onnx_fold_applies(L, node);
+}
+
 /* Build the network from a decoded model. */
 static GsCode
 build(Loader *L, const Onnx__ModelProto *model, bool reconstruction)
@@ -534,6 +551,18 @@ build(Loader *L, const Onnx__ModelProto *model, bool reconstruction)
 
 	if (select_nodes(L, &out, &root, &binary) != GS_OK)
 		return L->lost_alloc ? onnx_nomem(L) : L->st->code;
+	/*
+	 * Constants first, so that a pattern finds every constant it reads
+	 * (jax2onnx reshapes a LayerNormalization's gamma after the node the
+	 * pattern starts at); they leave L->needed.
+	 */
+	for (size_t i = 0; i < g->n_node; i++)
+		if (L->needed[i] && makes_constant(L, g->node[i]))
+		{
+			if (onnx_add_node(L, g->node[i]) != GS_OK)
+				return L->st->code;
+			L->needed[i] = false;
+		}
 	for (size_t i = 0; i < g->n_node; i++)
 	{
 		bool		fused = false;
