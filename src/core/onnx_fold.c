@@ -122,7 +122,8 @@ fold_alias(Loader *L, const Onnx__NodeProto *node, const Onnx__TensorProto *src,
 	if (b == NULL)
 		return L->st->code;
 	b->t = *src;
-	memcpy(b->dims, dims, sizeof(int64_t) * rank);
+	if (rank > 0)				/* a scalar's dims may be NULL */
+		memcpy(b->dims, dims, sizeof(int64_t) * rank);
 	b->t.dims = b->dims;
 	b->t.n_dims = rank;
 	b->t.name = node->output[0];
