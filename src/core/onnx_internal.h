@@ -154,7 +154,8 @@ extern GsCode onnx_fuse_activation(Loader *L, size_t i, bool *fused);
 /*
  * onnx_fuse_norm.c: does node i start Keras 3's LayerNormalization as
  * tf2onnx writes it (ReduceMean, Sub, Mul, ReduceMean, Add, Sqrt,
- * Reciprocal, Mul, Neg, Mul, Add)?  Then one GS_MLP_LAYER_NORM step is
+ * Reciprocal, Mul, Neg, Mul, Add) or as jax2onnx does (its moments from
+ * sums broadcast back to [N, 1])?  Then one GS_MLP_LAYER_NORM step is
  * added, as onnx_fuse_activation does.
  */
 extern GsCode onnx_fuse_layernorm(Loader *L, size_t i, bool *fused);
