@@ -144,6 +144,23 @@ SELECT pg_temp.check_nn(name, substr(name, 4), :'fx') FROM gpu_models WHERE name
 RESET client_min_messages;
 SELECT * FROM nn_parity WHERE model LIKE 'nn_keras%' ORDER BY model;
 SELECT gpu_drop_model(name) FROM gpu_models WHERE name LIKE 'nn_keras%' ORDER BY name;
+-- Keras 3 exports (tests/fixtures/gen_onnx_keras3_fixtures.py; reference: Keras' outputs). The
+-- TensorFlow backend's model.export or tf2onnx.convert.from_keras: Mish, hard_silu and the tanh
+-- GELU written as several nodes, LayerNormalization written as ReduceMean moments (on the raw
+-- features, with scale=False and center=False); the JAX backend's jax2onnx: BatchNormalization
+-- and a Normalization layer written as subgraphs of constants (folded at load time), Mish and
+-- the tanh GELU at opset 17, LayerNormalization from sums broadcast back to [N, 1].
+SELECT c AS fixture, gpu_load_model('nn_' || c, pg_read_binary_file(:'fx' || '/' || c || '.onnx')) AS version
+  FROM unnest(ARRAY['keras3_mish', 'keras3_hard_silu', 'keras3_gelu_tanh', 'keras3_layernorm_in',
+                    'keras3_jax_bn_leaky', 'keras3_jax_norm', 'keras3_jax_mish_gelu',
+                    'keras3_jax_layernorm']) c;
+SELECT name, objective, n_outputs, kind, n_layers, n_parameters, saved_by
+  FROM gpu_models WHERE name LIKE 'nn_keras3%' ORDER BY name;
+SET client_min_messages = warning;
+SELECT pg_temp.check_nn(name, substr(name, 4), :'fx') FROM gpu_models WHERE name LIKE 'nn_keras3%';
+RESET client_min_messages;
+SELECT * FROM nn_parity WHERE model LIKE 'nn_keras3%' ORDER BY model;
+SELECT gpu_drop_model(name) FROM gpu_models WHERE name LIKE 'nn_keras3%' ORDER BY name;
 -- PyTorch 2's exporter keeps the weights in a side file unless told otherwise: refused,
 -- with the way out in the detail.
 SELECT gpu_load_model('nn_side_file', pg_read_binary_file(:'fx' || '/bad/t2_external_data.onnx'), 'onnx');
@@ -214,6 +231,15 @@ SELECT f AS file, pg_temp.try(format('SELECT gpu_load_model(%L, pg_read_binary_f
                     'skl_two_float_outputs.onnx', 'skl_concat_swapped.onnx', 'skl_concat_unity2.onnx',
                     'skl_scaler_offset_length.onnx', 'skl_duplicate_value.onnx',
                     'skl_too_many_outputs.onnx']) f;
+-- Keras 3 exports that stay refused (tests/fixtures/onnx/bad/keras3_expected.txt): the TensorFlow
+-- backend's exact gelu (an Erfc node, which is not ONNX: onnxruntime refuses the file too), a
+-- Normalization layer through the TensorFlow backend's model.export (its statistics left as
+-- graph inputs without values: onnxruntime refuses it too), a LayerNormalization one detail off
+-- (the variance over W - 1), a constant subgraph whose value is not finite
+SELECT f AS file, pg_temp.try(format('SELECT gpu_load_model(%L, pg_read_binary_file(%L))', 'nn_bad',
+                                     :'fx' || '/bad/' || f)) AS error
+  FROM unnest(ARRAY['keras3_gelu_erfc.onnx', 'keras3_normalization_inputs.onnx',
+                    'keras3_jax_layernorm_ddof.onnx', 'keras3_fold_sqrt_negative.onnx']) f;
 -- the caps apply to networks too
 SET pg_gpuscore.max_features = 20;
 SELECT pg_temp.try(format('SELECT gpu_load_model(%L, pg_read_binary_file(%L))', 'nn_bad',

@@ -2,12 +2,14 @@
  * onnx_internal.h
  *	  What the files of the ONNX loader share (onnx_load.c: decoding and the
  *	  graph; onnx_ops.c: one node at a time; onnx_tensor.c: tensors,
- *	  attributes and the chain's bookkeeping; onnx_trees.c: ONNX-ML tree
+ *	  attributes and the chain's bookkeeping; onnx_fold.c: constant
+ *	  subgraphs evaluated at load time; onnx_trees.c: ONNX-ML tree
  *	  ensembles into a GsForest).  Not a public interface: use onnx_load.h.
  *
  * A Loader lives on gs_onnx_load's stack for one load; the GsMlp or
  * GsForest it builds is owned by the caller on success and freed on
- * failure.
+ * failure.  The constants it folds (onnx_fold.c) are freed when the load
+ * ends.
  * The decoded protobuf tree it points into is freed before gs_onnx_load
  * returns.
  */
@@ -30,15 +32,20 @@ typedef struct Loader
 	GsMlp	   *m;				/* the network being built (NULL for trees) */
 	GsAllocator alloc;			/* the caller's allocator: everything built */
 	int32_t		cap_steps;
-	const Onnx__TensorProto **consts;	/* Constant-node values */
+	const Onnx__TensorProto **consts;	/* Constant-node and folded values */
 	const char **const_names;
 	int32_t		n_consts;
+	struct FoldBlock *folded;	/* onnx_fold.c's values, freed by onnx_fold_free */
+	int64_t		folded_floats;	/* values they hold */
 	const char *cur;			/* name of the tensor the chain has reached */
 	int32_t		width;			/* its columns */
 	bool		rank1;			/* a Squeeze or Reshape made it [N] (width 1):
 								 * only element-wise steps may follow */
 	int32_t		biasless_dense; /* step index of a MatMul awaiting its Add, or -1 */
 	bool	   *needed;			/* [n_node]: nodes the scored output depends on */
+	bool		lost_alloc;		/* an allocation failed inside a test that then
+								 * answered "no" (onnx_const_scalar): the load
+								 * fails with out of memory, not a refusal */
 	const GsLimits *lim;
 	GsStatus   *st;
 	char		label[160];		/* current node, for messages */
@@ -110,6 +117,16 @@ extern GsCode onnx_want_chain_input(Loader *L, const Onnx__NodeProto *node, size
 extern GsCode onnx_want_const(Loader *L, const Onnx__NodeProto *node, size_t k,
 							  const Onnx__TensorProto **t);
 
+/*
+ * onnx_fold.c: does node take only constants, with an op that is folded
+ * (element-wise arithmetic, Sqrt, Neg, Reciprocal, Reshape, Squeeze,
+ * Unsqueeze, Cast to float)?  Then onnx_fold_node evaluates it and registers
+ * its output as a constant; onnx_fold_free releases what the load folded.
+ */
+extern bool onnx_fold_applies(const Loader *L, const Onnx__NodeProto *node);
+extern GsCode onnx_fold_node(Loader *L, const Onnx__NodeProto *node);
+extern void onnx_fold_free(Loader *L);
+
 /* onnx_shape.c: nodes that change only the chain's type or shape */
 extern GsCode onnx_add_cast(Loader *L, const Onnx__NodeProto *node);
 extern GsCode onnx_add_reshape(Loader *L, const Onnx__NodeProto *node);
@@ -132,12 +149,38 @@ extern GsCode onnx_add_activation(Loader *L, const Onnx__NodeProto *node, const 
 extern GsCode onnx_add_min_max(Loader *L, const Onnx__NodeProto *node, bool is_min);
 
 /*
- * onnx_act.c: does node i (of L->g) start an activation an exporter writes
+ * onnx_fuse.c: does node i (of L->g) start an activation an exporter writes
  * as several nodes (SiLU, GELU in its forms, Softsign, PyTorch's
- * Softplus)?  Then one step is added, the pattern's other nodes leave
+ * Softplus, Mish, HardSwish)?  Then one step is added, the pattern's other nodes leave
  * L->needed and *fused is set.
  */
 extern GsCode onnx_fuse_activation(Loader *L, size_t i, bool *fused);
+
+/*
+ * onnx_fuse_norm.c: does node i start Keras 3's LayerNormalization as
+ * tf2onnx writes it (ReduceMean, Sub, Mul, ReduceMean, Add, Sqrt,
+ * Reciprocal, Mul, Neg, Mul, Add) or as jax2onnx does (its moments from
+ * sums broadcast back to [N, 1])?  Then one GS_MLP_LAYER_NORM step is
+ * added, as onnx_fuse_activation does.
+ */
+extern GsCode onnx_fuse_layernorm(Loader *L, size_t i, bool *fused);
+
+/*
+ * onnx_fuse.c: the graph around a value, for matching patterns.  Nodes are
+ * in topological order; i is the node the pattern starts at.
+ *	onnx_readers		the nodes after i reading name, into out[0..max): how many
+ *						(max + 1: more), -1 when a node not needed reads it
+ *	onnx_sole_reader	the one node after i reading name, when it is op and
+ *						nothing else (no graph output either) reads name; else -1
+ *	onnx_takes			is n a binary node over a and b (either order if commutative)?
+ *	onnx_other_input	the input of binary node n that is not one
+ *	onnx_value_producer	the needed node whose one output is name, or -1
+ */
+extern int	onnx_readers(const Loader *L, size_t i, const char *name, int64_t *out, int max);
+extern int64_t onnx_sole_reader(const Loader *L, size_t i, const char *name, const char *op);
+extern bool onnx_takes(const Onnx__NodeProto *n, const char *a, const char *b, bool commutative);
+extern const char *onnx_other_input(const Onnx__NodeProto *n, const char *one);
+extern int64_t onnx_value_producer(const Loader *L, const char *name);
 
 /* onnx_act.c: ai.onnx.ml Imputer (scikit-learn's SimpleImputer) as one step. */
 extern GsCode onnx_add_imputer(Loader *L, const Onnx__NodeProto *node);

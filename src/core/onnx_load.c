@@ -26,14 +26,15 @@
  *
  * The translated nodes must be one chain: each node (Constant nodes aside)
  * takes the tensor the previous node produced as its only non-constant
- * input.  Constants are initializers or Constant nodes; tensors with
- * external data are refused (they name files, and a model must never make
- * the server read a path).  Supported ops: Gemm, MatMul (+ Add as bias),
- * Relu, LeakyRelu, Sigmoid, Tanh, Softmax, BatchNormalization (inference),
- * Flatten, Identity, Dropout (inference), Reshape when it is a no-op on
- * [N, F], Cast to float (a no-op: the chain is float), Add/Sub/Mul/Div by a
- * constant scalar or per-column vector, and ai.onnx.ml Scaler ((x - offset)
- * * scale, as an ADD and a MUL step).  Every size the file claims is checked
+ * input.  Constants are initializers, Constant nodes, or the outputs of
+ * nodes that take only constants, folded at load time (onnx_fold.c);
+ * tensors with external data are refused (they name files, and a model
+ * must never make the server read a path).  Supported ops: Gemm, MatMul
+ * (+ Add as bias), Relu, LeakyRelu, Sigmoid, Tanh, Softmax,
+ * BatchNormalization (inference), Flatten, Identity, Dropout (inference),
+ * Reshape when it is a no-op on [N, F], Cast to float (a no-op: the chain
+ * is float), Add/Sub/Mul/Div by a constant scalar or per-column vector,
+ * and ai.onnx.ml Scaler ((x - offset) * scale, as an ADD and a MUL step).  Every size the file claims is checked
  * against the caps and the bytes actually present before anything is
  * allocated from it.
  *
@@ -510,6 +511,23 @@ graph_output(Loader *L, const Onnx__ValueInfoProto *out, const char *root, bool 
 	return GS_OK;
 }
 
+/*
+ * Does node make a constant: a Constant node, an Identity of a constant, or
+ * a node that takes only constants and is folded (onnx_fold.c)?
+ */
+static bool
+makes_constant(const Loader *L, const Onnx__NodeProto *node)
+{
+	if (node->op_type == NULL ||
+		(node->domain && node->domain[0] && strcmp(node->domain, "ai.onnx") != 0))
+		return false;
+	if (strcmp(node->op_type, "Constant") == 0)
+		return true;
+	if (strcmp(node->op_type, "Identity") == 0 && node->n_input == 1 && onnx_find_const(L, node->input[0]))
+		return true;
+	return onnx_fold_applies(L, node);
+}
+
 /* Build the network from a decoded model. */
 static GsCode
 build(Loader *L, const Onnx__ModelProto *model, bool reconstruction)
@@ -558,17 +576,32 @@ build(Loader *L, const Onnx__ModelProto *model, bool reconstruction)
 	L->biasless_dense = -1;
 
 	if (select_nodes(L, &out, &root, &binary) != GS_OK)
-		return L->st->code;
+		return L->lost_alloc ? onnx_nomem(L) : L->st->code;
+	/*
+	 * Constants first, so that a pattern finds every constant it reads
+	 * (jax2onnx reshapes a LayerNormalization's gamma after the node the
+	 * pattern starts at); they leave L->needed.
+	 */
+	for (size_t i = 0; i < g->n_node; i++)
+		if (L->needed[i] && makes_constant(L, g->node[i]))
+		{
+			if (onnx_add_node(L, g->node[i]) != GS_OK)
+				return L->st->code;
+			L->needed[i] = false;
+		}
 	for (size_t i = 0; i < g->n_node; i++)
 	{
 		bool		fused = false;
 
 		if (!L->needed[i])
 			continue;
-		if (onnx_fuse_activation(L, i, &fused) != GS_OK)
-			return L->st->code;
-		if (!fused && onnx_add_node(L, g->node[i]) != GS_OK)
-			return L->st->code;
+		/* a pattern or constant that could not be read for want of memory is no refusal */
+		if (onnx_fuse_activation(L, i, &fused) != GS_OK ||
+			(!fused && onnx_fuse_layernorm(L, i, &fused) != GS_OK) ||
+			(!fused && onnx_add_node(L, g->node[i]) != GS_OK))
+			return L->lost_alloc ? onnx_nomem(L) : L->st->code;
+		if (L->lost_alloc)
+			return onnx_nomem(L);
 	}
 	if (graph_output(L, out, root, binary) != GS_OK)
 		return L->st->code;
@@ -707,6 +740,7 @@ gs_onnx_load(const unsigned char *bytes, size_t len, bool reconstruction,
 	L.lim = lim;
 	L.st = st;
 	rc = build(&L, model, reconstruction);
+	onnx_fold_free(&L);
 	if (L.consts)
 		alloc->free(alloc->ctx, (void *) L.consts);
 	if (L.const_names)

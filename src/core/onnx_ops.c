@@ -6,7 +6,9 @@
  *	  (inference), LayerNormalization, ai.onnx.ml Scaler (scikit-learn's
  *	  scalers as skl2onnx writes them), and the no-ops Flatten, Identity,
  *	  Dropout (Reshape, Squeeze and Cast are onnx_shape.c's); Constant
- *	  nodes become constants.  Anything else is refused naming the op and the node.
+ *	  nodes become constants, and so do nodes that take only constants
+ *	  (folded by onnx_fold.c).  Anything else is refused naming the op and
+ *	  the node.
  *	  Weights are copied into arrays of the network's allocator; on error
  *	  whatever a function allocated is freed before it returns.
  */
@@ -527,15 +529,17 @@ onnx_add_node(Loader *L, const Onnx__NodeProto *node)
 		if (onnx_find_const(L, node->output[i]) || onnx_is_cur(L, node->output[i]))
 			return gs_status_set(L->st, GS_ERR_INVALID_MODEL,
 								 "%s redefines a value", L->label);
-	if (L->rank1 && onnx_needs_rank2(op))
-		return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
-							 "%s follows a squeeze of the output to [N]; only element-wise operators may",
-							 L->label);
 	if (node->n_output > 1 && strcmp(op, "Dropout") != 0 && strcmp(op, "BatchNormalization") != 0 &&
 		strcmp(op, "LayerNormalization") != 0)
 		for (size_t i = 1; i < node->n_output; i++)
 			if (node->output[i] && node->output[i][0])
 				return gs_status_set(L->st, GS_ERR_UNSUPPORTED, "%s has more than one output", L->label);
+	if (onnx_fold_applies(L, node))
+		return onnx_fold_node(L, node); /* a constant, not part of the chain */
+	if (L->rank1 && onnx_needs_rank2(op))
+		return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+							 "%s follows a squeeze of the output to [N]; only element-wise operators may",
+							 L->label);
 
 	if (strcmp(op, "Constant") == 0)
 	{

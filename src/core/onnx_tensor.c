@@ -99,7 +99,8 @@ onnx_find_const(const Loader *L, const char *name)
  * The value of name when it is a float scalar constant ([], [1], [1, 1]...):
  * an initializer, a Constant node already read, or a Constant node anywhere
  * in the graph (a pattern's constants may come after the node that starts
- * it).  false when it is none of these or not finite; never leaves an error.
+ * it).  false when it is none of these or not finite; never leaves an error
+ * (an allocation that failed sets L->lost_alloc).
  */
 bool
 onnx_const_scalar(Loader *L, const char *name, float *v)
@@ -126,7 +127,10 @@ onnx_const_scalar(Loader *L, const char *name, float *v)
 			return false;
 	if (onnx_tensor_floats(L, t, 1, &n, &vals) != GS_OK)
 	{
-		gs_status_clear(L->st);	/* a damaged constant is just not a match */
+		/* a damaged constant is just not a match; a failed allocation is remembered */
+		if (L->st->code == GS_ERR_NOMEM)
+			L->lost_alloc = true;
+		gs_status_clear(L->st);
 		return false;
 	}
 	ok = n == 1 && isfinite(vals[0]);

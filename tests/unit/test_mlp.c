@@ -9,17 +9,19 @@
  * tests/fixtures/onnx/CASE.meta (gen_onnx_fixtures.py's networks,
  * gen_onnx_sklearn_fixtures.py's skl2onnx exports, the PyTorch exports of
  * gen_onnx_torch_fixtures.py and gen_onnx_torch2_fixtures.py, the Keras
- * conversions of gen_onnx_keras_fixtures.py, found by globbing the
- * directory): loads the model in the case's format,
+ * conversions of gen_onnx_keras_fixtures.py and gen_onnx_keras3_fixtures.py,
+ * found by globbing the directory): loads the model in the case's format,
  * scores the rows as one column-major batch, as odd-sized batches with a
  * padded leading dimension and row by row, and requires every output within
  * 1e-5 relative of onnxruntime's (absolute 1e-6 for outputs below 0.1, see
  * TOL below).  Every file listed in onnx/bad/expected.txt,
  * onnx/bad/skl_expected.txt, onnx/bad/act_expected.txt,
- * onnx/bad/t2_expected.txt and onnx/bad/keras_expected.txt must be rejected with the status and message
+ * onnx/bad/t2_expected.txt, onnx/bad/keras_expected.txt and
+ * onnx/bad/keras3_expected.txt must be rejected with the status and message
  * given there; skl2onnx exports must score the right output (a binary
- * classifier's P(class 1), a Scaler as two steps); deep nesting, failing
- * allocations and
+ * classifier's P(class 1), a Scaler as two steps); Keras 3's exports must
+ * become the steps their patterns stand for; constant folding's cap holds;
+ * deep nesting, failing allocations and
  * random corruptions of valid models must give an error, never a crash or
  * a leak (ASan/LSan run).
  */
@@ -31,6 +33,7 @@
 
 #include "model.h"
 #include "mlp.h"
+#include "onnx.pb-c.h"
 #include "onnx_load.h"
 #include "../common/test_util.h"
 #include "../common/test_models.h"
@@ -175,6 +178,7 @@ test_bad(void)
 	gs_check_bad_files(FIXTURES "/bad/act_expected.txt", FIXTURES "/bad", 6);
 	gs_check_bad_files(FIXTURES "/bad/t2_expected.txt", FIXTURES "/bad", 13);
 	gs_check_bad_files(FIXTURES "/bad/keras_expected.txt", FIXTURES "/bad", 2);
+	gs_check_bad_files(FIXTURES "/bad/keras3_expected.txt", FIXTURES "/bad", 12);
 }
 
 /*
@@ -219,6 +223,216 @@ test_sklearn(void)
 	rc = gs_load_model_file(FIXTURES "/skl_pipe_std_bin.onnx", GS_FORMAT_ONNX_AUTOENCODER, &m, &st);
 	gs_tap(rc == GS_ERR_INVALID_MODEL && m == NULL && strstr(st.msg, "not an autoencoder") != NULL,
 		   "skl_pipe_std_bin", "reconstruction scoring refused for a classifier");
+}
+
+/* The ops of m's steps, comma-separated, in buf. */
+static const char *
+step_ops(const GsModel *m, char *buf, size_t cap)
+{
+	size_t		n = 0;
+
+	buf[0] = '\0';
+	for (int32_t i = 0; m && m->mlp && i < m->mlp->n_steps && n < cap; i++)
+		n += (size_t) snprintf(buf + n, cap - n, "%s%s", i ? "," : "", gs_mlp_op_name(m->mlp->steps[i].op));
+	return buf;
+}
+
+/*
+ * What Keras 3's exports become (gen_onnx_keras3_fixtures.py): jax2onnx's
+ * constant subgraphs folded into the chain's MUL / ADD / DIV steps, the
+ * multi-node activations and tf2onnx's LayerNormalization one step each,
+ * with the pattern's constants.
+ */
+static void
+test_keras3(void)
+{
+	static const struct
+	{
+		const char *file;
+		const char *ops;
+		const char *what;
+	}			cases[] = {
+		{"keras3_jax_bn_leaky", "dense,mul,add,leaky_relu,dense,tanh,dense,sigmoid",
+		"jax2onnx's BatchNormalization subgraph folded: a MUL and an ADD"},
+		{"keras3_jax_norm", "add,div,dense,silu,dense,sigmoid",
+		"jax2onnx's Normalization: Sub as an ADD, Div by the folded Max(Sqrt(var), 1e-7)"},
+		{"keras3_mish", "dense,mish,dense,mish,dense,sigmoid", "Mul(h, Tanh(Softplus(h))) is one MISH step"},
+		{"keras3_hard_silu", "dense,hard_swish,dense,relu,dense,softmax",
+		"tf2onnx's hard_silu is one HARD_SWISH step"},
+		{"keras3_gelu_tanh", "dense,gelu_tanh,dense,tanh,dense,sigmoid",
+		"tf2onnx's tanh GELU (from Mul(0.5, h)) is one GELU_TANH step"},
+		{"keras3_jax_mish_gelu", "dense,mish,dense,gelu_tanh,dense,sigmoid",
+		"jax2onnx's tanh GELU at opset 17 (cube Mul(Mul(h, h), h)) is one GELU_TANH step"},
+		{"keras3_layernorm", "dense,layer_norm,relu,dense,sigmoid",
+		"tf2onnx's LayerNormalization at opset 18 is one LAYER_NORM step"},
+		{"keras3_layernorm_in", "layer_norm,dense,relu,layer_norm,dense,layer_norm,dense,sigmoid",
+		"LayerNormalization on the input, with scale=False and with center=False"},
+		{"keras3_jax_layernorm", "layer_norm,dense,relu,layer_norm,dense,layer_norm,dense,sigmoid",
+		"jax2onnx's LayerNormalization (sums broadcast back, Where on the count) is one LAYER_NORM step"},
+	};
+	char		path[256],
+				ops[512];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+	{
+		GsModel    *m = NULL;
+		GsStatus	st;
+
+		snprintf(path, sizeof(path), "%s/%s.onnx", FIXTURES, cases[i].file);
+		if (gs_load_model_file(path, GS_FORMAT_ONNX, &m, &st) != GS_OK)
+			printf("# %s\n", st.msg);
+		step_ops(m, ops, sizeof(ops));
+		if (strcmp(ops, cases[i].ops) != 0)
+			printf("# steps: %s\n", ops);
+		gs_tap(m != NULL && strcmp(ops, cases[i].ops) == 0, cases[i].file, cases[i].what);
+		if (m && (strcmp(cases[i].file, "keras3_layernorm_in") == 0 ||
+				  strcmp(cases[i].file, "keras3_jax_layernorm") == 0))
+		{
+			const GsMlpStep *ln1 = &m->mlp->steps[0],
+					   *ln2 = &m->mlp->steps[3],
+					   *ln3 = &m->mlp->steps[5];
+			int			ok = ln1->w && ln1->p && ln1->alpha == 0.001f && ln2->p && ln2->alpha == 0.0001f &&
+				ln3->w && ln3->p == NULL && ln3->alpha == 0.00001f;
+
+			for (int32_t c = 0; c < ln2->n_out; c++)
+				ok &= ln2->w[c] == 1.0f;
+			gs_tap(ok, cases[i].file, "the epsilons from the graph; scale=False a scale of 1, center=False no bias");
+		}
+		gs_model_free(m);
+	}
+}
+
+/*
+ * Protobuf bytes of a network whose constant subgraph folds more values
+ * than the loader allows: n chained Add(., z) of a [65536] constant z
+ * (built with protobuf-c, which the loader reads with), then Mul(x, last)
+ * over an input x of [N, 4].
+ */
+static unsigned char *
+fold_heavy_model(int n, size_t *len)
+{
+	enum
+	{
+		W = 65536
+	};
+	Onnx__ModelProto model = ONNX__MODEL_PROTO__INIT;
+	Onnx__OperatorSetIdProto opset = ONNX__OPERATOR_SET_ID_PROTO__INIT;
+	Onnx__OperatorSetIdProto *opsets[1] = {&opset};
+	Onnx__GraphProto graph = ONNX__GRAPH_PROTO__INIT;
+	Onnx__TensorProto z = ONNX__TENSOR_PROTO__INIT;
+	Onnx__TensorProto *inits[1] = {&z};
+	Onnx__ValueInfoProto in = ONNX__VALUE_INFO_PROTO__INIT,
+				out = ONNX__VALUE_INFO_PROTO__INIT;
+	Onnx__TypeProto type = ONNX__TYPE_PROTO__INIT;
+	Onnx__TypeProto__Tensor tensor = ONNX__TYPE_PROTO__TENSOR__INIT;
+	Onnx__TensorShapeProto shape = ONNX__TENSOR_SHAPE_PROTO__INIT;
+	Onnx__TensorShapeProto__Dimension rows = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__INIT,
+				cols = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__INIT;
+	Onnx__TensorShapeProto__Dimension *dim[2] = {&rows, &cols};
+	Onnx__ValueInfoProto *ins[1] = {&in},
+			   *outs[1] = {&out};
+	Onnx__NodeProto *nodes = calloc((size_t) n + 1, sizeof(Onnx__NodeProto));
+	Onnx__NodeProto **np = calloc((size_t) n + 1, sizeof(Onnx__NodeProto *));
+	char	  (*names)[2][16] = calloc((size_t) n + 1, sizeof(*names));
+	char	   *(*io)[2] = calloc((size_t) n + 1, sizeof(*io));
+	char	   *(*oo)[1] = calloc((size_t) n + 1, sizeof(*oo));
+	float	   *vals = malloc(sizeof(float) * W);
+	int64_t		dims[1] = {W};
+	unsigned char *buf;
+
+	for (int k = 0; k < W; k++)
+		vals[k] = 1.0f;
+	z.name = "z";
+	z.has_data_type = true;
+	z.data_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
+	z.n_dims = 1;
+	z.dims = dims;
+	z.n_float_data = W;
+	z.float_data = vals;
+	for (int k = 0; k <= n; k++)
+	{
+		onnx__node_proto__init(&nodes[k]);
+		snprintf(names[k][0], sizeof(names[k][0]), "fold%d", k);
+		snprintf(names[k][1], sizeof(names[k][1]), "f%d", k);
+		nodes[k].name = names[k][0];
+		nodes[k].op_type = k < n ? "Add" : "Mul";
+		io[k][0] = k == 0 ? "z" : k < n ? names[k - 1][1] : "x";
+		io[k][1] = k < n ? "z" : names[k - 1][1];
+		oo[k][0] = k < n ? names[k][1] : "y";
+		nodes[k].n_input = 2;
+		nodes[k].input = io[k];
+		nodes[k].n_output = 1;
+		nodes[k].output = oo[k];
+		np[k] = &nodes[k];
+	}
+	/* x: float [N, 4] */
+	rows.value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM;
+	rows.dim_param = "N";
+	cols.value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+	cols.dim_value = 4;
+	shape.n_dim = 2;
+	shape.dim = dim;
+	tensor.has_elem_type = true;
+	tensor.elem_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
+	tensor.shape = &shape;
+	type.value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
+	type.tensor_type = &tensor;
+	in.name = "x";
+	in.type = &type;
+	out.name = "y";
+	graph.name = "fold_heavy";
+	graph.n_node = (size_t) n + 1;
+	graph.node = np;
+	graph.n_initializer = 1;
+	graph.initializer = inits;
+	graph.n_input = 1;
+	graph.input = ins;
+	graph.n_output = 1;
+	graph.output = outs;
+	opset.has_version = true;
+	opset.version = 17;
+	model.has_ir_version = true;
+	model.ir_version = 8;
+	model.n_opset_import = 1;
+	model.opset_import = opsets;
+	model.graph = &graph;
+	*len = onnx__model_proto__get_packed_size(&model);
+	buf = malloc(*len);
+	onnx__model_proto__pack(&model, buf);
+	free(nodes);
+	free(np);
+	free(names);
+	free(io);
+	free(oo);
+	free(vals);
+	return buf;
+}
+
+/*
+ * Constant folding's cap (16 x 65536 values per load) is checked before
+ * allocating; a graph that stays under it gets past folding.
+ */
+static void
+test_fold_cap(void)
+{
+	GsModel    *m = NULL;
+	GsStatus	st;
+	GsCode		rc;
+	size_t		len;
+	unsigned char *bytes = fold_heavy_model(17, &len);
+
+	rc = gs_model_load(bytes, len, GS_FORMAT_ONNX, NULL, &gs_malloc_allocator, &m, &st);
+	printf("# %s\n", st.msg);
+	gs_tap(rc == GS_ERR_LIMIT && m == NULL && strstr(st.msg, "node \"fold16\" (Add)") != NULL &&
+		   strstr(st.msg, "more than 1048576 values") != NULL,
+		   "fold cap", "17 folded [65536] values: refused at the 17th before allocating it");
+	free(bytes);
+	bytes = fold_heavy_model(16, &len);
+	rc = gs_model_load(bytes, len, GS_FORMAT_ONNX, NULL, &gs_malloc_allocator, &m, &st);
+	printf("# %s\n", st.msg);
+	gs_tap(rc == GS_ERR_UNSUPPORTED && m == NULL && strstr(st.msg, "does not broadcast over the 4 columns"),
+		   "fold cap", "16 folded [65536] values: folded, then refused as a Mul of 4 columns");
+	free(bytes);
 }
 
 /*
@@ -354,16 +568,19 @@ budget_free(void *ctx, void *p)
 	free(p);
 }
 
-/* Every allocation failing in turn gives NOMEM and leaks nothing (LSan). */
+/* test_nomem on one fixture. */
 static void
-test_nomem(void)
+test_nomem_file(const char *name)
 {
-	size_t		len;
-	unsigned char *bytes = gs_read_file(FIXTURES "/mlp_bn_leaky.onnx", &len);
+	char		path[256];
+	size_t		len = 0;
+	unsigned char *bytes;
 	int			ok = 1,
 				loaded = 0;
 
-	for (long k = 0; k < 400 && !loaded; k++)
+	snprintf(path, sizeof(path), "%s/%s.onnx", FIXTURES, name);
+	bytes = gs_read_file(path, &len);
+	for (long k = 0; k < 5000 && !loaded; k++)
 	{
 		Budget		b = {k};
 		GsAllocator a = {budget_alloc, budget_free, &b};
@@ -379,8 +596,25 @@ test_nomem(void)
 		else if (rc != GS_ERR_NOMEM && rc != GS_ERR_INVALID_MODEL)
 			ok = 0;
 	}
-	gs_tap(ok && loaded, "nomem", "each failing allocation gives an error, then the model loads");
+	gs_tap(ok && loaded, name, "nomem: each failing allocation gives an error, then the model loads");
 	free(bytes);
+}
+
+/*
+ * Every allocation failing in turn gives NOMEM and leaks nothing (LSan):
+ * a plain network and networks with multi-node activation patterns, whose
+ * constants are read while matching (a failure there is NOMEM too, not a
+ * refusal), one whose BatchNormalization is folded from constants
+ * (jax2onnx) and ones with LayerNormalization patterns (tf2onnx, jax2onnx).
+ */
+static void
+test_nomem(void)
+{
+	static const char *const files[] = {"mlp_bn_leaky", "torch_gelu_tanh", "torch_gelu_silu", "torch2_softplus",
+	"keras3_jax_bn_leaky", "keras3_layernorm_in", "keras3_jax_layernorm"};
+
+	for (size_t f = 0; f < sizeof(files) / sizeof(files[0]); f++)
+		test_nomem_file(files[f]);
 }
 
 /* Random corruption of valid models: never a crash; what loads can score. */
@@ -388,7 +622,8 @@ static void
 test_corruption(void)
 {
 	static const char *const files[] = {"mlp_sigmoid.onnx", "mlp_bn_leaky.onnx", "mlp_scaled.onnx",
-	"autoencoder.onnx", "mlp_softmax.onnx", "skl_mlp_bin.onnx", "skl_pipe_std_3class.onnx"};
+		"autoencoder.onnx", "mlp_softmax.onnx", "skl_mlp_bin.onnx", "skl_pipe_std_3class.onnx",
+	"keras3_jax_bn_leaky.onnx", "keras3_layernorm.onnx", "keras3_gelu_tanh.onnx", "keras3_jax_layernorm.onnx"};
 	int			loaded = 0,
 				refused = 0;
 
@@ -437,7 +672,7 @@ test_corruption(void)
 		free(orig);
 	}
 	printf("# corruption: %d loaded, %d refused\n", loaded, refused);
-	gs_tap(refused > 0, "corruption", "2100 corrupted models: no crash, corrupt ones refused");
+	gs_tap(refused > 0, "corruption", "3300 corrupted models: no crash, corrupt ones refused");
 }
 
 int
@@ -446,6 +681,8 @@ main(void)
 	test_cases();
 	test_bad();
 	test_sklearn();
+	test_keras3();
+	test_fold_cap();
 	test_hostile();
 	test_nomem();
 	test_corruption();
