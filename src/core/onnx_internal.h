@@ -94,6 +94,7 @@ extern void *onnx_alloc(Loader *L, size_t size);
 extern GsCode onnx_nomem(Loader *L);
 extern void onnx_producer(char *dst, size_t cap, const char *name, const char *version);
 extern const Onnx__TensorProto *onnx_find_const(const Loader *L, const char *name);
+extern const Onnx__TensorProto *onnx_find_const_anywhere(const Loader *L, const char *name);
 extern bool onnx_const_scalar(Loader *L, const char *name, float *v);
 extern void onnx_register_const(Loader *L, const char *name, const Onnx__TensorProto *t);
 extern const char *onnx_elem_type_name(int32_t t);

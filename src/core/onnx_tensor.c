@@ -96,19 +96,14 @@ onnx_find_const(const Loader *L, const char *name)
 }
 
 /*
- * The value of name when it is a float scalar constant ([], [1], [1, 1]...):
- * an initializer, a Constant node already read, or a Constant node anywhere
- * in the graph (a pattern's constants may come after the node that starts
- * it).  false when it is none of these or not finite; never leaves an error
- * (an allocation that failed sets L->lost_alloc).
+ * A constant by name as onnx_find_const finds it, or else the value of a
+ * Constant node anywhere in the graph (one not read yet: a pattern's
+ * constants may come after the node that starts it), or NULL.
  */
-bool
-onnx_const_scalar(Loader *L, const char *name, float *v)
+const Onnx__TensorProto *
+onnx_find_const_anywhere(const Loader *L, const char *name)
 {
 	const Onnx__TensorProto *t = onnx_find_const(L, name);
-	int64_t		n = 0;
-	float	   *vals = NULL;
-	bool		ok;
 
 	for (size_t i = 0; t == NULL && name && i < L->g->n_node; i++)
 	{
@@ -120,6 +115,24 @@ onnx_const_scalar(Loader *L, const char *name, float *v)
 			(a = onnx_attr_find(node, "value")) != NULL)
 			t = a->t;
 	}
+	return t;
+}
+
+/*
+ * The value of name when it is a float scalar constant ([], [1], [1, 1]...):
+ * an initializer, a Constant node already read, or a Constant node anywhere
+ * in the graph (a pattern's constants may come after the node that starts
+ * it).  false when it is none of these or not finite; never leaves an error
+ * (an allocation that failed sets L->lost_alloc).
+ */
+bool
+onnx_const_scalar(Loader *L, const char *name, float *v)
+{
+	const Onnx__TensorProto *t = onnx_find_const_anywhere(L, name);
+	int64_t		n = 0;
+	float	   *vals = NULL;
+	bool		ok;
+
 	if (t == NULL || !t->has_data_type || t->data_type != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT)
 		return false;
 	for (size_t d = 0; d < t->n_dims; d++)

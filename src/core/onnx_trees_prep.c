@@ -213,25 +213,6 @@ onnx_trees_prep_inputs(Loader *L, TPrep *P, int32_t *n_features)
 	return GS_OK;
 }
 
-/* A constant tensor by name: an initializer or a Constant node's value. */
-static const Onnx__TensorProto *
-prep_const(Loader *L, const char *name)
-{
-	const Onnx__TensorProto *t = onnx_find_const(L, name);
-
-	for (size_t i = 0; t == NULL && name && name[0] && i < L->g->n_node; i++)
-	{
-		const Onnx__NodeProto *node = L->g->node[i];
-		const Onnx__AttributeProto *a;
-
-		if (node->op_type && strcmp(node->op_type, "Constant") == 0 && node->n_output >= 1 &&
-			node->output[0] && strcmp(node->output[0], name) == 0 &&
-			(a = onnx_attr_find(node, "value")) != NULL)
-			t = a->t;
-	}
-	return t;
-}
-
 /*
  * The new value of a node whose one feature input is in: a copy of in's
  * columns, named after the node's output.  NULL: status set.
@@ -302,7 +283,7 @@ prep_arith(Loader *L, TPrep *P, const Onnx__NodeProto *node, const char *op)
 			fi = k;
 		}
 	}
-	if (in == NULL || (t = prep_const(L, node->input[1 - fi])) == NULL)
+	if (in == NULL || (t = onnx_find_const_anywhere(L, node->input[1 - fi])) == NULL)
 		return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
 							 "%s preprocesses the features with something other than a constant", L->label);
 	if (prep_operand(L, t, in->width, &c, &per_column) != GS_OK)
@@ -424,7 +405,7 @@ prep_scaler(Loader *L, TPrep *P, const Onnx__NodeProto *node, TPrepVal *in)
 static GsCode
 prep_extract(Loader *L, TPrep *P, const Onnx__NodeProto *node, TPrepVal *in)
 {
-	const Onnx__TensorProto *t = node->n_input == 2 ? prep_const(L, node->input[1]) : NULL;
+	const Onnx__TensorProto *t = node->n_input == 2 ? onnx_find_const_anywhere(L, node->input[1]) : NULL;
 	TPrepVal   *v;
 	int64_t		n,
 			   *idx;

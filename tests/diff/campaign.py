@@ -456,7 +456,9 @@ def skl_pipe_trial(r, d, X, cats, ncat, z):
     """A scikit-learn pipeline: imputers and scalers (or a ColumnTransformer of them) before a
     random tree model, folded into the splits by pg_gpuscore; rows around the raw values the
     preprocessing maps onto the thresholds."""
-    sys.path.insert(0, os.path.join(HERE, "..", "fixtures"))
+    fixtures = os.path.join(HERE, "..", "fixtures")
+    if fixtures not in sys.path:
+        sys.path.insert(0, fixtures)
     from gen_onnx_pipeline_fixtures import invert, tree_columns
     from sklearn.compose import ColumnTransformer
     from sklearn.impute import SimpleImputer
