@@ -119,6 +119,7 @@ typedef struct DStep
 	float		alpha;			/* row-wise steps' scalar (LAYER_NORM epsilon) */
 	float	   *w;
 	float	   *p;
+	int		   *idx;			/* GATHER: the columns picked */
 } DStep;
 
 struct GsDeviceMlp
@@ -150,12 +151,13 @@ blocks_for(size_t n)
 }
 
 /*
- * dst[c * n + r] = ops applied to src[c * ld + r] (+ bias[c]), for every
- * column c < width and row r < n.  dst may be src (ld == n).
+ * dst[c * n + r] = ops applied to src[s * ld + r] (+ bias[c]), for every
+ * column c < width and row r < n, s = idx[c] (a GATHER step) or c when idx
+ * is NULL.  dst may be src (ld == n, idx NULL).
  */
 __global__ void
 mlp_fused_kernel(float *dst, const float *src, size_t ld, size_t n, int width,
-				 const float *bias, const DOp *ops, int n_ops)
+				 const int *idx, const float *bias, const DOp *ops, int n_ops)
 {
 	size_t		total = n * (size_t) width;
 
@@ -164,7 +166,7 @@ mlp_fused_kernel(float *dst, const float *src, size_t ld, size_t n, int width,
 	{
 		size_t		c = i / n,
 					r = i % n;
-		float		v = src[c * ld + r];
+		float		v = src[(idx ? (size_t) idx[c] : c) * ld + r];
 
 		if (bias)
 			v += bias[c];
@@ -235,6 +237,20 @@ upload_floats(const float *h, size_t n, float **d)
 	return cudaMemcpy(*d, h, sizeof(float) * n, cudaMemcpyHostToDevice);
 }
 
+/* Copy n ints to a new device array. */
+static cudaError_t
+upload_ints(const int32_t *h, size_t n, int **d)
+{
+	cudaError_t rc;
+
+	*d = NULL;
+	if (h == NULL || n == 0)
+		return cudaSuccess;
+	if ((rc = cudaMalloc((void **) d, sizeof(int) * n)) != cudaSuccess)
+		return rc;
+	return cudaMemcpy(*d, h, sizeof(int) * n, cudaMemcpyHostToDevice);
+}
+
 /* Free a device network; see mlp_gemm.h. */
 extern "C" void
 gs_dmlp_free(GsDeviceMlp *d)
@@ -246,6 +262,7 @@ gs_dmlp_free(GsDeviceMlp *d)
 		{
 			cudaFree(d->steps[i].w);
 			cudaFree(d->steps[i].p);
+			cudaFree(d->steps[i].idx);
 		}
 	free(d->steps);
 	cudaFree(d->d_ops);
@@ -287,6 +304,8 @@ gs_dmlp_create(const GsMlp *m, GsDeviceMlp **out)
 			rc = upload_floats(s->w, (size_t) s->n_in * s->n_out, &ds->w);
 		else if (s->op == GS_MLP_LAYER_NORM)
 			rc = upload_floats(s->w, (size_t) s->n_out, &ds->w);
+		else if (s->op == GS_MLP_GATHER)
+			rc = upload_ints(s->idx, (size_t) s->n_out, &ds->idx);
 		if (rc == cudaSuccess)
 			rc = upload_floats(s->p, (size_t) s->n_out, &ds->p);
 		ops[i].op = s->op;
@@ -380,7 +399,23 @@ gs_dmlp_predict(const GsDeviceMlp *d, GsDmlpRun *r, const float *d_x, size_t n,
 	{
 		const DStep *st = &d->steps[s];
 
-		if (st->op == GS_MLP_DENSE)
+		if (st->op == GS_MLP_GATHER)
+		{
+			/* the network's columns, each through the element-wise steps after */
+			float	   *dst = r->buf[free_buf];
+			int			e = s + 1;
+
+			while (e < d->n_steps && gs_mlp_is_elementwise(d->steps[e].op))
+				e++;
+			mlp_fused_kernel<<<blocks_for(n * st->n_out), THREADS, 0, r->stream>>>
+				(dst, cur, cur_ld, n, st->n_out, st->idx, NULL, d->d_ops + s + 1, e - s - 1);
+			cur = dst;
+			cur_ld = n;
+			free_buf ^= 1;
+			width = st->n_out;
+			s = e;
+		}
+		else if (st->op == GS_MLP_DENSE)
 		{
 			float	   *dst = r->buf[free_buf];
 			int			e = s + 1;
@@ -393,7 +428,7 @@ gs_dmlp_predict(const GsDeviceMlp *d, GsDmlpRun *r, const float *d_x, size_t n,
 			while (e < d->n_steps && gs_mlp_is_elementwise(d->steps[e].op))
 				e++;
 			mlp_fused_kernel<<<blocks_for(n * st->n_out), THREADS, 0, r->stream>>>
-				(dst, dst, n, n, st->n_out, st->p, d->d_ops + s + 1, e - s - 1);
+				(dst, dst, n, n, st->n_out, NULL, st->p, d->d_ops + s + 1, e - s - 1);
 			cur = dst;
 			cur_ld = n;
 			free_buf ^= 1;
@@ -407,7 +442,7 @@ gs_dmlp_predict(const GsDeviceMlp *d, GsDmlpRun *r, const float *d_x, size_t n,
 				float	   *dst = r->buf[free_buf];
 
 				mlp_fused_kernel<<<blocks_for(n * width), THREADS, 0, r->stream>>>
-					(dst, cur, cur_ld, n, width, NULL, NULL, 0);
+					(dst, cur, cur_ld, n, width, NULL, NULL, NULL, 0);
 				cur = dst;
 				cur_ld = n;
 				free_buf ^= 1;
@@ -424,7 +459,7 @@ gs_dmlp_predict(const GsDeviceMlp *d, GsDmlpRun *r, const float *d_x, size_t n,
 			while (e < d->n_steps && gs_mlp_is_elementwise(d->steps[e].op))
 				e++;
 			mlp_fused_kernel<<<blocks_for(n * width), THREADS, 0, r->stream>>>
-				(dst, cur, cur_ld, n, width, NULL, d->d_ops + s, e - s);
+				(dst, cur, cur_ld, n, width, NULL, NULL, d->d_ops + s, e - s);
 			if (cur == d_x)
 				free_buf ^= 1;
 			cur = dst;

@@ -44,8 +44,17 @@ gs_mlp_free(GsMlp *m)
 				m->alloc.free(m->alloc.ctx, m->steps[i].w);
 			if (m->steps[i].p)
 				m->alloc.free(m->alloc.ctx, m->steps[i].p);
+			if (m->steps[i].idx)
+				m->alloc.free(m->alloc.ctx, m->steps[i].idx);
 		}
 		m->alloc.free(m->alloc.ctx, m->steps);
+	}
+	if (m->feature_names)
+	{
+		for (int32_t i = 0; i < m->n_features; i++)
+			if (m->feature_names[i])
+				m->alloc.free(m->alloc.ctx, m->feature_names[i]);
+		m->alloc.free(m->alloc.ctx, m->feature_names);
 	}
 	m->alloc.free(m->alloc.ctx, m);
 }
@@ -56,6 +65,12 @@ gs_mlp_memory_bytes(const GsMlp *m)
 {
 	size_t		n = sizeof(GsMlp) + sizeof(GsMlpStep) * (size_t) m->n_steps;
 
+	for (int32_t i = 0; i < m->n_steps; i++)
+		if (m->steps[i].idx)
+			n += sizeof(int32_t) * (size_t) m->steps[i].n_out;
+	if (m->feature_names)
+		for (int32_t i = 0; i < m->n_features; i++)
+			n += sizeof(char *) + (m->feature_names[i] ? strlen(m->feature_names[i]) + 1 : 0);
 	return n + sizeof(float) * (size_t) m->n_params;
 }
 
@@ -113,6 +128,8 @@ gs_mlp_op_name(GsMlpOp op)
 			return "hard_swish";
 		case GS_MLP_GELU_TANH:
 			return "gelu_tanh";
+		case GS_MLP_GATHER:
+			return "gather";
 	}
 	return "unknown";
 }
@@ -169,7 +186,24 @@ gs_mlp_predict(const GsMlp *m, const float *x, size_t ld, size_t n,
 	{
 		const GsMlpStep *st = &m->steps[s];
 
-		if (st->op == GS_MLP_DENSE)
+		if (st->op == GS_MLP_GATHER)
+		{
+			/* the network's columns, each through the element-wise steps after */
+			float	   *dst = buf[free_buf];
+			int32_t		e = s + 1;
+
+			while (e < m->n_steps && gs_mlp_is_elementwise(m->steps[e].op))
+				e++;
+			for (int32_t c = 0; c < st->n_out; c++)
+				fused_column(m->steps, s + 1, e, c, NULL, cur + (size_t) st->idx[c] * cur_ld,
+							 dst + (size_t) c * n, n);
+			cur = dst;
+			cur_ld = n;
+			free_buf ^= 1;
+			width = st->n_out;
+			s = e;
+		}
+		else if (st->op == GS_MLP_DENSE)
 		{
 			float	   *dst = buf[free_buf];
 			int32_t		e = s + 1;

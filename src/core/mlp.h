@@ -15,6 +15,11 @@
  * it.  All memory comes from the GsAllocator given to the loader and is
  * released by gs_mlp_free().
  *
+ * A GS_MLP_GATHER step, when there is one, comes first: the network reads
+ * some of the model's features, in its own order (scikit-learn pipelines
+ * whose ColumnTransformer picks columns, or fitted on a pandas DataFrame);
+ * the element-wise steps after it are those pipelines' preprocessing.
+ *
  * Scoring modes: the network's last layer is the output (classifiers,
  * regressors), or, for an autoencoder loaded with reconstruction scoring,
  * the score of a row is the mean squared error between its input features
@@ -62,7 +67,10 @@ typedef enum GsMlpOp
 								 * (x - mean) / sqrt(var + alpha) * w[c] + p[c] */
 	GS_MLP_MISH,				/* x tanh(softplus(x)) */
 	GS_MLP_HARD_SWISH,			/* x max(0, min(1, x / 6 + 1 / 2)) */
-	GS_MLP_GELU_TANH			/* x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))) / 2 */
+	GS_MLP_GELU_TANH,			/* x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))) / 2 */
+	GS_MLP_GATHER				/* y[j] = x[idx[j]]: the columns a scikit-learn
+								 * ColumnTransformer or a DataFrame's inputs
+								 * feed the network (first step only) */
 } GsMlpOp;
 
 typedef struct GsMlpStep
@@ -74,6 +82,8 @@ typedef struct GsMlpStep
 								 * LAYER_NORM: the scale [n_out] */
 	float	   *p;				/* DENSE: bias [n_out]; ADD/MUL/DIV/PRELU: [n_out];
 								 * LAYER_NORM: the bias [n_out] */
+	int32_t    *idx;			/* GATHER: [n_out] columns of the input, each
+								 * < n_in; NULL for every other op */
 	float		alpha;			/* LEAKY_RELU slope; ELU, SELU, HARD_SIGMOID alpha;
 								 * CLIP minimum; GELU's divisor (sqrt 2);
 								 * SOFTPLUS beta; LAYER_NORM epsilon */
@@ -94,6 +104,7 @@ typedef struct GsMlp
 	bool		reconstruction; /* score = mean squared (input - output) */
 	char		output_act[16]; /* last activation: "sigmoid", "softmax", "identity"... */
 	char		producer[64];	/* "pytorch 2.1.0" when the model says */
+	char	  **feature_names;	/* [n_features] (a DataFrame's columns), or NULL */
 	GsMlpStep  *steps;			/* [n_steps] */
 	GsAllocator alloc;			/* the allocator everything above came from */
 } GsMlp;

@@ -29,7 +29,7 @@ gs_mlp_is_rowwise(GsMlpOp op)
 GS_MLP_HD bool
 gs_mlp_is_elementwise(GsMlpOp op)
 {
-	return op != GS_MLP_DENSE && !gs_mlp_is_rowwise(op);
+	return op != GS_MLP_DENSE && op != GS_MLP_GATHER && !gs_mlp_is_rowwise(op);
 }
 
 /* log(1 + exp(v)) without overflow. */
@@ -99,6 +99,7 @@ gs_mlp_apply(GsMlpOp op, float alpha, float beta, float p, float v)
 			/* the float operations of PyTorch's export, in its order */
 			return (v * (erff(v / alpha) + 1.0f)) * beta;
 		case GS_MLP_DENSE:
+		case GS_MLP_GATHER:
 		case GS_MLP_SOFTMAX:
 		case GS_MLP_LOG_SOFTMAX:
 		case GS_MLP_LAYER_NORM:

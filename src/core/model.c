@@ -70,6 +70,7 @@ gs_model_load(const unsigned char *bytes, size_t len, GsModelFormat fmt,
 			m->kind = GS_MODEL_MLP;
 			m->n_features = m->mlp->n_features;
 			m->n_outputs = m->mlp->n_outputs;
+			m->feature_names = m->mlp->feature_names;
 		}
 	}
 	else

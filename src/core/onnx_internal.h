@@ -186,6 +186,19 @@ extern int64_t onnx_value_producer(const Loader *L, const char *name);
 /* onnx_act.c: ai.onnx.ml Imputer (scikit-learn's SimpleImputer) as one step. */
 extern GsCode onnx_add_imputer(Loader *L, const Onnx__NodeProto *node);
 
+/*
+ * onnx_mlp_prep.c: scikit-learn preprocessing before a network that is not
+ * one chain over one input (several graph inputs: a DataFrame's columns;
+ * a ColumnTransformer's ArrayFeatureExtractor among L->needed).  When
+ * onnx_mlp_wants_prep, onnx_mlp_prep (after the constants are read)
+ * translates it into a GATHER step and element-wise steps, takes those
+ * nodes out of L->needed, sets the network's features (and their names,
+ * for a DataFrame) and starts the chain (L->cur, L->width) at the value
+ * the network's first node reads.
+ */
+extern bool onnx_mlp_wants_prep(const Loader *L);
+extern GsCode onnx_mlp_prep(Loader *L);
+
 /* onnx_trees.c: does the graph hold an ai.onnx.ml TreeEnsemble* node? */
 extern bool onnx_graph_has_trees(const Onnx__GraphProto *g);
 

@@ -194,9 +194,10 @@ onnx_graph_input(Loader *L, int32_t width_cap, const char **name, int32_t *n_fea
 	if (n != 1)
 	{
 		gs_status_set(L->st, GS_ERR_UNSUPPORTED, "the graph has %d inputs, expected one", n);
-		gs_status_detail(L->st, "A network takes one float tensor of shape [N, F]. skl2onnx makes one input "
-						 "per column of a pandas DataFrame: convert from a float32 array instead "
-						 "(to_onnx(model, X.to_numpy(np.float32)[:1])).");
+		gs_status_detail(L->st, "A network takes its features as one float tensor [N, F], or as one [N, w] "
+						 "tensor per group of columns (skl2onnx's inputs for a pandas DataFrame); an input "
+						 "with a fixed first dimension holds values the graph needs, not rows: export "
+						 "the model with them inside.");
 		return L->st->code;
 	}
 	if (onnx_input_width(L, in, "the graph's input", max_features < width_cap ? max_features : width_cap,
@@ -528,6 +529,33 @@ makes_constant(const Loader *L, const Onnx__NodeProto *node)
 	return onnx_fold_applies(L, node);
 }
 
+/*
+ * Is the first dimension of every real graph input left open (rows), not a
+ * fixed size?  Keras 3's TensorFlow export leaves a Normalization layer's
+ * mean and variance as inputs of shape [1, F].
+ */
+static bool
+inputs_are_rows(const Loader *L)
+{
+	const Onnx__ValueInfoProto *in[64];
+	int			n;
+
+	onnx_graph_inputs(L, in, 64, &n);
+	if (n > 64)
+		return true;			/* onnx_mlp_prep refuses what it cannot read */
+	for (int i = 0; i < n; i++)
+	{
+		const Onnx__TypeProto *t = in[i]->type;
+		const Onnx__TensorShapeProto *sh;
+
+		if (t && t->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE && t->tensor_type &&
+			(sh = t->tensor_type->shape) != NULL && sh->n_dim >= 1 &&
+			sh->dim[0]->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE)
+			return false;
+	}
+	return true;
+}
+
 /* Build the network from a decoded model. */
 static GsCode
 build(Loader *L, const Onnx__ModelProto *model, bool reconstruction)
@@ -538,6 +566,7 @@ build(Loader *L, const Onnx__ModelProto *model, bool reconstruction)
 	const Onnx__ValueInfoProto *out = NULL;
 	const char *root = NULL;
 	bool		binary = false;
+	int			n_inputs;
 
 	if (!model->has_ir_version || model->ir_version < 1)
 		return gs_status_set(L->st, GS_ERR_INVALID_MODEL, "the ONNX model has no IR version");
@@ -562,11 +591,14 @@ build(Loader *L, const Onnx__ModelProto *model, bool reconstruction)
 		return gs_status_set(L->st, GS_ERR_LIMIT,
 							 "the graph has %zu initializers, more than the limit of %d",
 							 g->n_initializer, GS_ONNX_MAX_INITIALIZERS);
-	if (onnx_graph_input(L, GS_MLP_MAX_WIDTH, &L->cur, &L->width) != GS_OK)
+	/* several inputs of rows: a DataFrame's columns, read by onnx_mlp_prep below */
+	onnx_graph_inputs(L, NULL, 0, &n_inputs);
+	if ((n_inputs <= 1 || !inputs_are_rows(L)) &&
+		onnx_graph_input(L, GS_MLP_MAX_WIDTH, &L->cur, &L->width) != GS_OK)
 		return L->st->code;
 	m->n_features = L->width;
 
-	cap = 2 * g->n_node + 1;
+	cap = 2 * g->n_node + 2;
 	L->cap_steps = cap > GS_MLP_MAX_STEPS ? GS_MLP_MAX_STEPS : (int32_t) cap;
 	m->steps = onnx_alloc(L, sizeof(GsMlpStep) * (size_t) L->cap_steps);
 	L->consts = onnx_alloc(L, sizeof(*L->consts) * (g->n_node + 1));
@@ -589,6 +621,8 @@ build(Loader *L, const Onnx__ModelProto *model, bool reconstruction)
 				return L->st->code;
 			L->needed[i] = false;
 		}
+	if (onnx_mlp_wants_prep(L) && onnx_mlp_prep(L) != GS_OK)
+		return L->lost_alloc ? onnx_nomem(L) : L->st->code;
 	for (size_t i = 0; i < g->n_node; i++)
 	{
 		bool		fused = false;
@@ -623,6 +657,14 @@ build(Loader *L, const Onnx__ModelProto *model, bool reconstruction)
 	if (model->producer_name && model->producer_name[0])
 		onnx_producer(m->producer, sizeof(m->producer), model->producer_name, model->producer_version);
 	m->reconstruction = reconstruction;
+	if (reconstruction && m->steps[0].op == GS_MLP_GATHER)
+	{
+		gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+					  "the autoencoder's network does not read the model's features in their order");
+		gs_status_detail(L->st, "Reconstruction-error scoring compares each row's output with its input; "
+						 "a ColumnTransformer or a DataFrame's inputs before the network are not supported there.");
+		return L->st->code;
+	}
 	if (reconstruction && m->n_net_outputs != m->n_features)
 	{
 		gs_status_set(L->st, GS_ERR_INVALID_MODEL,

@@ -171,10 +171,17 @@ typedef struct TPrep
 
 /* onnx_trees_prep.c */
 /*
- * Read the graph's inputs into P (see TPrep) and set *n_features; P is
- * released by onnx_trees_prep_free, also on failure.
+ * Read the graph's inputs into P (see TPrep) and set *n_features, at most
+ * width_cap (and the caller's max_features); P is released by
+ * onnx_trees_prep_free, also on failure.
  */
-extern GsCode onnx_trees_prep_inputs(Loader *L, TPrep *P, int32_t *n_features);
+extern GsCode onnx_trees_prep_inputs(Loader *L, TPrep *P, int32_t width_cap, int32_t *n_features);
+/*
+ * The feature value called name: the graph's input (its identity columns
+ * made on first use) or a value a translated node computed; NULL when name
+ * is neither (or, with the status set, out of memory).
+ */
+extern TPrepVal *onnx_trees_prep_value(Loader *L, TPrep *P, const char *name);
 /*
  * Translate node (which reads the graph's input or a value computed from
  * it, and is not the tree node) into a new value named after its output;

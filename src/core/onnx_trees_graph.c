@@ -333,7 +333,7 @@ onnx_trees_check_graph(Loader *L, const Onnx__NodeProto *tree, int32_t *n_featur
 	GsCode		rc = GS_OK;
 	bool		scored = false;
 
-	if (onnx_trees_prep_inputs(L, P, n_features) != GS_OK)
+	if (onnx_trees_prep_inputs(L, P, (int32_t) GS_NODE_FEATURE_MASK, n_features) != GS_OK)
 		return L->st->code;
 
 	if (tree->n_output < 1 || (strcmp(tree->op_type, "TreeEnsembleClassifier") == 0 && tree->n_output < 2))

@@ -12,7 +12,8 @@
  *	  (MinMaxScaler: Mul then Add), Cast to float, Identity;
  *	- ai.onnx.ml ArrayFeatureExtractor with constant indices and Concat
  *	  over the columns (ColumnTransformer: columns picked, preprocessed per
- *	  group, concatenated; remainder "passthrough" or "drop").
+ *	  group, concatenated; remainder "passthrough" or "drop"), and
+ *	  ai.onnx.ml FeatureVectorizer (a DataFrame's columns side by side).
  *
  * Why folding is exact.  A chain P of these float operations is monotone
  * in x (Sub from a constant and Mul / Div by a negative constant reverse
@@ -145,12 +146,19 @@ prep_append(Loader *L, TPrepVal *v, TPrepOp op, const float *c, bool per_column)
 	return GS_OK;
 }
 
+/* A feature value by name; see onnx_trees.h. */
+TPrepVal *
+onnx_trees_prep_value(Loader *L, TPrep *P, const char *name)
+{
+	return prep_input(L, P, name);
+}
+
 /* Read the graph's inputs; see onnx_trees.h. */
 GsCode
-onnx_trees_prep_inputs(Loader *L, TPrep *P, int32_t *n_features)
+onnx_trees_prep_inputs(Loader *L, TPrep *P, int32_t width_cap, int32_t *n_features)
 {
-	int32_t		cap = L->lim->max_features > 0 && L->lim->max_features < (int32_t) GS_NODE_FEATURE_MASK ?
-		L->lim->max_features : (int32_t) GS_NODE_FEATURE_MASK;
+	int32_t		cap = L->lim->max_features > 0 && L->lim->max_features < width_cap ?
+		L->lim->max_features : width_cap;
 	int			n;
 
 	memset(P, 0, sizeof(*P));
@@ -438,21 +446,33 @@ prep_extract(Loader *L, TPrep *P, const Onnx__NodeProto *node, TPrepVal *in)
 	return L->st->code;
 }
 
-/* Concat of feature values along the columns (axis 1 or -1). */
+/*
+ * Concat of feature values along the columns (axis 1 or -1), or
+ * ai.onnx.ml FeatureVectorizer (vectorizer), which skl2onnx writes first
+ * for a pipeline fitted on a DataFrame without a ColumnTransformer: its
+ * inputdimensions must be the inputs' widths (onnxruntime would cut or pad
+ * with zeros otherwise).
+ */
 static GsCode
-prep_concat(Loader *L, TPrep *P, const Onnx__NodeProto *node)
+prep_concat(Loader *L, TPrep *P, const Onnx__NodeProto *node, bool vectorizer)
 {
 	static const char *const attrs[] = {"axis", NULL};
-	int64_t		axis,
+	static const char *const vattrs[] = {"inputdimensions", NULL};
+	const Onnx__AttributeProto *dims = vectorizer ? onnx_attr_find(node, "inputdimensions") : NULL;
+	int64_t		axis = 1,
 				width = 0;
 	TPrepVal   *v;
 	int32_t		at = 0;
 
-	if (onnx_attrs_allowed(L, node, attrs) != GS_OK || onnx_attr_int(L, node, "axis", 0, &axis) != GS_OK)
+	if (onnx_attrs_allowed(L, node, vectorizer ? vattrs : attrs) != GS_OK ||
+		(!vectorizer && onnx_attr_int(L, node, "axis", 0, &axis) != GS_OK))
 		return L->st->code;
 	if (axis != 1 && axis != -1)
 		return gs_status_set(L->st, GS_ERR_UNSUPPORTED, "%s concatenates along axis %lld, not the columns",
 							 L->label, (long long) axis);
+	if (vectorizer && (dims == NULL || dims->n_ints != node->n_input))
+		return gs_status_set(L->st, GS_ERR_INVALID_MODEL, "%s has no \"inputdimensions\" for each of its %zu inputs",
+							 L->label, node->n_input);
 	for (size_t k = 0; k < node->n_input; k++)
 	{
 		TPrepVal   *x = prep_input(L, P, node->input[k]);
@@ -461,6 +481,9 @@ prep_concat(Loader *L, TPrep *P, const Onnx__NodeProto *node)
 			return L->st->code != GS_OK ? L->st->code :
 				gs_status_set(L->st, GS_ERR_UNSUPPORTED, "%s concatenates the features with something else",
 							  L->label);
+		if (vectorizer && dims->ints[k] != x->width)
+			return gs_status_set(L->st, GS_ERR_UNSUPPORTED, "%s takes %lld columns of an input of %d",
+								 L->label, (long long) dims->ints[k], x->width);
 		width += x->width;
 		if (width > TPREP_MAX_COLUMNS)
 			break;
@@ -496,7 +519,9 @@ onnx_trees_prep_node(Loader *L, TPrep *P, const Onnx__NodeProto *node)
 				strcmp(op, "Div") == 0))
 		return prep_arith(L, P, node, op);
 	if (std && strcmp(op, "Concat") == 0)
-		return prep_concat(L, P, node);
+		return prep_concat(L, P, node, false);
+	if (ml && strcmp(op, "FeatureVectorizer") == 0)
+		return prep_concat(L, P, node, true);
 	if (in == NULL)
 		return gs_status_set(L->st, GS_ERR_UNSUPPORTED, "%s reads the features as its second input", L->label);
 	if (ml && strcmp(op, "ArrayFeatureExtractor") == 0)
@@ -526,8 +551,8 @@ onnx_trees_prep_node(Loader *L, TPrep *P, const Onnx__NodeProto *node)
 				  oname, L->label);
 	gs_status_detail(L->st, "Before the tree-ensemble node a model may hold what scikit-learn pipelines "
 					 "write for numeric features: Imputer (of NaN), Scaler, Add, Sub, Mul and Div by "
-					 "constants, Cast to float, Identity, and ArrayFeatureExtractor and Concat "
-					 "(ColumnTransformer).");
+					 "constants, Cast to float, Identity, ArrayFeatureExtractor and Concat "
+					 "(ColumnTransformer), and FeatureVectorizer (a DataFrame's columns).");
 	return L->st->code;
 }
 

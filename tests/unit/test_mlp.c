@@ -179,6 +179,7 @@ test_bad(void)
 	gs_check_bad_files(FIXTURES "/bad/t2_expected.txt", FIXTURES "/bad", 13);
 	gs_check_bad_files(FIXTURES "/bad/keras_expected.txt", FIXTURES "/bad", 2);
 	gs_check_bad_files(FIXTURES "/bad/keras3_expected.txt", FIXTURES "/bad", 12);
+	gs_check_bad_files(FIXTURES "/bad/sklct_expected.txt", FIXTURES "/bad", 3);
 }
 
 /*
@@ -235,6 +236,64 @@ step_ops(const GsModel *m, char *buf, size_t cap)
 	for (int32_t i = 0; m && m->mlp && i < m->mlp->n_steps && n < cap; i++)
 		n += (size_t) snprintf(buf + n, cap - n, "%s%s", i ? "," : "", gs_mlp_op_name(m->mlp->steps[i].op));
 	return buf;
+}
+
+/*
+ * scikit-learn pipelines whose preprocessing is not one chain
+ * (gen_onnx_mlp_pipeline_fixtures.py): a ColumnTransformer becomes a GATHER
+ * of the columns it keeps, in its order, then per-column steps; a
+ * DataFrame's inputs are the features, named after its columns.
+ */
+static void
+test_sklearn_pipelines(void)
+{
+	static const char *const df_cols[8] = {"amount", "hour", "merchant_risk", "velocity_1h",
+	"country_risk", "device_age_days", "card_age_days", "amount_z"};
+	static const char *const files[2] = {"skl_df_ct_bin", "skl_df_std_reg"};
+	static const int32_t ct_cols[7] = {0, 2, 5, 11, 7, 3, 1};
+	GsModel    *m = NULL;
+	GsStatus	st;
+	GsCode		rc;
+	char		path[256],
+				ops[256];
+	bool		ok;
+
+	rc = gs_load_model_file(FIXTURES "/skl_ct_bin.onnx", GS_FORMAT_ONNX, &m, &st);
+	ok = rc == GS_OK && m->n_features == 30 && m->feature_names == NULL &&
+		m->mlp->steps[0].op == GS_MLP_GATHER && m->mlp->steps[0].n_in == 30 &&
+		m->mlp->steps[0].n_out == 7;
+	for (int c = 0; ok && c < 7; c++)
+		ok = m->mlp->steps[0].idx[c] == ct_cols[c];
+	printf("# skl_ct_bin steps: %s\n", step_ops(m, ops, sizeof(ops)));
+	/* Scaler (add, mul) on 4 columns; Imputer, Cast, Mul, Add (MinMaxScaler) on 3 */
+	gs_tap(ok && strcmp(ops, "gather,add,mul,impute,mul,add,dense,relu,dense,sigmoid") == 0 &&
+		   isnan(m->mlp->steps[3].p[0]) && !isnan(m->mlp->steps[3].p[4]) &&
+		   m->mlp->steps[1].p[6] == 0.0f && signbit(m->mlp->steps[1].p[6]) &&
+		   m->mlp->steps[2].p[4] == 1.0f && m->mlp->steps[4].p[0] == 1.0f &&
+		   m->mlp->steps[5].p[3] == 0.0f && signbit(m->mlp->steps[5].p[3]),
+		   "skl_ct_bin", "ColumnTransformer: a GATHER of columns 0 2 5 11 7 3 1, then each group's steps, "
+		   "identities (impute NaN by NaN, add -0) elsewhere");
+	gs_model_free(m);
+	m = NULL;
+
+	rc = gs_load_model_file(FIXTURES "/skl_ct_bin.onnx", GS_FORMAT_ONNX_AUTOENCODER, &m, &st);
+	gs_tap(rc == GS_ERR_UNSUPPORTED && m == NULL && strstr(st.msg, "in their order") != NULL,
+		   "skl_ct_bin", "reconstruction scoring refused after a ColumnTransformer");
+
+	for (int f = 0; f < 2; f++)
+	{
+		snprintf(path, sizeof(path), FIXTURES "/%s.onnx", files[f]);
+		rc = gs_load_model_file(path, GS_FORMAT_ONNX, &m, &st);
+		ok = rc == GS_OK && m->n_features == 8 && m->feature_names != NULL;
+		for (int c = 0; ok && c < 8; c++)
+			ok = strcmp(m->feature_names[c], df_cols[c]) == 0;
+		/* FeatureVectorizer keeps the columns in order: no GATHER */
+		if (ok && f == 1)
+			ok = m->mlp->steps[0].op == GS_MLP_IMPUTE;
+		gs_tap(ok, files[f], "a DataFrame's 8 inputs are the features, named after its columns");
+		gs_model_free(m);
+		m = NULL;
+	}
 }
 
 /*
@@ -681,6 +740,7 @@ main(void)
 	test_cases();
 	test_bad();
 	test_sklearn();
+	test_sklearn_pipelines();
 	test_keras3();
 	test_fold_cap();
 	test_hostile();

@@ -1,0 +1,348 @@
+/*
+ * onnx_mlp_prep.c
+ *	  scikit-learn pipelines before a network whose preprocessing is not one
+ *	  chain over one input: a ColumnTransformer (an ArrayFeatureExtractor
+ *	  per group of columns, the group's steps, a Concat) or a pipeline
+ *	  fitted on a pandas DataFrame (one graph input per column).
+ *
+ * The nodes between the graph's inputs and the network are read by the
+ * preprocessing reader the tree ensembles use (onnx_trees_prep.c): every
+ * column the network's first node reads is one of the model's features
+ * through a chain of per-column float steps (Imputer of NaN, Scaler, Add,
+ * Sub, Mul and Div by constants, Cast to float, Identity; Concat,
+ * FeatureVectorizer and ArrayFeatureExtractor moving columns).  Here they
+ * become network steps:
+ *	- a GS_MLP_GATHER step, which feature each network column reads (left
+ *	  out when the network reads every feature in order);
+ *	- element-wise steps, each one op over every column: a column whose
+ *	  chain does not do that op at that point gets the op's identity (add
+ *	  -0, multiply or divide by 1, impute NaN by NaN), so that each column
+ *	  goes through the float operations of its own chain, in its order, as
+ *	  onnxruntime computes them (x - c is x + (-c) and c - x is (-x) + c,
+ *	  the same floats; x + (-0) is x, zeros' signs included).
+ * The network proper is then read as any network, its chain starting at
+ * the value its first node reads.
+ *
+ * Memory: the steps' arrays come from the network's allocator (freed with
+ * it); the reader's columns are released before returning.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "onnx_trees.h"
+
+/* Is node op_type op of the domain (ai.onnx.ml when ml, else the default)? */
+static bool
+is_op(const Onnx__NodeProto *node, const char *op, bool ml)
+{
+	const char *dom = node->domain ? node->domain : "";
+
+	if (node->op_type == NULL || strcmp(node->op_type, op) != 0)
+		return false;
+	return ml ? strcmp(dom, "ai.onnx.ml") == 0 : (dom[0] == '\0' || strcmp(dom, "ai.onnx") == 0);
+}
+
+/* Nodes the preprocessing reader translates (when they read features). */
+static bool
+is_prep_op(const Onnx__NodeProto *node)
+{
+	static const char *const std_ops[] = {"Add", "Sub", "Mul", "Div", "Concat", "Cast", "Identity"};
+
+	if (is_op(node, "Imputer", true) || is_op(node, "Scaler", true) ||
+		is_op(node, "ArrayFeatureExtractor", true) || is_op(node, "FeatureVectorizer", true))
+		return true;
+	for (size_t k = 0; k < sizeof(std_ops) / sizeof(std_ops[0]); k++)
+		if (is_op(node, std_ops[k], false))
+			return true;
+	return false;
+}
+
+/* Does the network need this reader?  See onnx_internal.h. */
+bool
+onnx_mlp_wants_prep(const Loader *L)
+{
+	int			n;
+
+	onnx_graph_inputs(L, NULL, 0, &n);
+	if (n > 1)
+		return true;
+	for (size_t i = 0; i < L->g->n_node; i++)
+		if (L->needed[i] && is_op(L->g->node[i], "ArrayFeatureExtractor", true))
+			return true;
+	return false;
+}
+
+/*
+ * Step k of col's chain as a network op and its parameter; false past its
+ * end.  c - x is two steps: multiply by -1, add c.
+ */
+static bool
+col_op(const TPrepCol *col, int k, GsMlpOp *op, float *p)
+{
+	int			j = 0;
+
+	for (int i = 0; i < col->n; i++)
+	{
+		float		c = col->c[i];
+
+		if (col->op[i] == TPO_RSUB)
+		{
+			if (k == j || k == j + 1)
+			{
+				*op = k == j ? GS_MLP_MUL : GS_MLP_ADD;
+				*p = k == j ? -1.0f : c;
+				return true;
+			}
+			j += 2;
+			continue;
+		}
+		if (k == j)
+		{
+			switch ((TPrepOp) col->op[i])
+			{
+				case TPO_ADD:
+					*op = GS_MLP_ADD, *p = c;
+					break;
+				case TPO_SUB:
+					*op = GS_MLP_ADD, *p = -c;
+					break;
+				case TPO_MUL:
+					*op = GS_MLP_MUL, *p = c;
+					break;
+				case TPO_DIV:
+					*op = GS_MLP_DIV, *p = c;
+					break;
+				case TPO_IMPUTE:
+					*op = GS_MLP_IMPUTE, *p = c;
+					break;
+				case TPO_RSUB:	/* two steps, above */
+					return false;
+			}
+			return true;
+		}
+		j++;
+	}
+	return false;
+}
+
+/* The value of op that leaves every float as it is. */
+static float
+identity_of(GsMlpOp op)
+{
+	if (op == GS_MLP_ADD)
+		return -0.0f;
+	if (op == GS_MLP_IMPUTE)
+		return NAN;
+	return 1.0f;				/* MUL, DIV */
+}
+
+/* A new step of op over L->width columns owning p; NULL: status set. */
+static GsMlpStep *
+prep_step(Loader *L, GsMlpOp op, const char *name, float *p)
+{
+	GsMlpStep  *s = NULL;
+
+	if (!onnx_over_parameters(L, L->width))
+		s = onnx_new_step(L, op, name);
+	if (s == NULL)
+	{
+		if (p)
+			L->m->alloc.free(L->m->alloc.ctx, p);
+		return NULL;
+	}
+	s->p = p;
+	if (p)
+		L->m->n_params += L->width;
+	return s;
+}
+
+/* The GATHER step: network column j reads feature cols[j].src. */
+static GsCode
+gather_step(Loader *L, const TPrep *P, const TPrepVal *v, const char *name)
+{
+	GsMlpStep  *s;
+	int32_t    *idx;
+	bool		identity = v->width == P->in_width;
+
+	for (int32_t c = 0; c < v->width && identity; c++)
+		identity = v->cols[c].src == c;
+	if (identity)
+		return GS_OK;
+	if ((idx = onnx_alloc(L, sizeof(int32_t) * (size_t) v->width)) == NULL)
+		return onnx_nomem(L);
+	for (int32_t c = 0; c < v->width; c++)
+		idx[c] = v->cols[c].src;
+	L->width = P->in_width;
+	if ((s = prep_step(L, GS_MLP_GATHER, name, NULL)) == NULL)
+	{
+		L->m->alloc.free(L->m->alloc.ctx, idx);
+		return L->st->code;
+	}
+	s->n_out = v->width;
+	s->idx = idx;
+	L->width = v->width;
+	return GS_OK;
+}
+
+/* The element-wise steps of v's columns' chains, op by op. */
+static GsCode
+chain_steps(Loader *L, const TPrepVal *v, const char *name)
+{
+	int		   *pos = onnx_alloc(L, sizeof(int) * (size_t) v->width);
+	GsCode		rc = GS_OK;
+
+	if (pos == NULL)
+		return onnx_nomem(L);
+	memset(pos, 0, sizeof(int) * (size_t) v->width);
+	for (;;)
+	{
+		GsMlpOp		op = GS_MLP_ADD,
+					o;
+		float		p,
+				   *vals;
+		int32_t		first = -1;
+		GsMlpStep  *s;
+
+		/* the next op of the first column with one left */
+		for (int32_t c = 0; c < v->width && first < 0; c++)
+			if (col_op(&v->cols[c], pos[c], &op, &p))
+				first = c;
+		if (first < 0)
+			break;
+		if ((vals = onnx_alloc(L, sizeof(float) * (size_t) v->width)) == NULL)
+		{
+			rc = onnx_nomem(L);
+			break;
+		}
+		for (int32_t c = 0; c < v->width; c++)
+		{
+			vals[c] = identity_of(op);
+			if (c >= first && col_op(&v->cols[c], pos[c], &o, &p) && o == op)
+			{
+				vals[c] = p;
+				pos[c]++;
+			}
+		}
+		if ((s = prep_step(L, op, name, vals)) == NULL)
+		{
+			rc = L->st->code;
+			break;
+		}
+		/* IMPUTE: alpha and beta 0, a NaN is what is missing */
+	}
+	L->alloc.free(L->alloc.ctx, pos);
+	return rc;
+}
+
+/* The network's feature names: the graph's inputs', one column each. */
+static GsCode
+feature_names(Loader *L, const TPrep *P)
+{
+	GsMlp	   *m = L->m;
+
+	m->feature_names = onnx_alloc(L, sizeof(char *) * (size_t) P->n_inputs);
+	if (m->feature_names == NULL)
+		return onnx_nomem(L);
+	memset(m->feature_names, 0, sizeof(char *) * (size_t) P->n_inputs);
+	for (int32_t i = 0; i < P->n_inputs; i++)
+	{
+		size_t		len = strlen(P->inputs[i]->name);
+
+		if ((m->feature_names[i] = onnx_alloc(L, len + 1)) == NULL)
+			return onnx_nomem(L);
+		memcpy(m->feature_names[i], P->inputs[i]->name, len + 1);
+	}
+	return GS_OK;
+}
+
+/* Does node read a feature value (the graph's input or preprocessed)? */
+static bool
+reads_features(Loader *L, TPrep *P, const Onnx__NodeProto *node)
+{
+	for (size_t k = 0; k < node->n_input; k++)
+		if (node->input[k] && node->input[k][0] && onnx_trees_prep_value(L, P, node->input[k]))
+			return true;
+	return false;
+}
+
+/* Translate the preprocessing and start the chain; see onnx_internal.h. */
+GsCode
+onnx_mlp_prep(Loader *L)
+{
+	const Onnx__GraphProto *g = L->g;
+	TPrep		P;
+	const char *entry = NULL;
+	TPrepVal   *v;
+	int32_t		n_features;
+	GsCode		rc;
+
+	if (onnx_trees_prep_inputs(L, &P, GS_MLP_MAX_WIDTH, &n_features) != GS_OK)
+	{
+		onnx_trees_prep_free(L, &P);
+		return L->st->code;
+	}
+	L->m->n_features = n_features;
+	for (size_t i = 0; i < g->n_node && L->st->code == GS_OK; i++)
+	{
+		const Onnx__NodeProto *node = g->node[i];
+		char		nname[80],
+					oname[48];
+
+		if (!L->needed[i] || !reads_features(L, &P, node))
+			continue;
+		onnx_safe_name(nname, sizeof(nname), node->name);
+		onnx_safe_name(oname, sizeof(oname), node->op_type);
+		snprintf(L->label, sizeof(L->label), "node \"%s\" (%s)", nname, oname);
+		if (is_prep_op(node))
+		{
+			if (onnx_trees_prep_node(L, &P, node) == GS_OK)
+				L->needed[i] = false;
+			continue;
+		}
+		/* the network's first node: it reads one feature value */
+		for (size_t k = 0; k < node->n_input; k++)
+		{
+			if (!node->input[k] || !node->input[k][0] ||
+				!onnx_trees_prep_value(L, &P, node->input[k]))
+				continue;
+			if (entry == NULL)
+				entry = node->input[k];
+			else if (strcmp(entry, node->input[k]) != 0)
+			{
+				gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+							  "%s reads the features a second time, not through the network's chain",
+							  L->label);
+				gs_status_detail(L->st, "The preprocessed features must feed one chain of layers.");
+				break;
+			}
+		}
+	}
+	if (L->st->code == GS_OK && entry == NULL)
+		gs_status_set(L->st, GS_ERR_UNSUPPORTED, "the graph has no Gemm or MatMul layer");
+	if (L->st->code != GS_OK)
+	{
+		onnx_trees_prep_free(L, &P);
+		return L->st->code;
+	}
+
+	v = onnx_trees_prep_value(L, &P, entry);
+	L->cur = entry;
+	L->width = P.in_width;
+	if (v == NULL)
+		rc = gs_status_set(L->st, GS_ERR_INTERNAL, "the network's input is lost");
+	else if (v->width > GS_MLP_MAX_WIDTH)
+		rc = gs_status_set(L->st, GS_ERR_LIMIT, "the network reads %d columns, more than the limit of %d",
+						   v->width, GS_MLP_MAX_WIDTH);
+	else
+		rc = gather_step(L, &P, v, "preprocessing");
+	if (rc == GS_OK)
+	{
+		L->width = v->width;
+		rc = chain_steps(L, v, "preprocessing");
+	}
+	if (rc == GS_OK && P.names)
+		rc = feature_names(L, &P);
+	onnx_trees_prep_free(L, &P);
+	return rc;
+}
