@@ -83,12 +83,50 @@ SELECT c AS fixture, gpu_load_model('nn_' || c, pg_read_binary_file(:'fx' || '/'
   FROM unnest(ARRAY['skl_mlp_reg', 'skl_mlp_reg_tanh', 'skl_mlp_bin', 'skl_mlp_3class_tanh',
                     'skl_mlp_4class_logistic', 'skl_pipe_std_bin', 'skl_pipe_std_3class',
                     'skl_pipe_minmax_reg', 'skl_edit_scaler1', 'skl_pipe_impute_bin']) c;
+-- Pipelines whose columns are not all treated alike (gen_onnx_mlp_pipeline_fixtures.py): a
+-- ColumnTransformer picks groups of columns, scales or imputes each its own way and drops or
+-- passes through the rest; a pipeline fitted on a pandas DataFrame has one input per column.
+SELECT c AS fixture, gpu_load_model('nn_' || c, pg_read_binary_file(:'fx' || '/' || c || '.onnx')) AS version
+  FROM unnest(ARRAY['skl_ct_bin', 'skl_ct_pass_3class', 'skl_ct_reg', 'skl_edit_ct_signs',
+                    'skl_df_ct_bin', 'skl_df_std_reg']) c;
 SELECT name, objective, n_features, n_outputs, kind, n_layers, n_parameters, saved_by
   FROM gpu_models WHERE name LIKE 'nn_skl%' ORDER BY name;
 SET client_min_messages = warning;
 SELECT pg_temp.check_nn(name, substr(name, 4), :'fx') FROM gpu_models WHERE name LIKE 'nn_skl%';
 RESET client_min_messages;
 SELECT * FROM nn_parity WHERE model LIKE 'nn_skl%' ORDER BY model;
+-- A ColumnTransformer's dropped columns are never read: a NULL there changes nothing (skl_ct_bin
+-- keeps columns 0 2 5 11 and 7 3 1 of its 30; column 4, the 5th value, is dropped), while a NULL
+-- in an imputed column (column 7) scores as the median SimpleImputer learned, -29.707914, and one
+-- in a scaled, not imputed, column (column 0) gives NaN, as in onnxruntime.
+CREATE FUNCTION pg_temp.row_with(k int, v real) RETURNS real[] LANGUAGE sql AS
+  $$ SELECT array_agg(CASE WHEN i = k THEN v ELSE (i % 7) / 3.0 END::real ORDER BY i)
+       FROM generate_series(1, 30) i $$;
+SELECT gpu_score('nn_skl_ct_bin', pg_temp.row_with(5, NULL)) =
+       gpu_score('nn_skl_ct_bin', pg_temp.row_with(5, 1e6)) AS dropped_ignored,
+       gpu_score('nn_skl_ct_bin', pg_temp.row_with(8, NULL)) =
+       gpu_score('nn_skl_ct_bin', pg_temp.row_with(8, -29.707914352416992)) AS null_is_median,
+       gpu_score('nn_skl_ct_bin', pg_temp.row_with(8, NULL)) =
+       gpu_score('nn_skl_ct_bin', pg_temp.row_with(8, 0)) AS null_is_zero,
+       gpu_score('nn_skl_ct_bin', pg_temp.row_with(1, NULL)) AS null_scaled;
+-- A DataFrame's model names its features after the columns, and a scoring trigger finds them in
+-- a table by those names, in any order.
+SELECT feature_names FROM gpu_models WHERE name = 'nn_skl_df_ct_bin';
+CREATE TABLE df_nn_tx (id bigint, card_age_days real, amount real, hour real, merchant_risk real,
+                       velocity_1h real, country_risk real, device_age_days real, amount_z real,
+                       p real);
+CREATE TRIGGER df_nn_score BEFORE INSERT ON df_nn_tx FOR EACH ROW
+  EXECUTE FUNCTION gpu_score_trigger('model=nn_skl_df_ct_bin', 'score_column=p');
+INSERT INTO df_nn_tx (id, card_age_days, amount, hour, merchant_risk, velocity_1h, country_risk,
+                      device_age_days, amount_z)
+  SELECT g, g % 400, g * 13.5, g % 24, (g % 5) / 4.0, g % 9, CASE WHEN g % 4 = 0 THEN NULL ELSE g % 3 END,
+         g % 700, sin(g) FROM generate_series(1, 40) g;
+SELECT count(*) AS rows, count(p) FILTER (WHERE p = p) AS scored,
+       count(*) FILTER (WHERE p IS DISTINCT FROM gpu_score('nn_skl_df_ct_bin',
+         ARRAY[amount, hour, merchant_risk, velocity_1h, country_risk, device_age_days,
+               card_age_days, amount_z])) AS differing
+  FROM df_nn_tx;
+DROP TABLE df_nn_tx;
 SELECT gpu_drop_model(name) FROM gpu_models WHERE name LIKE 'nn_skl%' ORDER BY name;
 
 -- Networks exported by PyTorch (tests/fixtures/gen_onnx_torch_fixtures.py; reference: PyTorch's
@@ -231,6 +269,14 @@ SELECT f AS file, pg_temp.try(format('SELECT gpu_load_model(%L, pg_read_binary_f
                     'skl_two_float_outputs.onnx', 'skl_concat_swapped.onnx', 'skl_concat_unity2.onnx',
                     'skl_scaler_offset_length.onnx', 'skl_duplicate_value.onnx',
                     'skl_too_many_outputs.onnx']) f;
+-- ColumnTransformer pipelines refused (tests/fixtures/onnx/bad/sklct_expected.txt): an imputer of
+-- 0 rather than NaN, the features read twice, a column index past the input
+SELECT f AS file, pg_temp.try(format('SELECT gpu_load_model(%L, pg_read_binary_file(%L))', 'nn_bad',
+                                     :'fx' || '/bad/' || f)) AS error
+  FROM unnest(ARRAY['sklct_impute_zero.onnx', 'sklct_reads_twice.onnx', 'sklct_index_out.onnx']) f;
+-- an autoencoder compares its output with its input row: not after a ColumnTransformer
+SELECT pg_temp.try(format('SELECT gpu_load_model(%L, pg_read_binary_file(%L), %L)', 'nn_bad',
+                          :'fx' || '/skl_ct_bin.onnx', 'onnx-autoencoder'));
 -- Keras 3 exports that stay refused (tests/fixtures/onnx/bad/keras3_expected.txt): the TensorFlow
 -- backend's exact gelu (an Erfc node, which is not ONNX: onnxruntime refuses the file too), a
 -- Normalization layer through the TensorFlow backend's model.export (its statistics left as
@@ -267,15 +313,17 @@ CREATE TEMP VIEW nn_rows AS
   SELECT id, ARRAY[c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16, c17,
                    c18, c19, c20, c21, c22, c23, c24, c25, c26, c27, c28, c29, c30] AS f
     FROM nn_tx;
+-- nn_ct: a ColumnTransformer's GATHER step, on the provider's path too
+SELECT gpu_load_model('nn_ct', pg_read_binary_file(:'fx' || '/skl_ct_reg.onnx')) AS v;
 SELECT m AS model, count(*) AS n_rows,
        count(*) FILTER (WHERE abs(q.score - gpu_score(m, r.f)) > 1e-5 * abs(gpu_score(m, r.f)) + 1e-7) AS differing
-  FROM unnest(ARRAY['nn_sigmoid', 'nn_ae', 'nn_scaled']) m,
+  FROM unnest(ARRAY['nn_sigmoid', 'nn_ae', 'nn_scaled', 'nn_ct']) m,
        LATERAL gpu_score_query(m, 'SELECT id, f FROM nn_rows') q JOIN nn_rows r USING (id)
  GROUP BY m ORDER BY m;
 SELECT count(*) AS n_rows, bool_and(array_length(q.scores, 1) = 4) AS four_classes
   FROM gpu_predict_query('nn_softmax', 'SELECT id, f FROM nn_rows') q;
 SELECT engine, batches, rows FROM gpu_engine_stats() ORDER BY engine;
--- 4 models uploaded (1 MiB each on the mock), every pipeline released
+-- 5 models uploaded (1 MiB each on the mock), every pipeline released
 SELECT (total_memory - free_memory) >> 20 AS used_mib FROM gpu_device_info();
 RESET pg_gpuscore.device;
 RESET pg_gpuscore.provider;
