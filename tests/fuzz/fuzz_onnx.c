@@ -18,6 +18,46 @@
 
 int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/*
+ * What the engines trust of a network: widths chain from the features to
+ * the outputs, within max_width; a GATHER comes first and reads columns
+ * that exist; parameter arrays exist where the ops need them.
+ */
+static void
+check_mlp(const GsMlp *n)
+{
+	int32_t		width = n->n_features;
+
+	if (n->n_steps < 1 || n->max_width < n->n_features)
+		fuzz_fail("network: %d steps, max width %d for %d features", n->n_steps, n->max_width,
+				  n->n_features);
+	for (int32_t i = 0; i < n->n_steps; i++)
+	{
+		const GsMlpStep *s = &n->steps[i];
+
+		if (s->n_in != width || s->n_out < 1 || s->n_out > n->max_width)
+			fuzz_fail("network step %d (%s): %d -> %d after width %d", i, gs_mlp_op_name(s->op),
+					  s->n_in, s->n_out, width);
+		if (s->op == GS_MLP_GATHER)
+		{
+			if (i != 0 || s->idx == NULL)
+				fuzz_fail("network step %d: a GATHER not first, or without columns", i);
+			for (int32_t c = 0; c < s->n_out; c++)
+				if (s->idx[c] < 0 || s->idx[c] >= s->n_in)
+					fuzz_fail("network GATHER reads column %d of %d", s->idx[c], s->n_in);
+		}
+		else if (s->n_out != s->n_in && s->op != GS_MLP_DENSE)
+			fuzz_fail("network step %d (%s) changes the width", i, gs_mlp_op_name(s->op));
+		if ((s->op == GS_MLP_DENSE && s->w == NULL) ||
+			((s->op == GS_MLP_ADD || s->op == GS_MLP_MUL || s->op == GS_MLP_DIV ||
+			  s->op == GS_MLP_IMPUTE) && s->p == NULL))
+			fuzz_fail("network step %d (%s) lacks its parameters", i, gs_mlp_op_name(s->op));
+		width = s->n_out;
+	}
+	if (width != n->n_net_outputs)
+		fuzz_fail("network ends at width %d, says %d outputs", width, n->n_net_outputs);
+}
+
 /* Load as fmt; on success score a few rows. */
 static void
 load_and_score(const uint8_t *data, size_t size, GsModelFormat fmt)
@@ -54,6 +94,8 @@ load_and_score(const uint8_t *data, size_t size, GsModelFormat fmt)
 		fuzz_fail("kind %d does not match its members", (int) m->kind);
 	if (m->forest)
 		fuzz_check_forest(m->forest, &fuzz_limits);
+	if (m->mlp)
+		check_mlp(m->mlp);
 
 	nf = (size_t) m->n_features;
 	x = malloc(sizeof(float) * nf * N_ROWS);
