@@ -130,6 +130,8 @@ gs_mlp_op_name(GsMlpOp op)
 			return "gelu_tanh";
 		case GS_MLP_GATHER:
 			return "gather";
+		case GS_MLP_ONEHOT:
+			return "one_hot";
 	}
 	return "unknown";
 }

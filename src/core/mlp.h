@@ -68,6 +68,9 @@ typedef enum GsMlpOp
 	GS_MLP_MISH,				/* x tanh(softplus(x)) */
 	GS_MLP_HARD_SWISH,			/* x max(0, min(1, x / 6 + 1 / 2)) */
 	GS_MLP_GELU_TANH,			/* x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))) / 2 */
+	GS_MLP_ONEHOT,				/* p[c] is NaN ? x : ((int64) x == p[c] ? 1 : 0),
+								 * p[c] an integer below 2^24 in magnitude
+								 * (scikit-learn's OneHotEncoder) */
 	GS_MLP_GATHER				/* y[j] = x[idx[j]]: the columns a scikit-learn
 								 * ColumnTransformer or a DataFrame's inputs
 								 * feed the network (first step only) */

@@ -98,6 +98,9 @@ gs_mlp_apply(GsMlpOp op, float alpha, float beta, float p, float v)
 		case GS_MLP_GELU:
 			/* the float operations of PyTorch's export, in its order */
 			return (v * (erff(v / alpha) + 1.0f)) * beta;
+		case GS_MLP_ONEHOT:
+			/* truncf(v) == p is (int64) v == p for the categories allowed */
+			return p != p ? v : (truncf(v) == p ? 1.0f : 0.0f);
 		case GS_MLP_DENSE:
 		case GS_MLP_GATHER:
 		case GS_MLP_SOFTMAX:

@@ -10,16 +10,18 @@
  * column the network's first node reads is one of the model's features
  * through a chain of per-column float steps (Imputer of NaN, Scaler, Add,
  * Sub, Mul and Div by constants, Cast to float, Identity; Concat,
- * FeatureVectorizer and ArrayFeatureExtractor moving columns).  Here they
- * become network steps:
+ * FeatureVectorizer, ArrayFeatureExtractor and Gather moving columns; a
+ * OneHotEncoder of category codes, onnx_prep_cat.c, making one column per
+ * category).  Here they become network steps:
  *	- a GS_MLP_GATHER step, which feature each network column reads (left
  *	  out when the network reads every feature in order);
  *	- element-wise steps, each one op over every column: a column whose
  *	  chain does not do that op at that point gets the op's identity (add
- *	  -0, multiply or divide by 1, impute NaN by NaN), so that each column
- *	  goes through the float operations of its own chain, in its order, as
- *	  onnxruntime computes them (x - c is x + (-c) and c - x is (-x) + c,
- *	  the same floats; x + (-0) is x, zeros' signs included).
+ *	  -0, multiply or divide by 1, impute NaN by NaN, one-hot with NaN as
+ *	  its category), so that each column goes through the float
+ *	  operations of its own chain, in its order, as onnxruntime computes
+ *	  them (x - c is x + (-c) and c - x is (-x) + c, the same floats;
+ *	  x + (-0) is x, zeros' signs included).
  * The network proper is then read as any network, its chain starting at
  * the value its first node reads.
  *
@@ -47,11 +49,15 @@ is_op(const Onnx__NodeProto *node, const char *op, bool ml)
 static bool
 is_prep_op(const Onnx__NodeProto *node)
 {
-	static const char *const std_ops[] = {"Add", "Sub", "Mul", "Div", "Concat", "Cast", "Identity"};
+	static const char *const std_ops[] = {"Add", "Sub", "Mul", "Div", "Concat", "Cast", "Identity",
+	"Gather", "Reshape"};
 
-	if (is_op(node, "Imputer", true) || is_op(node, "Scaler", true) ||
-		is_op(node, "ArrayFeatureExtractor", true) || is_op(node, "FeatureVectorizer", true))
-		return true;
+	static const char *const ml_ops[] = {"Imputer", "Scaler", "ArrayFeatureExtractor", "FeatureVectorizer",
+	"OneHotEncoder"};
+
+	for (size_t k = 0; k < sizeof(ml_ops) / sizeof(ml_ops[0]); k++)
+		if (is_op(node, ml_ops[k], true))
+			return true;
 	for (size_t k = 0; k < sizeof(std_ops) / sizeof(std_ops[0]); k++)
 		if (is_op(node, std_ops[k], false))
 			return true;
@@ -116,6 +122,9 @@ col_op(const TPrepCol *col, int k, GsMlpOp *op, float *p)
 				case TPO_IMPUTE:
 					*op = GS_MLP_IMPUTE, *p = c;
 					break;
+				case TPO_ONEHOT:
+					*op = GS_MLP_ONEHOT, *p = c;
+					break;
 				case TPO_RSUB:	/* two steps, above */
 					return false;
 			}
@@ -132,7 +141,7 @@ identity_of(GsMlpOp op)
 {
 	if (op == GS_MLP_ADD)
 		return -0.0f;
-	if (op == GS_MLP_IMPUTE)
+	if (op == GS_MLP_IMPUTE || op == GS_MLP_ONEHOT)
 		return NAN;
 	return 1.0f;				/* MUL, DIV */
 }
@@ -256,6 +265,16 @@ feature_names(Loader *L, const TPrep *P)
 	return GS_OK;
 }
 
+/* Is a column of v cast to int64 (and not one-hot encoded)? */
+static bool
+reads_ints(const TPrepVal *v)
+{
+	for (int32_t c = 0; c < v->width; c++)
+		if (v->cols[c].as_int)
+			return true;
+	return false;
+}
+
 /* Does node read a feature value (the graph's input or preprocessed)? */
 static bool
 reads_features(Loader *L, TPrep *P, const Onnx__NodeProto *node)
@@ -283,6 +302,7 @@ onnx_mlp_prep(Loader *L)
 		return L->st->code;
 	}
 	L->m->n_features = n_features;
+	P.onehot = true;
 	for (size_t i = 0; i < g->n_node && L->st->code == GS_OK; i++)
 	{
 		const Onnx__NodeProto *node = g->node[i];
@@ -331,6 +351,8 @@ onnx_mlp_prep(Loader *L)
 	L->width = P.in_width;
 	if (v == NULL)
 		rc = gs_status_set(L->st, GS_ERR_INTERNAL, "the network's input is lost");
+	else if (reads_ints(v))
+		rc = gs_status_set(L->st, GS_ERR_UNSUPPORTED, "the network reads features cast to int64");
 	else if (v->width > GS_MLP_MAX_WIDTH)
 		rc = gs_status_set(L->st, GS_ERR_LIMIT, "the network reads %d columns, more than the limit of %d",
 						   v->width, GS_MLP_MAX_WIDTH);

@@ -128,7 +128,9 @@ typedef enum TPrepOp
 	TPO_RSUB,					/* c - x */
 	TPO_MUL,					/* x * c */
 	TPO_DIV,					/* x / c, c != 0 */
-	TPO_IMPUTE					/* NaN ? c : x */
+	TPO_IMPUTE,					/* NaN ? c : x */
+	TPO_ONEHOT					/* (int64) x == c ? 1 : 0, |c| < 2^24 (networks
+								 * only: P->onehot) */
 } TPrepOp;
 
 typedef struct TPrepCol
@@ -136,6 +138,7 @@ typedef struct TPrepCol
 	int32_t		src;			/* column of the graph's input */
 	uint8_t		n;				/* steps */
 	bool		arith;			/* a step other than TPO_IMPUTE */
+	bool		as_int;			/* cast to int64: only a OneHotEncoder reads it */
 	uint8_t		op[TPREP_MAX_STEPS];	/* TPrepOp */
 	float		c[TPREP_MAX_STEPS];
 } TPrepCol;
@@ -167,6 +170,8 @@ typedef struct TPrep
 	const TPrepCol *tree_cols;	/* what the tree node reads, or NULL: the
 								 * graph's input itself */
 	int32_t		tree_width;
+	bool		onehot;			/* read Cast to int64 + OneHotEncoder (networks:
+								 * onnx_prep_cat.c); trees refuse them */
 } TPrep;
 
 /* onnx_trees_prep.c */
@@ -182,6 +187,19 @@ extern GsCode onnx_trees_prep_inputs(Loader *L, TPrep *P, int32_t width_cap, int
  * is neither (or, with the status set, out of memory).
  */
 extern TPrepVal *onnx_trees_prep_value(Loader *L, TPrep *P, const char *name);
+/* A new value of width columns named name (uninitialized); NULL: status set. */
+extern TPrepVal *onnx_trees_prep_new(Loader *L, TPrep *P, const char *name, int64_t width);
+/* A new value named after node's output, a copy of in's columns; NULL: status set. */
+extern TPrepVal *onnx_trees_prep_copy(Loader *L, TPrep *P, const Onnx__NodeProto *node, const TPrepVal *in);
+
+/*
+ * onnx_prep_cat.c: nodes of categorical preprocessing (skl2onnx's
+ * OneHotEncoder: Gather of columns, Cast to int64, OneHotEncoder, a no-op
+ * Reshape).  *handled is false when node is none of them; Cast to int64
+ * and OneHotEncoder are refused unless P->onehot.
+ */
+extern GsCode onnx_prep_cat_node(Loader *L, TPrep *P, const Onnx__NodeProto *node, TPrepVal *in,
+								 bool *handled);
 /*
  * Translate node (which reads the graph's input or a value computed from
  * it, and is not the tree node) into a new value named after its output;

@@ -123,6 +123,8 @@ prep_input(Loader *L, TPrep *P, const char *name)
 	return v;
 }
 
+static TPrepVal *prep_copy(Loader *L, TPrep *P, const Onnx__NodeProto *node, const TPrepVal *in);
+
 /* Append step (op, c) to every column of v; refused past TPREP_MAX_STEPS. */
 static GsCode
 prep_append(Loader *L, TPrepVal *v, TPrepOp op, const float *c, bool per_column)
@@ -131,6 +133,12 @@ prep_append(Loader *L, TPrepVal *v, TPrepOp op, const float *c, bool per_column)
 	{
 		TPrepCol   *col = &v->cols[k];
 
+		if (col->as_int && op != TPO_ONEHOT)
+		{
+			gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+						  "%s reads features cast to int64; only a OneHotEncoder may", L->label);
+			return L->st->code;
+		}
 		if (col->n >= TPREP_MAX_STEPS)
 		{
 			gs_status_set(L->st, GS_ERR_UNSUPPORTED,
@@ -141,6 +149,7 @@ prep_append(Loader *L, TPrepVal *v, TPrepOp op, const float *c, bool per_column)
 		col->op[col->n] = (uint8_t) op;
 		col->c[col->n] = c[per_column ? k : 0];
 		col->arith |= op != TPO_IMPUTE;
+		col->as_int = false;
 		col->n++;
 	}
 	return GS_OK;
@@ -151,6 +160,20 @@ TPrepVal *
 onnx_trees_prep_value(Loader *L, TPrep *P, const char *name)
 {
 	return prep_input(L, P, name);
+}
+
+/* A new value; see onnx_trees.h. */
+TPrepVal *
+onnx_trees_prep_new(Loader *L, TPrep *P, const char *name, int64_t width)
+{
+	return prep_new(L, P, name, width);
+}
+
+/* A copy of a value; see onnx_trees.h. */
+TPrepVal *
+onnx_trees_prep_copy(Loader *L, TPrep *P, const Onnx__NodeProto *node, const TPrepVal *in)
+{
+	return prep_copy(L, P, node, in);
 }
 
 /* Read the graph's inputs; see onnx_trees.h. */
@@ -510,6 +533,7 @@ onnx_trees_prep_node(Loader *L, TPrep *P, const Onnx__NodeProto *node)
 	bool		std = dom[0] == '\0' || strcmp(dom, "ai.onnx") == 0;
 	TPrepVal   *in = node->n_input >= 1 ? prep_input(L, P, node->input[0]) : NULL;
 	char		oname[48];
+	bool		handled = false;
 
 	if (L->st->code != GS_OK)
 		return L->st->code;
@@ -524,6 +548,8 @@ onnx_trees_prep_node(Loader *L, TPrep *P, const Onnx__NodeProto *node)
 		return prep_concat(L, P, node, true);
 	if (in == NULL)
 		return gs_status_set(L->st, GS_ERR_UNSUPPORTED, "%s reads the features as its second input", L->label);
+	if (onnx_prep_cat_node(L, P, node, in, &handled) != GS_OK || handled)
+		return L->st->code;
 	if (ml && strcmp(op, "ArrayFeatureExtractor") == 0)
 		return prep_extract(L, P, node, in);
 	if (node->n_input != 1)
@@ -539,8 +565,15 @@ onnx_trees_prep_node(Loader *L, TPrep *P, const Onnx__NodeProto *node)
 		if (onnx_attr_int(L, node, "to", 0, &to) != GS_OK)
 			return L->st->code;
 		if (to != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT)
-			return gs_status_set(L->st, GS_ERR_UNSUPPORTED, "%s casts the features to %s", L->label,
-								 onnx_elem_type_name((int32_t) to));
+		{
+			gs_status_set(L->st, GS_ERR_UNSUPPORTED, "%s casts the features to %s", L->label,
+						  onnx_elem_type_name((int32_t) to));
+			if (to == ONNX__TENSOR_PROTO__DATA_TYPE__INT64)
+				gs_status_detail(L->st, "skl2onnx writes this Cast for a OneHotEncoder, which is read before "
+								 "a network but not before a tree ensemble; a forest can take the category "
+								 "codes themselves (XGBoost's and LightGBM's categorical features).");
+			return L->st->code;
+		}
 		return prep_copy(L, P, node, in) ? GS_OK : L->st->code;
 	}
 	if (std && strcmp(op, "Identity") == 0)
@@ -607,6 +640,9 @@ prep_step(uint8_t op, float c, float x)
 			return x / c;
 		case TPO_IMPUTE:
 			return isnan(x) ? c : x;
+		case TPO_ONEHOT:
+			/* never in a forest's chain (P->onehot is for networks) */
+			break;
 	}
 	return x;
 }

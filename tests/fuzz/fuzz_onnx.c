@@ -50,7 +50,7 @@ check_mlp(const GsMlp *n)
 			fuzz_fail("network step %d (%s) changes the width", i, gs_mlp_op_name(s->op));
 		if ((s->op == GS_MLP_DENSE && s->w == NULL) ||
 			((s->op == GS_MLP_ADD || s->op == GS_MLP_MUL || s->op == GS_MLP_DIV ||
-			  s->op == GS_MLP_IMPUTE) && s->p == NULL))
+			  s->op == GS_MLP_IMPUTE || s->op == GS_MLP_ONEHOT) && s->p == NULL))
 			fuzz_fail("network step %d (%s) lacks its parameters", i, gs_mlp_op_name(s->op));
 		width = s->n_out;
 	}
