@@ -351,6 +351,8 @@ onnx_mlp_prep(Loader *L)
 	L->width = P.in_width;
 	if (v == NULL)
 		rc = gs_status_set(L->st, GS_ERR_INTERNAL, "the network's input is lost");
+	else if (v->width == 0)
+		rc = gs_status_set(L->st, GS_ERR_UNSUPPORTED, "the network reads no feature column");
 	else if (reads_ints(v))
 		rc = gs_status_set(L->st, GS_ERR_UNSUPPORTED, "the network reads features cast to int64");
 	else if (v->width > GS_MLP_MAX_WIDTH)

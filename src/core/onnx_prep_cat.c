@@ -65,10 +65,13 @@ cat_gather(Loader *L, TPrep *P, const Onnx__NodeProto *node, const TPrepVal *in)
 							 L->label);
 	if (onnx_tensor_check(L, t, ONNX__TENSOR_PROTO__DATA_TYPE__INT64, TPREP_MAX_COLUMNS, &n) != GS_OK)
 		return L->st->code;
-	if (n < 1 || t->n_dims > 1)
-		return gs_status_set(L->st, GS_ERR_UNSUPPORTED, "%s picks %s", L->label,
-							 n < 1 ? "no column" : "columns with a matrix of indices");
-	if ((idx = onnx_alloc(L, sizeof(int64_t) * (size_t) n)) == NULL)
+	if (t->n_dims > 1)
+		return gs_status_set(L->st, GS_ERR_UNSUPPORTED, "%s picks columns with a matrix of indices",
+							 L->label);
+	if (n == 0 && t->n_dims == 0)
+		return gs_status_set(L->st, GS_ERR_INVALID_MODEL, "%s has no index", L->label);
+	/* n == 0: no column (drop="first" of an encoder that saw one category) */
+	if ((idx = onnx_alloc(L, sizeof(int64_t) * (size_t) (n ? n : 1))) == NULL)
 		return onnx_nomem(L);
 	if (onnx_tensor_int64s(L, t, TPREP_MAX_COLUMNS, &n, idx) == GS_OK &&
 		(v = onnx_trees_prep_new(L, P, node->output[0], n)) != NULL)

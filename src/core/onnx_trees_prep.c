@@ -82,14 +82,15 @@ prep_new(Loader *L, TPrep *P, const char *name, int64_t width)
 		gs_status_set(L->st, GS_ERR_INTERNAL, "%s: more feature values than the graph has nodes", L->label);
 		return NULL;
 	}
-	if (width < 1 || width > TPREP_MAX_COLUMNS - P->n_cols)
+	/* width 0: a Gather keeping no column (drop="first" of a one-category encoder) */
+	if (width < 0 || width > TPREP_MAX_COLUMNS - P->n_cols)
 	{
 		gs_status_set(L->st, GS_ERR_LIMIT, "%s: the preprocessing before the trees has more than %d columns in all",
 					  L->label, TPREP_MAX_COLUMNS);
 		return NULL;
 	}
 	v = &P->vals[P->n_vals];
-	v->cols = onnx_alloc(L, sizeof(TPrepCol) * (size_t) width);
+	v->cols = onnx_alloc(L, sizeof(TPrepCol) * (size_t) (width ? width : 1));
 	if (v->cols == NULL)
 	{
 		onnx_nomem(L);
