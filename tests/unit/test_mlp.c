@@ -7,7 +7,8 @@
  *
  * Run from tests/unit (make unittest / make unittest-asan).  For every
  * tests/fixtures/onnx/CASE.meta (gen_onnx_fixtures.py's networks,
- * gen_onnx_sklearn_fixtures.py's skl2onnx exports, the PyTorch exports of
+ * gen_onnx_sklearn_fixtures.py and gen_onnx_mlp_pipeline_fixtures.py's
+ * skl2onnx exports, the PyTorch exports of
  * gen_onnx_torch_fixtures.py and gen_onnx_torch2_fixtures.py, the Keras
  * conversions of gen_onnx_keras_fixtures.py and gen_onnx_keras3_fixtures.py,
  * found by globbing the directory): loads the model in the case's format,
@@ -16,10 +17,13 @@
  * 1e-5 relative of onnxruntime's (absolute 1e-6 for outputs below 0.1, see
  * TOL below).  Every file listed in onnx/bad/expected.txt,
  * onnx/bad/skl_expected.txt, onnx/bad/act_expected.txt,
- * onnx/bad/t2_expected.txt, onnx/bad/keras_expected.txt and
- * onnx/bad/keras3_expected.txt must be rejected with the status and message
- * given there; skl2onnx exports must score the right output (a binary
- * classifier's P(class 1), a Scaler as two steps); Keras 3's exports must
+ * onnx/bad/t2_expected.txt, onnx/bad/keras_expected.txt,
+ * onnx/bad/keras3_expected.txt and onnx/bad/sklct_expected.txt must be
+ * rejected with the status and message given there; skl2onnx exports must
+ * score the right output (a binary classifier's P(class 1), a Scaler as two
+ * steps, a ColumnTransformer as a GATHER and per-column steps, a
+ * OneHotEncoder as ONE_HOT columns, a DataFrame's columns as named
+ * features); Keras 3's exports must
  * become the steps their patterns stand for; constant folding's cap holds;
  * deep nesting, failing allocations and
  * random corruptions of valid models must give an error, never a crash or
