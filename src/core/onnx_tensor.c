@@ -406,11 +406,14 @@ onnx_new_step(Loader *L, GsMlpOp op, const char *node_name)
 	return s;
 }
 
-/* Is name the tensor the chain has reached? */
+/*
+ * Is name the tensor the chain has reached?  Never before the chain starts
+ * (a DataFrame's graph: onnx_mlp_prep starts it after the constants).
+ */
 bool
 onnx_is_cur(const Loader *L, const char *name)
 {
-	return name != NULL && strcmp(name, L->cur) == 0;
+	return name != NULL && L->cur != NULL && strcmp(name, L->cur) == 0;
 }
 
 /* Require exactly n_in inputs, the first being the chain. */
