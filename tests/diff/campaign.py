@@ -726,6 +726,7 @@ def skl_mlp_pipe_trial(r, d, X, cats, ncat, z):
     from sklearn.neural_network import MLPClassifier, MLPRegressor
     from sklearn.pipeline import make_pipeline
     import sklearn.preprocessing as P
+    from sklearn.preprocessing import OneHotEncoder
     import warnings
     nf = X.shape[1]
     clf = r.random() < 0.7
@@ -770,6 +771,22 @@ def skl_mlp_pipe_trial(r, d, X, cats, ncat, z):
     for c in set(plain):
         v = np.nan_to_num(X[:, c], nan=0.0)
         X[:, c] = ((v - v.mean()) / (v.std() + 1e-3)).astype(F32)
+    if rest and r.random() < 0.5:
+        # a OneHotEncoder of 1-2 columns of category codes taken from what is left
+        cat = [int(c) for c in r.choice(rest, size=min(len(rest), int(r.integers(1, 3))), replace=False)]
+        for c in cat:
+            k = int(r.choice([2, 3, 7, 40]))
+            X[:, c] = np.where(np.isnan(X[:, c]), np.nan, np.floor(np.abs(np.nan_to_num(X[:, c])) * 7) % k +
+                               int(r.choice([0, 1, 100])))
+        drop = [None, "first", "if_binary"][int(r.integers(3))]
+        enc = OneHotEncoder(handle_unknown="ignore", drop=drop, sparse_output=False)
+        steps = [SimpleImputer(strategy="most_frequent"), enc] if r.random() < 0.6 else [enc]
+        if steps[0] is enc:
+            X[:, cat] = np.nan_to_num(X[:, cat], nan=0.0)
+        parts.append(("cat", make_pipeline(*steps), cat))
+        shape.append("%d cols: %sOneHotEncoder(drop=%s)" % (len(cat), "SimpleImputer+" if len(steps) > 1 else "",
+                                                           drop))
+        plain = [c for c in plain if c not in cat]
     X = X.astype(F32)
     model = make_pipeline(ColumnTransformer(parts, remainder=remainder), net)
     Xfit, how = X, "array"
