@@ -281,15 +281,47 @@ is_default_op(const Onnx__NodeProto *node, const char *op)
 }
 
 /*
+ * The output of an ai.onnx.ml ZipMap node among the graph's outputs
+ * (skl2onnx's default for a classifier's probabilities: a sequence of maps
+ * from class to probability), or NULL.  *in is the ZipMap's input, the
+ * probabilities as a float tensor [N, C].
+ */
+static const Onnx__ValueInfoProto *
+zipmap_output(const Loader *L, const char **in)
+{
+	for (size_t i = 0; i < L->g->n_node; i++)
+	{
+		const Onnx__NodeProto *n = L->g->node[i];
+
+		if (n->op_type == NULL || strcmp(n->op_type, "ZipMap") != 0 || n->domain == NULL ||
+			strcmp(n->domain, "ai.onnx.ml") != 0 || n->n_input != 1 || n->n_output != 1 ||
+			!named(n->input[0]) || !named(n->output[0]))
+			continue;
+		for (size_t k = 0; k < L->g->n_output; k++)
+			if (L->g->output[k]->name && strcmp(L->g->output[k]->name, n->output[0]) == 0)
+			{
+				*in = n->input[0];
+				return L->g->output[k];
+			}
+	}
+	return NULL;
+}
+
+/*
  * The output to score: the graph's only output, or of several the one
- * float tensor (a classifier's probabilities beside its int64 label).
+ * float tensor (a classifier's probabilities beside its int64 label), or,
+ * when none is a float tensor, the probabilities a ZipMap output is made
+ * of (*zipped set: the scored value is then the ZipMap's input, whose
+ * type the graph does not declare).
  */
 static GsCode
-choose_output(Loader *L, const Onnx__ValueInfoProto **chosen)
+choose_output(Loader *L, const Onnx__ValueInfoProto **chosen, const char **zipped)
 {
 	const Onnx__ValueInfoProto *f = NULL;
 	int			n_float = 0,
 				n_unknown = 0;
+
+	*zipped = NULL;
 
 	if (L->g->n_output == 0)
 		return gs_status_set(L->st, GS_ERR_INVALID_MODEL, "the graph has no output");
@@ -313,6 +345,8 @@ choose_output(Loader *L, const Onnx__ValueInfoProto **chosen)
 			f = L->g->output[i];
 		}
 	}
+	if (n_float == 0 && (*chosen = zipmap_output(L, zipped)) != NULL)
+		return GS_OK;
 	if (n_float != 1 || n_unknown > 0)
 	{
 		if (n_unknown > 0)
@@ -323,9 +357,8 @@ choose_output(Loader *L, const Onnx__ValueInfoProto **chosen)
 			gs_status_set(L->st, GS_ERR_UNSUPPORTED,
 						  "the graph has %zu outputs, %d of them float tensors; expected exactly one to score",
 						  L->g->n_output, n_float);
-		gs_status_detail(L->st, "Of a classifier's outputs the probabilities are scored and the label is ignored. "
-						 "skl2onnx: convert with options={id(model): {\"zipmap\": False}} to have the "
-						 "probabilities as a tensor.");
+		gs_status_detail(L->st, "Of a classifier's outputs the probabilities are scored (a float tensor, or "
+						 "the input of a ZipMap) and the label is ignored.");
 		return L->st->code;
 	}
 	*chosen = f;
@@ -405,11 +438,16 @@ select_nodes(Loader *L, const Onnx__ValueInfoProto **out, const char **root, boo
 				sp = 0,
 				j;
 	int64_t		n_named = 0;
+	const char *zipped,
+			   *scored;
 
 	*root = NULL;
 	*binary = false;
-	if (choose_output(L, out) != GS_OK)
+	if (choose_output(L, out, &zipped) != GS_OK)
 		return L->st->code;
+	scored = zipped ? zipped : (*out)->name;
+	if (zipped)
+		*out = NULL;			/* the ZipMap's input: no declared type to check */
 	for (size_t i = 0; i < g->n_node; i++)
 		for (size_t k = 0; k < g->node[i]->n_output; k++)
 			if (named(g->node[i]->output[k]))
@@ -447,7 +485,7 @@ select_nodes(Loader *L, const Onnx__ValueInfoProto **out, const char **root, boo
 			goto done;
 		}
 
-	if (binary_pattern(L, prod, n_prod, (*out)->name, root, binary) != GS_OK)
+	if (binary_pattern(L, prod, n_prod, scored, root, binary) != GS_OK)
 		goto done;
 	if ((j = find_producer(prod, n_prod, *root)) >= 0)
 	{
@@ -476,7 +514,8 @@ done:
 
 /*
  * Check the chain ends at root and the scored output is [N, width] float
- * ([N, 2] for a binary classifier, scored as its one column p).
+ * ([N, 2] for a binary classifier, scored as its one column p); out NULL:
+ * a ZipMap's input, not a graph output.
  */
 static GsCode
 graph_output(Loader *L, const Onnx__ValueInfoProto *out, const char *root, bool binary)
@@ -494,7 +533,7 @@ graph_output(Loader *L, const Onnx__ValueInfoProto *out, const char *root, bool 
 		return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
 							 "the binary classifier's probability has %d columns, expected one",
 							 L->width);
-	if (out->type == NULL)
+	if (out == NULL || out->type == NULL)
 		return GS_OK;
 	if (out->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
 		(tt = out->type->tensor_type) == NULL ||
