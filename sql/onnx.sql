@@ -84,11 +84,15 @@ SELECT c AS fixture, gpu_load_model('nn_' || c, pg_read_binary_file(:'fx' || '/'
                     'skl_mlp_4class_logistic', 'skl_pipe_std_bin', 'skl_pipe_std_3class',
                     'skl_pipe_minmax_reg', 'skl_edit_scaler1', 'skl_pipe_impute_bin']) c;
 -- Pipelines whose columns are not all treated alike (gen_onnx_mlp_pipeline_fixtures.py): a
--- ColumnTransformer picks groups of columns, scales or imputes each its own way and drops or
--- passes through the rest; a pipeline fitted on a pandas DataFrame has one input per column.
+-- ColumnTransformer picks groups of columns, scales, imputes or one-hot encodes each its own way
+-- and drops or passes through the rest; a pipeline fitted on a pandas DataFrame has one input per
+-- column.  skl_zipmap_*: classifiers converted without options, their probabilities as
+-- skl2onnx's default ZipMap (a sequence of maps), whose input is scored.
 SELECT c AS fixture, gpu_load_model('nn_' || c, pg_read_binary_file(:'fx' || '/' || c || '.onnx')) AS version
   FROM unnest(ARRAY['skl_ct_bin', 'skl_ct_pass_3class', 'skl_ct_reg', 'skl_edit_ct_signs',
-                    'skl_df_ct_bin', 'skl_df_std_reg']) c;
+                    'skl_df_ct_bin', 'skl_df_std_reg', 'skl_ct_onehot_bin', 'skl_ct_onehot_drop_reg',
+                    'skl_ct_onehot_drop_one', 'skl_df_onehot_bin', 'skl_zipmap_bin',
+                    'skl_zipmap_ct_3class']) c;
 SELECT name, objective, n_features, n_outputs, kind, n_layers, n_parameters, saved_by
   FROM gpu_models WHERE name LIKE 'nn_skl%' ORDER BY name;
 SET client_min_messages = warning;
@@ -109,6 +113,20 @@ SELECT gpu_score('nn_skl_ct_bin', pg_temp.row_with(5, NULL)) =
        gpu_score('nn_skl_ct_bin', pg_temp.row_with(8, NULL)) =
        gpu_score('nn_skl_ct_bin', pg_temp.row_with(8, 0)) AS null_is_zero,
        gpu_score('nn_skl_ct_bin', pg_temp.row_with(1, NULL)) AS null_scaled;
+-- A OneHotEncoder reads category codes: skl_ct_onehot_bin encodes column 3 (codes 0-5, the 4th
+-- value) and column 8 (10, 20, 30, 99).  A code is truncated to an integer, as onnxruntime's cast
+-- to int64 does (2.5 is 2, -0.5 is 0); codes it never saw (7, 42, -1) set none of the columns
+-- (handle_unknown="ignore"), so they score alike, and unlike a known code.
+SELECT gpu_score('nn_skl_ct_onehot_bin', pg_temp.row_with(4, 2.5)) =
+       gpu_score('nn_skl_ct_onehot_bin', pg_temp.row_with(4, 2)) AS truncated,
+       gpu_score('nn_skl_ct_onehot_bin', pg_temp.row_with(4, -0.5)) =
+       gpu_score('nn_skl_ct_onehot_bin', pg_temp.row_with(4, 0)) AS toward_zero,
+       gpu_score('nn_skl_ct_onehot_bin', pg_temp.row_with(4, 7)) =
+       gpu_score('nn_skl_ct_onehot_bin', pg_temp.row_with(4, 42)) AND
+       gpu_score('nn_skl_ct_onehot_bin', pg_temp.row_with(4, 42)) =
+       gpu_score('nn_skl_ct_onehot_bin', pg_temp.row_with(4, -1)) AS unknown_alike,
+       gpu_score('nn_skl_ct_onehot_bin', pg_temp.row_with(4, 7)) =
+       gpu_score('nn_skl_ct_onehot_bin', pg_temp.row_with(4, 2)) AS unknown_is_known;
 -- A DataFrame's model names its features after the columns, and a scoring trigger finds them in
 -- a table by those names, in any order.
 SELECT feature_names FROM gpu_models WHERE name = 'nn_skl_df_ct_bin';
@@ -265,15 +283,19 @@ SELECT f AS file, pg_temp.try(format('SELECT gpu_load_model(%L, pg_read_binary_f
 -- skl2onnx exports that stay refused (tests/fixtures/onnx/bad/skl_expected.txt)
 SELECT f AS file, pg_temp.try(format('SELECT gpu_load_model(%L, pg_read_binary_file(%L))', 'nn_bad',
                                      :'fx' || '/bad/' || f)) AS error
-  FROM unnest(ARRAY['skl_zipmap.onnx', 'skl_mlp_reg2_reshape.onnx', 'skl_cast_int64.onnx',
+  FROM unnest(ARRAY['skl_mlp_reg2_reshape.onnx', 'skl_cast_int64.onnx',
                     'skl_two_float_outputs.onnx', 'skl_concat_swapped.onnx', 'skl_concat_unity2.onnx',
                     'skl_scaler_offset_length.onnx', 'skl_duplicate_value.onnx',
                     'skl_too_many_outputs.onnx']) f;
 -- ColumnTransformer pipelines refused (tests/fixtures/onnx/bad/sklct_expected.txt): an imputer of
--- 0 rather than NaN, the features read twice, a column index past the input
+-- 0 rather than NaN, the features read twice, a column index past the input, scikit-learn's
+-- default OneHotEncoder (handle_unknown="error": onnxruntime fails a whole batch holding a code
+-- it never saw), a category of 2^24, codes cast to int64 read by the network itself
 SELECT f AS file, pg_temp.try(format('SELECT gpu_load_model(%L, pg_read_binary_file(%L))', 'nn_bad',
                                      :'fx' || '/bad/' || f)) AS error
-  FROM unnest(ARRAY['sklct_impute_zero.onnx', 'sklct_reads_twice.onnx', 'sklct_index_out.onnx']) f;
+  FROM unnest(ARRAY['sklct_impute_zero.onnx', 'sklct_reads_twice.onnx', 'sklct_index_out.onnx',
+                    'sklct_onehot_error.onnx', 'sklct_onehot_big_category.onnx',
+                    'sklct_int64_read.onnx']) f;
 -- an autoencoder compares its output with its input row: not after a ColumnTransformer
 SELECT pg_temp.try(format('SELECT gpu_load_model(%L, pg_read_binary_file(%L), %L)', 'nn_bad',
                           :'fx' || '/skl_ct_bin.onnx', 'onnx-autoencoder'));
