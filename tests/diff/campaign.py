@@ -800,13 +800,24 @@ def skl_mlp_pipe_trial(r, d, X, cats, ncat, z):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model.fit(Xfit[:ntr], y[:ntr])
-    path = skl_save(model, Xfit, d)
+    zipmap = clf and r.random() < 0.3
+    if zipmap:
+        # skl2onnx's default for a classifier: the probabilities as a ZipMap (a sequence of maps)
+        from skl2onnx import to_onnx
+        path = os.path.join(d, "model.onnx")
+        with open(path, "wb") as f:
+            f.write(to_onnx(model, Xfit[:1], target_opset={"": 17, "ai.onnx.ml": 3}).SerializeToString())
+        how += " zipmap"
+    else:
+        path = skl_save(model, Xfit, d)
     Xc = case_rows(r, X[ntr:], [], [], ncat)
     Xc[:, plain] = np.nan_to_num(Xc[:, plain], nan=0.0)
     # within the data's range (the widened span of within_span is thousands of robust units)
     lo, hi = np.nanmin(X, axis=0), np.nanmax(X, axis=0)
     Xc = np.where(np.isnan(Xc), Xc, np.clip(Xc, lo, hi)).astype(F32)
     out = ort_run(path, Xc)
+    if zipmap:
+        out = {"probabilities": [[m[c] for c in sorted(m)] for m in out["output_probability"]]}
     ref = np.asarray(out.get("probabilities", out.get("variable")), dtype=F32).reshape(len(Xc), -1)
     if clf and ref.shape[1] == 2:
         ref = ref[:, 1:]
