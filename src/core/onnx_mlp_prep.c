@@ -211,7 +211,6 @@ chain_steps(Loader *L, const TPrepVal *v, const char *name)
 		float		p,
 				   *vals;
 		int32_t		first = -1;
-		GsMlpStep  *s;
 
 		/* the next op of the first column with one left */
 		for (int32_t c = 0; c < v->width && first < 0; c++)
@@ -233,12 +232,12 @@ chain_steps(Loader *L, const TPrepVal *v, const char *name)
 				pos[c]++;
 			}
 		}
-		if ((s = prep_step(L, op, name, vals)) == NULL)
+		/* (an IMPUTE step keeps alpha and beta 0: what is missing is a NaN) */
+		if (prep_step(L, op, name, vals) == NULL)
 		{
 			rc = L->st->code;
 			break;
 		}
-		/* IMPUTE: alpha and beta 0, a NaN is what is missing */
 	}
 	L->alloc.free(L->alloc.ctx, pos);
 	return rc;
