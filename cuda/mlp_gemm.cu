@@ -3,7 +3,9 @@
  *	  Neural networks on the GPU (see mlp_gemm.h): parameter upload, one
  *	  cublasSgemm per dense layer on a column-major batch (the layout of
  *	  the CPU engine, src/core/mlp.c), and kernels for the fused bias +
- *	  element-wise pass (mlp_fused_kernel), the row-wise steps: softmax,
+ *	  element-wise pass (mlp_fused_kernel, which also reads a GATHER
+ *	  step's columns from the batch: a scikit-learn pipeline's
+ *	  ColumnTransformer or one-hot columns), the row-wise steps: softmax,
  *	  log softmax, layer normalization (mlp_row_kernel, gs_mlp_row)
  *	  and the output: transposed to row-major (mlp_output_kernel) or the
  *	  per-row mean squared error of an autoencoder (mlp_recon_kernel).
