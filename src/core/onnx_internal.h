@@ -88,6 +88,17 @@ extern void onnx_graph_inputs(const Loader *L, const Onnx__ValueInfoProto **in, 
 extern GsCode onnx_input_width(Loader *L, const Onnx__ValueInfoProto *in, const char *what,
 							   int32_t cap, int32_t *width);
 
+/*
+ * onnx_output.c: choose the scored output (*out; NULL for a ZipMap's input)
+ * and mark in L->needed the nodes it depends on (*root: the value the
+ * chain must end at; *binary: a binary classifier's p); then, once the
+ * chain is built, check it ends at root with the output's declared shape.
+ */
+extern GsCode onnx_select_nodes(Loader *L, const Onnx__ValueInfoProto **out, const char **root,
+								bool *binary);
+extern GsCode onnx_check_output(Loader *L, const Onnx__ValueInfoProto *out, const char *root,
+								bool binary);
+
 /* onnx_tensor.c */
 extern void onnx_safe_name(char *dst, size_t cap, const char *src);
 extern void *onnx_alloc(Loader *L, size_t size);

@@ -4,9 +4,10 @@
  *	  the forest; onnx_trees_walk.c: the trees' structure and leaf weights;
  *	  onnx_trees_graph.c: the tree node's attributes and the graph around
  *	  it; onnx_trees_v5.c: opset-5 TreeEnsemble into the same attributes;
- *	  onnx_trees_prep.c: preprocessing before the tree node, folded into
- *	  the splits).  Not a public interface: the entry points are declared
- *	  in onnx_internal.h.
+ *	  onnx_trees_prep.c and onnx_prep_cat.c: preprocessing before the tree
+ *	  node, also read for networks by onnx_mlp_prep.c; onnx_trees_fold.c:
+ *	  that preprocessing folded into the splits).  Not a public interface:
+ *	  the entry points are declared in onnx_internal.h.
  *
  * TAttrs points into the decoded protobuf, owned by gs_onnx_load; TWork's
  * arrays come from the Loader's allocator and are freed by
@@ -208,6 +209,7 @@ extern GsCode onnx_prep_cat_node(Loader *L, TPrep *P, const Onnx__NodeProto *nod
 extern GsCode onnx_trees_prep_node(Loader *L, TPrep *P, const Onnx__NodeProto *node);
 /* The tree node reads name, the graph's input or a value of P. */
 extern GsCode onnx_trees_prep_tree(Loader *L, TPrep *P, const char *name);
+/* onnx_trees_fold.c */
 /*
  * Fold P into A's splits: feature ids become columns of the graph's input,
  * thresholds, modes, missing directions and children are rewritten so that
