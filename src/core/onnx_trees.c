@@ -76,6 +76,8 @@
 
 #include "onnx_trees.h"
 
+static GsCode cat_sets(Loader *L, const TAttrs *A, const TWork *w, GsForest *f, int64_t **set_of);
+
 /* Allocate from allocator a, zeroed (the forest's arrays). */
 static void *
 fz_alloc(const GsAllocator *a, size_t size)
@@ -267,7 +269,8 @@ build_forest(Loader *L, const TAttrs *A, TWork *w, GsForest *f)
 	double		scale = A->average ? 1.0 / (double) w->n_runs : 1.0;
 	GsTransform tf = GS_TRANSFORM_IDENTITY;
 	GsCode		rc = GS_OK;
-	int64_t		t;
+	int64_t		t,
+			   *set_of = NULL;
 
 	group_of = onnx_alloc(L, sizeof(int32_t) * (size_t) T);
 	base = onnx_alloc(L, sizeof(float) * (size_t) T);
@@ -345,6 +348,9 @@ build_forest(Loader *L, const TAttrs *A, TWork *w, GsForest *f)
 		goto done;
 	}
 
+	if ((rc = cat_sets(L, A, w, f, &set_of)) != GS_OK)
+		goto done;
+
 	/* lay out */
 	for (int64_t g = 0; g < T; g++)
 		w->stamp[g] = -1;
@@ -416,10 +422,19 @@ build_forest(Loader *L, const TAttrs *A, TWork *w, GsForest *f)
 					case TM_NEQ:
 						nodes[p].info |= GS_NODE_EQUAL | GS_NODE_DEFAULT_LEFT;
 						break;
+					case TM_CAT:
+						{
+							uint32_t	set = (uint32_t) set_of[i];
+
+							memcpy(&nodes[p].value, &set, sizeof(set));
+							nodes[p].info |= GS_NODE_CATEGORICAL | (tracks ? 0 : GS_NODE_DEFAULT_LEFT);
+							f->n_cat_splits++;
+						}
+						break;
 					case TM_LEAF:
 						break;
 				}
-				f->split_kinds |= nodes[p].info & GS_NODE_EQUAL;
+				f->split_kinds |= nodes[p].info & (GS_NODE_EQUAL | GS_NODE_CATEGORICAL);
 			}
 			f->tree_offset[t] = (uint32_t) n_nodes;
 			f->tree_group[t] = g;
@@ -453,6 +468,87 @@ done:
 		L->alloc.free(L->alloc.ctx, group_of);
 	if (base)
 		L->alloc.free(L->alloc.ctx, base);
+	if (set_of)
+		L->alloc.free(L->alloc.ctx, set_of);
+	return rc;
+}
+
+/* Words of category sets, at most (as for XGBoost's categorical splits). */
+#define TREES_MAX_CAT_WORDS		((int64_t) 1 << 24)
+
+/*
+ * The category sets of a forest's folded one-hot splits (TM_CAT nodes,
+ * onnx_trees_fold.c): one set per distinct code, holding that code alone,
+ * with GS_CAT_TRUNC_NEGATIVE (values in (-1, 0) are code 0, as onnxruntime
+ * truncates).  set_of[i] is node i's set in f->cat_words ([A->n], from
+ * L->alloc, NULL when there is no such split).
+ */
+static GsCode
+cat_sets(Loader *L, const TAttrs *A, const TWork *w, GsForest *f, int64_t **set_of)
+{
+	float	   *codes = NULL;
+	int64_t    *at = NULL,
+				n_codes = 0,
+				total = 0;
+	GsCode		rc = GS_OK;
+
+	*set_of = NULL;
+	for (size_t i = 0; i < A->n; i++)
+		if (w->mode[i] == TM_CAT)
+			total++;
+	if (total == 0)
+		return GS_OK;
+	codes = onnx_alloc(L, sizeof(float) * (size_t) total);
+	at = onnx_alloc(L, sizeof(int64_t) * (size_t) total);
+	*set_of = onnx_alloc(L, sizeof(int64_t) * A->n);
+	if (!codes || !at || !*set_of)
+	{
+		rc = onnx_nomem(L);
+		goto done;
+	}
+	total = 0;
+	for (size_t i = 0; i < A->n; i++)
+	{
+		int64_t		k = 0;
+
+		if (w->mode[i] != TM_CAT)
+			continue;
+		while (k < n_codes && codes[k] != A->values[i])
+			k++;
+		if (k == n_codes)
+		{
+			codes[n_codes] = A->values[i];
+			at[n_codes++] = total;
+			total += 1 + (int64_t) A->values[i] / 32 + 1;
+			if (total > TREES_MAX_CAT_WORDS)
+			{
+				rc = gs_status_set(L->st, GS_ERR_LIMIT,
+								   "the one-hot splits of %s need category sets of more than %lld words",
+								   L->label, (long long) TREES_MAX_CAT_WORDS);
+				goto done;
+			}
+		}
+		(*set_of)[i] = at[k];
+	}
+	if ((f->cat_words = fz_alloc(&f->alloc, sizeof(uint32_t) * (size_t) total)) == NULL)
+	{
+		rc = onnx_nomem(L);
+		goto done;
+	}
+	f->n_cat_words = total;
+	for (int64_t k = 0; k < n_codes; k++)
+	{
+		uint32_t	c = (uint32_t) codes[k];
+
+		f->cat_words[at[k]] = (c / 32u + 1u) | GS_CAT_TRUNC_NEGATIVE;
+		f->cat_words[at[k] + 1 + c / 32u] = 1u << (c % 32u);
+	}
+
+done:
+	if (codes)
+		L->alloc.free(L->alloc.ctx, codes);
+	if (at)
+		L->alloc.free(L->alloc.ctx, at);
 	return rc;
 }
 

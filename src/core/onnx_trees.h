@@ -33,6 +33,9 @@ typedef enum TMode
 	TM_GT,
 	TM_EQ,
 	TM_NEQ,
+	TM_CAT,						/* (int64) x == value, a category code: a
+								 * one-hot column folded (onnx_trees_fold.c);
+								 * never read from a file */
 	TM_LEAF
 } TMode;
 

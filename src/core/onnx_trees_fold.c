@@ -110,10 +110,87 @@ prep_test(TMode m, float y, float t)
 			return y == t;
 		case TM_NEQ:
 			return y != t;
+		case TM_CAT:			/* made here, never read from a file */
 		case TM_LEAF:
 			break;
 	}
 	return false;
+}
+
+/* Does the chain one-hot encode its column? */
+static bool
+has_onehot(const TPrepCol *col)
+{
+	for (int k = 0; k < col->n; k++)
+		if (col->op[k] == TPO_ONEHOT)
+			return true;
+	return false;
+}
+
+/*
+ * Node i splits on a one-hot column (category c of a OneHotEncoder, after
+ * Imputers only): every value x is "in" (its truncation is c) or "out" (NaN
+ * too, unless imputed), and the steps after the encoder map 1 and 0 to two
+ * floats the split tests.  Becomes a category split on the raw column (a
+ * set of one code; the forest's test truncates as onnxruntime's cast to
+ * int64 does), its children swapped when "in" is the false side, or a
+ * constant split when both sides agree.
+ */
+static GsCode
+fold_onehot(Loader *L, const TAttrs *A, size_t i, const TPrepCol *col, TMode m, uint8_t *mode,
+			float *val, int64_t *tracks, int64_t *tnode, int64_t *fnode)
+{
+	int			k = 0;
+	float		nan_v = NAN,
+				c,
+				y_in = 1.0f,
+				y_out = 0.0f;
+	bool		in_true,
+				out_true,
+				nan_true;
+
+	for (; k < col->n && col->op[k] == TPO_IMPUTE; k++)
+		if (isnan(nan_v))
+			nan_v = col->c[k];
+	if (k == col->n || col->op[k] != TPO_ONEHOT)
+		return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+							 "feature %lld of %s is scaled before it is one-hot encoded",
+							 (long long) A->featureids[i], L->label);
+	c = col->c[k];
+	if (c < 0.0f)
+		return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+							 "feature %lld of %s is one-hot encoded with the negative category %g, "
+							 "which a tree's category split cannot hold",
+							 (long long) A->featureids[i], L->label, (double) c);
+	for (k++; k < col->n; k++)
+	{
+		if (col->op[k] == TPO_ONEHOT)
+			return gs_status_set(L->st, GS_ERR_UNSUPPORTED, "feature %lld of %s is one-hot encoded twice",
+								 (long long) A->featureids[i], L->label);
+		y_in = prep_step(col->op[k], col->c[k], y_in);
+		y_out = prep_step(col->op[k], col->c[k], y_out);
+	}
+	in_true = prep_test(m, y_in, A->values[i]);
+	out_true = prep_test(m, y_out, A->values[i]);
+	nan_true = (!isnan(nan_v) && truncf(nan_v) == c) ? in_true : out_true;
+	*tracks = nan_true;
+	if (in_true == out_true)
+	{
+		/* every number goes one way: x < inf always holds, x >= inf never */
+		*mode = (uint8_t) (in_true ? TM_LT : TM_GTE);
+		*val = INFINITY;
+		return GS_OK;
+	}
+	*mode = (uint8_t) TM_CAT;
+	*val = c;
+	if (!in_true)
+	{
+		/* "in" goes false: the category test with the children swapped */
+		*tnode = A->falsenodeids[i];
+		*fnode = A->truenodeids[i];
+		*tracks = !nan_true;
+	}
+	return GS_OK;
 }
 
 /* The finite float of key k (see PREP_KEY_MAX); key 0 is +0. */
@@ -204,6 +281,12 @@ onnx_trees_fold(Loader *L, const TPrep *P, TAttrs *A)
 		feat[i] = col->src;
 		if (col->n == 0)
 			continue;
+		if (has_onehot(col))
+		{
+			if (fold_onehot(L, A, i, col, m, &modes[i], &vals[i], &tracks[i], &tnode[i], &fnode[i]) != GS_OK)
+				return L->st->code;
+			continue;
+		}
 
 		/* where a missing value goes: P(NaN) is NaN, or what an Imputer made it */
 		y_nan = prep_eval(col, NAN);

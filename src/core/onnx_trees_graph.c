@@ -335,6 +335,7 @@ onnx_trees_check_graph(Loader *L, const Onnx__NodeProto *tree, int32_t *n_featur
 
 	if (onnx_trees_prep_inputs(L, P, (int32_t) GS_NODE_FEATURE_MASK, n_features) != GS_OK)
 		return L->st->code;
+	P->onehot = true;			/* one-hot columns fold into category splits */
 
 	if (tree->n_output < 1 || (strcmp(tree->op_type, "TreeEnsembleClassifier") == 0 && tree->n_output < 2))
 		return gs_status_set(L->st, GS_ERR_INVALID_MODEL, "%s has too few outputs", L->label);

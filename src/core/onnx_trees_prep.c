@@ -538,15 +538,8 @@ onnx_trees_prep_node(Loader *L, TPrep *P, const Onnx__NodeProto *node)
 		if (onnx_attr_int(L, node, "to", 0, &to) != GS_OK)
 			return L->st->code;
 		if (to != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT)
-		{
-			gs_status_set(L->st, GS_ERR_UNSUPPORTED, "%s casts the features to %s", L->label,
-						  onnx_elem_type_name((int32_t) to));
-			if (to == ONNX__TENSOR_PROTO__DATA_TYPE__INT64)
-				gs_status_detail(L->st, "skl2onnx writes this Cast for a OneHotEncoder, which is read before "
-								 "a network but not before a tree ensemble; a forest can take the category "
-								 "codes themselves (XGBoost's and LightGBM's categorical features).");
-			return L->st->code;
-		}
+			return gs_status_set(L->st, GS_ERR_UNSUPPORTED, "%s casts the features to %s", L->label,
+								 onnx_elem_type_name((int32_t) to));
 		return prep_copy(L, P, node, in) ? GS_OK : L->st->code;
 	}
 	if (std && strcmp(op, "Identity") == 0)

@@ -17,7 +17,7 @@
 #include "onnx_trees.h"
 
 static const char *const tmode_names[] = {
-	"BRANCH_LEQ", "BRANCH_LT", "BRANCH_GTE", "BRANCH_GT", "BRANCH_EQ", "BRANCH_NEQ", "LEAF"
+	"BRANCH_LEQ", "BRANCH_LT", "BRANCH_GTE", "BRANCH_GT", "BRANCH_EQ", "BRANCH_NEQ", NULL, "LEAF"
 };
 
 /* Mode of node i; see onnx_trees.h. */
@@ -29,7 +29,7 @@ onnx_trees_mode(const TAttrs *A, size_t i)
 	if (A->mode_codes)
 		return A->mode_codes[i] <= TM_LEAF ? A->mode_codes[i] : TM_LEAF + 1;
 	for (k = 0; k <= TM_LEAF; k++)
-		if (A->modes[i].len == strlen(tmode_names[k]) &&
+		if (tmode_names[k] != NULL && A->modes[i].len == strlen(tmode_names[k]) &&
 			memcmp(A->modes[i].data, tmode_names[k], A->modes[i].len) == 0)
 			break;
 	return k;
@@ -248,8 +248,8 @@ onnx_trees_walk(Loader *L, const TAttrs *A, int32_t n_features, TWork *w)
 									   (long long) ids[1]);
 					break;
 				}
-				/* the child the forest's left ("x < value", "x != value") is */
-				swap = (m == TM_GTE || m == TM_GT || m == TM_EQ);
+				/* the child the forest's left ("x < value", "x != value", not the category) is */
+				swap = (m == TM_GTE || m == TM_GT || m == TM_EQ || m == TM_CAT);
 				oleft[head] = (uint32_t) tail;
 				order[tail] = c[swap];
 				level[tail++] = level[head] + 1;
