@@ -113,14 +113,14 @@ SELECT gpu_score('onnx_pipe_impute_std_gb', ARRAY[0.5, -0.2, 0.1, NULL, 0, 0, 1,
        gpu_score('onnx_pipe_impute_std_gb', ARRAY[0.5, -0.2, 0.1, 0, 0, 0, 1, 0.3]) AS null_is_zero;
 -- A OneHotEncoder of category codes (column 7, codes 0-3) becomes category splits on the codes
 -- themselves: a code is truncated as onnxruntime's cast to int64 does (2.5 is 2, -0.5 is 0),
--- codes never seen go where no indicator is set, alike.
+-- codes never seen go where no indicator is set, alike.  (gpu_models above counts the category
+-- splits the indicators' splits became.)
 SELECT gpu_score('onnx_pipe_onehot_rf', ARRAY[0.5, -0.2, 0.1, 30, 0, 0, 2.5, 0.3]) =
        gpu_score('onnx_pipe_onehot_rf', ARRAY[0.5, -0.2, 0.1, 30, 0, 0, 2, 0.3]) AS truncated,
        gpu_score('onnx_pipe_onehot_rf', ARRAY[0.5, -0.2, 0.1, 30, 0, 0, -0.5, 0.3]) =
        gpu_score('onnx_pipe_onehot_rf', ARRAY[0.5, -0.2, 0.1, 30, 0, 0, 0, 0.3]) AS toward_zero,
        gpu_score('onnx_pipe_onehot_rf', ARRAY[0.5, -0.2, 0.1, 30, 0, 0, 9, 0.3]) =
        gpu_score('onnx_pipe_onehot_rf', ARRAY[0.5, -0.2, 0.1, 30, 0, 0, -7, 0.3]) AS unseen_alike;
-SELECT name, n_trees, categorical_splits FROM gpu_models WHERE name LIKE 'onnx\_pipe\_onehot%' ORDER BY name;
 -- A pipeline fitted on a pandas DataFrame has one input per column: its features are named
 -- after the columns, and a scoring trigger finds them in a table by those names.
 SELECT feature_names FROM gpu_models WHERE name = 'onnx_pipe_df_ct_rf';
