@@ -490,6 +490,21 @@ def skl_pipe_trial(r, d, X, cats, ncat, z):
                  for i, g in enumerate(groups[:-1]) for s in [steps(impute_all or r.random() < 0.5)]]
         # (skl2onnx cannot convert a ColumnTransformer after an imputer: impute in the groups)
         remainder = "drop" if impute_all else str(r.choice(["passthrough", "drop"]))
+        rest = [int(c) for c in groups[-1]] if len(groups) > 1 else []
+        if rest and r.random() < 0.5:
+            # a OneHotEncoder of a column of category codes (folded into category splits)
+            from sklearn.preprocessing import OneHotEncoder
+            c = rest[0]
+            k = int(r.choice([2, 3, 7, 40]))
+            X = X.copy()
+            X[:, c] = np.where(np.isnan(X[:, c]), np.nan,
+                               np.floor(np.abs(np.nan_to_num(X[:, c])) * 7) % k + int(r.choice([0, 1, 100])))
+            drop = [None, "first", "if_binary"][int(r.integers(3))]
+            parts.append(("cat", make_pipeline(SimpleImputer(strategy="most_frequent"),
+                                               OneHotEncoder(handle_unknown="ignore", drop=drop,
+                                                             sparse_output=False)), [c]))
+            if remainder == "passthrough":
+                remainder = "drop"      # the code column is not passed through as well
         pre = [ColumnTransformer(parts, remainder=remainder)]
         shape = "ColumnTransformer(%s, remainder=%s)" % (", ".join(
             "%d cols: %s" % (len(c), p if p == "passthrough" else "+".join(type(x).__name__ for _, x in p.steps))
