@@ -30,6 +30,7 @@
 
 #include "cpu_engine.h"
 #include "forest_eval.h"
+#include "forest_image.h"
 #include "model.h"
 #include "../common/test_util.h"
 #include "../common/test_models.h"
@@ -185,6 +186,16 @@ test_cases(void)
 			   strcmp(gs_model_kind_name(m), "tree-ensemble") == 0, name, what);
 		if (strcmp(m->forest->objective, obj) != 0)
 			printf("# objective %s\n", m->forest->objective);
+		{
+			GsStatus	cst;
+
+			/* what every loader guarantees (images and the GPU upload trust it) */
+			gs_status_clear(&cst);
+			gs_tap(gs_forest_check(m->forest, NULL, &gs_malloc_allocator, &cst) == GS_OK, name,
+				   "the forest passes gs_forest_check");
+			if (cst.code != GS_OK)
+				printf("# %s\n", cst.msg);
+		}
 		gs_tap(gs_load_model_file(path, GS_FORMAT_AUTO, &m2, &st) == GS_OK && m2->kind == GS_MODEL_FOREST &&
 			   m2->forest->n_nodes == m->forest->n_nodes, name, "format 'auto' loads the same forest");
 		gs_model_free(m2);
