@@ -124,6 +124,8 @@ extern GsCode onnx_attr_float(Loader *L, const Onnx__NodeProto *node, const char
 							  float def, float *v);
 extern GsMlpStep *onnx_new_step(Loader *L, GsMlpOp op, const char *node_name);
 extern bool onnx_is_cur(const Loader *L, const char *name);
+/* Is node op, of ai.onnx.ml when ml, else of the default domain? */
+extern bool onnx_node_is(const Onnx__NodeProto *node, const char *op, bool ml);
 extern GsCode onnx_want_chain_input(Loader *L, const Onnx__NodeProto *node, size_t min_in,
 									size_t max_in);
 extern GsCode onnx_want_const(Loader *L, const Onnx__NodeProto *node, size_t k,

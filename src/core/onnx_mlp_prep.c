@@ -34,17 +34,6 @@
 
 #include "onnx_trees.h"
 
-/* Is node op_type op of the domain (ai.onnx.ml when ml, else the default)? */
-static bool
-is_op(const Onnx__NodeProto *node, const char *op, bool ml)
-{
-	const char *dom = node->domain ? node->domain : "";
-
-	if (node->op_type == NULL || strcmp(node->op_type, op) != 0)
-		return false;
-	return ml ? strcmp(dom, "ai.onnx.ml") == 0 : (dom[0] == '\0' || strcmp(dom, "ai.onnx") == 0);
-}
-
 /* Nodes the preprocessing reader translates (when they read features). */
 static bool
 is_prep_op(const Onnx__NodeProto *node)
@@ -56,10 +45,10 @@ is_prep_op(const Onnx__NodeProto *node)
 	"OneHotEncoder"};
 
 	for (size_t k = 0; k < sizeof(ml_ops) / sizeof(ml_ops[0]); k++)
-		if (is_op(node, ml_ops[k], true))
+		if (onnx_node_is(node, ml_ops[k], true))
 			return true;
 	for (size_t k = 0; k < sizeof(std_ops) / sizeof(std_ops[0]); k++)
-		if (is_op(node, std_ops[k], false))
+		if (onnx_node_is(node, std_ops[k], false))
 			return true;
 	return false;
 }
@@ -74,7 +63,7 @@ onnx_mlp_wants_prep(const Loader *L)
 	if (n > 1)
 		return true;
 	for (size_t i = 0; i < L->g->n_node; i++)
-		if (L->needed[i] && is_op(L->g->node[i], "ArrayFeatureExtractor", true))
+		if (L->needed[i] && onnx_node_is(L->g->node[i], "ArrayFeatureExtractor", true))
 			return true;
 	return false;
 }
@@ -243,27 +232,6 @@ chain_steps(Loader *L, const TPrepVal *v, const char *name)
 	return rc;
 }
 
-/* The network's feature names: the graph's inputs', one column each. */
-static GsCode
-feature_names(Loader *L, const TPrep *P)
-{
-	GsMlp	   *m = L->m;
-
-	m->feature_names = onnx_alloc(L, sizeof(char *) * (size_t) P->n_inputs);
-	if (m->feature_names == NULL)
-		return onnx_nomem(L);
-	memset(m->feature_names, 0, sizeof(char *) * (size_t) P->n_inputs);
-	for (int32_t i = 0; i < P->n_inputs; i++)
-	{
-		size_t		len = strlen(P->inputs[i]->name);
-
-		if ((m->feature_names[i] = onnx_alloc(L, len + 1)) == NULL)
-			return onnx_nomem(L);
-		memcpy(m->feature_names[i], P->inputs[i]->name, len + 1);
-	}
-	return GS_OK;
-}
-
 /* Is a column of v cast to int64 (and not one-hot encoded)? */
 static bool
 reads_ints(const TPrepVal *v)
@@ -365,7 +333,7 @@ onnx_mlp_prep(Loader *L)
 		rc = chain_steps(L, v, "preprocessing");
 	}
 	if (rc == GS_OK && P.names)
-		rc = feature_names(L, &P);
+		rc = onnx_trees_prep_names(L, &P, &L->m->feature_names);
 	onnx_trees_prep_free(L, &P);
 	return rc;
 }

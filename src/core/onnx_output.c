@@ -85,14 +85,6 @@ find_producer(const Producer *prod, int32_t n, const char *name)
 	return -1;
 }
 
-/* Is node op of the default domain? */
-static bool
-is_default_op(const Onnx__NodeProto *node, const char *op)
-{
-	return (node->domain == NULL || node->domain[0] == '\0' || strcmp(node->domain, "ai.onnx") == 0) &&
-		node->op_type != NULL && strcmp(node->op_type, op) == 0;
-}
-
 /*
  * The output of an ai.onnx.ml ZipMap node among the graph's outputs
  * (skl2onnx's default for a classifier's probabilities: a sequence of maps
@@ -106,8 +98,7 @@ zipmap_output(const Loader *L, const char **in)
 	{
 		const Onnx__NodeProto *n = L->g->node[i];
 
-		if (n->op_type == NULL || strcmp(n->op_type, "ZipMap") != 0 || n->domain == NULL ||
-			strcmp(n->domain, "ai.onnx.ml") != 0 || n->n_input != 1 || n->n_output != 1 ||
+		if (!onnx_node_is(n, "ZipMap", true) || n->n_input != 1 || n->n_output != 1 ||
 			!named(n->input[0]) || !named(n->output[0]))
 			continue;
 		for (size_t k = 0; k < L->g->n_output; k++)
@@ -200,7 +191,7 @@ binary_pattern(Loader *L, const Producer *prod, int32_t n_prod, const char *out_
 
 	*root = out_name;
 	*binary = false;
-	if (j < 0 || !is_default_op(L->g->node[j], "Concat"))
+	if (j < 0 || !onnx_node_is(L->g->node[j], "Concat", false))
 		return GS_OK;
 	cat = L->g->node[j];
 	onnx_safe_name(nname, sizeof(nname), cat->name);
@@ -214,7 +205,7 @@ binary_pattern(Loader *L, const Producer *prod, int32_t n_prod, const char *out_
 	{
 		j = find_producer(prod, n_prod, cat->input[0]);
 		sub = j >= 0 ? L->g->node[j] : NULL;
-		ok = sub != NULL && is_default_op(sub, "Sub") && sub->n_input == 2 &&
+		ok = sub != NULL && onnx_node_is(sub, "Sub", false) && sub->n_input == 2 &&
 			sub->n_attribute == 0 && named(sub->input[1]) &&
 			strcmp(sub->input[1], cat->input[1]) == 0;
 	}

@@ -33,17 +33,6 @@
 
 #define CAT_MAX		16777216.0	/* 2^24: categories a float holds exactly */
 
-/* Is node op of the default domain (ml: of ai.onnx.ml)? */
-static bool
-cat_is(const Onnx__NodeProto *node, const char *op, bool ml)
-{
-	const char *dom = node->domain ? node->domain : "";
-
-	if (node->op_type == NULL || strcmp(node->op_type, op) != 0)
-		return false;
-	return ml ? strcmp(dom, "ai.onnx.ml") == 0 : (dom[0] == '\0' || strcmp(dom, "ai.onnx") == 0);
-}
-
 /* Gather along the columns (axis 1 or -1) with constant indices. */
 static GsCode
 cat_gather(Loader *L, TPrep *P, const Onnx__NodeProto *node, const TPrepVal *in)
@@ -191,13 +180,13 @@ onnx_prep_cat_node(Loader *L, TPrep *P, const Onnx__NodeProto *node, TPrepVal *i
 	int64_t		to = 0;
 
 	*handled = true;
-	if (cat_is(node, "Gather", false))
+	if (onnx_node_is(node, "Gather", false))
 		return cat_gather(L, P, node, in);
-	if (cat_is(node, "Reshape", false))
+	if (onnx_node_is(node, "Reshape", false))
 		return cat_reshape(L, P, node, in);
-	if (P->onehot && cat_is(node, "OneHotEncoder", true))
+	if (P->onehot && onnx_node_is(node, "OneHotEncoder", true))
 		return cat_onehot(L, P, node, in);
-	if (P->onehot && cat_is(node, "Cast", false))
+	if (P->onehot && onnx_node_is(node, "Cast", false))
 	{
 		if (onnx_attr_int(L, node, "to", 0, &to) != GS_OK)
 			return L->st->code;

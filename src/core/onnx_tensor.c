@@ -406,6 +406,17 @@ onnx_new_step(Loader *L, GsMlpOp op, const char *node_name)
 	return s;
 }
 
+/* Is node op, of ai.onnx.ml when ml, else of the default domain? */
+bool
+onnx_node_is(const Onnx__NodeProto *node, const char *op, bool ml)
+{
+	const char *dom = node->domain ? node->domain : "";
+
+	if (node->op_type == NULL || strcmp(node->op_type, op) != 0)
+		return false;
+	return ml ? strcmp(dom, "ai.onnx.ml") == 0 : (dom[0] == '\0' || strcmp(dom, "ai.onnx") == 0);
+}
+
 /*
  * Is name the tensor the chain has reached?  Never before the chain starts
  * (a DataFrame's graph: onnx_mlp_prep starts it after the constants).

@@ -552,28 +552,6 @@ done:
 	return rc;
 }
 
-/*
- * The forest's feature names: the names of the graph's inputs, one column
- * each (a pandas DataFrame's columns as skl2onnx converts them).
- */
-static GsCode
-feature_names(Loader *L, const TPrep *P, GsForest *f)
-{
-	f->feature_names = fz_alloc(&L->alloc, sizeof(char *) * (size_t) P->n_inputs);
-	if (f->feature_names == NULL)
-		return onnx_nomem(L);
-	for (int32_t i = 0; i < P->n_inputs; i++)
-	{
-		size_t		len = strlen(P->inputs[i]->name);
-
-		f->feature_names[i] = fz_alloc(&L->alloc, len + 1);
-		if (f->feature_names[i] == NULL)
-			return onnx_nomem(L);
-		memcpy(f->feature_names[i], P->inputs[i]->name, len);
-	}
-	return GS_OK;
-}
-
 /* Build and validate the forest; see onnx_internal.h. */
 GsCode
 onnx_trees_build(Loader *L, const Onnx__ModelProto *model, GsForest **out)
@@ -634,7 +612,7 @@ onnx_trees_build(Loader *L, const Onnx__ModelProto *model, GsForest **out)
 	if (model->producer_name && model->producer_name[0])
 		onnx_producer(f->saved_by, sizeof(f->saved_by), model->producer_name, model->producer_version);
 	memset(&w, 0, sizeof(w));
-	rc = P.names ? feature_names(L, &P, f) : GS_OK;
+	rc = P.names ? onnx_trees_prep_names(L, &P, &f->feature_names) : GS_OK;
 	onnx_trees_prep_free(L, &P);
 	if (rc == GS_OK)
 		rc = onnx_trees_walk(L, &A, n_features, &w);

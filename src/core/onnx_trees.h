@@ -191,6 +191,12 @@ extern GsCode onnx_trees_prep_inputs(Loader *L, TPrep *P, int32_t width_cap, int
  * is neither (or, with the status set, out of memory).
  */
 extern TPrepVal *onnx_trees_prep_value(Loader *L, TPrep *P, const char *name);
+/*
+ * The graph's inputs' names as feature names (P->names: one column each, a
+ * DataFrame's), a new array of P->n_inputs strings; on failure *names may
+ * hold some of them (NULL after), for the owner to free with the rest.
+ */
+extern GsCode onnx_trees_prep_names(Loader *L, const TPrep *P, char ***names);
 /* A new value of width columns named name (uninitialized); NULL: status set. */
 extern TPrepVal *onnx_trees_prep_new(Loader *L, TPrep *P, const char *name, int64_t width);
 /* A new value named after node's output, a copy of in's columns; NULL: status set. */

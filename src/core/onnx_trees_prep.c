@@ -135,6 +135,25 @@ onnx_trees_prep_value(Loader *L, TPrep *P, const char *name)
 	return prep_input(L, P, name);
 }
 
+/* The inputs' names as feature names; see onnx_trees.h. */
+GsCode
+onnx_trees_prep_names(Loader *L, const TPrep *P, char ***names)
+{
+	*names = onnx_alloc(L, sizeof(char *) * (size_t) P->n_inputs);
+	if (*names == NULL)
+		return onnx_nomem(L);
+	memset(*names, 0, sizeof(char *) * (size_t) P->n_inputs);
+	for (int32_t i = 0; i < P->n_inputs; i++)
+	{
+		size_t		len = strlen(P->inputs[i]->name);
+
+		if (((*names)[i] = onnx_alloc(L, len + 1)) == NULL)
+			return onnx_nomem(L);
+		memcpy((*names)[i], P->inputs[i]->name, len + 1);
+	}
+	return GS_OK;
+}
+
 /* A new value; see onnx_trees.h. */
 TPrepVal *
 onnx_trees_prep_new(Loader *L, TPrep *P, const char *name, int64_t width)
