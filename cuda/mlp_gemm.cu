@@ -401,36 +401,27 @@ gs_dmlp_predict(const GsDeviceMlp *d, GsDmlpRun *r, const float *d_x, size_t n,
 	{
 		const DStep *st = &d->steps[s];
 
-		if (st->op == GS_MLP_GATHER)
+		if (st->op == GS_MLP_DENSE || st->op == GS_MLP_GATHER)
 		{
-			/* the network's columns, each through the element-wise steps after */
+			/* a GEMM then bias + element-wise steps, or a GATHER's columns through them */
+			bool		dense = st->op == GS_MLP_DENSE;
 			float	   *dst = r->buf[free_buf];
 			int			e = s + 1;
 
-			while (e < d->n_steps && gs_mlp_is_elementwise(d->steps[e].op))
-				e++;
-			mlp_fused_kernel<<<blocks_for(n * st->n_out), THREADS, 0, r->stream>>>
-				(dst, cur, cur_ld, n, st->n_out, st->idx, NULL, d->d_ops + s + 1, e - s - 1);
-			cur = dst;
-			cur_ld = n;
-			free_buf ^= 1;
-			width = st->n_out;
-			s = e;
-		}
-		else if (st->op == GS_MLP_DENSE)
-		{
-			float	   *dst = r->buf[free_buf];
-			int			e = s + 1;
-			cublasStatus_t bst;
+			if (dense)
+			{
+				cublasStatus_t bst = cublas.sgemm(r->handle, CUBLAS_OP_N, CUBLAS_OP_N, (int) n, st->n_out,
+												  st->n_in, &one, cur, (int) cur_ld, st->w, st->n_in,
+												  &zero, dst, (int) n);
 
-			bst = cublas.sgemm(r->handle, CUBLAS_OP_N, CUBLAS_OP_N, (int) n, st->n_out, st->n_in,
-							  &one, cur, (int) cur_ld, st->w, st->n_in, &zero, dst, (int) n);
-			if (bst != CUBLAS_STATUS_SUCCESS)
-				return GS_DMLP_ERR_CUBLAS - (int) bst;
+				if (bst != CUBLAS_STATUS_SUCCESS)
+					return GS_DMLP_ERR_CUBLAS - (int) bst;
+			}
 			while (e < d->n_steps && gs_mlp_is_elementwise(d->steps[e].op))
 				e++;
 			mlp_fused_kernel<<<blocks_for(n * st->n_out), THREADS, 0, r->stream>>>
-				(dst, dst, n, n, st->n_out, NULL, st->p, d->d_ops + s + 1, e - s - 1);
+				(dst, dense ? dst : cur, dense ? n : cur_ld, n, st->n_out, dense ? NULL : st->idx,
+				 dense ? st->p : NULL, d->d_ops + s + 1, e - s - 1);
 			cur = dst;
 			cur_ld = n;
 			free_buf ^= 1;

@@ -188,35 +188,25 @@ gs_mlp_predict(const GsMlp *m, const float *x, size_t ld, size_t n,
 	{
 		const GsMlpStep *st = &m->steps[s];
 
-		if (st->op == GS_MLP_GATHER)
+		if (st->op == GS_MLP_DENSE || st->op == GS_MLP_GATHER)
 		{
-			/* the network's columns, each through the element-wise steps after */
+			/*
+			 * A GEMM, then bias and the element-wise steps after it in one
+			 * pass; or a GATHER's columns read through those steps.
+			 */
+			bool		dense = st->op == GS_MLP_DENSE;
 			float	   *dst = buf[free_buf];
 			int32_t		e = s + 1;
 
+			if (dense)
+				cblas_sgemm(CblasColMajor, CblasNoTrans, CblasNoTrans,
+							(int) n, st->n_out, st->n_in, 1.0f, cur, (int) cur_ld,
+							st->w, st->n_in, 0.0f, dst, (int) n);
 			while (e < m->n_steps && gs_mlp_is_elementwise(m->steps[e].op))
 				e++;
 			for (int32_t c = 0; c < st->n_out; c++)
-				fused_column(m->steps, s + 1, e, c, NULL, cur + (size_t) st->idx[c] * cur_ld,
-							 dst + (size_t) c * n, n);
-			cur = dst;
-			cur_ld = n;
-			free_buf ^= 1;
-			width = st->n_out;
-			s = e;
-		}
-		else if (st->op == GS_MLP_DENSE)
-		{
-			float	   *dst = buf[free_buf];
-			int32_t		e = s + 1;
-
-			cblas_sgemm(CblasColMajor, CblasNoTrans, CblasNoTrans,
-						(int) n, st->n_out, st->n_in, 1.0f, cur, (int) cur_ld,
-						st->w, st->n_in, 0.0f, dst, (int) n);
-			while (e < m->n_steps && gs_mlp_is_elementwise(m->steps[e].op))
-				e++;
-			for (int32_t c = 0; c < st->n_out; c++)
-				fused_column(m->steps, s + 1, e, c, st->p, dst + (size_t) c * n,
+				fused_column(m->steps, s + 1, e, c, dense ? st->p : NULL,
+							 dense ? dst + (size_t) c * n : cur + (size_t) st->idx[c] * cur_ld,
 							 dst + (size_t) c * n, n);
 			cur = dst;
 			cur_ld = n;
