@@ -43,6 +43,10 @@ typedef struct Loader
 								 * only element-wise steps may follow */
 	int32_t		biasless_dense; /* step index of a MatMul awaiting its Add, or -1 */
 	bool	   *needed;			/* [n_node]: nodes the scored output depends on */
+	const char *root;			/* the value the chain must end at */
+	bool		two_class;		/* the chain's one column is the p of a
+								 * declared [N, 2] binary classifier's output
+								 * (onnx_linear.c) */
 	bool		lost_alloc;		/* an allocation failed inside a test that then
 								 * answered "no" (onnx_const_scalar): the load
 								 * fails with out of memory, not a refusal */
@@ -195,6 +199,20 @@ extern int64_t onnx_sole_reader(const Loader *L, size_t i, const char *name, con
 extern bool onnx_takes(const Onnx__NodeProto *n, const char *a, const char *b, bool commutative);
 extern const char *onnx_other_input(const Onnx__NodeProto *n, const char *one);
 extern int64_t onnx_value_producer(const Loader *L, const char *name);
+
+/*
+ * onnx_linear.c: ai.onnx.ml LinearClassifier / LinearRegressor (scikit-learn's
+ * linear models) as a dense step and its post-transform; an
+ * ArrayFeatureExtractor of a dense step's scores; a Normalizer (L1) after a
+ * softmax.
+ */
+extern GsCode onnx_add_linear(Loader *L, const Onnx__NodeProto *node, bool classifier);
+extern GsCode onnx_add_pick(Loader *L, const Onnx__NodeProto *node);
+extern GsCode onnx_add_normalizer(Loader *L, const Onnx__NodeProto *node);
+
+/* onnx_ops.c: a dense step from weights [n_out * width] and bias (taken over, freed on failure) */
+extern GsCode onnx_add_dense_step(Loader *L, const Onnx__NodeProto *node, int32_t n_out,
+								  float *w, float *bias);
 
 /* onnx_act.c: ai.onnx.ml Imputer (scikit-learn's SimpleImputer) as one step. */
 extern GsCode onnx_add_imputer(Loader *L, const Onnx__NodeProto *node);

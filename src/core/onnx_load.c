@@ -295,6 +295,7 @@ build(Loader *L, const Onnx__ModelProto *model, bool reconstruction)
 
 	if (onnx_select_nodes(L, &out, &root, &binary) != GS_OK)
 		return L->lost_alloc ? onnx_nomem(L) : L->st->code;
+	L->root = root;
 	/*
 	 * Constants first, so that a pattern finds every constant it reads
 	 * (jax2onnx reshapes a LayerNormalization's gamma after the node the

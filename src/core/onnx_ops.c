@@ -39,7 +39,6 @@ add_dense(Loader *L, const Onnx__NodeProto *node, bool gemm)
 			   *cv = NULL,
 			   *w = NULL,
 			   *bias = NULL;
-	GsMlpStep  *s;
 	int64_t		wcap = (int64_t) GS_MLP_MAX_WIDTH * GS_MLP_MAX_WIDTH;
 
 	if (onnx_want_chain_input(L, node, 2, gemm ? 3 : 2) != GS_OK ||
@@ -113,6 +112,37 @@ add_dense(Loader *L, const Onnx__NodeProto *node, bool gemm)
 		}
 	for (int64_t o = 0; o < n_out; o++)
 		bias[o] = cv ? (beta == 1.0f ? cv[nc == 1 ? 0 : o] : beta * cv[nc == 1 ? 0 : o]) : 0.0f;
+	L->m->alloc.free(L->m->alloc.ctx, bv);
+	if (cv)
+		L->m->alloc.free(L->m->alloc.ctx, cv);
+	if (onnx_add_dense_step(L, node, (int32_t) n_out, w, bias) != GS_OK)
+		return L->st->code;
+	L->biasless_dense = gemm && C ? -1 : L->m->n_steps - 1;
+	return GS_OK;
+
+fail:
+	if (bv)
+		L->m->alloc.free(L->m->alloc.ctx, bv);
+	if (cv)
+		L->m->alloc.free(L->m->alloc.ctx, cv);
+	if (w)
+		L->m->alloc.free(L->m->alloc.ctx, w);
+	if (bias)
+		L->m->alloc.free(L->m->alloc.ctx, bias);
+	return L->st->code;
+}
+
+/*
+ * A dense step of n_out units over the chain's width, taking w
+ * [n_out * width] (row o: unit o) and bias [n_out] (freed here on failure):
+ * weights checked finite, the layer cap checked.
+ */
+GsCode
+onnx_add_dense_step(Loader *L, const Onnx__NodeProto *node, int32_t n_out, float *w, float *bias)
+{
+	int64_t		nb = (int64_t) n_out * L->width;
+	GsMlpStep  *s = NULL;
+
 	for (int64_t k = 0; k < nb; k++)
 		if (!isfinite(w[k]))
 		{
@@ -129,27 +159,17 @@ add_dense(Loader *L, const Onnx__NodeProto *node, bool gemm)
 	s = onnx_new_step(L, GS_MLP_DENSE, node->name);
 	if (s == NULL)
 		goto fail;
-	s->n_out = (int32_t) n_out;
+	s->n_out = n_out;
 	s->w = w;
 	s->p = bias;
 	L->m->n_layers++;
 	L->m->n_params += nb + n_out;
-	L->width = (int32_t) n_out;
-	L->biasless_dense = gemm && C ? -1 : L->m->n_steps - 1;
-	L->m->alloc.free(L->m->alloc.ctx, bv);
-	if (cv)
-		L->m->alloc.free(L->m->alloc.ctx, cv);
+	L->width = n_out;
 	return GS_OK;
 
 fail:
-	if (bv)
-		L->m->alloc.free(L->m->alloc.ctx, bv);
-	if (cv)
-		L->m->alloc.free(L->m->alloc.ctx, cv);
-	if (w)
-		L->m->alloc.free(L->m->alloc.ctx, w);
-	if (bias)
-		L->m->alloc.free(L->m->alloc.ctx, bias);
+	L->m->alloc.free(L->m->alloc.ctx, w);
+	L->m->alloc.free(L->m->alloc.ctx, bias);
 	return L->st->code;
 }
 
@@ -514,7 +534,9 @@ onnx_add_node(Loader *L, const Onnx__NodeProto *node)
 
 	ml = node->domain && strcmp(node->domain, "ai.onnx.ml") == 0;
 	if (node->domain && node->domain[0] && strcmp(node->domain, "ai.onnx") != 0 &&
-		!(ml && (strcmp(op, "Scaler") == 0 || strcmp(op, "Imputer") == 0)))
+		!(ml && (strcmp(op, "Scaler") == 0 || strcmp(op, "Imputer") == 0 ||
+				 strcmp(op, "LinearClassifier") == 0 || strcmp(op, "LinearRegressor") == 0 ||
+				 strcmp(op, "ArrayFeatureExtractor") == 0 || strcmp(op, "Normalizer") == 0)))
 	{
 		char		dname[64];
 
@@ -530,7 +552,7 @@ onnx_add_node(Loader *L, const Onnx__NodeProto *node)
 			return gs_status_set(L->st, GS_ERR_INVALID_MODEL,
 								 "%s redefines a value", L->label);
 	if (node->n_output > 1 && strcmp(op, "Dropout") != 0 && strcmp(op, "BatchNormalization") != 0 &&
-		strcmp(op, "LayerNormalization") != 0)
+		strcmp(op, "LayerNormalization") != 0 && !(ml && strcmp(op, "LinearClassifier") == 0))
 		for (size_t i = 1; i < node->n_output; i++)
 			if (node->output[i] && node->output[i][0])
 				return gs_status_set(L->st, GS_ERR_UNSUPPORTED, "%s has more than one output", L->label);
@@ -566,6 +588,31 @@ onnx_add_node(Loader *L, const Onnx__NodeProto *node)
 	if (ml && strcmp(op, "Imputer") == 0)
 	{
 		if (onnx_add_imputer(L, node) != GS_OK)
+			return L->st->code;
+	}
+	else if (ml && strcmp(op, "LinearClassifier") == 0)
+	{
+		/* its outputs: the label (not scored), then the scores the chain goes on with */
+		if (node->n_output != 2 || node->output[1] == NULL || node->output[1][0] == '\0')
+			return gs_status_set(L->st, GS_ERR_INVALID_MODEL, "%s has no scores output", L->label);
+		if (onnx_add_linear(L, node, true) != GS_OK)
+			return L->st->code;
+		L->cur = node->output[1];
+		return GS_OK;
+	}
+	else if (ml && strcmp(op, "LinearRegressor") == 0)
+	{
+		if (onnx_add_linear(L, node, false) != GS_OK)
+			return L->st->code;
+	}
+	else if (ml && strcmp(op, "ArrayFeatureExtractor") == 0)
+	{
+		if (onnx_add_pick(L, node) != GS_OK)
+			return L->st->code;
+	}
+	else if (ml && strcmp(op, "Normalizer") == 0)
+	{
+		if (onnx_add_normalizer(L, node) != GS_OK)
 			return L->st->code;
 	}
 	else if (ml)
@@ -699,7 +746,8 @@ onnx_add_node(Loader *L, const Onnx__NodeProto *node)
 						 "HardSigmoid, PRelu, Clip, Min / Max with a constant, BatchNormalization, "
 						 "LayerNormalization, Flatten, "
 						 "Identity, Dropout, Reshape, Squeeze of [N, 1] to [N], Cast to float, "
-						 "Constant, ai.onnx.ml Scaler and Imputer; Concat only as a binary classifier's [1 - p, p].");
+						 "Constant, ai.onnx.ml Scaler, Imputer, LinearClassifier and LinearRegressor; "
+						 "Concat only as a binary classifier's [1 - p, p].");
 		return L->st->code;
 	}
 	L->cur = node->output[0];

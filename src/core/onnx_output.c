@@ -325,7 +325,7 @@ GsCode
 onnx_check_output(Loader *L, const Onnx__ValueInfoProto *out, const char *root, bool binary)
 {
 	const Onnx__TypeProto__Tensor *tt;
-	int32_t		declared = binary ? 2 : L->width;
+	int32_t		declared = (binary || L->two_class) ? 2 : L->width;
 
 	if (!onnx_is_cur(L, root))
 	{
@@ -333,7 +333,7 @@ onnx_check_output(Loader *L, const Onnx__ValueInfoProto *out, const char *root, 
 					  "the graph's output is not the end of a single feed-forward chain");
 		return L->st->code;
 	}
-	if (binary && L->width != 1)
+	if ((binary || L->two_class) && L->width != 1)
 		return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
 							 "the binary classifier's probability has %d columns, expected one",
 							 L->width);
