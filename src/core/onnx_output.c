@@ -14,7 +14,8 @@
  * and any other dead end is ignored.  A binary classifier's probabilities
  * Concat(Sub(1, p), p) over the columns are scored as p alone, the
  * probability of the second class (one output, as for binary tree
- * classifiers); any other Concat is refused.
+ * classifiers), and a linear classifier's scores Concat(Mul(s, -1), s) as s;
+ * any other Concat is refused.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -171,7 +172,8 @@ choose_output(Loader *L, const Onnx__ValueInfoProto **chosen, const char **zippe
 
 /*
  * Is the scored output a binary classifier's probabilities,
- * Concat(Sub(1, p), p) over the columns?  Then *root is p (the chain must
+ * Concat(Sub(1, p), p) over the columns, or its scores Concat(Mul(s, -1), s)?
+ * Then *root is p or s (the chain must
  * end there with one column: the probability of the second class, scored
  * alone as for binary tree classifiers).  Else *root is the output itself.
  * Any other Concat producing the output is refused.
@@ -205,18 +207,29 @@ binary_pattern(Loader *L, const Producer *prod, int32_t n_prod, const char *out_
 	{
 		j = find_producer(prod, n_prod, cat->input[0]);
 		sub = j >= 0 ? L->g->node[j] : NULL;
-		ok = sub != NULL && onnx_node_is(sub, "Sub", false) && sub->n_input == 2 &&
-			sub->n_attribute == 0 && named(sub->input[1]) &&
-			strcmp(sub->input[1], cat->input[1]) == 0;
+		ok = sub != NULL && sub->n_input == 2 && sub->n_attribute == 0 && named(sub->input[0]) &&
+			named(sub->input[1]);
 	}
-	if (ok)
-		ok = onnx_const_scalar(L, sub->input[0], &one) && one == 1.0f;
+	if (ok && onnx_node_is(sub, "Sub", false))
+		ok = strcmp(sub->input[1], cat->input[1]) == 0 &&
+			onnx_const_scalar(L, sub->input[0], &one) && one == 1.0f;
+	else if (ok && onnx_node_is(sub, "Mul", false))
+	{
+		/* a linear classifier's scores [-s, s] (skl2onnx's SGDClassifier, Perceptron) */
+		const char *other = onnx_other_input(sub, cat->input[1]);
+
+		ok = (strcmp(sub->input[0], cat->input[1]) == 0 || strcmp(sub->input[1], cat->input[1]) == 0) &&
+			other != NULL && onnx_const_scalar(L, other, &one) && one == -1.0f;
+	}
+	else
+		ok = false;
 	if (!ok)
 	{
 		gs_status_set(L->st, GS_ERR_UNSUPPORTED,
 					  "%s is not the [1 - p, p] of a binary classifier", L->label);
 		gs_status_detail(L->st, "Concat is supported only as a binary classifier's last node, "
-						 "Concat(Sub(1, p), p) over the columns, p the network's one output.");
+						 "Concat(Sub(1, p), p) or Concat(Mul(s, -1), s) over the columns, p or s the "
+						 "network's one output.");
 		return L->st->code;
 	}
 	*root = cat->input[1];

@@ -195,7 +195,7 @@ test_bad(void)
 	gs_check_bad_files(FIXTURES "/bad/keras_expected.txt", FIXTURES "/bad", 2);
 	gs_check_bad_files(FIXTURES "/bad/keras3_expected.txt", FIXTURES "/bad", 12);
 	gs_check_bad_files(FIXTURES "/bad/sklct_expected.txt", FIXTURES "/bad", 6);
-	gs_check_bad_files(FIXTURES "/bad/lin_expected.txt", FIXTURES "/bad", 8);
+	gs_check_bad_files(FIXTURES "/bad/lin_expected.txt", FIXTURES "/bad", 9);
 }
 
 #include "test_mlp_sklearn.c"
