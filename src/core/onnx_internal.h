@@ -47,6 +47,9 @@ typedef struct Loader
 	bool		two_class;		/* the chain's one column is the p of a
 								 * declared [N, 2] binary classifier's output
 								 * (onnx_linear.c) */
+	bool		picked_output;	/* the scored output is an ArrayFeatureExtractor
+								 * of a dense step's scores (onnx_linear.c),
+								 * whose declared width skl2onnx may get wrong */
 	bool		lost_alloc;		/* an allocation failed inside a test that then
 								 * answered "no" (onnx_const_scalar): the load
 								 * fails with out of memory, not a refusal */

@@ -266,6 +266,7 @@ onnx_add_pick(Loader *L, const Onnx__NodeProto *node)
 	s->p = bias;
 	s->n_out = (int32_t) n;
 	L->width = (int32_t) n;
+	L->picked_output = L->root && strcmp(node->output[0], L->root) == 0;
 	return GS_OK;
 }
 

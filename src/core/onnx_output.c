@@ -359,6 +359,13 @@ onnx_check_output(Loader *L, const Onnx__ValueInfoProto *out, const char *root, 
 	if (L->rank1 && tt->shape && tt->shape->n_dim != 1)
 		return gs_status_set(L->st, GS_ERR_INVALID_MODEL,
 							 "the graph's output shape does not match [N]");
+	/*
+	 * skl2onnx declares a binary RidgeClassifier's decision function (an
+	 * ArrayFeatureExtractor of one column) [N, 2]; onnxruntime computes
+	 * [N, 1] and only warns: the width is the one computed.
+	 */
+	if (!L->rank1 && tt->shape && L->picked_output && tt->shape->n_dim == 2)
+		return GS_OK;
 	if (!L->rank1 && tt->shape &&
 		(tt->shape->n_dim != 2 ||
 		 (tt->shape->dim[1]->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&

@@ -357,6 +357,16 @@ def ort_run(path, X):
     return dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feed)))
 
 
+def skl_reference(out, n, clf):
+    """A scikit-learn model's onnxruntime outputs as pg_gpuscore scores them: the probabilities
+    (a ZipMap's maps as columns in class order) or scores, of two columns the second; or a
+    regressor's values."""
+    if "output_probability" in out:
+        out = {"probabilities": [[m[c] for c in sorted(m)] for m in out["output_probability"]]}
+    ref = np.asarray(out.get("probabilities", out.get("variable")), dtype=F32).reshape(n, -1)
+    return ref[:, 1:] if clf and ref.shape[1] == 2 else ref
+
+
 def within_span(Xc, X):
     """Rows held within the data's range widened by its span on each side (NaN kept): the
     extreme rows of case_rows (+-3.4e38) through dense layers only measure float cancellation."""
@@ -426,7 +436,10 @@ def skl_save(m, X, d):
     """Convert a fitted scikit-learn model or pipeline with skl2onnx; the file's path."""
     from skl2onnx import to_onnx
     last = m.steps[-1][1] if hasattr(m, "steps") else m
-    opts = {id(last): {"zipmap": False}} if hasattr(last, "predict_proba") else None
+    # a classifier without probabilities (LinearSVC...) needs an option of its own named, or
+    # skl2onnx offers the pipeline a ZipMap and fails
+    opts = ({id(last): {"zipmap": False}} if hasattr(last, "predict_proba") else
+            {id(last): {"nocl": False}} if hasattr(last, "classes_") else None)
     onx = to_onnx(m, X[:1], target_opset={"": 17, "ai.onnx.ml": 3}, options=opts)
     path = os.path.join(d, "model.onnx")
     with open(path, "wb") as f:
@@ -731,11 +744,38 @@ def skl_mlp_trial(r, d, X, cats, ncat, z):
     return path, Xc, ref, 1e-5, desc
 
 
-def skl_mlp_pipe_trial(r, d, X, cats, ncat, z):
+def linear_estimator(r, clf, k):
+    """A random scikit-learn linear model (family skl-lin) and its description."""
+    import sklearn.linear_model as LM
+    from sklearn.svm import LinearSVC, LinearSVR
+    seed = int(r.integers(1 << 30))
+    if clf:
+        which = str(r.choice(["logreg", "logreg", "svc", "ridge", "sgd-log", "sgd-hinge", "perceptron"]))
+        est = {"logreg": lambda: LM.LogisticRegression(C=float(10 ** r.uniform(-2, 2)), max_iter=500),
+               "svc": lambda: LinearSVC(C=float(10 ** r.uniform(-2, 1)), random_state=seed),
+               "ridge": lambda: LM.RidgeClassifier(alpha=float(10 ** r.uniform(-2, 2))),
+               "sgd-log": lambda: LM.SGDClassifier(loss="log_loss", random_state=seed),
+               "sgd-hinge": lambda: LM.SGDClassifier(loss=str(r.choice(["hinge", "modified_huber"])),
+                                                     random_state=seed),
+               "perceptron": lambda: LM.Perceptron(random_state=seed)}[which]()
+    else:
+        which = str(r.choice(["linreg", "ridge", "lasso", "enet", "sgd", "svr", "huber"]))
+        est = {"linreg": lambda: LM.LinearRegression(),
+               "ridge": lambda: LM.Ridge(alpha=float(10 ** r.uniform(-2, 2))),
+               "lasso": lambda: LM.Lasso(alpha=float(10 ** r.uniform(-3, 0)), max_iter=5000),
+               "enet": lambda: LM.ElasticNet(alpha=float(10 ** r.uniform(-3, 0)), max_iter=5000),
+               "sgd": lambda: LM.SGDRegressor(random_state=seed),
+               "svr": lambda: LinearSVR(random_state=seed, max_iter=5000),
+               "huber": lambda: LM.HuberRegressor(max_iter=500)}[which]()
+    return est, which
+
+
+def skl_mlp_pipe_trial(r, d, X, cats, ncat, z, linear=False):
     """A scikit-learn MLP after a ColumnTransformer: groups of columns, each imputed and scaled
     its own way, the rest dropped or passed through, fitted on an array or a pandas DataFrame
     (one graph input per column); reference onnxruntime.  Rows keep NaN in imputed and dropped
-    columns."""
+    columns.  linear (family skl-lin): a random linear model instead of the MLP, after the
+    same preprocessing or (a third of the trials) a StandardScaler alone."""
     from sklearn.compose import ColumnTransformer
     from sklearn.impute import SimpleImputer
     from sklearn.neural_network import MLPClassifier, MLPRegressor
@@ -752,6 +792,13 @@ def skl_mlp_pipe_trial(r, d, X, cats, ncat, z):
     net = (MLPClassifier if clf else MLPRegressor)(hidden_layer_sizes=hidden, activation=act,
                                                     max_iter=int(r.choice([20, 200])),
                                                     random_state=int(r.integers(1 << 30)))
+    if linear:
+        net, which = linear_estimator(r, clf, k)
+        if not clf and which in ("linreg", "ridge", "lasso", "enet") and r.random() < 0.3:
+            y = np.stack([y, np.roll(y, 7) * 0.5 + 1.0], axis=1)      # two targets
+            which += " 2 targets"
+        if r.random() < 1 / 3:
+            return skl_lin_plain(r, d, X, y, net, which, clf, k, ncat)
     cols = [int(c) for c in r.permutation(nf)]
     n_groups = int(r.integers(1, min(3, nf) + 1))
     cut = sorted(int(c) for c in r.choice(np.arange(1, nf), size=min(n_groups, nf - 1), replace=False))
@@ -815,7 +862,7 @@ def skl_mlp_pipe_trial(r, d, X, cats, ncat, z):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model.fit(Xfit[:ntr], y[:ntr])
-    zipmap = clf and r.random() < 0.3
+    zipmap = clf and r.random() < 0.3 and hasattr(net, "predict_proba")
     if zipmap:
         # skl2onnx's default for a classifier: the probabilities as a ZipMap (a sequence of maps)
         from skl2onnx import to_onnx
@@ -830,14 +877,39 @@ def skl_mlp_pipe_trial(r, d, X, cats, ncat, z):
     # within the data's range (the widened span of within_span is thousands of robust units)
     lo, hi = np.nanmin(X, axis=0), np.nanmax(X, axis=0)
     Xc = np.where(np.isnan(Xc), Xc, np.clip(Xc, lo, hi)).astype(F32)
-    out = ort_run(path, Xc)
-    if zipmap:
-        out = {"probabilities": [[m[c] for c in sorted(m)] for m in out["output_probability"]]}
-    ref = np.asarray(out.get("probabilities", out.get("variable")), dtype=F32).reshape(len(Xc), -1)
-    if clf and ref.shape[1] == 2:
-        ref = ref[:, 1:]
-    desc = "skl-mlp-pipe %s %s ColumnTransformer(%s, remainder=%s) %s hidden=%s act=%s" % (
-        how, "clf%d" % k if clf else "reg", "; ".join(shape), remainder, net.n_iter_, hidden, act)
+    ref = skl_reference(ort_run(path, Xc), len(Xc), clf)
+    model_desc = which if linear else "%s hidden=%s act=%s" % (net.n_iter_, hidden, act)
+    desc = "%s %s %s ColumnTransformer(%s, remainder=%s) %s" % (
+        "skl-lin" if linear else "skl-mlp-pipe", how, "clf%d" % k if clf else "reg", "; ".join(shape),
+        remainder, model_desc)
+    return path, Xc, ref, 1e-5, desc
+
+
+def skl_lin_plain(r, d, X, y, est, which, clf, k, ncat):
+    """A linear model after a StandardScaler (a SimpleImputer first when the rows keep NaN)."""
+    from sklearn.impute import SimpleImputer
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    import warnings
+    X = (np.sign(X) * np.log1p(np.abs(X))).astype(F32)
+    impute = r.random() < 0.5
+    if not impute:
+        X = np.nan_to_num(X, nan=0.0)
+    steps = ([SimpleImputer(strategy=str(r.choice(["mean", "median"])))] if impute else []) + [StandardScaler()]
+    model = make_pipeline(*steps, est)
+    ntr = int(len(X) * 0.8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(X[:ntr], y[:ntr])
+    path = skl_save(model, X, d)
+    Xc = case_rows(r, X[ntr:], [], [], ncat)
+    if not impute:
+        Xc = np.nan_to_num(Xc, nan=0.0)
+    lo, hi = np.nanmin(X, axis=0), np.nanmax(X, axis=0)
+    Xc = np.where(np.isnan(Xc), Xc, np.clip(Xc, lo, hi)).astype(F32)
+    ref = skl_reference(ort_run(path, Xc), len(Xc), clf)
+    desc = "skl-lin %s%s %s %s" % ("SimpleImputer+" if impute else "", "StandardScaler",
+                                   "clf%d" % k if clf else "reg", which)
     return path, Xc, ref, 1e-5, desc
 
 
@@ -940,6 +1012,8 @@ FAMILIES = {
     "mlp": (("onnx", "onnxruntime"), mlp_trial),
     "skl-mlp": (("sklearn", "skl2onnx", "onnxruntime"), skl_mlp_trial),
     "skl-mlp-pipe": (("sklearn", "skl2onnx", "onnxruntime", "pandas"), skl_mlp_pipe_trial),
+    "skl-lin": (("sklearn", "skl2onnx", "onnxruntime", "pandas"),
+                lambda *a: skl_mlp_pipe_trial(*a, linear=True)),
     "torch": (("torch", "onnx"), torch_trial),
     "torch2": (("torch", "onnx", "onnxscript"), lambda *a: torch_trial(*a, v2=True)),
 }
