@@ -508,10 +508,10 @@ def skl_pipe_trial(r, d, X, cats, ncat, z):
             # a OneHotEncoder of a column of category codes (folded into category splits)
             from sklearn.preprocessing import OneHotEncoder
             c = rest[0]
-            k = int(r.choice([2, 3, 7, 40]))
+            kc = int(r.choice([2, 3, 7, 40]))
             X = X.copy()
             X[:, c] = np.where(np.isnan(X[:, c]), np.nan,
-                               np.floor(np.abs(np.nan_to_num(X[:, c])) * 7) % k + int(r.choice([0, 1, 100])))
+                               np.floor(np.abs(np.nan_to_num(X[:, c])) * 7) % kc + int(r.choice([0, 1, 100])))
             drop = [None, "first", "if_binary"][int(r.integers(3))]
             parts.append(("cat", make_pipeline(SimpleImputer(strategy="most_frequent"),
                                                OneHotEncoder(handle_unknown="ignore", drop=drop,
@@ -837,8 +837,8 @@ def skl_mlp_pipe_trial(r, d, X, cats, ncat, z, linear=False):
         # a OneHotEncoder of 1-2 columns of category codes taken from what is left
         cat = [int(c) for c in r.choice(rest, size=min(len(rest), int(r.integers(1, 3))), replace=False)]
         for c in cat:
-            k = int(r.choice([2, 3, 7, 40]))
-            X[:, c] = np.where(np.isnan(X[:, c]), np.nan, np.floor(np.abs(np.nan_to_num(X[:, c])) * 7) % k +
+            kc = int(r.choice([2, 3, 7, 40]))
+            X[:, c] = np.where(np.isnan(X[:, c]), np.nan, np.floor(np.abs(np.nan_to_num(X[:, c])) * 7) % kc +
                                int(r.choice([0, 1, 100])))
         drop = [None, "first", "if_binary"][int(r.integers(3))]
         enc = OneHotEncoder(handle_unknown="ignore", drop=drop, sparse_output=False)
