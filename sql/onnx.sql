@@ -287,6 +287,39 @@ SELECT f AS file, pg_temp.try(format('SELECT gpu_load_model(%L, pg_read_binary_f
                     'skl_two_float_outputs.onnx', 'skl_concat_swapped.onnx', 'skl_concat_unity2.onnx',
                     'skl_scaler_offset_length.onnx', 'skl_duplicate_value.onnx',
                     'skl_too_many_outputs.onnx']) f;
+-- scikit-learn's linear models (gen_onnx_linear_fixtures.py), read as one dense layer: a
+-- LogisticRegression (an ai.onnx.ml LinearClassifier; binary: P(second class), several classes:
+-- through a softmax), the decision function of LinearSVC, RidgeClassifier, SGDClassifier and
+-- Perceptron, the linear regressors (an ai.onnx.ml LinearRegressor), and a fraud scorecard fitted
+-- on a DataFrame with a one-hot country code.
+SELECT c AS fixture, gpu_load_model('nn_' || c, pg_read_binary_file(:'fx' || '/' || c || '.onnx')) AS version
+  FROM unnest(ARRAY['skl_lin_logreg_bin', 'skl_lin_logreg_str_zipmap', 'skl_lin_logreg_3class',
+                    'skl_lin_svc_bin', 'skl_lin_ridgec_bin', 'skl_lin_ridgec_3class',
+                    'skl_lin_sgd_log_bin', 'skl_lin_sgd_hinge_bin', 'skl_lin_perceptron_3class',
+                    'skl_lin_df_scorecard', 'skl_lin_ridge_reg', 'skl_lin_enet_2targets',
+                    'skl_lin_edit_one_row_logistic', 'skl_lin_edit_one_row_none',
+                    'skl_lin_edit_two_rows']) c;
+SELECT name, objective, n_features, n_outputs, kind, n_layers, n_parameters
+  FROM gpu_models WHERE name LIKE 'nn_skl_lin%' ORDER BY name;
+SET client_min_messages = warning;
+SELECT pg_temp.check_nn(name, substr(name, 4), :'fx') FROM gpu_models WHERE name LIKE 'nn_skl_lin%';
+RESET client_min_messages;
+SELECT * FROM nn_parity WHERE model LIKE 'nn_skl_lin%' ORDER BY model;
+-- By hand: skl_lin_edit_one_row_* have intercept 0.25 and no scaler, so a row of zeros scores
+-- 1 / (1 + exp(-0.25)) through LOGISTIC and 0.25 itself through NONE (onnxruntime's [1 - p, p]
+-- scored as p).
+SELECT abs(gpu_score('nn_skl_lin_edit_one_row_logistic', array_fill(0::real, ARRAY[30])) -
+           1 / (1 + exp(-0.25))) < 1e-7 AS logistic,
+       gpu_score('nn_skl_lin_edit_one_row_none', array_fill(0::real, ARRAY[30])) = 0.25 AS raw_score;
+-- The scorecard names its features after the DataFrame's columns (a trigger finds them by name).
+SELECT feature_names FROM gpu_models WHERE name = 'nn_skl_lin_df_scorecard';
+-- Linear models refused (tests/fixtures/onnx/bad/lin_expected.txt): post-transforms PROBIT and
+-- SOFTMAX_ZERO, a transform after a regressor, coefficients that do not fill the rows, a
+-- Normalizer other than L1 after a softmax
+SELECT f AS file, pg_temp.try(format('SELECT gpu_load_model(%L, pg_read_binary_file(%L))', 'nn_bad',
+                                     :'fx' || '/bad/' || f)) AS error
+  FROM unnest(ARRAY['lin_post_probit.onnx', 'lin_post_softmax_zero.onnx', 'lin_reg_logistic.onnx',
+                    'lin_coef_count.onnx', 'lin_normalizer_l2.onnx']) f;
 -- ColumnTransformer pipelines refused (tests/fixtures/onnx/bad/sklct_expected.txt): an imputer of
 -- 0 rather than NaN, the features read twice, a column index past the input, scikit-learn's
 -- default OneHotEncoder (handle_unknown="error": onnxruntime fails a whole batch holding a code
