@@ -102,6 +102,21 @@ negated_rows(const float *coef, const float *icpt, int32_t width)
 	return icpt[1] == -icpt[0];
 }
 
+/* The weights [n_out * n_in] and bias [n_out] of a dense step, or out of memory. */
+static GsCode
+alloc_layer(Loader *L, int32_t n_out, int32_t n_in, float **w, float **bias)
+{
+	*w = onnx_alloc(L, sizeof(float) * (size_t) n_out * (size_t) n_in);
+	*bias = onnx_alloc(L, sizeof(float) * (size_t) n_out);
+	if (*w != NULL && *bias != NULL)
+		return GS_OK;
+	if (*w)
+		L->m->alloc.free(L->m->alloc.ctx, *w);
+	if (*bias)
+		L->m->alloc.free(L->m->alloc.ctx, *bias);
+	return onnx_nomem(L);
+}
+
 /* LinearClassifier or LinearRegressor; see the file's comment. */
 GsCode
 onnx_add_linear(Loader *L, const Onnx__NodeProto *node, bool classifier)
@@ -178,16 +193,8 @@ onnx_add_linear(Loader *L, const Onnx__NodeProto *node, bool classifier)
 	n_out = two_class ? 1 : (int32_t) n_rows;
 	if (onnx_over_parameters(L, (int64_t) n_out * L->width + n_out))
 		return L->st->code;
-	w = onnx_alloc(L, sizeof(float) * (size_t) n_out * (size_t) L->width);
-	bias = onnx_alloc(L, sizeof(float) * (size_t) n_out);
-	if (w == NULL || bias == NULL)
-	{
-		if (w)
-			L->m->alloc.free(L->m->alloc.ctx, w);
-		if (bias)
-			L->m->alloc.free(L->m->alloc.ctx, bias);
-		return onnx_nomem(L);
-	}
+	if (alloc_layer(L, n_out, L->width, &w, &bias) != GS_OK)
+		return L->st->code;
 	memcpy(w, coef + (size_t) first * L->width, sizeof(float) * (size_t) n_out * L->width);
 	for (int32_t o = 0; o < n_out; o++)
 	{
@@ -244,16 +251,8 @@ onnx_add_pick(Loader *L, const Onnx__NodeProto *node)
 			return gs_status_set(L->st, GS_ERR_INVALID_MODEL,
 								 "%s picks column %lld of %d", L->label, (long long) idx[k], s->n_out);
 	n_in = s->n_in;
-	w = onnx_alloc(L, sizeof(float) * (size_t) n * (size_t) n_in);
-	bias = onnx_alloc(L, sizeof(float) * (size_t) n);
-	if (w == NULL || bias == NULL)
-	{
-		if (w)
-			L->m->alloc.free(L->m->alloc.ctx, w);
-		if (bias)
-			L->m->alloc.free(L->m->alloc.ctx, bias);
-		return onnx_nomem(L);
-	}
+	if (alloc_layer(L, (int32_t) n, n_in, &w, &bias) != GS_OK)
+		return L->st->code;
 	for (int64_t k = 0; k < n; k++)
 	{
 		memcpy(w + k * n_in, s->w + idx[k] * n_in, sizeof(float) * (size_t) n_in);
