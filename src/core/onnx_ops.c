@@ -746,8 +746,9 @@ onnx_add_node(Loader *L, const Onnx__NodeProto *node)
 						 "HardSigmoid, PRelu, Clip, Min / Max with a constant, BatchNormalization, "
 						 "LayerNormalization, Flatten, "
 						 "Identity, Dropout, Reshape, Squeeze of [N, 1] to [N], Cast to float, "
-						 "Constant, ai.onnx.ml Scaler, Imputer, LinearClassifier and LinearRegressor; "
-						 "Concat only as a binary classifier's [1 - p, p].");
+						 "Constant, ai.onnx.ml Scaler, Imputer, LinearClassifier and LinearRegressor (an "
+						 "ArrayFeatureExtractor of their scores, a Normalizer L1 after a softmax); Concat only as "
+						 "a binary classifier's [1 - p, p] or [-s, s].");
 		return L->st->code;
 	}
 	L->cur = node->output[0];
