@@ -8,7 +8,8 @@
  * The nodes between the graph's inputs and the network are read by the
  * preprocessing reader the tree ensembles use (onnx_trees_prep.c): every
  * column the network's first node reads is one of the model's features
- * through a chain of per-column float steps (Imputer of NaN, Scaler, Add,
+ * through a chain of per-column float steps (Imputer of NaN or of a
+ * number, Scaler, Add,
  * Sub, Mul and Div by constants, Cast to float, Identity; Concat,
  * FeatureVectorizer, ArrayFeatureExtractor and Gather moving columns; a
  * OneHotEncoder of category codes, onnx_prep_cat.c, making one column per
@@ -17,11 +18,12 @@
  *	  out when the network reads every feature in order);
  *	- element-wise steps, each one op over every column: a column whose
  *	  chain does not do that op at that point gets the op's identity (add
- *	  -0, multiply or divide by 1, impute NaN by NaN, one-hot with NaN as
- *	  its category), so that each column goes through the float
- *	  operations of its own chain, in its order, as onnxruntime computes
- *	  them (x - c is x + (-c) and c - x is (-x) + c, the same floats;
- *	  x + (-0) is x, zeros' signs included).
+ *	  -0, multiply or divide by 1, impute NaN by NaN or a number by
+ *	  itself, one-hot with NaN as its category), so that each column goes
+ *	  through the float operations of its own chain, in its order, as
+ *	  onnxruntime computes them (x - c is x + (-c) and c - x is (-x) + c,
+ *	  the same floats; x + (-0) is x, zeros' signs included, but for a -0
+ *	  through an imputer of 0 of another group: +0, equal to it).
  * The network proper is then read as any network, its chain starting at
  * the value its first node reads.
  *
@@ -69,14 +71,17 @@ onnx_mlp_wants_prep(const Loader *L)
 }
 
 /*
- * Step k of col's chain as a network op and its parameter; false past its
- * end.  c - x is two steps: multiply by -1, add c.
+ * Step k of col's chain as a network op, its parameter and (IMPUTE) the
+ * number it replaces, NaN for NaN itself; false past its end.  c - x is two
+ * steps: multiply by -1, add c; an Imputer of a number (TPO_REPLACED, then
+ * TPO_IMPUTE) is one.
  */
 static bool
-col_op(const TPrepCol *col, int k, GsMlpOp *op, float *p)
+col_op(const TPrepCol *col, int k, GsMlpOp *op, float *p, float *replaced)
 {
 	int			j = 0;
 
+	*replaced = NAN;
 	for (int i = 0; i < col->n; i++)
 	{
 		float		c = col->c[i];
@@ -90,6 +95,19 @@ col_op(const TPrepCol *col, int k, GsMlpOp *op, float *p)
 				return true;
 			}
 			j += 2;
+			continue;
+		}
+		if (col->op[i] == TPO_REPLACED && i + 1 < col->n && col->op[i + 1] == TPO_IMPUTE)
+		{
+			if (k == j)
+			{
+				*op = GS_MLP_IMPUTE;
+				*p = col->c[i + 1];
+				*replaced = c;
+				return true;
+			}
+			i++;
+			j++;
 			continue;
 		}
 		if (k == j)
@@ -115,6 +133,7 @@ col_op(const TPrepCol *col, int k, GsMlpOp *op, float *p)
 					*op = GS_MLP_ONEHOT, *p = c;
 					break;
 				case TPO_RSUB:	/* two steps, above */
+				case TPO_REPLACED:	/* with its TPO_IMPUTE, above */
 					return false;
 			}
 			return true;
@@ -122,6 +141,13 @@ col_op(const TPrepCol *col, int k, GsMlpOp *op, float *p)
 		j++;
 	}
 	return false;
+}
+
+/* Do two IMPUTE steps replace the same thing (NaN, or the same number)? */
+static bool
+same_replaced(float a, float b)
+{
+	return isnan(a) ? isnan(b) : (!isnan(b) && memcmp(&a, &b, sizeof(float)) == 0);
 }
 
 /* The value of op that leaves every float as it is. */
@@ -198,12 +224,15 @@ chain_steps(Loader *L, const TPrepVal *v, const char *name)
 		GsMlpOp		op = GS_MLP_ADD,
 					o;
 		float		p,
+					rep = NAN,
+					r,
 				   *vals;
 		int32_t		first = -1;
+		GsMlpStep  *s;
 
 		/* the next op of the first column with one left */
 		for (int32_t c = 0; c < v->width && first < 0; c++)
-			if (col_op(&v->cols[c], pos[c], &op, &p))
+			if (col_op(&v->cols[c], pos[c], &op, &p, &rep))
 				first = c;
 		if (first < 0)
 			break;
@@ -214,18 +243,25 @@ chain_steps(Loader *L, const TPrepVal *v, const char *name)
 		}
 		for (int32_t c = 0; c < v->width; c++)
 		{
-			vals[c] = identity_of(op);
-			if (c >= first && col_op(&v->cols[c], pos[c], &o, &p) && o == op)
+			/* replacing a number by itself leaves a column as it is (but for a -0 read as 0) */
+			vals[c] = isnan(rep) ? identity_of(op) : rep;
+			if (c >= first && col_op(&v->cols[c], pos[c], &o, &p, &r) && o == op &&
+				(op != GS_MLP_IMPUTE || same_replaced(r, rep)))
 			{
 				vals[c] = p;
 				pos[c]++;
 			}
 		}
-		/* (an IMPUTE step keeps alpha and beta 0: what is missing is a NaN) */
-		if (prep_step(L, op, name, vals) == NULL)
+		if ((s = prep_step(L, op, name, vals)) == NULL)
 		{
 			rc = L->st->code;
 			break;
+		}
+		/* an IMPUTE step of NaN keeps alpha and beta 0; of a number, alpha is the number */
+		if (op == GS_MLP_IMPUTE && !isnan(rep))
+		{
+			s->alpha = rep;
+			s->beta = 1.0f;
 		}
 	}
 	L->alloc.free(L->alloc.ctx, pos);
@@ -270,6 +306,7 @@ onnx_mlp_prep(Loader *L)
 	}
 	L->m->n_features = n_features;
 	P.onehot = true;
+	P.network = true;
 	for (size_t i = 0; i < g->n_node && L->st->code == GS_OK; i++)
 	{
 		const Onnx__NodeProto *node = g->node[i];

@@ -133,8 +133,11 @@ typedef enum TPrepOp
 	TPO_MUL,					/* x * c */
 	TPO_DIV,					/* x / c, c != 0 */
 	TPO_IMPUTE,					/* NaN ? c : x */
-	TPO_ONEHOT					/* (int64) x == c ? 1 : 0, |c| < 2^24 (networks
+	TPO_ONEHOT,					/* (int64) x == c ? 1 : 0, |c| < 2^24 (networks
 								 * only: P->onehot) */
+	TPO_REPLACED				/* the TPO_IMPUTE after it replaces the number c,
+								 * not NaN: x == c ? its c : x (networks only:
+								 * P->network) */
 } TPrepOp;
 
 typedef struct TPrepCol
@@ -176,6 +179,9 @@ typedef struct TPrep
 	int32_t		tree_width;
 	bool		onehot;			/* read Cast to int64 + OneHotEncoder (networks:
 								 * onnx_prep_cat.c); trees refuse them */
+	bool		network;		/* read for a network: an Imputer may replace a
+								 * number (TPO_REPLACED); a split could not
+								 * follow it */
 } TPrep;
 
 /* onnx_trees_prep.c */

@@ -62,7 +62,8 @@ prep_step(uint8_t op, float c, float x)
 		case TPO_IMPUTE:
 			return isnan(x) ? c : x;
 		case TPO_ONEHOT:
-			/* never in a forest's chain (P->onehot is for networks) */
+		case TPO_REPLACED:
+			/* never in a forest's chain (TPO_REPLACED is for networks) */
 			break;
 	}
 	return x;

@@ -364,8 +364,9 @@ prep_floats_attr(Loader *L, const Onnx__NodeProto *node, const char *name, int32
 /*
  * ai.onnx.ml Imputer replacing NaN (scikit-learn's SimpleImputer): a NaN
  * becomes imputed_value_floats[c].  onnxruntime requires
- * replaced_value_float; a number there (replacing, say, every 0) is
- * refused: a split could not follow it.
+ * replaced_value_float; a number there (replacing, say, every 0 or a -1
+ * sentinel) is read for a network (TPO_REPLACED, then TPO_IMPUTE) and
+ * refused for a forest: a split could not follow it.
  */
 static GsCode
 prep_imputer(Loader *L, TPrep *P, const Onnx__NodeProto *node, TPrepVal *in)
@@ -380,11 +381,15 @@ prep_imputer(Loader *L, TPrep *P, const Onnx__NodeProto *node, TPrepVal *in)
 	if (onnx_attrs_allowed(L, node, attrs) != GS_OK ||
 		prep_floats_attr(L, node, "imputed_value_floats", in->width, &c, &per_column) != GS_OK)
 		return L->st->code;
-	if (r == NULL || !r->has_f || !isnan(r->f))
+	if (r != NULL && r->has_f && isinf(r->f))
+		rc = gs_status_set(L->st, GS_ERR_UNSUPPORTED, "%s replaces an infinity", L->label);
+	else if (r == NULL || !r->has_f || (!isnan(r->f) && !P->network))
 		rc = gs_status_set(L->st, GS_ERR_UNSUPPORTED, "%s replaces %s, not NaN", L->label,
 						   r == NULL || !r->has_f ? "no value" : "a number");
+	else if ((v = prep_copy(L, P, node, in)) == NULL)
+		rc = L->st->code;
 	else
-		rc = (v = prep_copy(L, P, node, in)) == NULL ? L->st->code :
+		rc = (!isnan(r->f) && prep_append(L, v, TPO_REPLACED, &r->f, false) != GS_OK) ? L->st->code :
 			prep_append(L, v, TPO_IMPUTE, c, per_column);
 	L->alloc.free(L->alloc.ctx, c);
 	return rc;

@@ -198,3 +198,41 @@ test_linear(void)
 	gs_tap(rc == GS_ERR_INVALID_MODEL && m == NULL && strstr(st.msg, "not an autoencoder") != NULL,
 		   "skl_lin_logreg_bin", "reconstruction scoring refused for a linear classifier");
 }
+
+/*
+ * Imputers of a number inside a ColumnTransformer
+ * (gen_onnx_mlp_pipeline_fixtures.py's skl_ct_impute_sentinel): one IMPUTE
+ * step per replaced number (0, then the -1 sentinel), alpha the number,
+ * beta set; the imputer of NaN a step of its own.
+ */
+static void
+test_impute_sentinel(void)
+{
+	GsModel    *m = NULL;
+	GsStatus	st;
+	GsCode		rc;
+	char		ops[256];
+	int			n_zero = 0,
+				n_sentinel = 0,
+				n_nan = 0;
+
+	rc = gs_load_model_file(FIXTURES "/skl_ct_impute_sentinel.onnx", GS_FORMAT_ONNX, &m, &st);
+	if (rc == GS_OK)
+		for (int i = 0; i < m->mlp->n_steps; i++)
+		{
+			const GsMlpStep *s = &m->mlp->steps[i];
+
+			if (s->op != GS_MLP_IMPUTE)
+				continue;
+			if (s->beta == 0.0f)
+				n_nan++;
+			else if (s->alpha == 0.0f)
+				n_zero++;
+			else if (s->alpha == -1.0f)
+				n_sentinel++;
+		}
+	printf("# skl_ct_impute_sentinel steps: %s\n", step_ops(m, ops, sizeof(ops)));
+	gs_tap(rc == GS_OK && n_zero == 1 && n_sentinel == 1 && n_nan == 1, "skl_ct_impute_sentinel",
+		   "an IMPUTE step for 0, one for the -1 sentinel, one for NaN");
+	gs_model_free(m);
+}
