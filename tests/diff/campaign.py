@@ -813,14 +813,22 @@ def skl_mlp_pipe_trial(r, d, X, cats, ncat, z, linear=False):
     # what no imputer reaches is standardized and NaN-free (an MLP cannot train on NaN, and
     # unscaled inputs only measure float cancellation)
     plain = list(rest) if remainder == "passthrough" else []
-    parts, shape = [], []
+    parts, shape, sentinel = [], [], []
     for i, g in enumerate(groups):
         # a column in two groups now and then
         if i and r.random() < 0.3:
             g = g + [groups[0][0]]
         steps = []
         if r.random() < 0.7:
-            steps.append(SimpleImputer(strategy=str(r.choice(["mean", "median", "constant"]))))
+            strategy = str(r.choice(["mean", "median", "constant"]))
+            if r.random() < 0.25:
+                # an imputer of a number: 0 or a -1 sentinel marks what is missing (the rows' NaNs
+                # become it; scikit-learn refuses NaN beside another missing value)
+                sv = float(r.choice([0.0, -1.0]))
+                steps.append(SimpleImputer(missing_values=sv, strategy=strategy))
+                sentinel.append((g, sv))
+            else:
+                steps.append(SimpleImputer(strategy=strategy))
         else:
             plain += g
         for _ in range(int(r.choice([1, 1, 2]))):
@@ -829,7 +837,12 @@ def skl_mlp_pipe_trial(r, d, X, cats, ncat, z, linear=False):
                                    P.MinMaxScaler(feature_range=(lo, lo + float(r.uniform(0.5, 4)))),
                                    P.MaxAbsScaler()]))
         parts.append(("g%d" % i, make_pipeline(*steps), g))
-        shape.append("%d cols: %s" % (len(g), "+".join(type(s).__name__ for s in steps)))
+        shape.append("%d cols: %s" % (len(g), "+".join(
+            type(s).__name__ + ("(missing_values=%g)" % s.missing_values
+                                if isinstance(s, SimpleImputer) and s.missing_values == s.missing_values else "")
+            for s in steps)))
+    for g, sv in sentinel:
+        X[:, g] = np.nan_to_num(X[:, g], nan=sv)
     for c in set(plain):
         v = np.nan_to_num(X[:, c], nan=0.0)
         X[:, c] = ((v - v.mean()) / (v.std() + 1e-3)).astype(F32)
@@ -874,6 +887,8 @@ def skl_mlp_pipe_trial(r, d, X, cats, ncat, z, linear=False):
         path = skl_save(model, Xfit, d)
     Xc = case_rows(r, X[ntr:], [], [], ncat)
     Xc[:, plain] = np.nan_to_num(Xc[:, plain], nan=0.0)
+    for g, sv in sentinel:
+        Xc[:, g] = np.nan_to_num(Xc[:, g], nan=sv)
     # within the data's range (the widened span of within_span is thousands of robust units)
     lo, hi = np.nanmin(X, axis=0), np.nanmax(X, axis=0)
     Xc = np.where(np.isnan(Xc), Xc, np.clip(Xc, lo, hi)).astype(F32)
