@@ -102,6 +102,13 @@ negated_rows(const float *coef, const float *icpt, int32_t width)
 	return icpt[1] == -icpt[0];
 }
 
+/* Is value name the scored output's root (the value the chain must end at)? */
+static bool
+is_root(const Loader *L, const char *name)
+{
+	return L->root != NULL && name != NULL && strcmp(name, L->root) == 0;
+}
+
 /* The weights [n_out * n_in] and bias [n_out] of a dense step, or out of memory. */
 static GsCode
 alloc_layer(Loader *L, int32_t n_out, int32_t n_in, float **w, float **bias)
@@ -131,7 +138,8 @@ onnx_add_linear(Loader *L, const Onnx__NodeProto *node, bool classifier)
 	int64_t		n_rows;
 	PostTransform pt = PT_NONE;
 	char		ptname[32];
-	bool		two_class = false;
+	bool		two_class = false,
+				scored;
 	int32_t		first = 0,
 				n_out;
 	float	   *w,
@@ -177,17 +185,19 @@ onnx_add_linear(Loader *L, const Onnx__NodeProto *node, bool classifier)
 		return L->st->code;
 	}
 
-	/* a binary classifier: score the second column alone when it is the scored output */
+	/*
+	 * A binary classifier: score the second column alone when it is the
+	 * scored output (a classifier's scores are its output 1, onnx_ops.c).
+	 */
+	scored = classifier && node->n_output >= 2 && is_root(L, node->output[1]);
 	if (classifier && n_rows == 1)
 		two_class = true;
-	else if (classifier && n_rows == 2 && pt != PT_SOFTMAX && negated_rows(coef, icpt, L->width) &&
-			 L->root && node->n_output >= 2 && node->output[1] && strcmp(node->output[1], L->root) == 0)
+	else if (scored && n_rows == 2 && pt != PT_SOFTMAX && negated_rows(coef, icpt, L->width))
 	{
 		two_class = true;
 		first = 1;
 	}
-	if (two_class && !(L->root && node->n_output >= 2 && node->output[1] &&
-					   strcmp(node->output[1], L->root) == 0))
+	if (two_class && !scored)
 		return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
 							 "%s gives a binary classifier's [1 - p, p] to another node", L->label);
 	n_out = two_class ? 1 : (int32_t) n_rows;
@@ -265,7 +275,7 @@ onnx_add_pick(Loader *L, const Onnx__NodeProto *node)
 	s->p = bias;
 	s->n_out = (int32_t) n;
 	L->width = (int32_t) n;
-	L->picked_output = L->root && strcmp(node->output[0], L->root) == 0;
+	L->picked_output = is_root(L, node->output[0]);
 	return GS_OK;
 }
 
