@@ -4,6 +4,7 @@
  *	  format detection and names, and releasing a forest.
  */
 #include "forest.h"
+#include "cat_names.h"
 #include "onnx_load.h"
 
 #include <ctype.h>
@@ -108,6 +109,7 @@ gs_forest_free(GsForest *f)
 	if (f == NULL)
 		return;
 	a = f->alloc;
+	gs_catnames_free(f);
 	if (f->feature_names)
 	{
 		for (int32_t i = 0; i < f->n_features; i++)

@@ -103,6 +103,9 @@ typedef struct GsLimits
 								 * goes wherever the caps go */
 } GsLimits;
 
+/* Category names of categorical features (cat_names.h). */
+typedef struct GsCatNames GsCatNames;
+
 typedef struct GsForest
 {
 	GsModelFormat format;
@@ -148,6 +151,8 @@ typedef struct GsForest
 								 * c / 32); NULL when there are none */
 	int64_t		n_cat_words;
 	char	  **feature_names;	/* [n_features] or NULL when the model has none */
+	GsCatNames *cat_names;		/* category names of categorical features,
+								 * or NULL when the model keeps none */
 	GsAllocator alloc;			/* the allocator everything above came from */
 } GsForest;
 

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "cat_names.h"
 #include "utf8_valid.h"
 
 #define IMAGE_MAGIC "GSFOREST"
@@ -18,6 +19,8 @@
 
 /* Bits of the header's flags word. */
 #define IMAGE_LEAF_LO	0x1u		/* leaf_lo follows nodes */
+#define IMAGE_CAT_NAMES	0x2u		/* category names follow the feature
+									 * names (version 3) */
 
 /* Header: magic, then these fields in this order, then the names. */
 #define HEADER_INTS 14			/* 32-bit fields after the magic */
@@ -91,6 +94,18 @@ names_bytes(const GsForest *f)
 	return n;
 }
 
+/*
+ * Bytes of the category names: each feature's kind and count (two 32-bit
+ * words), then every name NUL-terminated; 0 when there are none.
+ */
+static size_t
+cat_names_bytes(const GsForest *f)
+{
+	if (f->cat_names == NULL)
+		return 0;
+	return 8 * (size_t) f->n_features + f->cat_names->text_bytes;
+}
+
 /* Size of the image of f; see forest_image.h. */
 size_t
 gs_forest_image_size(const GsForest *f)
@@ -99,7 +114,7 @@ gs_forest_image_size(const GsForest *f)
 		(sizeof(uint32_t) + 2 * sizeof(int32_t)) * (size_t) f->n_trees +
 		sizeof(GsNode) * (size_t) f->n_nodes +
 		(f->leaf_lo ? sizeof(float) * (size_t) f->n_nodes : 0) +
-		sizeof(uint32_t) * (size_t) f->n_cat_words + names_bytes(f);
+		sizeof(uint32_t) * (size_t) f->n_cat_words + names_bytes(f) + cat_names_bytes(f);
 }
 
 /* Write the image of f; see forest_image.h. */
@@ -121,8 +136,8 @@ gs_forest_image_write(const GsForest *f, unsigned char *buf)
 	put_u32(&c, (uint32_t) f->n_cat_splits);
 	put_u32(&c, f->split_kinds);
 	put_u32(&c, f->feature_names != NULL);
-	put_u32(&c, f->leaf_lo ? IMAGE_LEAF_LO : 0);	/* flags */
-	put_u32(&c, 0);				/* reserved */
+	put_u32(&c, (f->leaf_lo ? IMAGE_LEAF_LO : 0) | (f->cat_names ? IMAGE_CAT_NAMES : 0));	/* flags */
+	put_u32(&c, (uint32_t) cat_names_bytes(f));	/* reserved before version 3 */
 	put_i64(&c, f->n_nodes);
 	put_i64(&c, f->n_cat_words);
 	put_i64(&c, (int64_t) names_bytes(f));
@@ -141,6 +156,16 @@ gs_forest_image_write(const GsForest *f, unsigned char *buf)
 	if (f->feature_names)
 		for (int32_t i = 0; i < f->n_features; i++)
 			put(&c, f->feature_names[i], strlen(f->feature_names[i]) + 1);
+	if (f->cat_names)
+	{
+		const GsCatNames *cn = f->cat_names;
+
+		for (int32_t j = 0; j < f->n_features; j++)
+			put_u32(&c, cn->kind[j]);
+		for (int32_t j = 0; j < f->n_features; j++)
+			put_u32(&c, (uint32_t) gs_catnames_count(cn, j));
+		put(&c, cn->text, cn->text_bytes);
+	}
 }
 
 /* GS_ERR_INVALID_MODEL for a damaged image, with what is wrong as detail. */
@@ -212,6 +237,70 @@ read_names(GsForest *f, const unsigned char *p, size_t n, GsStatus *st)
 	return GS_OK;
 }
 
+/* Read the category names region (see cat_names_bytes) of n bytes. */
+static GsCode
+read_cat_names(GsForest *f, const unsigned char *p, size_t n, GsStatus *st)
+{
+	const unsigned char *end = p + n;
+	size_t		words = 8 * (size_t) f->n_features;
+	uint8_t    *kind;
+	int64_t    *count;
+	int64_t		total = 0;
+	GsCode		rc;
+
+	if (n < words || (n > words && end[-1] != '\0'))
+		return bad_image(st, "the category names are not terminated");
+	kind = image_alloc(f, (size_t) f->n_features);
+	count = image_alloc(f, sizeof(int64_t) * (size_t) f->n_features);
+	if (!kind || !count)
+	{
+		rc = gs_status_set(st, GS_ERR_NOMEM, "out of memory reading a forest image");
+		goto done;
+	}
+	for (int32_t j = 0; j < f->n_features; j++)
+	{
+		uint32_t	k,
+					m;
+
+		memcpy(&k, p + 4 * (size_t) j, 4);
+		memcpy(&m, p + 4 * ((size_t) f->n_features + (size_t) j), 4);
+		if (k > GS_CATNAMES_INT || (k == GS_CATNAMES_NONE) != (m == 0))
+		{
+			rc = bad_image(st, "impossible category name counts");
+			goto done;
+		}
+		kind[j] = (uint8_t) k;
+		count[j] = m;
+		total += m;
+	}
+	p += words;
+	/* each name takes at least its NUL: no allocation for names not there */
+	if ((size_t) (end - p) < (size_t) total)
+	{
+		rc = bad_image(st, "fewer category names than counted");
+		goto done;
+	}
+	rc = gs_catnames_new(f, kind, count, (size_t) (end - p) - (size_t) total, st);
+	while (rc == GS_OK && p < end)
+	{
+		size_t		len = strlen((const char *) p);
+
+		rc = gs_catnames_add(f, (const char *) p, len, st);
+		p += len + 1;
+	}
+	if (rc == GS_OK)
+		rc = gs_catnames_finish(f, st);
+	if (rc == GS_ERR_INVALID_MODEL)
+		rc = bad_image(st, "the category names are damaged");
+
+done:
+	if (kind)
+		f->alloc.free(f->alloc.ctx, kind);
+	if (count)
+		f->alloc.free(f->alloc.ctx, count);
+	return rc;
+}
+
 /* Read the header and arrays into f; checks sizes, not the trees. */
 static GsCode
 read_image(Cursor *c, const GsLimits *lim, GsForest *f, GsStatus *st)
@@ -221,7 +310,7 @@ read_image(Cursor *c, const GsLimits *lim, GsForest *f, GsStatus *st)
 				transform,
 				has_names,
 				flags,
-				reserved;
+				cat_bytes;
 	int64_t		n_names;
 	uint64_t	need;
 
@@ -230,7 +319,7 @@ read_image(Cursor *c, const GsLimits *lim, GsForest *f, GsStatus *st)
 	c->r += 8;
 	c->left -= 8;
 	version = get_u32(c);
-	if (version != GS_IMAGE_VERSION && version != 1)
+	if (version < 1 || version > GS_IMAGE_VERSION)
 		return bad_image(st, "the image was written by another version of pg_gpuscore");
 	if (get_u32(c) != IMAGE_BOM)
 		return bad_image(st, "the image was written on a machine of another byte order");
@@ -245,7 +334,7 @@ read_image(Cursor *c, const GsLimits *lim, GsForest *f, GsStatus *st)
 	f->split_kinds = get_u32(c);
 	has_names = get_u32(c);
 	flags = get_u32(c);
-	reserved = get_u32(c);
+	cat_bytes = get_u32(c);
 	f->n_nodes = get_i64(c);
 	f->n_cat_words = get_i64(c);
 	n_names = get_i64(c);
@@ -268,7 +357,8 @@ read_image(Cursor *c, const GsLimits *lim, GsForest *f, GsStatus *st)
 	 */
 	if (version == 1 && fmt == GS_FORMAT_LIGHTGBM)
 		return bad_image(st, "the image of a LightGBM model was written before its leaves were kept in double");
-	if (version == 1 && flags != 0)
+	if ((version == 1 && flags != 0) ||
+		(version < 3 && (cat_bytes != 0 || (flags & IMAGE_CAT_NAMES))))
 		return bad_image(st, "impossible counts in the header");
 	if ((fmt == GS_FORMAT_LIGHTGBM) != ((flags & IMAGE_LEAF_LO) != 0))
 		return bad_image(st, "the leaves' low parts do not match the model format");
@@ -279,7 +369,8 @@ read_image(Cursor *c, const GsLimits *lim, GsForest *f, GsStatus *st)
 		f->n_nodes < f->n_trees || f->n_nodes > (int64_t) UINT32_MAX ||
 		f->n_cat_words < 0 || f->n_cat_words > (int64_t) UINT32_MAX ||
 		n_names < 0 || has_names > 1 || (!has_names && n_names != 0) ||
-		(flags & ~IMAGE_LEAF_LO) != 0 || reserved != 0)
+		(flags & ~(IMAGE_LEAF_LO | IMAGE_CAT_NAMES)) != 0 ||
+		((flags & IMAGE_CAT_NAMES) != 0) != (cat_bytes != 0))
 		return bad_image(st, "impossible counts in the header");
 
 	/* caps before allocating (gs_forest_check repeats them) */
@@ -290,6 +381,7 @@ read_image(Cursor *c, const GsLimits *lim, GsForest *f, GsStatus *st)
 	need = 4 * (uint64_t) f->n_groups + 12 * (uint64_t) f->n_trees +
 		sizeof(GsNode) * (uint64_t) f->n_nodes + 4 * (uint64_t) f->n_cat_words +
 		((flags & IMAGE_LEAF_LO) ? 4 * (uint64_t) f->n_nodes : 0);
+	need += cat_bytes;
 	if (need > c->left || (uint64_t) n_names != c->left - need)
 		return bad_image(st, "the image's length does not match its header");
 
@@ -314,8 +406,10 @@ read_image(Cursor *c, const GsLimits *lim, GsForest *f, GsStatus *st)
 		get(c, f->leaf_lo, sizeof(float) * (size_t) f->n_nodes);
 	if (f->n_cat_words > 0)
 		get(c, f->cat_words, sizeof(uint32_t) * (size_t) f->n_cat_words);
-	if (has_names)
-		return read_names(f, c->r, (size_t) n_names, st);
+	if (has_names && read_names(f, c->r, (size_t) n_names, st) != GS_OK)
+		return st->code;
+	if (cat_bytes > 0)
+		return read_cat_names(f, c->r + n_names, cat_bytes, st);
 	return GS_OK;
 }
 

@@ -16,8 +16,10 @@
  * order, or by another image version, is refused, see GS_IMAGE_VERSION): a header of fixed size
  * (magic "GSFOREST", version, a byte-order mark, the forest's scalars and
  * names, array lengths, flags), then base_margin, tree_offset, tree_group,
- * tree_depth, nodes, leaf_lo (when the flags say so), cat_words and the
- * feature names (each NUL-terminated), with nothing after them.
+ * tree_depth, nodes, leaf_lo (when the flags say so), cat_words, the
+ * feature names (each NUL-terminated) and the category names (when the
+ * flags say so: per feature its kind and count, then the names, each
+ * NUL-terminated), with nothing after them.
  */
 #ifndef GS_FOREST_IMAGE_H
 #define GS_FOREST_IMAGE_H
@@ -27,11 +29,12 @@
 #include "forest.h"
 
 /*
- * 2: a flags word and leaf_lo (LightGBM's double leaves).  Images of 1 are
- * still read, except those of LightGBM models (float leaves): those models
- * are parsed again.
+ * 2: a flags word and leaf_lo (LightGBM's double leaves).  3: category
+ * names (cat_names.h), their length in the word reserved before.  Images of
+ * 1 and 2 are still read, except those of LightGBM models of 1 (float
+ * leaves): those models are parsed again.
  */
-#define GS_IMAGE_VERSION 2
+#define GS_IMAGE_VERSION 3
 
 /* Bytes of the image of f. */
 extern size_t gs_forest_image_size(const GsForest *f);

@@ -2,7 +2,7 @@
  * lgbm_internal.h
  *	  What the two halves of the LightGBM loader share: the parsed tree
  *	  (LTree) and the text helpers of lgbm_text.c used by lgbm_load.c.
- *	  Not an API: only lgbm_load.c and lgbm_text.c include it.
+ *	  Not an API: only the LightGBM loader's files (lgbm_*.c) include it.
  */
 #ifndef GS_LGBM_INTERNAL_H
 #define GS_LGBM_INTERNAL_H
@@ -60,5 +60,12 @@ extern int	gs_lgbm_at_line_end(const char *p);
  */
 extern GsCode gs_lgbm_parse_tree(const GsAllocator *a, const char *p, int32_t ti,
 								 int64_t max_leaves, LTree *t, GsStatus *st);
+
+/*
+ * Read the "pandas_categorical" line of the model text into f->cat_names
+ * (lgbm_cats.c); GS_OK leaving it NULL when there are no names to keep
+ * (f->load_note says why when there was a line).
+ */
+extern GsCode gs_lgbm_read_cats(const char *text, GsForest *f, GsStatus *st);
 
 #endif							/* GS_LGBM_INTERNAL_H */

@@ -600,6 +600,9 @@ build_lgbm(const char *text, const GsLimits *lim, GsForest *f, GsStatus *st)
 		}
 	}
 
+	/* category names of a model trained on a pandas DataFrame */
+	rc = gs_lgbm_read_cats(text, f, st);
+
 done:
 	gs_lgbm_ltree_free(a, &lt);
 	if (tree_at)

@@ -3,7 +3,7 @@
  *	  What the three files of the XGBoost loader share: the per-tree view
  *	  of the document (RawTree), the value helpers of xgb_json.c and the
  *	  tree walk of xgb_trees.c, both used by xgb_load.c.
- *	  Not an API: only xgb_load.c, xgb_json.c and xgb_trees.c include it.
+ *	  Not an API: only the XGBoost loader's files (xgb_*.c) include it.
  */
 #ifndef GS_XGB_INTERNAL_H
 #define GS_XGB_INTERNAL_H
@@ -131,5 +131,14 @@ extern GsCode gs_xgb_walk_tree(const RawTree *rt, int32_t t, int32_t n_features,
 							   int32_t *depth, const int32_t *cat_idx,
 							   uint32_t *cat_words, int64_t *cat_pos,
 							   int32_t *n_cat, GsStatus *st);
+
+/* xgb_cats.c */
+
+/*
+ * Read the category names of the tree model object `model` ("cats", XGBoost
+ * 3.1 and later) into f->cat_names; GS_OK leaving it NULL when the model
+ * has none.  f->n_features must be set.
+ */
+extern GsCode gs_xgb_read_cats(json_t *model, GsForest *f, GsStatus *st);
 
 #endif							/* GS_XGB_INTERNAL_H */

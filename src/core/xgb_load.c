@@ -629,6 +629,9 @@ build_forest(json_t *root, const GsLimits *lim, GsForest *f, GsStatus *st)
 		}
 	}
 
+	/* category names of a model trained on a DataFrame (3.1 and later) */
+	rc = gs_xgb_read_cats(model, f, st);
+
 done:
 	if (raw)
 		f->alloc.free(f->alloc.ctx, raw);

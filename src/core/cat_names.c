@@ -1,0 +1,227 @@
+/*
+ * cat_names.c
+ *	  Building, checking and searching a forest's category names; see
+ *	  cat_names.h.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE				/* qsort_r */
+#endif
+#include "cat_names.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "utf8_valid.h"
+
+static void *
+cn_alloc(GsForest *f, size_t n)
+{
+	return f->alloc.alloc(f->alloc.ctx, n > 0 ? n : 1);
+}
+
+/* Start the names; see cat_names.h. */
+GsCode
+gs_catnames_new(GsForest *f, const uint8_t *kind, const int64_t *count,
+				size_t text_bytes, GsStatus *st)
+{
+	GsCatNames *cn;
+	int64_t		total = 0;
+	int32_t		nf = f->n_features;
+
+	for (int32_t j = 0; j < nf; j++)
+	{
+		if (count[j] < 0 || count[j] > GS_CATNAMES_MAX_PER_FEATURE)
+			return gs_status_set(st, GS_ERR_LIMIT,
+								 "feature %d has %lld category names, more than the limit of %d",
+								 j + 1, (long long) count[j], GS_CATNAMES_MAX_PER_FEATURE);
+		total += count[j];
+	}
+	/* names, terminators and an image's counts fit 32-bit offsets */
+	if (total > INT32_MAX / 2 ||
+		(uint64_t) text_bytes + (uint64_t) total + 8 * (uint64_t) nf > UINT32_MAX)
+		return gs_status_set(st, GS_ERR_LIMIT, "too many category names in the model");
+
+	cn = cn_alloc(f, sizeof(GsCatNames));
+	if (cn == NULL)
+		return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading category names");
+	memset(cn, 0, sizeof(GsCatNames));
+	f->cat_names = cn;
+	cn->n_features = nf;
+	cn->n_names = (int32_t) total;
+	cn->text_bytes = text_bytes + (size_t) total;
+	cn->kind = cn_alloc(f, (size_t) nf);
+	cn->first = cn_alloc(f, sizeof(int32_t) * ((size_t) nf + 1));
+	cn->name_at = cn_alloc(f, sizeof(uint32_t) * (size_t) total);
+	cn->order = cn_alloc(f, sizeof(int32_t) * (size_t) total);
+	cn->text = cn_alloc(f, cn->text_bytes);
+	if (!cn->kind || !cn->first || !cn->name_at || !cn->order || !cn->text)
+		return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading category names");
+	cn->first[0] = 0;
+	for (int32_t j = 0; j < nf; j++)
+	{
+		cn->kind[j] = count[j] > 0 ? kind[j] : GS_CATNAMES_NONE;
+		cn->first[j + 1] = cn->first[j] + (int32_t) count[j];
+	}
+	return GS_OK;
+}
+
+/* Feature whose names include name number i. */
+static int32_t
+feature_of(const GsCatNames *cn, int32_t i)
+{
+	int32_t		lo = 0,
+				hi = cn->n_features - 1;
+
+	/* the last feature j with first[j] <= i */
+	while (lo < hi)
+	{
+		int32_t		mid = lo + (hi - lo + 1) / 2;
+
+		if (cn->first[mid] <= i)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
+/* Add the next name; see cat_names.h. */
+GsCode
+gs_catnames_add(GsForest *f, const char *name, size_t len, GsStatus *st)
+{
+	GsCatNames *cn = f->cat_names;
+
+	if (cn->n_added >= cn->n_names || len + 1 > cn->text_bytes - cn->text_used)
+		return gs_status_set(st, GS_ERR_INVALID_MODEL,
+							 "invalid model: more category names than announced");
+	if (memchr(name, '\0', len) != NULL ||
+		!gs_utf8_valid((const unsigned char *) name, len))
+	{
+		int32_t		j = feature_of(cn, cn->n_added);
+
+		return gs_status_set(st, GS_ERR_INVALID_MODEL,
+							 "invalid model: category %d of feature %d is not valid UTF-8 text",
+							 cn->n_added - cn->first[j], j + 1);
+	}
+	cn->name_at[cn->n_added++] = (uint32_t) cn->text_used;
+	memcpy(cn->text + cn->text_used, name, len);
+	cn->text[cn->text_used + len] = '\0';
+	cn->text_used += len + 1;
+	return GS_OK;
+}
+
+/* qsort_r order of codes: by the bytes of their names. */
+static int
+cmp_codes(const void *a, const void *b, void *arg)
+{
+	const GsCatNames *cn = arg;
+
+	return strcmp(cn->text + cn->name_at[*(const int32_t *) a],
+				  cn->text + cn->name_at[*(const int32_t *) b]);
+}
+
+/* Check and index the names; see cat_names.h. */
+GsCode
+gs_catnames_finish(GsForest *f, GsStatus *st)
+{
+	GsCatNames *cn = f->cat_names;
+
+	if (cn->n_added != cn->n_names)
+		return gs_status_set(st, GS_ERR_INVALID_MODEL,
+							 "invalid model: fewer category names than announced");
+	for (int32_t j = 0; j < cn->n_features; j++)
+	{
+		int32_t		n = cn->first[j + 1] - cn->first[j];
+		int32_t    *ord = cn->order + cn->first[j];
+
+		/* global name indices, sorted by name */
+		for (int32_t c = 0; c < n; c++)
+			ord[c] = cn->first[j] + c;
+		qsort_r(ord, (size_t) n, sizeof(int32_t), cmp_codes, cn);
+		for (int32_t c = 1; c < n; c++)
+			if (cmp_codes(&ord[c - 1], &ord[c], cn) == 0)
+				return gs_status_set(st, GS_ERR_INVALID_MODEL,
+									 "invalid model: category \"%.64s\" appears twice in feature %d",
+									 cn->text + cn->name_at[ord[c]], j + 1);
+		/* keep codes, not global indices */
+		for (int32_t c = 0; c < n; c++)
+			ord[c] -= cn->first[j];
+	}
+	return GS_OK;
+}
+
+/* Names of feature j; see cat_names.h. */
+int32_t
+gs_catnames_count(const GsCatNames *cn, int32_t j)
+{
+	if (cn == NULL || j < 0 || j >= cn->n_features)
+		return 0;
+	return cn->first[j + 1] - cn->first[j];
+}
+
+/* Name of code c of feature j; see cat_names.h. */
+const char *
+gs_catnames_name(const GsCatNames *cn, int32_t j, int32_t c)
+{
+	return cn->text + cn->name_at[cn->first[j] + c];
+}
+
+/* Compare the NUL-terminated a with s of len bytes, as strcmp would. */
+static int
+cmp_len(const char *a, const char *s, size_t len)
+{
+	size_t		alen = strlen(a);
+	int			r = memcmp(a, s, alen < len ? alen : len);
+
+	if (r != 0)
+		return r;
+	return alen < len ? -1 : alen > len ? 1 : 0;
+}
+
+/* Look a name up; see cat_names.h. */
+int32_t
+gs_catnames_code(const GsCatNames *cn, int32_t j, const char *s, size_t len)
+{
+	int32_t		lo = 0,
+				hi = gs_catnames_count(cn, j) - 1;
+
+	if (memchr(s, '\0', len) != NULL)
+		return -1;
+	while (lo <= hi)
+	{
+		int32_t		mid = lo + (hi - lo) / 2;
+		int32_t		code = cn->order[cn->first[j] + mid];
+		int			r = cmp_len(gs_catnames_name(cn, j, code), s, len);
+
+		if (r == 0)
+			return code;
+		if (r < 0)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return -1;
+}
+
+/* Release the names; see cat_names.h. */
+void
+gs_catnames_free(GsForest *f)
+{
+	GsCatNames *cn = f->cat_names;
+	GsAllocator a = f->alloc;
+
+	if (cn == NULL)
+		return;
+	if (cn->kind)
+		a.free(a.ctx, cn->kind);
+	if (cn->first)
+		a.free(a.ctx, cn->first);
+	if (cn->name_at)
+		a.free(a.ctx, cn->name_at);
+	if (cn->order)
+		a.free(a.ctx, cn->order);
+	if (cn->text)
+		a.free(a.ctx, cn->text);
+	a.free(a.ctx, cn);
+	f->cat_names = NULL;
+}

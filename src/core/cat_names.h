@@ -1,0 +1,87 @@
+/*
+ * cat_names.h
+ *	  The category names a tree ensemble keeps for its categorical
+ *	  features, so that a text value ('FR') can be scored as the category
+ *	  code the model was trained with.
+ *
+ * XGBoost 3.1 and later store the categories of a pandas DataFrame's
+ * category columns in the model ("cats"), LightGBM its "pandas_categorical"
+ * line; code c of feature j is the c-th name of feature j.  Integer
+ * categories (a category column of numbers) are kept as their decimal text,
+ * so the text '7995' finds the code of category 7995.  The loaders build a
+ * GsCatNames with gs_catnames_new / gs_catnames_add / gs_catnames_finish;
+ * the glue looks text up with gs_catnames_code.  All memory comes from the
+ * forest's allocator and is released with the forest.
+ */
+#ifndef GS_CAT_NAMES_H
+#define GS_CAT_NAMES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "forest.h"
+
+/* What the names of a feature are. */
+#define GS_CATNAMES_NONE	0	/* not categorical, or no names kept */
+#define GS_CATNAMES_TEXT	1	/* strings */
+#define GS_CATNAMES_INT		2	/* integers, as decimal text */
+
+/* Most category names of one feature: codes stay below 2^24. */
+#define GS_CATNAMES_MAX_PER_FEATURE	(1 << 24)
+
+struct GsCatNames
+{
+	int32_t		n_features;
+	int32_t		n_names;		/* over all features */
+	uint8_t    *kind;			/* [n_features] GS_CATNAMES_* */
+	int32_t    *first;			/* [n_features + 1]: feature j's names are
+								 * first[j] .. first[j + 1] - 1, code c is
+								 * name first[j] + c */
+	uint32_t   *name_at;		/* [n_names] offset of each name in text */
+	int32_t    *order;			/* [n_names] per feature, its codes in
+								 * byte order of their names (lookup) */
+	char	   *text;			/* the names, each NUL-terminated */
+	size_t		text_bytes;
+	/* building */
+	int32_t		n_added;
+	size_t		text_used;
+};
+
+/*
+ * Start the names of forest f: kind[j] and count[j] (0 for a feature
+ * without names) for each of f->n_features features, text_bytes the bytes
+ * of all names (without terminators).  Sets f->cat_names.  GS_ERR_LIMIT for
+ * a feature with more than GS_CATNAMES_MAX_PER_FEATURE names, GS_ERR_NOMEM.
+ */
+extern GsCode gs_catnames_new(GsForest *f, const uint8_t *kind, const int64_t *count,
+							  size_t text_bytes, GsStatus *st);
+
+/*
+ * Add the next name (feature by feature, code by code) of len bytes.
+ * GS_ERR_INVALID_MODEL when it is not valid UTF-8, holds a NUL byte, or is
+ * more than was announced.
+ */
+extern GsCode gs_catnames_add(GsForest *f, const char *name, size_t len, GsStatus *st);
+
+/*
+ * Check that every announced name was added and that no feature has one
+ * name twice (GS_ERR_INVALID_MODEL naming it), and build the lookup order.
+ */
+extern GsCode gs_catnames_finish(GsForest *f, GsStatus *st);
+
+/* Names of feature j (0 when it has none). */
+extern int32_t gs_catnames_count(const GsCatNames *cn, int32_t j);
+
+/* Name of code c of feature j; c < gs_catnames_count(cn, j). */
+extern const char *gs_catnames_name(const GsCatNames *cn, int32_t j, int32_t c);
+
+/*
+ * The code of the name s (len bytes, not NUL-terminated) of feature j, or
+ * -1 when feature j has no such name.
+ */
+extern int32_t gs_catnames_code(const GsCatNames *cn, int32_t j, const char *s, size_t len);
+
+/* Release the names of f (f->cat_names becomes NULL). */
+extern void gs_catnames_free(GsForest *f);
+
+#endif							/* GS_CAT_NAMES_H */

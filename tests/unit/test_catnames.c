@@ -1,0 +1,345 @@
+/*
+ * test_catnames.c
+ *	  Category names kept by tree ensembles (src/core/cat_names.c, the
+ *	  readers xgb_cats.c and lgbm_cats.c, their forest image), against the
+ *	  libraries' own predictions on rows given by name.
+ *
+ * Fixtures: tests/fixtures/gen_fixtures_catnames.py (XGBoost 3.2, LightGBM
+ * 4.7, pandas DataFrames with category columns).  For each model, every
+ * row of catnames/NAME.tsv is turned into a float row by looking its text
+ * up in the model's names (an unknown name is a missing value, as LightGBM
+ * makes it; XGBoost's files have none), scored, and compared with the
+ * library's predict on the same DataFrame rows, within 1e-6.  Then: the
+ * names' own shape, the forest image round trip, names XGBoost stores
+ * damaged (not kept), and hand-made damaged "cats" objects (refused).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cat_names.h"
+#include "cpu_engine.h"
+#include "forest.h"
+#include "forest_image.h"
+#include "../common/test_util.h"
+
+#define FIXTURES "../fixtures"
+#define MAX_ROWS 512
+#define NF 5
+
+static void
+ok(int cond, const char *label, const char *what)
+{
+	gs_tap(cond, label, what);
+}
+
+static GsForest *
+load(const char *file, GsStatus *st)
+{
+	GsForest   *f = NULL;
+
+	if (gs_load_fixture_forest(FIXTURES "/models", file, &f, st) != 1)
+		return NULL;
+	return f;
+}
+
+/* Score every row of catnames/case.tsv by name; the number of rows off. */
+static int
+check_rows(const GsForest *f, const char *label, const char *tsv, int *n_rows)
+{
+	char		path[512],
+				line[4096];
+	FILE	   *in;
+	int			bad = 0;
+	float		x[NF],
+				margin[8],
+				out[8];
+
+	snprintf(path, sizeof(path), FIXTURES "/catnames/%s.tsv", tsv);
+	in = fopen(path, "r");
+	*n_rows = 0;
+	if (!in || !fgets(line, sizeof(line), in))	/* header */
+	{
+		if (in)
+			fclose(in);
+		return -1;
+	}
+	while (fgets(line, sizeof(line), in))
+	{
+		char	   *field[NF + 2];
+		char	   *p = line;
+		double		want;
+
+		line[strcspn(line, "\n")] = '\0';
+		for (int k = 0; k < NF + 2; k++)
+		{
+			field[k] = p;
+			p = strchr(p, '\t');
+			if (p)
+				*p++ = '\0';
+			else
+				p = field[k] + strlen(field[k]);
+		}
+		/* id, amount, country, hour, mcc, channel, score */
+		for (int j = 0; j < NF; j++)
+		{
+			const char *v = field[j + 1];
+
+			if (strcmp(v, "\\N") == 0)
+				x[j] = NAN;
+			else if (gs_catnames_count(f->cat_names, j) > 0)
+			{
+				int32_t		code = gs_catnames_code(f->cat_names, j, v, strlen(v));
+
+				x[j] = code >= 0 ? (float) code : NAN;
+			}
+			else
+				x[j] = strtof(v, NULL);
+		}
+		want = strtod(field[NF + 1], NULL);
+		gs_cpu_predict_row(f, x, margin, out);
+		if (!(fabs((double) out[0] - want) <= 1e-6 * fmax(1.0, fabs(want))))
+		{
+			if (bad < 3)
+				printf("# %s row %s: got %.9g, want %.9g\n", label, field[0], (double) out[0], want);
+			bad++;
+		}
+		(*n_rows)++;
+	}
+	fclose(in);
+	return bad;
+}
+
+/* The names of a fixture model as the generator made them. */
+static void
+check_shape(const GsForest *f, const char *label, int utf8)
+{
+	const GsCatNames *cn = f->cat_names;
+	char		what[256];
+
+	ok(cn != NULL, label, "keeps category names");
+	if (cn == NULL)
+		return;
+	ok(gs_catnames_count(cn, 0) == 0 && gs_catnames_count(cn, 2) == 0 &&
+	   cn->kind[0] == GS_CATNAMES_NONE, label, "numerical features have no names");
+	ok(gs_catnames_count(cn, 1) == 9 && cn->kind[1] == GS_CATNAMES_TEXT &&
+	   strcmp(gs_catnames_name(cn, 1, 0), "") == 0 && strcmp(gs_catnames_name(cn, 1, 1), "BR") == 0,
+	   label, "country: 9 names in pandas' order, the empty name first");
+	ok(gs_catnames_count(cn, 3) == 5 && cn->kind[3] == GS_CATNAMES_INT &&
+	   strcmp(gs_catnames_name(cn, 3, 0), "4829") == 0 && gs_catnames_code(cn, 3, "7995", 4) == 4,
+	   label, "mcc: integer categories as decimal text");
+	ok(gs_catnames_count(cn, 4) == 3 && gs_catnames_code(cn, 4, "web", 3) == 2 &&
+	   gs_catnames_code(cn, 4, "atm", 3) == 0, label, "channel: atm, pos, web");
+	ok(gs_catnames_code(cn, 1, "US", 2) == (utf8 ? 7 : 8) && gs_catnames_code(cn, 1, "", 0) == 0 &&
+	   gs_catnames_code(cn, 1, "us", 2) == -1 && gs_catnames_code(cn, 1, "US ", 3) == -1 &&
+	   gs_catnames_code(cn, 1, "U", 1) == -1 && gs_catnames_code(cn, 1, "US\0", 3) == -1 &&
+	   gs_catnames_code(cn, 0, "US", 2) == -1 && gs_catnames_code(cn, 99, "US", 2) == -1,
+	   label, "lookups: exact bytes only, case and trailing blanks matter");
+	if (utf8)
+	{
+		snprintf(what, sizeof(what), "names outside ASCII kept (code %d, %d)",
+				 gs_catnames_code(cn, 1, "C\xc3\xb4te d'Ivoire", 14),
+				 gs_catnames_code(cn, 1, "\xe6\x97\xa5\xe6\x9c\xac", 6));
+		ok(gs_catnames_code(cn, 1, "C\xc3\xb4te d'Ivoire", 14) == 2 &&
+		   gs_catnames_code(cn, 1, "\xe6\x97\xa5\xe6\x9c\xac", 6) == 8, label, what);
+	}
+}
+
+/* Write f's image and read it back: the same names, the same scores. */
+static void
+check_image(const GsForest *f, const char *label, const char *tsv)
+{
+	size_t		n = gs_forest_image_size(f);
+	unsigned char *img = malloc(n);
+	GsForest   *g = NULL;
+	GsStatus	st;
+	int			same = 1,
+				rows,
+				damaged_refused = 1;
+
+	gs_forest_image_write(f, img);
+	if (gs_forest_image_read(img, n, NULL, &gs_malloc_allocator, &g, &st) != GS_OK)
+	{
+		printf("# %s\n", st.msg);
+		ok(0, label, "image read back");
+		free(img);
+		return;
+	}
+	same = g->cat_names != NULL && g->cat_names->n_names == f->cat_names->n_names;
+	for (int j = 0; same && j < f->n_features; j++)
+	{
+		same &= gs_catnames_count(g->cat_names, j) == gs_catnames_count(f->cat_names, j) &&
+			g->cat_names->kind[j] == f->cat_names->kind[j];
+		for (int c = 0; same && c < gs_catnames_count(f->cat_names, j); c++)
+			same &= strcmp(gs_catnames_name(g->cat_names, j, c), gs_catnames_name(f->cat_names, j, c)) == 0;
+	}
+	ok(same, label, "image keeps every name and kind");
+	ok(check_rows(g, label, tsv, &rows) == 0 && rows > 100, label, "image scores the rows by name");
+	gs_forest_free(g);
+
+	/* the last bytes are names: a name duplicated, a name cut, a count off */
+	{
+		unsigned char *bad = malloc(n);
+		GsForest   *h = NULL;
+
+		memcpy(bad, img, n);
+		bad[n - 1] = 'x';		/* last name unterminated */
+		damaged_refused &= gs_forest_image_read(bad, n, NULL, &gs_malloc_allocator, &h, &st) == GS_ERR_INVALID_MODEL;
+		memcpy(bad, img, n);
+		bad[n - 2] = (unsigned char) 0xC3;	/* not UTF-8 */
+		damaged_refused &= gs_forest_image_read(bad, n, NULL, &gs_malloc_allocator, &h, &st) == GS_ERR_INVALID_MODEL;
+		damaged_refused &= gs_forest_image_read(img, n - 1, NULL, &gs_malloc_allocator, &h, &st) == GS_ERR_INVALID_MODEL;
+		ok(damaged_refused && h == NULL, label, "damaged name regions are refused");
+		free(bad);
+	}
+	free(img);
+}
+
+/* A hand-made XGBoost model whose "cats" is cats_json: its load status. */
+static GsCode
+load_with_cats(const char *cats_json, GsForest **f, GsStatus *st)
+{
+	static const char *fmt =
+		"{\"learner\":{\"attributes\":{},\"feature_names\":[\"a\",\"c\"],\"feature_types\":[\"float\",\"c\"],"
+		"\"gradient_booster\":{\"model\":{\"cats\":%s,\"gbtree_model_param\":{\"num_parallel_tree\":\"1\",\"num_trees\":\"1\"},"
+		"\"iteration_indptr\":[0,1],\"tree_info\":[0],\"trees\":[{\"base_weights\":[0,1,2],\"categories\":[],"
+		"\"categories_nodes\":[],\"categories_segments\":[],\"categories_sizes\":[],\"default_left\":[0,0,0],\"id\":0,"
+		"\"left_children\":[1,-1,-1],\"loss_changes\":[1,0,0],\"parents\":[2147483647,0,0],\"right_children\":[2,-1,-1],"
+		"\"split_conditions\":[0.5,1,2],\"split_indices\":[0,0,0],\"split_type\":[0,0,0],\"sum_hessian\":[2,1,1],"
+		"\"tree_param\":{\"num_deleted\":\"0\",\"num_feature\":\"2\",\"num_nodes\":\"3\",\"size_leaf_vector\":\"1\"}}]},"
+		"\"name\":\"gbtree\"},\"learner_model_param\":{\"base_score\":\"0\",\"boost_from_average\":\"1\",\"num_class\":\"0\","
+		"\"num_feature\":\"2\",\"num_target\":\"1\"},\"objective\":{\"name\":\"reg:squarederror\",\"reg_loss_param\":"
+		"{\"scale_pos_weight\":\"1\"}}},\"version\":[3,2,0]}";
+	char		buf[4096];
+
+	snprintf(buf, sizeof(buf), fmt, cats_json);
+	return gs_forest_load((const unsigned char *) buf, strlen(buf), GS_FORMAT_XGBOOST_JSON, NULL,
+						  &gs_malloc_allocator, f, st);
+}
+
+static void
+check_hand_made(void)
+{
+	static const struct
+	{
+		const char *cats;
+		GsCode		want;
+		int			names;		/* names of feature 2 when loaded */
+		const char *what;
+	}			cases[] = {
+		{"{\"enc\":[{\"offsets\":[],\"values\":[]},{\"offsets\":[0,1,3],\"values\":[65,66,67]}],\"feature_segments\":[0,0,2],\"sorted_idx\":[0,1]}",
+		GS_OK, 2, "two names A and BC"},
+		{"{\"enc\":[],\"feature_segments\":[],\"sorted_idx\":[]}", GS_OK, 0, "an empty cats (trained on arrays): no names"},
+		{"{\"enc\":[{\"offsets\":[],\"values\":[]},{\"type\":15,\"values\":[-3,12]}],\"feature_segments\":[0,0,2],\"sorted_idx\":[0,1]}",
+		GS_OK, 2, "integer categories, one negative"},
+		{"{\"enc\":[{\"offsets\":[],\"values\":[]},{\"offsets\":[0,1,2],\"values\":[65,-61]}],\"feature_segments\":[0,0,2],\"sorted_idx\":[0,1]}",
+		GS_OK, 0, "a byte outside ASCII: names not kept"},
+		{"{\"enc\":[{\"offsets\":[],\"values\":[]},{\"offsets\":[0,1,2],\"values\":[65,65]}],\"feature_segments\":[0,0,2],\"sorted_idx\":[0,1]}",
+		GS_ERR_INVALID_MODEL, 0, "a name twice"},
+		{"{\"enc\":[{\"offsets\":[],\"values\":[]},{\"offsets\":[0,2,1],\"values\":[65,66]}],\"feature_segments\":[0,0,2],\"sorted_idx\":[0,1]}",
+		GS_ERR_INVALID_MODEL, 0, "offsets going back"},
+		{"{\"enc\":[{\"offsets\":[],\"values\":[]},{\"offsets\":[0,1,5],\"values\":[65,66]}],\"feature_segments\":[0,0,2],\"sorted_idx\":[0,1]}",
+		GS_ERR_INVALID_MODEL, 0, "offsets past the values"},
+		{"{\"enc\":[{\"offsets\":[],\"values\":[]},{\"offsets\":[1,2],\"values\":[65,66]}],\"feature_segments\":[0,0,1],\"sorted_idx\":[0]}",
+		GS_ERR_INVALID_MODEL, 0, "offsets not starting at 0"},
+		{"{\"enc\":[{\"offsets\":[],\"values\":[]},{\"offsets\":[0,1,2],\"values\":[65,66]}],\"feature_segments\":[0,0,3],\"sorted_idx\":[0,1]}",
+		GS_ERR_INVALID_MODEL, 0, "feature_segments disagreeing"},
+		{"{\"enc\":[{\"offsets\":[],\"values\":[]}],\"feature_segments\":[0,0],\"sorted_idx\":[]}",
+		GS_ERR_INVALID_MODEL, 0, "one entry for two features"},
+		{"{\"enc\":[{\"offsets\":[],\"values\":[]},{\"offsets\":[0,1],\"values\":[0]}],\"feature_segments\":[0,0,1],\"sorted_idx\":[0]}",
+		GS_ERR_INVALID_MODEL, 0, "a NUL byte in a name"},
+		{"{\"enc\":[{\"offsets\":[],\"values\":[]},{\"offsets\":[0,1],\"values\":[300]}],\"feature_segments\":[0,0,1],\"sorted_idx\":[0]}",
+		GS_ERR_INVALID_MODEL, 0, "a value that is not a byte"},
+		{"{\"enc\":[{\"offsets\":[],\"values\":[]},{\"type\":8,\"values\":[1.5,2.5]}],\"feature_segments\":[0,0,2],\"sorted_idx\":[0,1]}",
+		GS_ERR_INVALID_MODEL, 0, "float categories (XGBoost refuses them)"},
+		{"{\"enc\":[{\"offsets\":[],\"values\":[]},{\"values\":\"AB\"}],\"feature_segments\":[0,0,2],\"sorted_idx\":[0,1]}",
+		GS_ERR_INVALID_MODEL, 0, "values not an array"},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+	{
+		GsForest   *f = NULL;
+		GsStatus	st;
+		GsCode		rc = load_with_cats(cases[i].cats, &f, &st);
+		int			good = rc == cases[i].want;
+
+		if (good && rc == GS_OK)
+			good = gs_catnames_count(f->cat_names, 1) == cases[i].names &&
+				gs_catnames_count(f->cat_names, 0) == 0;
+		if (!good)
+			printf("# status %d (%s)\n", (int) rc, rc ? st.msg : "ok");
+		ok(good, "hand-made cats", cases[i].what);
+		if (i == 0 && f)
+			ok(gs_catnames_code(f->cat_names, 1, "BC", 2) == 1 && gs_catnames_code(f->cat_names, 1, "A", 1) == 0,
+			   "hand-made cats", "A is code 0, BC code 1");
+		if (i == 2 && f)
+			ok(gs_catnames_code(f->cat_names, 1, "-3", 2) == 0 && gs_catnames_code(f->cat_names, 1, "12", 2) == 1,
+			   "hand-made cats", "-3 is code 0, 12 code 1");
+		if (i == 3 && f)
+			ok(strstr(f->load_note, "outside ASCII") != NULL, "hand-made cats", "the load note says why");
+		gs_forest_free(f);
+	}
+}
+
+int
+main(void)
+{
+	static const struct
+	{
+		const char *file;
+		const char *tsv;
+		int			utf8;
+	}			models[] = {
+		{"x3_catnames.json", "x3_catnames", 0},
+		{"x3_catnames.ubj", "x3_catnames", 0},
+		{"x3_catnames_reg.json", "x3_catnames_reg", 0},
+		{"lgb_catnames.txt", "lgb_catnames", 1},
+	};
+
+	for (size_t i = 0; i < sizeof(models) / sizeof(models[0]); i++)
+	{
+		GsStatus	st;
+		GsForest   *f = load(models[i].file, &st);
+		int			rows = 0,
+					bad;
+
+		ok(f != NULL, models[i].file, "loads");
+		if (!f)
+			continue;
+		check_shape(f, models[i].file, models[i].utf8);
+		bad = check_rows(f, models[i].file, models[i].tsv, &rows);
+		ok(bad == 0 && rows > 150, models[i].file, "every row by name within 1e-6 of the library");
+		check_image(f, models[i].file, models[i].tsv);
+		gs_forest_free(f);
+	}
+
+	/* XGBoost's damaged names outside ASCII: country keeps none, the others do */
+	{
+		GsStatus	st;
+		GsForest   *f = load("x3_catnames_utf8.json", &st);
+
+		ok(f && f->cat_names && gs_catnames_count(f->cat_names, 1) == 0 &&
+		   gs_catnames_count(f->cat_names, 3) == 5 && gs_catnames_count(f->cat_names, 4) == 3,
+		   "x3_catnames_utf8.json", "country's damaged names are not kept, mcc's and channel's are");
+		ok(f && strstr(f->load_note, "feature 2 (\"country\")") != NULL, "x3_catnames_utf8.json",
+		   "the load note names the feature");
+		gs_forest_free(f);
+	}
+
+	/* models without names */
+	{
+		GsStatus	st;
+		GsForest   *f = load("x3_cat_binary.json", &st);
+		GsForest   *g = load("lgb_binary.txt", &st);
+
+		ok(f && f->cat_names == NULL && g && g->cat_names == NULL, "codes-only models",
+		   "trained on arrays: no names");
+		gs_forest_free(f);
+		gs_forest_free(g);
+	}
+
+	check_hand_made();
+	printf("1..%d\ncatnames: %d passed, %d failed\n", n_pass + n_fail, n_pass, n_fail);
+	return n_fail > 0;
+}
