@@ -413,7 +413,7 @@ column_args(FunctionCallInfo fcinfo)
 					(errcode(ERRCODE_DATATYPE_MISMATCH),
 					 errmsg("feature %d of gpu_score_agg has type %s, which cannot hold a feature",
 							i + 1, format_type_be(type)),
-					 errhint("Features must be real, double precision, smallint, integer, bigint, numeric or boolean.")));
+					 errhint("Features must be real, double precision, smallint, integer, bigint, numeric or boolean, or text for a categorical feature with named categories.")));
 		if (ca->kinds[i] == GS_COL_FLOAT4_ARRAY || ca->kinds[i] == GS_COL_FLOAT8_ARRAY)
 		{
 			if (n != 1)
@@ -476,6 +476,12 @@ gpuscore_gpu_score_agg_cols_transfn(PG_FUNCTION_ARGS)
 			v = PG_GETARG_FLOAT4(a);
 			if (isinf(v))
 				gs_check_infinite(st->m, f, v);
+		}
+		else if (gs_col_kind_is_text(ca->kinds[f]))
+		{
+			if (!gs_feature_has_names(st->m, f))
+				gs_check_text_feature(st->m, f, psprintf("feature argument %d", f + 1));
+			v = gs_text_feature(st->m, f, PG_GETARG_DATUM(a), ca->kinds[f], NULL);
 		}
 		else
 		{

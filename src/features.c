@@ -52,6 +52,13 @@ gs_column_kind(Oid type, GsColKind *kind)
 		case FLOAT8ARRAYOID:
 			*kind = GS_COL_FLOAT8_ARRAY;
 			return true;
+		case TEXTOID:
+		case VARCHAROID:
+			*kind = GS_COL_TEXT;
+			return true;
+		case BPCHAROID:
+			*kind = GS_COL_BPCHAR;
+			return true;
 	}
 	return false;
 }

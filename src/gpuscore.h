@@ -128,7 +128,9 @@ typedef enum GsColKind
 	GS_COL_NUMERIC,
 	GS_COL_BOOL,
 	GS_COL_FLOAT4_ARRAY,		/* all features in one real[] column */
-	GS_COL_FLOAT8_ARRAY			/* all features in one double precision[] column */
+	GS_COL_FLOAT8_ARRAY,		/* all features in one double precision[] column */
+	GS_COL_TEXT,				/* text or varchar: a category by name */
+	GS_COL_BPCHAR				/* char(n): the same, trailing blanks ignored */
 } GsColKind;
 
 /* Classify a column type; returns false if it cannot hold a feature. */
@@ -139,6 +141,30 @@ extern bool gs_column_kind(Oid type, GsColKind *kind);
  * numeric values beyond double range become +-Inf.
  */
 extern double gs_datum_to_double(Datum d, GsColKind kind);
+
+/* ---- categories.c: categorical features given by name ---- */
+
+/* Whether a column of this kind holds category names (text, char). */
+extern bool gs_col_kind_is_text(GsColKind kind);
+
+/* Whether feature f (0-based) of m has category names. */
+extern bool gs_feature_has_names(const GsModelRef *m, int f);
+
+/*
+ * ERROR unless feature f (0-based) of m has category names, so that `what`
+ * (a column, "the category") can be text.
+ */
+extern void gs_check_text_feature(const GsModelRef *m, int f, const char *what);
+
+/*
+ * The category code of text datum d for feature f (checked with
+ * gs_check_text_feature), or NaN for a name the model does not know when
+ * its library scores such a name as missing (LightGBM).  For a name XGBoost
+ * would refuse: ERROR when why is NULL, else NaN with *why set to "holds
+ * ..., which is not one of the model's categories".
+ */
+extern float gs_text_feature(const GsModelRef *m, int f, Datum d, GsColKind kind,
+							 const char **why);
 
 /* ---- device.c: the batch scorer ---- */
 

@@ -99,7 +99,9 @@ check_shape(TupleDesc desc, const GsModelRef *m, QueryShape *shape)
 					(errcode(ERRCODE_DATATYPE_MISMATCH),
 					 errmsg("query column \"%s\" has type %s, which cannot be a feature",
 							NameStr(att->attname), format_type_be(att->atttypid)),
-					 errhint("Features must be real, double precision, numeric, integer or boolean.")));
+					 errhint("Features must be real, double precision, numeric, integer or boolean, or text for a categorical feature with named categories.")));
+		if (gs_col_kind_is_text(shape->kinds[i]))
+			gs_check_text_feature(m, i - 1, psprintf("query column \"%s\"", NameStr(att->attname)));
 		shape->all_float4 &= shape->kinds[i] == GS_COL_FLOAT4;
 	}
 }
@@ -194,6 +196,8 @@ add_row(ScoreReceiver *r, const Datum *values, const bool *nulls)
 				if (isinf(v))
 					gs_check_infinite(m, f, v);
 			}
+			else if (gs_col_kind_is_text(shape->kinds[f + 1]))
+				v = gs_text_feature(m, f, values[f + 1], shape->kinds[f + 1], NULL);
 			else
 			{
 				double		dv = gs_datum_to_double(values[f + 1], shape->kinds[f + 1]);

@@ -53,6 +53,7 @@ typedef struct FeatureMap
 	int		   *src;			/* [n] index into the values[] of a row */
 	GsColKind  *kind;			/* [n] */
 	char	  **colname;		/* [n] */
+	const GsModelRef *model;	/* whose category names text columns use */
 } FeatureMap;
 
 /* Where the value of argument key goes, or NULL for an unknown key. */

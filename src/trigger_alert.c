@@ -319,7 +319,9 @@ build_batch(AlertRun *run, SPITupleTable *tt, uint64 n, float *x, int slot)
 		what = key_null ? pstrdup("with a NULL key") : psprintf("with key " INT64_FORMAT, key);
 		if (run->on_error == ON_ERROR_ERROR)
 			ereport(ERROR,
-					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+					(gs_col_kind_is_text(fm->kind[bad]) ?
+					 errcode(ERRCODE_INVALID_PARAMETER_VALUE) :
+					 errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 					 errmsg(TRIG_FMT "column \"%s\" %s", TRIG_ARGS(run->id), fm->colname[bad], why),
 					 errdetail("Model \"%s\" cannot score the inserted row %s.", run->model->name, what),
 					 errhint("Use NULL for a missing value, or create the trigger with 'on_error=null' to skip such rows.")));

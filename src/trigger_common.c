@@ -301,6 +301,7 @@ trig_resolve_features(const TrigIdent *id, TupleDesc desc, const GsModelRef *m,
 				 errhint("List every feature column in model order: 'features=col1,col2,...'.")));
 
 	fm->n = f->n_features;
+	fm->model = m;
 	fm->attnum = palloc(sizeof(AttrNumber) * fm->n);
 	fm->src = palloc(sizeof(int) * fm->n);
 	fm->kind = palloc(sizeof(GsColKind) * fm->n);
@@ -318,7 +319,9 @@ trig_resolve_features(const TrigIdent *id, TupleDesc desc, const GsModelRef *m,
 					(errcode(ERRCODE_DATATYPE_MISMATCH),
 					 errmsg(TRIG_FMT "column \"%s\" has type %s, which cannot be a feature",
 							TRIG_ARGS(id), name, format_type_be(att->atttypid)),
-					 errhint("Features must be real, double precision, numeric, smallint, integer, bigint or boolean columns.")));
+					 errhint("Features must be real, double precision, numeric, smallint, integer, bigint or boolean columns, or text for a categorical feature with named categories.")));
+		if (gs_col_kind_is_text(fm->kind[i]))
+			gs_check_text_feature(m, i, psprintf(TRIG_FMT "column \"%s\"", TRIG_ARGS(id), name));
 		if (before_row && att->attgenerated)
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -361,8 +364,16 @@ trig_read_features(const FeatureMap *fm, const Datum *values, const bool *nulls,
 			dst[(size_t) f * stride] = NAN;
 			continue;
 		}
-		v = fm->kind[f] == GS_COL_FLOAT4 ? DatumGetFloat4(values[c]) :
-			gs_datum_to_double(values[c], fm->kind[f]);
+		if (gs_col_kind_is_text(fm->kind[f]))
+		{
+			*why = NULL;
+			v = gs_text_feature(fm->model, f, values[c], fm->kind[f], why);
+			if (*why != NULL)
+				return f;
+		}
+		else
+			v = fm->kind[f] == GS_COL_FLOAT4 ? DatumGetFloat4(values[c]) :
+				gs_datum_to_double(values[c], fm->kind[f]);
 		if ((*why = trig_bad_value(v)) != NULL)
 			return f;
 		dst[(size_t) f * stride] = (float) v;

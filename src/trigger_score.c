@@ -252,8 +252,13 @@ gpuscore_gpu_score_trigger(PG_FUNCTION_ARGS)
 	bad = trig_read_features(&s->fm, s->values, s->nulls, s->row, 1, &why);
 	if (bad >= 0 && s->on_error == ON_ERROR_ERROR)
 		ereport(ERROR,
-				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				(gs_col_kind_is_text(s->fm.kind[bad]) ?
+				 errcode(ERRCODE_INVALID_PARAMETER_VALUE) :
+				 errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 				 errmsg(TRIG_FMT "column \"%s\" %s", TRIG_ARGS(&s->id), s->fm.colname[bad], why),
+				 gs_col_kind_is_text(s->fm.kind[bad]) ?
+				 errdetail("Model \"%s\" cannot score the row: XGBoost refuses categories a model was not trained with.",
+						   s->model->name) :
 				 errdetail("Model \"%s\" cannot score the row: feature %d must be finite and within the range of real.",
 						   s->model->name, bad + 1),
 				 errhint("Use NULL for a missing value, or create the trigger with 'on_error=null' to store a NULL score instead.")));

@@ -1,0 +1,188 @@
+/*
+ * categories.c
+ *	  Categorical features given as text, and the SQL functions that show a
+ *	  model's category names: gpu_model_categories and gpu_category_code.
+ *
+ * A tree ensemble trained on a pandas DataFrame with category columns keeps
+ * the names of its categories (XGBoost 3.1 and later, LightGBM; see
+ * src/core/cat_names.h): code c of a feature is its c-th name.  A text,
+ * varchar or char column for such a feature is looked up by name, exactly
+ * (case and blanks count, char's trailing blanks aside), as the libraries
+ * re-code a DataFrame.  A name the model does not know is what the library
+ * makes it: an error for XGBoost, a missing value for LightGBM.  Numbers
+ * stay category codes everywhere.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "catalog/pg_type.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "mb/pg_wchar.h"
+#include "utils/builtins.h"
+
+#include "core/cat_names.h"
+#include "gpuscore.h"
+
+PG_FUNCTION_INFO_V1(gpuscore_gpu_model_categories);
+PG_FUNCTION_INFO_V1(gpuscore_gpu_category_code);
+
+static const GsCatNames *
+names_of(const GsModelRef *m)
+{
+	return m->forest ? m->forest->cat_names : NULL;
+}
+
+/* " (\"name\")" for feature f of m, or "" when it has no name. */
+static const char *
+feature_label(const GsModelRef *m, int f)
+{
+	const char *const *names = (const char *const *) m->model->feature_names;
+
+	if (names == NULL || names[f] == NULL || names[f][0] == '\0')
+		return "";
+	return psprintf(" (\"%s\")", names[f]);
+}
+
+/* Is a column of this kind looked up by category name? */
+bool
+gs_col_kind_is_text(GsColKind kind)
+{
+	return kind == GS_COL_TEXT || kind == GS_COL_BPCHAR;
+}
+
+/* Whether feature f of m has category names; see gpuscore.h. */
+bool
+gs_feature_has_names(const GsModelRef *m, int f)
+{
+	return gs_catnames_count(names_of(m), f) > 0;
+}
+
+/* ERROR unless feature f of m can be given as text; see gpuscore.h. */
+void
+gs_check_text_feature(const GsModelRef *m, int f, const char *what)
+{
+	if (gs_catnames_count(names_of(m), f) > 0)
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_DATATYPE_MISMATCH),
+			 errmsg("%s is text, but feature %d%s of model \"%s\" has no category names",
+					what, f + 1, feature_label(m, f), m->name),
+			 names_of(m) == NULL ?
+			 errdetail("The model keeps no category names.") :
+			 errdetail("The feature is not a categorical feature with named categories."),
+			 errhint("Text can be given for the categorical features of XGBoost (3.1 or later) and LightGBM models trained on a pandas DataFrame with category columns; pass other features as numbers.")));
+}
+
+/*
+ * The code of text value d (a GS_COL_TEXT or GS_COL_BPCHAR datum) for
+ * feature f of m; see gpuscore.h.
+ */
+float
+gs_text_feature(const GsModelRef *m, int f, Datum d, GsColKind kind, const char **why)
+{
+	text	   *t = DatumGetTextPP(d);
+	char	   *s = VARDATA_ANY(t);
+	int			len = VARSIZE_ANY_EXHDR(t);
+	char	   *utf8;
+	int32		code;
+
+	if (kind == GS_COL_BPCHAR)
+		len = bpchartruelen(s, len);
+	/* the same pointer, not terminated, when there is nothing to convert */
+	utf8 = pg_server_to_any(s, len, PG_UTF8);
+	code = gs_catnames_code(names_of(m), f, utf8, utf8 == s ? (size_t) len : strlen(utf8));
+	if (code >= 0)
+		return (float) code;
+	if (m->forest->format == GS_FORMAT_LIGHTGBM)
+		return NAN;				/* LightGBM: an unknown category is missing */
+	if (why != NULL)
+	{
+		*why = psprintf("holds \"%s\", which is not one of the model's categories",
+						text_to_cstring(t));
+		return NAN;
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("\"%s\" is not a category of feature %d%s of model \"%s\"",
+					text_to_cstring(t), f + 1, feature_label(m, f), m->name),
+			 errdetail("XGBoost refuses categories a model was not trained with; this feature has %d.",
+					   gs_catnames_count(names_of(m), f)),
+			 errhint("gpu_model_categories('%s') lists them. Pass NULL to score the value as missing.",
+					 m->name)));
+	return NAN;					/* keep compiler quiet */
+}
+
+/*
+ * gpu_model_categories(model text) RETURNS TABLE(feature integer,
+ * feature_name text, code integer, category text): every category name of
+ * the model, feature by feature, code by code.
+ */
+Datum
+gpuscore_gpu_model_categories(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	const char *name = gs_model_name_arg(fcinfo, 0);
+	GsModelRef *m;
+	const GsCatNames *cn;
+
+	InitMaterializedSRF(fcinfo, 0);
+	m = gs_model_acquire(name, CurrentMemoryContext);
+	cn = names_of(m);
+	for (int f = 0; cn != NULL && f < m->model->n_features; f++)
+	{
+		int			n = gs_catnames_count(cn, f);
+
+		for (int c = 0; c < n; c++)
+		{
+			const char *cat = gs_catnames_name(cn, f, c);
+			Datum		values[4];
+			bool		nulls[4] = {false, false, false, false};
+
+			CHECK_FOR_INTERRUPTS();
+			values[0] = Int32GetDatum(f + 1);
+			if (m->model->feature_names && m->model->feature_names[f])
+				values[1] = CStringGetTextDatum(m->model->feature_names[f]);
+			else
+				nulls[1] = true;
+			values[2] = Int32GetDatum(c);
+			values[3] = CStringGetTextDatum(pg_any_to_server(cat, (int) strlen(cat), PG_UTF8));
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		}
+	}
+	return (Datum) 0;
+}
+
+/*
+ * gpu_category_code(model text, feature text, category text) RETURNS
+ * integer: the code of a category, to put in a feature array.  STRICT.
+ * NULL for a category a LightGBM model does not know (a missing value to
+ * LightGBM); an ERROR for one an XGBoost model does not know.
+ */
+Datum
+gpuscore_gpu_category_code(PG_FUNCTION_ARGS)
+{
+	const char *name = gs_model_name_arg(fcinfo, 0);
+	char	   *feature = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	GsModelRef *m = gs_model_acquire(name, CurrentMemoryContext);
+	char	  **fnames = m->model->feature_names;
+	int			f = -1;
+	float		code;
+
+	for (int i = 0; fnames != NULL && i < m->model->n_features; i++)
+		if (fnames[i] != NULL && strcmp(fnames[i], feature) == 0)
+			f = i;
+	if (f < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("model \"%s\" has no feature named \"%s\"", name, feature),
+				 fnames == NULL ? errdetail("The model does not name its features.") : 0,
+				 errhint("gpu_models.feature_names lists the names, gpu_model_categories('%s') the categorical features.",
+						 name)));
+	gs_check_text_feature(m, f, "the category");
+	code = gs_text_feature(m, f, PG_GETARG_DATUM(2), GS_COL_TEXT, NULL);
+	if (isnan(code))
+		PG_RETURN_NULL();
+	PG_RETURN_INT32((int32) code);
+}
