@@ -19,6 +19,12 @@ SELECT feature, feature_name, count(*) AS categories, string_agg(quote_literal(c
 SELECT gpu_load_model('codes_only', pg_read_binary_file(:'fx' || '/models/x3_cat_binary.json')) > 0 AS loaded;
 SELECT count(*) FROM gpu_model_categories('codes_only');
 
+-- XGBoost (3.2 at least) stores names outside ASCII damaged: such a feature
+-- keeps none (a NOTICE says so), its codes still score
+SELECT gpu_load_model('xutf8', pg_read_binary_file(:'fx' || '/models/x3_catnames_utf8.json')) > 0 AS loaded;
+SELECT feature, feature_name, count(*) FROM gpu_model_categories('xutf8') GROUP BY 1, 2 ORDER BY 1;
+SELECT gpu_drop_model('xutf8');
+
 -- gpu_category_code: the code for a feature array.  Exact bytes: case and
 -- blanks matter; the empty string can be a category.
 SELECT gpu_category_code('xcat', 'country', 'US') AS us, gpu_category_code('xcat', 'country', '') AS empty,

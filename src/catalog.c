@@ -300,6 +300,11 @@ store_model(const char *name, bytea *model, const char *format_name)
 				(errmsg("model \"%s\": %s", name, forest->load_note),
 				 errdetail("The model was saved by XGBoost's scikit-learn API after early stopping; a Booster's predict would use every round."),
 				 errhint("To score every round, save it with model.get_booster().save_model(...).")));
+	if (forest && forest->cat_note[0])
+		ereport(NOTICE,
+				(errmsg("model \"%s\": %s", name, forest->cat_note),
+				 errdetail("Text cannot be given for such a feature; the features whose names are kept take text."),
+				 errhint("Pass the feature's category codes: the positions of its categories in the training DataFrame's categories.")));
 	/* a network's "objective": what its score is */
 	if (mlp)
 		snprintf(objective, sizeof(objective), "%s",

@@ -117,6 +117,8 @@ typedef struct GsForest
 	 * nothing): set by a load, not kept in the forest's image.
 	 */
 	char		load_note[192];
+	/* the same about category names (cat_names.h): why some are not kept */
+	char		cat_note[256];
 	int32_t		n_cat_splits;	/* categorical split nodes */
 	uint32_t	split_kinds;	/* GS_NODE_CATEGORICAL | GS_NODE_ZERO_MISSING |
 								 * GS_NODE_EQUAL of any split node; 0: plain

@@ -191,7 +191,7 @@ gs_lgbm_read_cats(const char *text, GsForest *f, GsStatus *st)
 	if (lists == NULL || json_is_null(lists) || json_array_size(lists) == 0)
 	{
 		if (lists == NULL)
-			snprintf(f->load_note, sizeof(f->load_note),
+			snprintf(f->cat_note, sizeof(f->cat_note),
 					 "the model's pandas_categorical line is not JSON: category names not kept");
 		json_decref(lists);
 		return GS_OK;
@@ -204,7 +204,7 @@ gs_lgbm_read_cats(const char *text, GsForest *f, GsStatus *st)
 	}
 	n_cat = params ? parse_cat_features(params, f->n_features, feat) : -1;
 	if (!json_is_array(lists) || n_cat != (int32_t) json_array_size(lists))
-		snprintf(f->load_note, sizeof(f->load_note),
+		snprintf(f->cat_note, sizeof(f->cat_note),
 				 "the model's pandas_categorical lists do not match its categorical features one to one: category names not kept");
 	else
 	{

@@ -64,7 +64,7 @@ extern GsCode gs_lgbm_parse_tree(const GsAllocator *a, const char *p, int32_t ti
 /*
  * Read the "pandas_categorical" line of the model text into f->cat_names
  * (lgbm_cats.c); GS_OK leaving it NULL when there are no names to keep
- * (f->load_note says why when there was a line).
+ * (f->cat_note says why when there was a line).
  */
 extern GsCode gs_lgbm_read_cats(const char *text, GsForest *f, GsStatus *st);
 

@@ -189,9 +189,9 @@ gs_xgb_read_cats(json_t *model, GsForest *f, GsStatus *st)
 		{
 			const char *fname = f->feature_names ? f->feature_names[j] : "";
 
-			if (f->load_note[0] == '\0')
-				snprintf(f->load_note, sizeof(f->load_note),
-						 "the category names of feature %d%s%.40s%s hold characters outside ASCII, which XGBoost stores damaged: not kept, pass its category codes",
+			if (f->cat_note[0] == '\0')
+				snprintf(f->cat_note, sizeof(f->cat_note),
+						 "the category names of feature %d%s%.40s%s are not kept: they hold characters outside ASCII, which XGBoost stores damaged",
 						 j + 1, fname[0] ? " (\"" : "", fname, fname[0] ? "\")" : "");
 			count[j] = 0;
 			continue;

@@ -3,7 +3,8 @@
  *	  Writes the seed corpus of fuzz_image (tests/fuzz/corpus/fuzz_image/):
  *	  the forest images (forest_image.h) of a few small fixture models, one
  *	  of each kind of split and layout (numerical, categorical,
- *	  zero-as-missing, equality, several output groups, feature names), and
+ *	  zero-as-missing, equality, several output groups, feature names,
+ *	  category names), and
  *	  of a hand-made model with more output groups than trees.
  *
  * Not part of any build; run from the repository root to regenerate the
@@ -39,6 +40,8 @@ static const char *const fixtures[] = {
 	"models/lgb_zero_missing.txt",	/* zero-as-missing splits */
 	/* (every LightGBM model: double leaves, leaf_lo) */
 	"onnx/trees/onnx_edit_modes.onnx",	/* equality splits */
+	"models/x3_catnames_reg.json",	/* category names: text and integers */
+	"models/lgb_catnames.txt",	/* category names outside ASCII */
 };
 
 /* XGBoost JSON: 3 classes, one tree (the other classes score their base). */

@@ -277,7 +277,82 @@ check_hand_made(void)
 			ok(gs_catnames_code(f->cat_names, 1, "-3", 2) == 0 && gs_catnames_code(f->cat_names, 1, "12", 2) == 1,
 			   "hand-made cats", "-3 is code 0, 12 code 1");
 		if (i == 3 && f)
-			ok(strstr(f->load_note, "outside ASCII") != NULL, "hand-made cats", "the load note says why");
+			ok(strstr(f->cat_note, "outside ASCII") != NULL, "hand-made cats", "the load note says why");
+		gs_forest_free(f);
+	}
+}
+
+/* lgb_catnames.txt with its text edited: from -> to (the first match). */
+static GsCode
+load_lgbm_edited(const char *from, const char *to, GsForest **f, GsStatus *st)
+{
+	size_t		len;
+	unsigned char *b = gs_read_file(FIXTURES "/models/lgb_catnames.txt", &len);
+	char	   *at = b ? strstr((char *) b, from) : NULL;
+	char	   *edited;
+	size_t		n = 0;
+	GsCode		rc;
+
+	*f = NULL;
+	if (at == NULL)
+	{
+		free(b);
+		return GS_ERR_INTERNAL;
+	}
+	edited = malloc(len + strlen(to) + 1);
+	memcpy(edited, b, (size_t) (at - (char *) b));
+	n = (size_t) (at - (char *) b);
+	memcpy(edited + n, to, strlen(to));
+	n += strlen(to);
+	memcpy(edited + n, at + strlen(from), len - (size_t) (at - (char *) b) - strlen(from));
+	n += len - (size_t) (at - (char *) b) - strlen(from);
+	rc = gs_forest_load((unsigned char *) edited, n, GS_FORMAT_LIGHTGBM, NULL, &gs_malloc_allocator, f, st);
+	free(edited);
+	free(b);
+	return rc;
+}
+
+static void
+check_lgbm_edits(void)
+{
+	static const struct
+	{
+		const char *from,
+				   *to;
+		int			country,	/* names of feature 2 when loaded, -1: no names at all */
+					noted;
+		const char *what;
+	}			cases[] = {
+		{"[categorical_feature: 1,3,4]", "[categorical_feature: 1,3]", -1, 1,
+		"two categorical features, three lists: no names, a note"},
+		{"[categorical_feature: 1,3,4]", "[categorical_feature: ]", -1, 1, "no categorical features: no names, a note"},
+		{"[categorical_feature: 1,3,4]", "[categorical_feature: 4,3,1]", -1, 1, "indices out of order: no names, a note"},
+		{"[categorical_feature: 1,3,4]", "[categorical_feature: 1,3,9]", -1, 1, "an index past the features: no names, a note"},
+		{"pandas_categorical:[[", "pandas_categorical:[{", -1, 1, "a line that is not JSON: no names, a note"},
+		{"pandas_categorical:[[\"\",", "pandas_categorical:[[1.5,", 0, 0, "a list with a float: that feature has no names"},
+		{"pandas_categorical:[[\"\",", "pandas_categorical:[[\"BR\",", -2, 0, "a name twice: refused"},
+		{"pandas_categorical:", "pandas_categorical_x:", -1, 0, "no pandas_categorical line: no names, no note"},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+	{
+		GsForest   *f = NULL;
+		GsStatus	st;
+		GsCode		rc = load_lgbm_edited(cases[i].from, cases[i].to, &f, &st);
+		int			good;
+
+		if (cases[i].country == -2)
+			good = rc == GS_ERR_INVALID_MODEL;
+		else if (rc != GS_OK)
+			good = 0;
+		else if (cases[i].country == -1)
+			good = f->cat_names == NULL && (f->cat_note[0] != '\0') == cases[i].noted;
+		else
+			good = f->cat_names != NULL && gs_catnames_count(f->cat_names, 1) == cases[i].country &&
+				gs_catnames_count(f->cat_names, 3) == 5 && (f->cat_note[0] != '\0') == cases[i].noted;
+		if (!good)
+			printf("# status %d (%s)\n", (int) rc, rc ? st.msg : (f ? f->cat_note : ""));
+		ok(good, "edited lgb_catnames.txt", cases[i].what);
 		gs_forest_free(f);
 	}
 }
@@ -322,7 +397,7 @@ main(void)
 		ok(f && f->cat_names && gs_catnames_count(f->cat_names, 1) == 0 &&
 		   gs_catnames_count(f->cat_names, 3) == 5 && gs_catnames_count(f->cat_names, 4) == 3,
 		   "x3_catnames_utf8.json", "country's damaged names are not kept, mcc's and channel's are");
-		ok(f && strstr(f->load_note, "feature 2 (\"country\")") != NULL, "x3_catnames_utf8.json",
+		ok(f && strstr(f->cat_note, "feature 2 (\"country\")") != NULL, "x3_catnames_utf8.json",
 		   "the load note names the feature");
 		gs_forest_free(f);
 	}
@@ -340,6 +415,7 @@ main(void)
 	}
 
 	check_hand_made();
+	check_lgbm_edits();
 	printf("1..%d\ncatnames: %d passed, %d failed\n", n_pass + n_fail, n_pass, n_fail);
 	return n_fail > 0;
 }
