@@ -138,11 +138,11 @@ tests/unit/test_core_asan: tests/unit/test_core.c $(CORE_SRC) src/core/*.h
 	$(CC) $(UNIT_CFLAGS) $(ASAN_FLAGS) -o $@ tests/unit/test_core.c $(CORE_SRC) -ljansson -lm
 
 # Category names of tree ensembles (src/core/cat_names.c) against the libraries, rows by name.
-tests/unit/test_catnames: tests/unit/test_catnames.c $(CORE_SRC) src/core/*.h
-	$(CC) $(UNIT_CFLAGS) -o $@ tests/unit/test_catnames.c $(CORE_SRC) -ljansson -lm
+tests/unit/test_catnames: tests/unit/test_catnames.c $(CORE_SRC) $(NN_SRC) src/core/*.h src/core/onnx.pb-c.h
+	$(CC) $(UNIT_CFLAGS) $(NN_CFLAGS) -o $@ tests/unit/test_catnames.c $(CORE_SRC) $(NN_SRC) -ljansson -lm $(NN_LIBS)
 
-tests/unit/test_catnames_asan: tests/unit/test_catnames.c $(CORE_SRC) src/core/*.h
-	$(CC) $(UNIT_CFLAGS) $(ASAN_FLAGS) -o $@ tests/unit/test_catnames.c $(CORE_SRC) -ljansson -lm
+tests/unit/test_catnames_asan: tests/unit/test_catnames.c $(CORE_SRC) $(NN_SRC) src/core/*.h src/core/onnx.pb-c.h
+	$(CC) $(UNIT_CFLAGS) $(NN_CFLAGS) $(ASAN_FLAGS) -o $@ tests/unit/test_catnames.c $(CORE_SRC) $(NN_SRC) -ljansson -lm $(NN_LIBS)
 
 tests/unit/test_ubj: tests/unit/test_ubj.c src/core/ubj_decode.c src/core/ubj_reader.c src/core/utf8_valid.c src/core/ubj_decode.h src/core/ubj_internal.h
 	$(CC) $(UNIT_CFLAGS) -o $@ tests/unit/test_ubj.c src/core/ubj_decode.c src/core/ubj_reader.c src/core/utf8_valid.c -ljansson -lm

@@ -14,20 +14,20 @@
 #include "utf8_valid.h"
 
 static void *
-cn_alloc(GsForest *f, size_t n)
+cn_alloc(const GsAllocator *a, size_t n)
 {
-	return f->alloc.alloc(f->alloc.ctx, n > 0 ? n : 1);
+	return a->alloc(a->ctx, n > 0 ? n : 1);
 }
 
 /* Start the names; see cat_names.h. */
 GsCode
-gs_catnames_new(GsForest *f, const uint8_t *kind, const int64_t *count,
-				size_t text_bytes, GsStatus *st)
+gs_catnames_new(GsCatNames **out, const GsAllocator *a, int32_t nf, const uint8_t *kind,
+				const int64_t *count, size_t text_bytes, GsStatus *st)
 {
 	GsCatNames *cn;
 	int64_t		total = 0;
-	int32_t		nf = f->n_features;
 
+	*out = NULL;
 	for (int32_t j = 0; j < nf; j++)
 	{
 		if (count[j] < 0 || count[j] > GS_CATNAMES_MAX_PER_FEATURE)
@@ -41,19 +41,20 @@ gs_catnames_new(GsForest *f, const uint8_t *kind, const int64_t *count,
 		(uint64_t) text_bytes + (uint64_t) total + 8 * (uint64_t) nf > UINT32_MAX)
 		return gs_status_set(st, GS_ERR_LIMIT, "too many category names in the model");
 
-	cn = cn_alloc(f, sizeof(GsCatNames));
+	cn = cn_alloc(a, sizeof(GsCatNames));
 	if (cn == NULL)
 		return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading category names");
 	memset(cn, 0, sizeof(GsCatNames));
-	f->cat_names = cn;
+	*out = cn;
+	cn->alloc = *a;
 	cn->n_features = nf;
 	cn->n_names = (int32_t) total;
 	cn->text_bytes = text_bytes + (size_t) total;
-	cn->kind = cn_alloc(f, (size_t) nf);
-	cn->first = cn_alloc(f, sizeof(int32_t) * ((size_t) nf + 1));
-	cn->name_at = cn_alloc(f, sizeof(uint32_t) * (size_t) total);
-	cn->order = cn_alloc(f, sizeof(int32_t) * (size_t) total);
-	cn->text = cn_alloc(f, cn->text_bytes);
+	cn->kind = cn_alloc(a, (size_t) nf);
+	cn->first = cn_alloc(a, sizeof(int32_t) * ((size_t) nf + 1));
+	cn->name_at = cn_alloc(a, sizeof(uint32_t) * (size_t) total);
+	cn->order = cn_alloc(a, sizeof(int32_t) * (size_t) total);
+	cn->text = cn_alloc(a, cn->text_bytes);
 	if (!cn->kind || !cn->first || !cn->name_at || !cn->order || !cn->text)
 		return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading category names");
 	cn->first[0] = 0;
@@ -87,13 +88,13 @@ feature_of(const GsCatNames *cn, int32_t i)
 
 /* Add the next name; see cat_names.h. */
 GsCode
-gs_catnames_add(GsForest *f, const char *name, size_t len, GsStatus *st)
+gs_catnames_add(GsCatNames *cn, const char *name, size_t len, GsStatus *st)
 {
-	GsCatNames *cn = f->cat_names;
-
 	if (cn->n_added >= cn->n_names || len + 1 > cn->text_bytes - cn->text_used)
 		return gs_status_set(st, GS_ERR_INVALID_MODEL,
 							 "invalid model: more category names than announced");
+	if (len == 0)
+		name = "";				/* an empty name may come as NULL */
 	if (memchr(name, '\0', len) != NULL ||
 		!gs_utf8_valid((const unsigned char *) name, len))
 	{
@@ -122,10 +123,8 @@ cmp_codes(const void *a, const void *b, void *arg)
 
 /* Check and index the names; see cat_names.h. */
 GsCode
-gs_catnames_finish(GsForest *f, GsStatus *st)
+gs_catnames_finish(GsCatNames *cn, GsStatus *st)
 {
-	GsCatNames *cn = f->cat_names;
-
 	if (cn->n_added != cn->n_names)
 		return gs_status_set(st, GS_ERR_INVALID_MODEL,
 							 "invalid model: fewer category names than announced");
@@ -171,7 +170,7 @@ static int
 cmp_len(const char *a, const char *s, size_t len)
 {
 	size_t		alen = strlen(a);
-	int			r = memcmp(a, s, alen < len ? alen : len);
+	int			r = (alen < len ? alen : len) == 0 ? 0 : memcmp(a, s, alen < len ? alen : len);
 
 	if (r != 0)
 		return r;
@@ -185,7 +184,7 @@ gs_catnames_code(const GsCatNames *cn, int32_t j, const char *s, size_t len)
 	int32_t		lo = 0,
 				hi = gs_catnames_count(cn, j) - 1;
 
-	if (memchr(s, '\0', len) != NULL)
+	if (len > 0 && memchr(s, '\0', len) != NULL)
 		return -1;
 	while (lo <= hi)
 	{
@@ -205,13 +204,13 @@ gs_catnames_code(const GsCatNames *cn, int32_t j, const char *s, size_t len)
 
 /* Release the names; see cat_names.h. */
 void
-gs_catnames_free(GsForest *f)
+gs_catnames_free(GsCatNames *cn)
 {
-	GsCatNames *cn = f->cat_names;
-	GsAllocator a = f->alloc;
+	GsAllocator a;
 
 	if (cn == NULL)
 		return;
+	a = cn->alloc;
 	if (cn->kind)
 		a.free(a.ctx, cn->kind);
 	if (cn->first)
@@ -223,5 +222,4 @@ gs_catnames_free(GsForest *f)
 	if (cn->text)
 		a.free(a.ctx, cn->text);
 	a.free(a.ctx, cn);
-	f->cat_names = NULL;
 }

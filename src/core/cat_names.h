@@ -8,10 +8,13 @@
  * category columns in the model ("cats"), LightGBM its "pandas_categorical"
  * line; code c of feature j is the c-th name of feature j.  Integer
  * categories (a category column of numbers) are kept as their decimal text,
- * so the text '7995' finds the code of category 7995.  The loaders build a
- * GsCatNames with gs_catnames_new / gs_catnames_add / gs_catnames_finish;
+ * so the text '7995' finds the code of category 7995.  ONNX models
+ * converted by skl2onnx from a DataFrame with string columns keep the
+ * categories of their OneHotEncoders (onnx_prep_cat.c).  The loaders build
+ * a GsCatNames with gs_catnames_new / gs_catnames_add / gs_catnames_finish;
  * the glue looks text up with gs_catnames_code.  All memory comes from the
- * forest's allocator and is released with the forest.
+ * allocator given to gs_catnames_new, kept in the names; the forest or
+ * network that holds them releases them with gs_catnames_free.
  */
 #ifndef GS_CAT_NAMES_H
 #define GS_CAT_NAMES_H
@@ -45,29 +48,32 @@ struct GsCatNames
 	/* building */
 	int32_t		n_added;
 	size_t		text_used;
+	GsAllocator alloc;
 };
 
 /*
- * Start the names of forest f: kind[j] and count[j] (0 for a feature
- * without names) for each of f->n_features features, text_bytes the bytes
- * of all names (without terminators).  Sets f->cat_names.  GS_ERR_LIMIT for
- * a feature with more than GS_CATNAMES_MAX_PER_FEATURE names, GS_ERR_NOMEM.
+ * Start the names of a model of n_features features: kind[j] and count[j]
+ * (0 for a feature without names) for each, text_bytes the bytes of all
+ * names (without terminators).  Sets *out, which the caller frees with
+ * gs_catnames_free also on failure.  GS_ERR_LIMIT for a feature with more
+ * than GS_CATNAMES_MAX_PER_FEATURE names, GS_ERR_NOMEM.
  */
-extern GsCode gs_catnames_new(GsForest *f, const uint8_t *kind, const int64_t *count,
-							  size_t text_bytes, GsStatus *st);
+extern GsCode gs_catnames_new(GsCatNames **out, const GsAllocator *a, int32_t n_features,
+							  const uint8_t *kind, const int64_t *count, size_t text_bytes,
+							  GsStatus *st);
 
 /*
  * Add the next name (feature by feature, code by code) of len bytes.
  * GS_ERR_INVALID_MODEL when it is not valid UTF-8, holds a NUL byte, or is
  * more than was announced.
  */
-extern GsCode gs_catnames_add(GsForest *f, const char *name, size_t len, GsStatus *st);
+extern GsCode gs_catnames_add(GsCatNames *cn, const char *name, size_t len, GsStatus *st);
 
 /*
  * Check that every announced name was added and that no feature has one
  * name twice (GS_ERR_INVALID_MODEL naming it), and build the lookup order.
  */
-extern GsCode gs_catnames_finish(GsForest *f, GsStatus *st);
+extern GsCode gs_catnames_finish(GsCatNames *cn, GsStatus *st);
 
 /* Names of feature j (0 when it has none). */
 extern int32_t gs_catnames_count(const GsCatNames *cn, int32_t j);
@@ -81,7 +87,7 @@ extern const char *gs_catnames_name(const GsCatNames *cn, int32_t j, int32_t c);
  */
 extern int32_t gs_catnames_code(const GsCatNames *cn, int32_t j, const char *s, size_t len);
 
-/* Release the names of f (f->cat_names becomes NULL). */
-extern void gs_catnames_free(GsForest *f);
+/* Release names; NULL is allowed. */
+extern void gs_catnames_free(GsCatNames *cn);
 
 #endif							/* GS_CAT_NAMES_H */

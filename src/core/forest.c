@@ -109,7 +109,7 @@ gs_forest_free(GsForest *f)
 	if (f == NULL)
 		return;
 	a = f->alloc;
-	gs_catnames_free(f);
+	gs_catnames_free(f->cat_names);
 	if (f->feature_names)
 	{
 		for (int32_t i = 0; i < f->n_features; i++)

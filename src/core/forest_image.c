@@ -280,16 +280,17 @@ read_cat_names(GsForest *f, const unsigned char *p, size_t n, GsStatus *st)
 		rc = bad_image(st, "fewer category names than counted");
 		goto done;
 	}
-	rc = gs_catnames_new(f, kind, count, (size_t) (end - p) - (size_t) total, st);
+	rc = gs_catnames_new(&f->cat_names, &f->alloc, f->n_features, kind, count,
+						 (size_t) (end - p) - (size_t) total, st);
 	while (rc == GS_OK && p < end)
 	{
 		size_t		len = strlen((const char *) p);
 
-		rc = gs_catnames_add(f, (const char *) p, len, st);
+		rc = gs_catnames_add(f->cat_names, (const char *) p, len, st);
 		p += len + 1;
 	}
 	if (rc == GS_OK)
-		rc = gs_catnames_finish(f, st);
+		rc = gs_catnames_finish(f->cat_names, st);
 	if (rc == GS_ERR_INVALID_MODEL)
 		rc = bad_image(st, "the category names are damaged");
 

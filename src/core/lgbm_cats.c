@@ -130,7 +130,7 @@ build(GsForest *f, json_t *lists, const int32_t *feat, int32_t n_cat, GsStatus *
 	}
 	if (total == 0)
 		goto done;
-	if ((rc = gs_catnames_new(f, kind, count, bytes, st)) != GS_OK)
+	if ((rc = gs_catnames_new(&f->cat_names, &f->alloc, nf, kind, count, bytes, st)) != GS_OK)
 		goto done;
 	for (int32_t j = 0; j < nf && rc == GS_OK; j++)
 	{
@@ -144,17 +144,17 @@ build(GsForest *f, json_t *lists, const int32_t *feat, int32_t n_cat, GsStatus *
 			json_t	   *v = json_array_get(list, (size_t) c);
 
 			if (kind[j] == GS_CATNAMES_TEXT)
-				rc = gs_catnames_add(f, json_string_value(v), json_string_length(v), st);
+				rc = gs_catnames_add(f->cat_names, json_string_value(v), json_string_length(v), st);
 			else
 			{
 				int			len = snprintf(buf, sizeof(buf), "%" PRId64, (int64_t) json_integer_value(v));
 
-				rc = gs_catnames_add(f, buf, (size_t) len, st);
+				rc = gs_catnames_add(f->cat_names, buf, (size_t) len, st);
 			}
 		}
 	}
 	if (rc == GS_OK)
-		rc = gs_catnames_finish(f, st);
+		rc = gs_catnames_finish(f->cat_names, st);
 
 done:
 	if (kind)

@@ -21,6 +21,7 @@
  */
 #include "mlp.h"
 #include "mlp_eval.h"
+#include "cat_names.h"
 
 #include <math.h>
 #include <string.h>
@@ -56,6 +57,7 @@ gs_mlp_free(GsMlp *m)
 				m->alloc.free(m->alloc.ctx, m->feature_names[i]);
 		m->alloc.free(m->alloc.ctx, m->feature_names);
 	}
+	gs_catnames_free(m->cat_names);
 	m->alloc.free(m->alloc.ctx, m);
 }
 

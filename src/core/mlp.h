@@ -34,6 +34,9 @@
 
 #include "gs_status.h"
 
+/* Category names of string inputs (cat_names.h). */
+typedef struct GsCatNames GsCatNames;
+
 /* Hard caps of the network shape, on top of GsLimits. */
 #define GS_MLP_MAX_WIDTH	65536	/* units of any layer */
 #define GS_MLP_MAX_STEPS	1024	/* steps of the chain */
@@ -108,6 +111,8 @@ typedef struct GsMlp
 	char		output_act[16]; /* last activation: "sigmoid", "softmax", "identity"... */
 	char		producer[64];	/* "pytorch 2.1.0" when the model says */
 	char	  **feature_names;	/* [n_features] (a DataFrame's columns), or NULL */
+	GsCatNames *cat_names;		/* categories of a DataFrame's string columns
+								 * (cat_names.h), or NULL */
 	GsMlpStep  *steps;			/* [n_steps] */
 	GsAllocator alloc;			/* the allocator everything above came from */
 } GsMlp;

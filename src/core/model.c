@@ -136,6 +136,13 @@ gs_model_kind_name(const GsModel *m)
 	return "tree-ensemble";
 }
 
+/* Category names; see model.h. */
+const GsCatNames *
+gs_model_cat_names(const GsModel *m)
+{
+	return m->kind == GS_MODEL_MLP ? m->mlp->cat_names : m->forest->cat_names;
+}
+
 /* Rows per interruptible slice; see model.h. */
 size_t
 gs_model_slice_rows(const GsModel *m)

@@ -60,6 +60,12 @@ extern void gs_model_free(GsModel *m);
 extern const char *gs_model_kind_name(const GsModel *m);
 
 /*
+ * The category names the model keeps for its categorical features
+ * (cat_names.h), or NULL.
+ */
+extern const GsCatNames *gs_model_cat_names(const GsModel *m);
+
+/*
  * Rows a caller that must stay interruptible (a backend) should score per
  * gs_model_predict call: at most 4096, fewer for heavy models, so that a
  * call does about 2^23 units of work (~20 ms on one core) whatever the

@@ -358,7 +358,7 @@ onnx_mlp_prep(Loader *L)
 	else if (v->width == 0)
 		rc = gs_status_set(L->st, GS_ERR_UNSUPPORTED, "the network reads no feature column");
 	else if (reads_ints(v))
-		rc = gs_status_set(L->st, GS_ERR_UNSUPPORTED, "the network reads features cast to int64");
+		rc = gs_status_set(L->st, GS_ERR_UNSUPPORTED, "the network reads features cast to int64 or a string input");
 	else if (v->width > GS_MLP_MAX_WIDTH)
 		rc = gs_status_set(L->st, GS_ERR_LIMIT, "the network reads %d columns, more than the limit of %d",
 						   v->width, GS_MLP_MAX_WIDTH);
@@ -371,6 +371,8 @@ onnx_mlp_prep(Loader *L)
 	}
 	if (rc == GS_OK && P.names)
 		rc = onnx_trees_prep_names(L, &P, &L->m->feature_names);
+	if (rc == GS_OK)
+		rc = onnx_prep_cat_names(L, &P, &L->m->cat_names);
 	onnx_trees_prep_free(L, &P);
 	return rc;
 }

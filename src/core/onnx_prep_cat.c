@@ -22,13 +22,17 @@
  *	  (scikit-learn's default handle_unknown="error": onnxruntime fails the
  *	  whole batch on a category it never saw) is refused: no score would be
  *	  right for such a row.
- * Cast to int64 and OneHotEncoder are read for networks only (P->onehot):
- * a forest's splits on indicator columns would need equality splits of
- * their own, and are refused as before.
+ * A string column of a DataFrame (a graph input [N, 1] of strings) goes
+ * straight into an OneHotEncoder with cats_strings: the column becomes a
+ * feature holding a category code, code c for the encoder's c-th category,
+ * and the categories become the feature's names (cat_names.h), so SQL text
+ * is looked up by name; an unknown name, or none, sets no indicator, as an
+ * unknown string does in onnxruntime.
  */
 #include <math.h>
 #include <string.h>
 
+#include "cat_names.h"
 #include "onnx_trees.h"
 
 #define CAT_MAX		16777216.0	/* 2^24: categories a float holds exactly */
@@ -110,16 +114,79 @@ cat_reshape(Loader *L, TPrep *P, const Onnx__NodeProto *node, const TPrepVal *in
 static GsCode
 cat_cast(Loader *L, TPrep *P, const Onnx__NodeProto *node, const TPrepVal *in)
 {
-	TPrepVal   *v = onnx_trees_prep_copy(L, P, node, in);
+	TPrepVal   *v;
 
-	if (v == NULL)
+	for (int32_t c = 0; c < in->width; c++)
+		if (in->cols[c].text)
+			return gs_status_set(L->st, GS_ERR_UNSUPPORTED, "%s casts a string input to int64", L->label);
+	if ((v = onnx_trees_prep_copy(L, P, node, in)) == NULL)
 		return L->st->code;
 	for (int32_t c = 0; c < v->width; c++)
 		v->cols[c].as_int = true;
 	return GS_OK;
 }
 
-/* ai.onnx.ml OneHotEncoder of one column cast to int64. */
+/* Do two string encoders list the same categories in the same order? */
+static bool
+same_strings(const Onnx__AttributeProto *a, const Onnx__AttributeProto *b)
+{
+	if (a->n_strings != b->n_strings)
+		return false;
+	for (size_t k = 0; k < a->n_strings; k++)
+		if (a->strings[k].len != b->strings[k].len ||
+			memcmp(a->strings[k].data, b->strings[k].data, a->strings[k].len) != 0)
+			return false;
+	return true;
+}
+
+/*
+ * OneHotEncoder of a string input: code c for category c, remembered as the
+ * feature's names.
+ */
+static GsCode
+cat_onehot_text(Loader *L, TPrep *P, const Onnx__NodeProto *node, const TPrepVal *in)
+{
+	const Onnx__AttributeProto *cats = onnx_attr_find(node, "cats_strings");
+	int32_t		src = in->cols[0].src;
+	TPrepVal   *v;
+
+	if (cats == NULL || cats->n_strings == 0 || onnx_attr_find(node, "cats_int64s") != NULL)
+		return gs_status_set(L->st, GS_ERR_UNSUPPORTED, "%s encodes a string input without string categories (\"cats_strings\")",
+							 L->label);
+	if (cats->n_strings > TPREP_MAX_COLUMNS)
+		return gs_status_set(L->st, GS_ERR_LIMIT, "%s has more than %d categories", L->label,
+							 TPREP_MAX_COLUMNS);
+	if (in->cols[0].n != 0 || src < 0 || src >= P->in_width)
+		return gs_status_set(L->st, GS_ERR_INTERNAL, "%s: a string column with steps", L->label);
+	if (P->text_enc == NULL)
+	{
+		P->text_enc = onnx_alloc(L, sizeof(*P->text_enc) * (size_t) P->in_width);
+		if (P->text_enc == NULL)
+			return onnx_nomem(L);
+		memset((void *) P->text_enc, 0, sizeof(*P->text_enc) * (size_t) P->in_width);
+	}
+	if (P->text_enc[src] != NULL && !same_strings(onnx_attr_find(P->text_enc[src], "cats_strings"), cats))
+		return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+							 "%s encodes a string input that another encoder reads with other categories",
+							 L->label);
+	P->text_enc[src] = node;
+	if ((v = onnx_trees_prep_new(L, P, node->output[0], (int64_t) cats->n_strings)) == NULL)
+		return L->st->code;
+	for (size_t k = 0; k < cats->n_strings; k++)
+	{
+		TPrepCol   *col = &v->cols[k];
+
+		memset(col, 0, sizeof(*col));
+		col->src = src;
+		col->op[0] = (uint8_t) TPO_ONEHOT;
+		col->c[0] = (float) k;
+		col->n = 1;
+		col->arith = true;
+	}
+	return GS_OK;
+}
+
+/* ai.onnx.ml OneHotEncoder of one column cast to int64 (or of strings). */
 static GsCode
 cat_onehot(Loader *L, TPrep *P, const Onnx__NodeProto *node, const TPrepVal *in)
 {
@@ -130,12 +197,6 @@ cat_onehot(Loader *L, TPrep *P, const Onnx__NodeProto *node, const TPrepVal *in)
 
 	if (onnx_attrs_allowed(L, node, attrs) != GS_OK || onnx_attr_int(L, node, "zeros", 1, &zeros) != GS_OK)
 		return L->st->code;
-	if (node->n_input != 1 || in->width != 1 || !in->cols[0].as_int)
-		return gs_status_set(L->st, GS_ERR_UNSUPPORTED, "%s encodes %s", L->label,
-							 in->width != 1 ? "several columns at once" : "features not cast to int64");
-	if (cats == NULL || cats->n_ints == 0)
-		return gs_status_set(L->st, GS_ERR_UNSUPPORTED, "%s has no integer categories (\"cats_int64s\")",
-							 L->label);
 	if (zeros == 0)
 	{
 		gs_status_set(L->st, GS_ERR_UNSUPPORTED,
@@ -145,6 +206,14 @@ cat_onehot(Loader *L, TPrep *P, const Onnx__NodeProto *node, const TPrepVal *in)
 						 "category then sets none of its columns.");
 		return L->st->code;
 	}
+	if (node->n_input == 1 && in->width == 1 && in->cols[0].text)
+		return cat_onehot_text(L, P, node, in);
+	if (node->n_input != 1 || in->width != 1 || !in->cols[0].as_int)
+		return gs_status_set(L->st, GS_ERR_UNSUPPORTED, "%s encodes %s", L->label,
+							 in->width != 1 ? "several columns at once" : "features not cast to int64");
+	if (cats == NULL || cats->n_ints == 0)
+		return gs_status_set(L->st, GS_ERR_UNSUPPORTED, "%s has no integer categories (\"cats_int64s\")",
+							 L->label);
 	if (cats->n_ints > TPREP_MAX_COLUMNS)
 		return gs_status_set(L->st, GS_ERR_LIMIT, "%s has more than %d categories", L->label,
 							 TPREP_MAX_COLUMNS);
@@ -195,4 +264,53 @@ onnx_prep_cat_node(Loader *L, TPrep *P, const Onnx__NodeProto *node, TPrepVal *i
 	}
 	*handled = false;
 	return GS_OK;
+}
+
+/* The names of the string inputs; see onnx_trees.h. */
+GsCode
+onnx_prep_cat_names(Loader *L, const TPrep *P, GsCatNames **out)
+{
+	uint8_t    *kind;
+	int64_t    *count;
+	size_t		bytes = 0;
+	GsCode		rc;
+
+	*out = NULL;
+	if (P->text_enc == NULL)
+		return GS_OK;
+	kind = onnx_alloc(L, (size_t) P->in_width);
+	count = onnx_alloc(L, sizeof(int64_t) * (size_t) P->in_width);
+	if (kind == NULL || count == NULL)
+	{
+		if (kind)
+			L->alloc.free(L->alloc.ctx, kind);
+		return onnx_nomem(L);
+	}
+	for (int32_t j = 0; j < P->in_width; j++)
+	{
+		const Onnx__AttributeProto *cats = P->text_enc[j] ? onnx_attr_find(P->text_enc[j], "cats_strings") : NULL;
+
+		kind[j] = cats ? GS_CATNAMES_TEXT : GS_CATNAMES_NONE;
+		count[j] = cats ? (int64_t) cats->n_strings : 0;
+		for (size_t k = 0; cats && k < cats->n_strings; k++)
+			bytes += cats->strings[k].len;
+	}
+	rc = gs_catnames_new(out, &L->alloc, P->in_width, kind, count, bytes, L->st);
+	for (int32_t j = 0; j < P->in_width && rc == GS_OK; j++)
+	{
+		const Onnx__AttributeProto *cats = P->text_enc[j] ? onnx_attr_find(P->text_enc[j], "cats_strings") : NULL;
+
+		for (size_t k = 0; cats && k < cats->n_strings && rc == GS_OK; k++)
+			rc = gs_catnames_add(*out, (const char *) cats->strings[k].data, cats->strings[k].len, L->st);
+	}
+	if (rc == GS_OK)
+		rc = gs_catnames_finish(*out, L->st);
+	L->alloc.free(L->alloc.ctx, kind);
+	L->alloc.free(L->alloc.ctx, count);
+	if (rc != GS_OK)
+	{
+		gs_catnames_free(*out);
+		*out = NULL;
+	}
+	return rc;
 }

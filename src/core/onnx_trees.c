@@ -613,6 +613,8 @@ onnx_trees_build(Loader *L, const Onnx__ModelProto *model, GsForest **out)
 		onnx_producer(f->saved_by, sizeof(f->saved_by), model->producer_name, model->producer_version);
 	memset(&w, 0, sizeof(w));
 	rc = P.names ? onnx_trees_prep_names(L, &P, &f->feature_names) : GS_OK;
+	if (rc == GS_OK)
+		rc = onnx_prep_cat_names(L, &P, &f->cat_names);
 	onnx_trees_prep_free(L, &P);
 	if (rc == GS_OK)
 		rc = onnx_trees_walk(L, &A, n_features, &w);

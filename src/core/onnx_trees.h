@@ -146,6 +146,8 @@ typedef struct TPrepCol
 	uint8_t		n;				/* steps */
 	bool		arith;			/* a step other than TPO_IMPUTE */
 	bool		as_int;			/* cast to int64: only a OneHotEncoder reads it */
+	bool		text;			/* a string input (also as_int): only a
+								 * OneHotEncoder of strings reads it */
 	uint8_t		op[TPREP_MAX_STEPS];	/* TPrepOp */
 	float		c[TPREP_MAX_STEPS];
 } TPrepCol;
@@ -182,6 +184,12 @@ typedef struct TPrep
 	bool		network;		/* read for a network: an Imputer may replace a
 								 * number (TPO_REPLACED); a split could not
 								 * follow it */
+	/*
+	 * [in_width] or NULL: the OneHotEncoder of strings that reads each string
+	 * input column (its categories become the feature's names), NULL where
+	 * none does.
+	 */
+	const Onnx__NodeProto **text_enc;
 } TPrep;
 
 /* onnx_trees_prep.c */
@@ -203,6 +211,12 @@ extern TPrepVal *onnx_trees_prep_value(Loader *L, TPrep *P, const char *name);
  * hold some of them (NULL after), for the owner to free with the rest.
  */
 extern GsCode onnx_trees_prep_names(Loader *L, const TPrep *P, char ***names);
+/*
+ * The category names of the string inputs P read (P->text_enc): the
+ * categories of each one's OneHotEncoder, code c its c-th category.  *out
+ * stays NULL when there are none.
+ */
+extern GsCode onnx_prep_cat_names(Loader *L, const TPrep *P, GsCatNames **out);
 /* A new value of width columns named name (uninitialized); NULL: status set. */
 extern TPrepVal *onnx_trees_prep_new(Loader *L, TPrep *P, const char *name, int64_t width);
 /* A new value named after node's output, a copy of in's columns; NULL: status set. */

@@ -32,6 +32,24 @@
 
 /* ---- the columns ---- */
 
+/*
+ * Is in a string column [N, 1]?  skl2onnx makes one of each string column of
+ * a DataFrame; only a OneHotEncoder of strings may read it.
+ */
+static bool
+input_is_text(const Onnx__ValueInfoProto *in)
+{
+	const Onnx__TypeProto__Tensor *tt;
+
+	return in->name != NULL && in->name[0] != '\0' && in->type != NULL &&
+		in->type->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE &&
+		(tt = in->type->tensor_type) != NULL && tt->has_elem_type &&
+		tt->elem_type == ONNX__TENSOR_PROTO__DATA_TYPE__STRING && tt->shape != NULL &&
+		tt->shape->n_dim == 2 &&
+		tt->shape->dim[1]->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
+		tt->shape->dim[1]->dim_value == 1;
+}
+
 /* The value called name (the graph's input included), or NULL. */
 static TPrepVal *
 prep_find(TPrep *P, const char *name)
@@ -212,7 +230,9 @@ onnx_trees_prep_inputs(Loader *L, TPrep *P, int32_t width_cap, int32_t *n_featur
 
 		onnx_safe_name(iname, sizeof(iname), in->name);
 		snprintf(what, sizeof(what), "input \"%s\" of the graph", iname);
-		if (onnx_input_width(L, in, what, cap - P->in_width, &w) != GS_OK)
+		if (input_is_text(in) && P->in_width < cap)
+			w = 1;
+		else if (onnx_input_width(L, in, what, cap - P->in_width, &w) != GS_OK)
 		{
 			if (L->st->code == GS_ERR_LIMIT)
 				gs_status_set(L->st, GS_ERR_LIMIT, "the model's %d inputs have more than %d features",
@@ -228,6 +248,7 @@ onnx_trees_prep_inputs(Loader *L, TPrep *P, int32_t width_cap, int32_t *n_featur
 		{
 			memset(&v->cols[c], 0, sizeof(TPrepCol));
 			v->cols[c].src = P->in_width + c;
+			v->cols[c].text = v->cols[c].as_int = input_is_text(in);
 		}
 		P->in_width += w;
 		P->names &= w == 1 && gs_utf8_valid((const unsigned char *) in->name, strlen(in->name));
@@ -592,6 +613,10 @@ onnx_trees_prep_tree(Loader *L, TPrep *P, const char *name)
 	v = prep_find(P, name);
 	if (v == NULL)
 		return gs_status_set(L->st, GS_ERR_INTERNAL, "%s reads no known feature value", L->label);
+	for (int32_t c = 0; c < v->width; c++)
+		if (v->cols[c].as_int)
+			return gs_status_set(L->st, GS_ERR_UNSUPPORTED, "%s reads %s", L->label,
+								 v->cols[c].text ? "a string input" : "features cast to int64");
 	P->tree_cols = v->cols;
 	P->tree_width = v->width;
 	return GS_OK;
@@ -607,5 +632,7 @@ onnx_trees_prep_free(Loader *L, TPrep *P)
 		L->alloc.free(L->alloc.ctx, P->vals);
 	if (P->inputs)
 		L->alloc.free(L->alloc.ctx, (void *) P->inputs);
+	if (P->text_enc)
+		L->alloc.free(L->alloc.ctx, (void *) P->text_enc);
 	memset(P, 0, sizeof(*P));
 }

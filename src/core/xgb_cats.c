@@ -112,7 +112,7 @@ add_names(GsForest *f, json_t *e, uint8_t kind, char *scratch, GsStatus *st)
 			int			len = snprintf(scratch, INT_TEXT_MAX, "%" PRId64,
 									   (int64_t) json_integer_value(json_array_get(values, i)));
 
-			if ((rc = gs_catnames_add(f, scratch, (size_t) len, st)) != GS_OK)
+			if ((rc = gs_catnames_add(f->cat_names, scratch, (size_t) len, st)) != GS_OK)
 				return rc;
 		}
 		return GS_OK;
@@ -131,7 +131,7 @@ add_names(GsForest *f, json_t *e, uint8_t kind, char *scratch, GsStatus *st)
 				/* bytes of ASCII: checked by measure */
 				scratch[k - a] = (char) json_integer_value(json_array_get(values, (size_t) k));
 			}
-			if ((rc = gs_catnames_add(f, scratch, (size_t) (b - a), st)) != GS_OK)
+			if ((rc = gs_catnames_add(f->cat_names, scratch, (size_t) (b - a), st)) != GS_OK)
 				return rc;
 		}
 		return GS_OK;
@@ -204,7 +204,7 @@ gs_xgb_read_cats(json_t *model, GsForest *f, GsStatus *st)
 
 	if (n_names == 0)
 		goto done;				/* every feature numerical */
-	if ((rc = gs_catnames_new(f, kind, count, bytes, st)) != GS_OK)
+	if ((rc = gs_catnames_new(&f->cat_names, &f->alloc, nf, kind, count, bytes, st)) != GS_OK)
 		goto done;
 	scratch = f->alloc.alloc(f->alloc.ctx, longest + 1);
 	if (!scratch)
@@ -216,7 +216,7 @@ gs_xgb_read_cats(json_t *model, GsForest *f, GsStatus *st)
 		if (count[j] > 0)
 			rc = add_names(f, json_array_get(enc, (size_t) j), kind[j], scratch, st);
 	if (rc == GS_OK)
-		rc = gs_catnames_finish(f, st);
+		rc = gs_catnames_finish(f->cat_names, st);
 
 done:
 	if (kind)

@@ -22,11 +22,11 @@
 #include "cpu_engine.h"
 #include "forest.h"
 #include "forest_image.h"
+#include "model.h"
 #include "../common/test_util.h"
 
 #define FIXTURES "../fixtures"
-#define MAX_ROWS 512
-#define NF 5
+#define MAX_COLS 16
 
 static void
 ok(int cond, const char *label, const char *what)
@@ -44,61 +44,102 @@ load(const char *file, GsStatus *st)
 	return f;
 }
 
-/* Score every row of catnames/case.tsv by name; the number of rows off. */
+/* Any model file under tests/fixtures (dir/file); NULL when it does not load. */
+static GsModel *
+load_model(const char *dir, const char *file, GsStatus *st)
+{
+	char		path[512];
+	size_t		len;
+	unsigned char *b;
+	GsModel    *m = NULL;
+
+	snprintf(path, sizeof(path), FIXTURES "/%s/%s", dir, file);
+	if ((b = gs_read_file(path, &len)) == NULL)
+		return NULL;
+	if (gs_model_load(b, len, GS_FORMAT_AUTO, NULL, &gs_malloc_allocator, &m, st) != GS_OK)
+	{
+		printf("# %s: %s\n", file, st->msg);
+		m = NULL;
+	}
+	free(b);
+	return m;
+}
+
+/* Split a TSV line in place into at most max fields; their count. */
 static int
-check_rows(const GsForest *f, const char *label, const char *tsv, int *n_rows)
+split_tabs(char *line, char **field, int max)
+{
+	int			n = 0;
+	char	   *p = line;
+
+	line[strcspn(line, "\n")] = '\0';
+	while (n < max)
+	{
+		field[n++] = p;
+		p = strchr(p, '\t');
+		if (p == NULL)
+			break;
+		*p++ = '\0';
+	}
+	return n;
+}
+
+/*
+ * Score every row of catnames/case.tsv (id, the features by name, score)
+ * with model m, text looked up in its names (an unknown name missing); the
+ * number of rows off, -1 when the file is not there or not m's shape.
+ */
+static int
+check_rows(const GsModel *m, const char *label, const char *tsv, int *n_rows)
 {
 	char		path[512],
 				line[4096];
+	char	   *field[MAX_COLS + 2];
 	FILE	   *in;
-	int			bad = 0;
-	float		x[NF],
-				margin[8],
+	int			bad = 0,
+				nf = m->n_features;
+	const GsCatNames *cn = gs_model_cat_names(m);
+	float		x[MAX_COLS],
 				out[8];
+	float	   *scratch = malloc(sizeof(float) * gs_model_scratch_floats(m, 1));
 
 	snprintf(path, sizeof(path), FIXTURES "/catnames/%s.tsv", tsv);
 	in = fopen(path, "r");
 	*n_rows = 0;
-	if (!in || !fgets(line, sizeof(line), in))	/* header */
+	if (!in || !fgets(line, sizeof(line), in) || nf > MAX_COLS ||
+		split_tabs(line, field, MAX_COLS + 2) != nf + 2 || m->n_outputs > 8)
 	{
 		if (in)
 			fclose(in);
+		free(scratch);
 		return -1;
 	}
 	while (fgets(line, sizeof(line), in))
 	{
-		char	   *field[NF + 2];
-		char	   *p = line;
 		double		want;
 
-		line[strcspn(line, "\n")] = '\0';
-		for (int k = 0; k < NF + 2; k++)
+		if (split_tabs(line, field, MAX_COLS + 2) != nf + 2)
 		{
-			field[k] = p;
-			p = strchr(p, '\t');
-			if (p)
-				*p++ = '\0';
-			else
-				p = field[k] + strlen(field[k]);
+			bad++;
+			continue;
 		}
-		/* id, amount, country, hour, mcc, channel, score */
-		for (int j = 0; j < NF; j++)
+		for (int j = 0; j < nf; j++)
 		{
 			const char *v = field[j + 1];
 
 			if (strcmp(v, "\\N") == 0)
 				x[j] = NAN;
-			else if (gs_catnames_count(f->cat_names, j) > 0)
+			else if (gs_catnames_count(cn, j) > 0)
 			{
-				int32_t		code = gs_catnames_code(f->cat_names, j, v, strlen(v));
+				int32_t		code = gs_catnames_code(cn, j, v, strlen(v));
 
 				x[j] = code >= 0 ? (float) code : NAN;
 			}
 			else
 				x[j] = strtof(v, NULL);
 		}
-		want = strtod(field[NF + 1], NULL);
-		gs_cpu_predict_row(f, x, margin, out);
+		want = strtod(field[nf + 1], NULL);
+		gs_model_predict(m, x, 1, 1, scratch, out);
 		if (!(fabs((double) out[0] - want) <= 1e-6 * fmax(1.0, fabs(want))))
 		{
 			if (bad < 3)
@@ -108,6 +149,7 @@ check_rows(const GsForest *f, const char *label, const char *tsv, int *n_rows)
 		(*n_rows)++;
 	}
 	fclose(in);
+	free(scratch);
 	return bad;
 }
 
@@ -152,20 +194,22 @@ check_image(const GsForest *f, const char *label, const char *tsv)
 {
 	size_t		n = gs_forest_image_size(f);
 	unsigned char *img = malloc(n);
-	GsForest   *g = NULL;
+	GsModel    *gm = NULL;
+	GsForest   *g;
 	GsStatus	st;
 	int			same = 1,
 				rows,
 				damaged_refused = 1;
 
 	gs_forest_image_write(f, img);
-	if (gs_forest_image_read(img, n, NULL, &gs_malloc_allocator, &g, &st) != GS_OK)
+	if (gs_model_load_image(img, n, NULL, &gs_malloc_allocator, &gm, &st) != GS_OK)
 	{
 		printf("# %s\n", st.msg);
 		ok(0, label, "image read back");
 		free(img);
 		return;
 	}
+	g = gm->forest;
 	same = g->cat_names != NULL && g->cat_names->n_names == f->cat_names->n_names;
 	for (int j = 0; same && j < f->n_features; j++)
 	{
@@ -175,8 +219,8 @@ check_image(const GsForest *f, const char *label, const char *tsv)
 			same &= strcmp(gs_catnames_name(g->cat_names, j, c), gs_catnames_name(f->cat_names, j, c)) == 0;
 	}
 	ok(same, label, "image keeps every name and kind");
-	ok(check_rows(g, label, tsv, &rows) == 0 && rows > 100, label, "image scores the rows by name");
-	gs_forest_free(g);
+	ok(check_rows(gm, label, tsv, &rows) == 0 && rows > 100, label, "image scores the rows by name");
+	gs_model_free(gm);
 
 	/* the last bytes are names: a name duplicated, a name cut, a count off */
 	{
@@ -357,6 +401,86 @@ check_lgbm_edits(void)
 	}
 }
 
+/*
+ * skl2onnx pipelines over string columns: the OneHotEncoders' categories are
+ * the names; rows by name against onnxruntime (NULL and unknown names set
+ * no indicator); a forest's names survive its image.
+ */
+static void
+check_onnx(void)
+{
+	static const char *const files[] = {"skl_str_logreg", "skl_str_mlp", "skl_str_rf"};
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+	{
+		char		file[64];
+		GsStatus	st;
+		GsModel    *m;
+		const GsCatNames *cn;
+		int			rows = 0,
+					bad;
+
+		snprintf(file, sizeof(file), "%s.onnx", files[i]);
+		m = load_model("catnames", file, &st);
+		ok(m != NULL, file, "loads");
+		if (m == NULL)
+			continue;
+		cn = gs_model_cat_names(m);
+		ok(m->n_features == 4 && m->feature_names && strcmp(m->feature_names[1], "country") == 0 &&
+		   cn && gs_catnames_count(cn, 0) == 0 && gs_catnames_count(cn, 2) == 0 &&
+		   gs_catnames_count(cn, 1) == 9 && gs_catnames_count(cn, 3) == 3 &&
+		   gs_catnames_code(cn, 1, "C\xc3\xb4te d'Ivoire", 14) == 2 && gs_catnames_code(cn, 3, "web", 3) == 2 &&
+		   gs_catnames_code(cn, 1, "", 0) == 0,
+		   file, "the encoders' categories are the names of country and channel");
+		bad = check_rows(m, file, files[i], &rows);
+		ok(bad == 0 && rows > 120, file, "every row by name within 1e-6 of onnxruntime");
+		if (m->forest)
+			check_image(m->forest, file, files[i]);
+		gs_model_free(m);
+	}
+}
+
+/* catnames/bad/expected.txt: file|status code|message fragment, each refused so. */
+static void
+check_onnx_bad(void)
+{
+	FILE	   *in = fopen(FIXTURES "/catnames/bad/expected.txt", "r");
+	char		line[512];
+	int			n = 0;
+
+	while (in && fgets(line, sizeof(line), in))
+	{
+		char	   *field[3];
+		GsStatus	st;
+		GsModel    *m = NULL;
+		char		path[600];
+		size_t		len;
+		unsigned char *b;
+		GsCode		rc;
+		int			good;
+
+		if (split_tabs(line, field, 1) < 1 || (field[1] = strchr(line, '|')) == NULL ||
+			(field[2] = strchr(field[1] + 1, '|')) == NULL)
+			continue;
+		*field[1]++ = '\0';
+		*field[2]++ = '\0';
+		snprintf(path, sizeof(path), FIXTURES "/catnames/bad/%s", field[0]);
+		b = gs_read_file(path, &len);
+		rc = b ? gs_model_load(b, len, GS_FORMAT_AUTO, NULL, &gs_malloc_allocator, &m, &st) : GS_ERR_INTERNAL;
+		good = b && rc == (GsCode) atoi(field[1]) && m == NULL &&
+			(strstr(st.msg, field[2]) != NULL || strstr(st.detail, field[2]) != NULL);
+		if (!good)
+			printf("# %s: status %d: %s\n", field[0], (int) rc, b ? st.msg : "unreadable");
+		ok(good, field[0], "refused with the expected status and message");
+		gs_model_free(m);
+		free(b);
+		n++;
+	}
+	if (in)
+		fclose(in);
+	ok(n >= 6, "catnames/bad", "every refusal listed was tried");
+}
+
 int
 main(void)
 {
@@ -375,19 +499,21 @@ main(void)
 	for (size_t i = 0; i < sizeof(models) / sizeof(models[0]); i++)
 	{
 		GsStatus	st;
-		GsForest   *f = load(models[i].file, &st);
+		GsModel    *m = load_model("models", models[i].file, &st);
 		int			rows = 0,
 					bad;
 
-		ok(f != NULL, models[i].file, "loads");
-		if (!f)
+		ok(m != NULL && m->forest != NULL, models[i].file, "loads");
+		if (!m || !m->forest)
 			continue;
-		check_shape(f, models[i].file, models[i].utf8);
-		bad = check_rows(f, models[i].file, models[i].tsv, &rows);
+		check_shape(m->forest, models[i].file, models[i].utf8);
+		bad = check_rows(m, models[i].file, models[i].tsv, &rows);
 		ok(bad == 0 && rows > 150, models[i].file, "every row by name within 1e-6 of the library");
-		check_image(f, models[i].file, models[i].tsv);
-		gs_forest_free(f);
+		check_image(m->forest, models[i].file, models[i].tsv);
+		gs_model_free(m);
 	}
+	check_onnx();
+	check_onnx_bad();
 
 	/* XGBoost's damaged names outside ASCII: country keeps none, the others do */
 	{
