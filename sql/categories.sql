@@ -111,5 +111,30 @@ INSERT INTO cat_tx2 SELECT * FROM lgb_rows;
 SELECT count(*) AS alerts, count(*) = (SELECT count(*) FROM lgb_rows WHERE want::real >= 0.5) AS as_lightgbm
   FROM cat_alerts;
 
-DROP TABLE cat_rows, lgb_rows, cat_tx, cat_bad, cat_alerts, cat_tx2;
-SELECT gpu_drop_model('xcat'), gpu_drop_model('lcat'), gpu_drop_model('codes_only');
+-- scikit-learn pipelines over a DataFrame's string columns, converted by
+-- skl2onnx: the OneHotEncoders' categories are the names.  Reference:
+-- onnxruntime; NULL and unknown names set no indicator, as an unknown
+-- string does in onnxruntime.
+SELECT gpu_load_model('skl_lr', pg_read_binary_file(:'fx' || '/catnames/skl_str_logreg.onnx')) > 0 AS loaded;
+SELECT gpu_load_model('skl_rf', pg_read_binary_file(:'fx' || '/catnames/skl_str_rf.onnx')) > 0 AS loaded;
+SELECT name, kind, feature_names FROM gpu_models WHERE name IN ('skl_lr', 'skl_rf') ORDER BY name;
+SELECT feature, feature_name, count(*) FROM gpu_model_categories('skl_lr') GROUP BY 1, 2 ORDER BY 1;
+CREATE TABLE skl_rows (id bigint, amount real, country text, hour real, channel text, want float8);
+\set tsv :fx '/catnames/skl_str_logreg.tsv'
+COPY skl_rows FROM :'tsv' WITH (FORMAT text, HEADER true);
+SELECT count(*) AS n, count(*) FILTER (WHERE r.country IS NULL OR r.country IN ('XX', 'us', 'US ')) AS odd_country,
+       max(abs(q.score - r.want)) < 1e-6 AS within_1e6
+  FROM gpu_score_query('skl_lr', 'SELECT id, amount, country, hour, channel FROM skl_rows') q
+  JOIN skl_rows r USING (id);
+TRUNCATE skl_rows;
+\set tsv :fx '/catnames/skl_str_rf.tsv'
+COPY skl_rows FROM :'tsv' WITH (FORMAT text, HEADER true);
+SELECT count(*) AS n, max(abs(q.score - r.want)) < 1e-6 AS within_1e6
+  FROM gpu_score_query('skl_rf', 'SELECT id, amount, country, hour, channel FROM skl_rows') q
+  JOIN skl_rows r USING (id);
+-- an unknown category is no error here: the encoder sets no indicator
+SELECT gpu_category_code('skl_lr', 'country', 'XX') IS NULL AS unknown_is_missing;
+
+DROP TABLE cat_rows, lgb_rows, cat_tx, cat_bad, cat_alerts, cat_tx2, skl_rows;
+SELECT gpu_drop_model('xcat'), gpu_drop_model('lcat'), gpu_drop_model('codes_only'),
+       gpu_drop_model('skl_lr'), gpu_drop_model('skl_rf');

@@ -3,13 +3,15 @@
  *	  Categorical features given as text, and the SQL functions that show a
  *	  model's category names: gpu_model_categories and gpu_category_code.
  *
- * A tree ensemble trained on a pandas DataFrame with category columns keeps
- * the names of its categories (XGBoost 3.1 and later, LightGBM; see
- * src/core/cat_names.h): code c of a feature is its c-th name.  A text,
+ * A model trained on a pandas DataFrame with category columns keeps the
+ * names of its categories (XGBoost 3.1 and later, LightGBM, skl2onnx's
+ * OneHotEncoders of string columns; see src/core/cat_names.h): code c of a
+ * feature is its c-th name.  A text,
  * varchar or char column for such a feature is looked up by name, exactly
  * (case and blanks count, char's trailing blanks aside), as the libraries
  * re-code a DataFrame.  A name the model does not know is what the library
- * makes it: an error for XGBoost, a missing value for LightGBM.  Numbers
+ * makes it: an error for XGBoost, a missing value for LightGBM and ONNX
+ * (the encoder sets no indicator).  Numbers
  * stay category codes everywhere.
  */
 #include "postgres.h"
@@ -31,7 +33,7 @@ PG_FUNCTION_INFO_V1(gpuscore_gpu_category_code);
 static const GsCatNames *
 names_of(const GsModelRef *m)
 {
-	return m->forest ? m->forest->cat_names : NULL;
+	return gs_model_cat_names(m->model);
 }
 
 /* " (\"name\")" for feature f of m, or "" when it has no name. */
@@ -72,7 +74,7 @@ gs_check_text_feature(const GsModelRef *m, int f, const char *what)
 			 names_of(m) == NULL ?
 			 errdetail("The model keeps no category names.") :
 			 errdetail("The feature is not a categorical feature with named categories."),
-			 errhint("Text can be given for the categorical features of XGBoost (3.1 or later) and LightGBM models trained on a pandas DataFrame with category columns; pass other features as numbers.")));
+			 errhint("Only the features gpu_model_categories('%s') lists take text; pass other features as numbers.", m->name)));
 }
 
 /*
@@ -95,8 +97,9 @@ gs_text_feature(const GsModelRef *m, int f, Datum d, GsColKind kind, const char 
 	code = gs_catnames_code(names_of(m), f, utf8, utf8 == s ? (size_t) len : strlen(utf8));
 	if (code >= 0)
 		return (float) code;
-	if (m->forest->format == GS_FORMAT_LIGHTGBM)
-		return NAN;				/* LightGBM: an unknown category is missing */
+	/* LightGBM and onnxruntime: an unknown category is missing */
+	if (m->model->format != GS_FORMAT_XGBOOST_JSON && m->model->format != GS_FORMAT_XGBOOST_UBJ)
+		return NAN;
 	if (why != NULL)
 	{
 		*why = psprintf("holds \"%s\", which is not one of the model's categories",
@@ -157,8 +160,8 @@ gpuscore_gpu_model_categories(PG_FUNCTION_ARGS)
 /*
  * gpu_category_code(model text, feature text, category text) RETURNS
  * integer: the code of a category, to put in a feature array.  STRICT.
- * NULL for a category a LightGBM model does not know (a missing value to
- * LightGBM); an ERROR for one an XGBoost model does not know.
+ * NULL for a category a LightGBM or ONNX model does not know (a missing
+ * value to them); an ERROR for one an XGBoost model does not know.
  */
 Datum
 gpuscore_gpu_category_code(PG_FUNCTION_ARGS)

@@ -278,6 +278,16 @@ reads_ints(const TPrepVal *v)
 	return false;
 }
 
+/* Is a column of v a string input? */
+static bool
+reads_text(const TPrepVal *v)
+{
+	for (int32_t c = 0; c < v->width; c++)
+		if (v->cols[c].text)
+			return true;
+	return false;
+}
+
 /* Does node read a feature value (the graph's input or preprocessed)? */
 static bool
 reads_features(Loader *L, TPrep *P, const Onnx__NodeProto *node)
@@ -358,7 +368,8 @@ onnx_mlp_prep(Loader *L)
 	else if (v->width == 0)
 		rc = gs_status_set(L->st, GS_ERR_UNSUPPORTED, "the network reads no feature column");
 	else if (reads_ints(v))
-		rc = gs_status_set(L->st, GS_ERR_UNSUPPORTED, "the network reads features cast to int64 or a string input");
+		rc = gs_status_set(L->st, GS_ERR_UNSUPPORTED, "the network reads %s",
+						   reads_text(v) ? "a string input" : "features cast to int64");
 	else if (v->width > GS_MLP_MAX_WIDTH)
 		rc = gs_status_set(L->st, GS_ERR_LIMIT, "the network reads %d columns, more than the limit of %d",
 						   v->width, GS_MLP_MAX_WIDTH);
