@@ -70,8 +70,9 @@ SELECT count(*) AS n, max(abs(s.score - r.want)) < 1e-6 AS within_1e6
   FROM gpu_scores((SELECT gpu_score_agg('xcat', id, amount, country, hour, mcc, channel) FROM cat_rows)) s
   JOIN cat_rows r ON r.id = s.id;
 
--- an unknown category in a batch path: XGBoost's error
+-- an unknown category in a batch path: XGBoost's error (long values shown cut)
 SELECT * FROM gpu_score_query('xcat', $$SELECT 1, 10::real, 'XX', 3::real, '5411', 'web'$$);
+SELECT * FROM gpu_score_query('xcat', $$SELECT 1, 10::real, repeat('é', 100), 3::real, '5411', 'web'$$);
 -- text for a feature without names, or for a model without names
 SELECT * FROM gpu_score_query('xcat', $$SELECT 1, '10', 'US', 3::real, '5411', 'web'$$);
 SELECT * FROM gpu_score_query('codes_only', 'SELECT 1, ' || repeat($$'a', $$, 9) || $$'a'$$);

@@ -47,6 +47,17 @@ feature_label(const GsModelRef *m, int f)
 	return psprintf(" (\"%s\")", names[f]);
 }
 
+/* A text value for a message: at most 64 bytes of it, whole characters. */
+static char *
+shown(text *t)
+{
+	char	   *s = VARDATA_ANY(t);
+	int			len = VARSIZE_ANY_EXHDR(t);
+	int			clip = pg_mbcliplen(s, len, 64);
+
+	return psprintf("%.*s%s", clip, s, clip < len ? "..." : "");
+}
+
 /* Is a column of this kind looked up by category name? */
 bool
 gs_col_kind_is_text(GsColKind kind)
@@ -102,14 +113,13 @@ gs_text_feature(const GsModelRef *m, int f, Datum d, GsColKind kind, const char 
 		return NAN;
 	if (why != NULL)
 	{
-		*why = psprintf("holds \"%s\", which is not one of the model's categories",
-						text_to_cstring(t));
+		*why = psprintf("holds \"%s\", which is not one of the model's categories", shown(t));
 		return NAN;
 	}
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 			 errmsg("\"%s\" is not a category of feature %d%s of model \"%s\"",
-					text_to_cstring(t), f + 1, feature_label(m, f), m->name),
+					shown(t), f + 1, feature_label(m, f), m->name),
 			 errdetail("XGBoost refuses categories a model was not trained with; this feature has %d.",
 					   gs_catnames_count(names_of(m), f)),
 			 errhint("gpu_model_categories('%s') lists them. Pass NULL to score the value as missing.",
