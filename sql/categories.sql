@@ -112,6 +112,16 @@ INSERT INTO cat_tx2 SELECT * FROM lgb_rows;
 SELECT count(*) AS alerts, count(*) = (SELECT count(*) FROM lgb_rows WHERE want::real >= 0.5) AS as_lightgbm
   FROM cat_alerts;
 
+-- gpu_score_table (scheduled scoring) reads them too, in committed batches
+CREATE TABLE cat_sched (LIKE cat_rows);
+ALTER TABLE cat_sched ADD COLUMN score real, ADD PRIMARY KEY (id);
+INSERT INTO cat_sched SELECT * FROM cat_rows;
+SET client_min_messages = warning;
+CALL gpu_score_table('xcat', 'cat_sched', 'id', batch_size => 50);
+RESET client_min_messages;
+SELECT count(*) AS n, count(score) AS scored, max(abs(score - want)) < 1e-6 AS within_1e6 FROM cat_sched;
+DROP TABLE cat_sched;
+
 -- scikit-learn pipelines over a DataFrame's string columns, converted by
 -- skl2onnx: the OneHotEncoders' categories are the names.  Reference:
 -- onnxruntime; NULL and unknown names set no indicator, as an unknown
