@@ -145,7 +145,23 @@ SELECT count(*) AS n, max(abs(q.score - r.want)) < 1e-6 AS within_1e6
   JOIN skl_rows r USING (id);
 -- an unknown category is no error here: the encoder sets no indicator
 SELECT gpu_category_code('skl_lr', 'country', 'XX') IS NULL AS unknown_is_missing;
+-- OrdinalEncoder(handle_unknown="use_encoded_value", unknown_value=-1) before a
+-- HistGradientBoostingClassifier (an ai.onnx.ml LabelEncoder): the feature
+-- holds the code; an unknown name, and a NULL one, is -1 as in onnxruntime
+SELECT gpu_load_model('skl_hgb', pg_read_binary_file(:'fx' || '/catnames/skl_str_ord_hgb.onnx')) > 0 AS loaded;
+TRUNCATE skl_rows;
+\set tsv :fx '/catnames/skl_str_ord_hgb.tsv'
+COPY skl_rows FROM :'tsv' WITH (FORMAT text, HEADER true);
+SELECT count(*) AS n, max(abs(q.score - r.want)) < 1e-6 AS within_1e6
+  FROM gpu_score_query('skl_hgb', 'SELECT id, amount, country, hour, channel FROM skl_rows') q
+  JOIN skl_rows r USING (id);
+SELECT gpu_category_code('skl_hgb', 'country', 'FR') AS fr, gpu_category_code('skl_hgb', 'country', 'XX') AS unknown;
+-- as text NULL is the unknown value; as a number, NULL is a missing value
+SELECT a.score = b.score AS null_is_unknown, a.score = c.score AS null_code_is_unknown
+  FROM gpu_score_query('skl_hgb', $$SELECT 1, 20::real, NULL::text, 3::real, 'web'$$) a,
+       gpu_score_query('skl_hgb', $$SELECT 1, 20::real, 'XX', 3::real, 'web'$$) b,
+       gpu_score_query('skl_hgb', $$SELECT 1, 20::real, NULL::real, 3::real, 'web'$$) c;
 
 DROP TABLE cat_rows, lgb_rows, cat_tx, cat_bad, cat_alerts, cat_tx2, skl_rows;
 SELECT gpu_drop_model('xcat'), gpu_drop_model('lcat'), gpu_drop_model('codes_only'),
-       gpu_drop_model('skl_lr'), gpu_drop_model('skl_rf');
+       gpu_drop_model('skl_lr'), gpu_drop_model('skl_rf'), gpu_drop_model('skl_hgb');

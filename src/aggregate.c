@@ -470,7 +470,7 @@ gpuscore_gpu_score_agg_cols_transfn(PG_FUNCTION_ARGS)
 		float		v;
 
 		if (PG_ARGISNULL(a))
-			v = NAN;
+			v = gs_col_kind_is_text(ca->kinds[f]) ? gs_text_null(st->m, f) : NAN;
 		else if (ca->kinds[f] == GS_COL_FLOAT4)
 		{
 			v = PG_GETARG_FLOAT4(a);

@@ -108,9 +108,12 @@ gs_text_feature(const GsModelRef *m, int f, Datum d, GsColKind kind, const char 
 	code = gs_catnames_code(names_of(m), f, utf8, utf8 == s ? (size_t) len : strlen(utf8));
 	if (code >= 0)
 		return (float) code;
-	/* LightGBM and onnxruntime: an unknown category is missing */
+	/*
+	 * LightGBM and ONNX one-hot encoders: an unknown category is missing; an
+	 * ONNX LabelEncoder gives it its default (see cat_names.h)
+	 */
 	if (m->model->format != GS_FORMAT_XGBOOST_JSON && m->model->format != GS_FORMAT_XGBOOST_UBJ)
-		return NAN;
+		return names_of(m)->unknown[f];
 	if (why != NULL)
 	{
 		*why = psprintf("holds \"%s\", which is not one of the model's categories", shown(t));
@@ -125,6 +128,15 @@ gs_text_feature(const GsModelRef *m, int f, Datum d, GsColKind kind, const char 
 			 errhint("gpu_model_categories('%s') lists them. Pass NULL to score the value as missing.",
 					 m->name)));
 	return NAN;					/* keep compiler quiet */
+}
+
+/* The value of a NULL text value for feature f of m; see gpuscore.h. */
+float
+gs_text_null(const GsModelRef *m, int f)
+{
+	const GsCatNames *cn = names_of(m);
+
+	return gs_catnames_count(cn, f) > 0 ? cn->unknown[f] : NAN;
 }
 
 /*

@@ -166,6 +166,14 @@ extern void gs_check_text_feature(const GsModelRef *m, int f, const char *what);
 extern float gs_text_feature(const GsModelRef *m, int f, Datum d, GsColKind kind,
 							 const char **why);
 
+/*
+ * The value of a NULL in a text column of feature f: missing (NaN), except
+ * where the model scores a name it does not know as a value of its own (an
+ * ONNX LabelEncoder's default), which onnxruntime, having no NULL string,
+ * gives such a row.
+ */
+extern float gs_text_null(const GsModelRef *m, int f);
+
 /* ---- device.c: the batch scorer ---- */
 
 typedef struct GsBatchScorer GsBatchScorer;

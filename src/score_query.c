@@ -189,7 +189,7 @@ add_row(ScoreReceiver *r, const Datum *values, const bool *nulls)
 			float		v;
 
 			if (nulls[f + 1])
-				v = NAN;
+				v = gs_col_kind_is_text(shape->kinds[f + 1]) ? gs_text_null(m, f) : NAN;
 			else if (shape->kinds[f + 1] == GS_COL_FLOAT4)
 			{
 				v = DatumGetFloat4(values[f + 1]);

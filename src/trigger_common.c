@@ -361,7 +361,7 @@ trig_read_features(const FeatureMap *fm, const Datum *values, const bool *nulls,
 
 		if (nulls[c])
 		{
-			dst[(size_t) f * stride] = NAN;
+			dst[(size_t) f * stride] = gs_col_kind_is_text(fm->kind[f]) ? gs_text_null(fm->model, f) : NAN;
 			continue;
 		}
 		if (gs_col_kind_is_text(fm->kind[f]))

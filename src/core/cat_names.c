@@ -8,6 +8,7 @@
 #endif
 #include "cat_names.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,7 +39,7 @@ gs_catnames_new(GsCatNames **out, const GsAllocator *a, int32_t nf, const uint8_
 	}
 	/* names, terminators and an image's counts fit 32-bit offsets */
 	if (total > INT32_MAX / 2 ||
-		(uint64_t) text_bytes + (uint64_t) total + 8 * (uint64_t) nf > UINT32_MAX)
+		(uint64_t) text_bytes + (uint64_t) total + 12 * (uint64_t) nf > UINT32_MAX)
 		return gs_status_set(st, GS_ERR_LIMIT, "too many category names in the model");
 
 	cn = cn_alloc(a, sizeof(GsCatNames));
@@ -55,13 +56,15 @@ gs_catnames_new(GsCatNames **out, const GsAllocator *a, int32_t nf, const uint8_
 	cn->name_at = cn_alloc(a, sizeof(uint32_t) * (size_t) total);
 	cn->order = cn_alloc(a, sizeof(int32_t) * (size_t) total);
 	cn->text = cn_alloc(a, cn->text_bytes);
-	if (!cn->kind || !cn->first || !cn->name_at || !cn->order || !cn->text)
+	cn->unknown = cn_alloc(a, sizeof(float) * (size_t) nf);
+	if (!cn->kind || !cn->first || !cn->name_at || !cn->order || !cn->text || !cn->unknown)
 		return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading category names");
 	cn->first[0] = 0;
 	for (int32_t j = 0; j < nf; j++)
 	{
 		cn->kind[j] = count[j] > 0 ? kind[j] : GS_CATNAMES_NONE;
 		cn->first[j + 1] = cn->first[j] + (int32_t) count[j];
+		cn->unknown[j] = NAN;
 	}
 	return GS_OK;
 }
@@ -149,6 +152,13 @@ gs_catnames_finish(GsCatNames *cn, GsStatus *st)
 	return GS_OK;
 }
 
+/* Value for an unknown name; see cat_names.h. */
+void
+gs_catnames_set_unknown(GsCatNames *cn, int32_t j, float value)
+{
+	cn->unknown[j] = value;
+}
+
 /* Names of feature j; see cat_names.h. */
 int32_t
 gs_catnames_count(const GsCatNames *cn, int32_t j)
@@ -221,5 +231,7 @@ gs_catnames_free(GsCatNames *cn)
 		a.free(a.ctx, cn->order);
 	if (cn->text)
 		a.free(a.ctx, cn->text);
+	if (cn->unknown)
+		a.free(a.ctx, cn->unknown);
 	a.free(a.ctx, cn);
 }

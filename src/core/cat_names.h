@@ -45,6 +45,13 @@ struct GsCatNames
 								 * byte order of their names (lookup) */
 	char	   *text;			/* the names, each NUL-terminated */
 	size_t		text_bytes;
+	/*
+	 * [n_features] the feature's value for a name not in its list, where the
+	 * library scores one: NaN (missing) for LightGBM and one-hot encoders,
+	 * the encoder's default for an ONNX LabelEncoder (OrdinalEncoder's
+	 * unknown_value).  XGBoost refuses unknown names (the glue's rule).
+	 */
+	float	   *unknown;
 	/* building */
 	int32_t		n_added;
 	size_t		text_used;
@@ -74,6 +81,9 @@ extern GsCode gs_catnames_add(GsCatNames *cn, const char *name, size_t len, GsSt
  * name twice (GS_ERR_INVALID_MODEL naming it), and build the lookup order.
  */
 extern GsCode gs_catnames_finish(GsCatNames *cn, GsStatus *st);
+
+/* Set the value of feature j for a name not in its list (NaN until set). */
+extern void gs_catnames_set_unknown(GsCatNames *cn, int32_t j, float value);
 
 /* Names of feature j (0 when it has none). */
 extern int32_t gs_catnames_count(const GsCatNames *cn, int32_t j);

@@ -95,15 +95,16 @@ names_bytes(const GsForest *f)
 }
 
 /*
- * Bytes of the category names: each feature's kind and count (two 32-bit
- * words), then every name NUL-terminated; 0 when there are none.
+ * Bytes of the category names: each feature's kind, count (32-bit words)
+ * and value for an unknown name (a float), then every name NUL-terminated;
+ * 0 when there are none.
  */
 static size_t
 cat_names_bytes(const GsForest *f)
 {
 	if (f->cat_names == NULL)
 		return 0;
-	return 8 * (size_t) f->n_features + f->cat_names->text_bytes;
+	return 12 * (size_t) f->n_features + f->cat_names->text_bytes;
 }
 
 /* Size of the image of f; see forest_image.h. */
@@ -164,6 +165,7 @@ gs_forest_image_write(const GsForest *f, unsigned char *buf)
 			put_u32(&c, cn->kind[j]);
 		for (int32_t j = 0; j < f->n_features; j++)
 			put_u32(&c, (uint32_t) gs_catnames_count(cn, j));
+		put(&c, cn->unknown, sizeof(float) * (size_t) f->n_features);
 		put(&c, cn->text, cn->text_bytes);
 	}
 }
@@ -242,7 +244,7 @@ static GsCode
 read_cat_names(GsForest *f, const unsigned char *p, size_t n, GsStatus *st)
 {
 	const unsigned char *end = p + n;
-	size_t		words = 8 * (size_t) f->n_features;
+	size_t		words = 12 * (size_t) f->n_features;
 	uint8_t    *kind;
 	int64_t    *count;
 	int64_t		total = 0;
@@ -282,6 +284,15 @@ read_cat_names(GsForest *f, const unsigned char *p, size_t n, GsStatus *st)
 	}
 	rc = gs_catnames_new(&f->cat_names, &f->alloc, f->n_features, kind, count,
 						 (size_t) (end - p) - (size_t) total, st);
+	for (int32_t j = 0; j < f->n_features && rc == GS_OK; j++)
+	{
+		float		u;
+
+		memcpy(&u, p - 4 * (size_t) f->n_features + 4 * (size_t) j, 4);
+		if (!isnan(u) && !isfinite(u))
+			rc = bad_image(st, "an infinite value for an unknown category");
+		gs_catnames_set_unknown(f->cat_names, j, u);
+	}
 	while (rc == GS_OK && p < end)
 	{
 		size_t		len = strlen((const char *) p);

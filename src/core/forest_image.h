@@ -18,8 +18,8 @@
  * names, array lengths, flags), then base_margin, tree_offset, tree_group,
  * tree_depth, nodes, leaf_lo (when the flags say so), cat_words, the
  * feature names (each NUL-terminated) and the category names (when the
- * flags say so: per feature its kind and count, then the names, each
- * NUL-terminated), with nothing after them.
+ * flags say so: per feature its kind, count and value for an unknown
+ * name, then the names, each NUL-terminated), with nothing after them.
  */
 #ifndef GS_FOREST_IMAGE_H
 #define GS_FOREST_IMAGE_H

@@ -44,7 +44,7 @@ is_prep_op(const Onnx__NodeProto *node)
 	"Gather", "Reshape"};
 
 	static const char *const ml_ops[] = {"Imputer", "Scaler", "ArrayFeatureExtractor", "FeatureVectorizer",
-	"OneHotEncoder"};
+	"OneHotEncoder", "LabelEncoder"};
 
 	for (size_t k = 0; k < sizeof(ml_ops) / sizeof(ml_ops[0]); k++)
 		if (onnx_node_is(node, ml_ops[k], true))

@@ -27,7 +27,11 @@
  * feature holding a category code, code c for the encoder's c-th category,
  * and the categories become the feature's names (cat_names.h), so SQL text
  * is looked up by name; an unknown name, or none, sets no indicator, as an
- * unknown string does in onnxruntime.
+ * unknown string does in onnxruntime.  An OrdinalEncoder of a string column
+ * is an ai.onnx.ml LabelEncoder (keys_strings to values_int64s, a
+ * permutation of 0..n-1, default_int64 for the rest), then a Cast to float:
+ * the feature holds the code, the keys in code order are its names, and an
+ * unknown name is the default (a NULL stays missing).
  */
 #include <math.h>
 #include <string.h>
@@ -140,6 +144,57 @@ same_strings(const Onnx__AttributeProto *a, const Onnx__AttributeProto *b)
 }
 
 /*
+ * Is node, reading string column src, the encoder P already knows for it
+ * (or the first)?  Two encoders of one column must agree on its names.
+ */
+static bool
+same_encoder(const TPrep *P, int32_t src, const Onnx__NodeProto *node)
+{
+	const Onnx__NodeProto *was = P->text_enc ? P->text_enc[src] : NULL;
+	static const char *const lists[] = {"cats_strings", "keys_strings", NULL};
+
+	if (was == NULL)
+		return true;
+	if (strcmp(was->op_type, node->op_type) != 0)
+		return false;
+	for (int k = 0; lists[k]; k++)
+	{
+		const Onnx__AttributeProto *a = onnx_attr_find(was, lists[k]),
+				   *b = onnx_attr_find(node, lists[k]);
+
+		if ((a == NULL) != (b == NULL) || (a && !same_strings(a, b)))
+			return false;
+	}
+	if (onnx_attr_find(node, "values_int64s"))
+	{
+		const Onnx__AttributeProto *a = onnx_attr_find(was, "values_int64s"),
+				   *b = onnx_attr_find(node, "values_int64s");
+
+		return a && a->n_ints == b->n_ints && memcmp(a->ints, b->ints, sizeof(int64_t) * a->n_ints) == 0;
+	}
+	return true;
+}
+
+/* Remember node as the encoder of string column src. */
+static GsCode
+note_encoder(Loader *L, TPrep *P, int32_t src, const Onnx__NodeProto *node)
+{
+	if (P->text_enc == NULL)
+	{
+		P->text_enc = onnx_alloc(L, sizeof(*P->text_enc) * (size_t) P->in_width);
+		if (P->text_enc == NULL)
+			return onnx_nomem(L);
+		memset((void *) P->text_enc, 0, sizeof(*P->text_enc) * (size_t) P->in_width);
+	}
+	if (!same_encoder(P, src, node))
+		return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+							 "%s encodes a string input that another encoder reads with other categories",
+							 L->label);
+	P->text_enc[src] = node;
+	return GS_OK;
+}
+
+/*
  * OneHotEncoder of a string input: code c for category c, remembered as the
  * feature's names.
  */
@@ -158,18 +213,8 @@ cat_onehot_text(Loader *L, TPrep *P, const Onnx__NodeProto *node, const TPrepVal
 							 TPREP_MAX_COLUMNS);
 	if (in->cols[0].n != 0 || src < 0 || src >= P->in_width)
 		return gs_status_set(L->st, GS_ERR_INTERNAL, "%s: a string column with steps", L->label);
-	if (P->text_enc == NULL)
-	{
-		P->text_enc = onnx_alloc(L, sizeof(*P->text_enc) * (size_t) P->in_width);
-		if (P->text_enc == NULL)
-			return onnx_nomem(L);
-		memset((void *) P->text_enc, 0, sizeof(*P->text_enc) * (size_t) P->in_width);
-	}
-	if (P->text_enc[src] != NULL && !same_strings(onnx_attr_find(P->text_enc[src], "cats_strings"), cats))
-		return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
-							 "%s encodes a string input that another encoder reads with other categories",
-							 L->label);
-	P->text_enc[src] = node;
+	if (note_encoder(L, P, src, node) != GS_OK)
+		return L->st->code;
 	if ((v = onnx_trees_prep_new(L, P, node->output[0], (int64_t) cats->n_strings)) == NULL)
 		return L->st->code;
 	for (size_t k = 0; k < cats->n_strings; k++)
@@ -183,6 +228,63 @@ cat_onehot_text(Loader *L, TPrep *P, const Onnx__NodeProto *node, const TPrepVal
 		col->n = 1;
 		col->arith = true;
 	}
+	return GS_OK;
+}
+
+/*
+ * ai.onnx.ml LabelEncoder of a string input (an OrdinalEncoder): the int64
+ * code of each category, the default for the rest.
+ */
+static GsCode
+cat_label(Loader *L, TPrep *P, const Onnx__NodeProto *node, const TPrepVal *in)
+{
+	static const char *const attrs[] = {"keys_strings", "values_int64s", "default_int64", NULL};
+	const Onnx__AttributeProto *keys = onnx_attr_find(node, "keys_strings"),
+			   *vals = onnx_attr_find(node, "values_int64s");
+	int32_t		src = in->cols[0].src;
+	int64_t		dflt;
+	bool	   *seen;
+	TPrepVal   *v;
+
+	if (onnx_attrs_allowed(L, node, attrs) != GS_OK ||
+		onnx_attr_int(L, node, "default_int64", -1, &dflt) != GS_OK)
+		return L->st->code;
+	if (node->n_input != 1 || keys == NULL || vals == NULL || keys->n_strings == 0 ||
+		vals->n_ints != keys->n_strings)
+		return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+							 "%s does not map string categories to as many int64 codes", L->label);
+	if (keys->n_strings > TPREP_MAX_COLUMNS)
+		return gs_status_set(L->st, GS_ERR_LIMIT, "%s has more than %d categories", L->label,
+							 TPREP_MAX_COLUMNS);
+	if (dflt <= -CAT_MAX || dflt >= CAT_MAX)
+		return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+							 "%s has default %lld, beyond the 2^24 a float holds exactly",
+							 L->label, (long long) dflt);
+	if (in->cols[0].n != 0 || src < 0 || src >= P->in_width)
+		return gs_status_set(L->st, GS_ERR_INTERNAL, "%s: a string column with steps", L->label);
+	/* codes 0..n-1, each once: code c is then a name */
+	if ((seen = onnx_alloc(L, keys->n_strings)) == NULL)
+		return onnx_nomem(L);
+	memset(seen, 0, keys->n_strings);
+	for (size_t k = 0; k < vals->n_ints; k++)
+	{
+		if (vals->ints[k] < 0 || (uint64_t) vals->ints[k] >= keys->n_strings || seen[vals->ints[k]])
+		{
+			L->alloc.free(L->alloc.ctx, seen);
+			return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+								 "%s maps its categories to codes other than 0 to %zu, each once",
+								 L->label, keys->n_strings - 1);
+		}
+		seen[vals->ints[k]] = true;
+	}
+	L->alloc.free(L->alloc.ctx, seen);
+	if (note_encoder(L, P, src, node) != GS_OK)
+		return L->st->code;
+	if ((v = onnx_trees_prep_new(L, P, node->output[0], 1)) == NULL)
+		return L->st->code;
+	memset(&v->cols[0], 0, sizeof(TPrepCol));
+	v->cols[0].src = src;
+	v->cols[0].as_int = v->cols[0].ordinal = true;
 	return GS_OK;
 }
 
@@ -255,6 +357,8 @@ onnx_prep_cat_node(Loader *L, TPrep *P, const Onnx__NodeProto *node, TPrepVal *i
 		return cat_reshape(L, P, node, in);
 	if (P->onehot && onnx_node_is(node, "OneHotEncoder", true))
 		return cat_onehot(L, P, node, in);
+	if (P->onehot && onnx_node_is(node, "LabelEncoder", true) && in->width == 1 && in->cols[0].text)
+		return cat_label(L, P, node, in);
 	if (P->onehot && onnx_node_is(node, "Cast", false))
 	{
 		if (onnx_attr_int(L, node, "to", 0, &to) != GS_OK)
@@ -264,6 +368,41 @@ onnx_prep_cat_node(Loader *L, TPrep *P, const Onnx__NodeProto *node, TPrepVal *i
 	}
 	*handled = false;
 	return GS_OK;
+}
+
+/*
+ * The category names of string column j as its encoder lists them, in code
+ * order: the OneHotEncoder's categories, or the LabelEncoder's keys sorted
+ * by their codes (a permutation, checked by cat_label); NULL when none.
+ * *n is their number.
+ */
+static const Onnx__AttributeProto *
+enc_names(const TPrep *P, int32_t j, size_t *n)
+{
+	const Onnx__NodeProto *e = P->text_enc[j];
+	const Onnx__AttributeProto *a;
+
+	*n = 0;
+	if (e == NULL)
+		return NULL;
+	a = onnx_attr_find(e, strcmp(e->op_type, "LabelEncoder") == 0 ? "keys_strings" : "cats_strings");
+	if (a)
+		*n = a->n_strings;
+	return a;
+}
+
+/* Name of code c of string column j (enc_names gave names). */
+static const ProtobufCBinaryData *
+enc_name(const TPrep *P, int32_t j, const Onnx__AttributeProto *names, size_t c)
+{
+	const Onnx__AttributeProto *vals = onnx_attr_find(P->text_enc[j], "values_int64s");
+
+	if (strcmp(P->text_enc[j]->op_type, "LabelEncoder") != 0 || vals == NULL)
+		return &names->strings[c];
+	for (size_t k = 0; k < vals->n_ints; k++)
+		if ((uint64_t) vals->ints[k] == c)
+			return &names->strings[k];
+	return &names->strings[c];	/* not reached: a permutation */
 }
 
 /* The names of the string inputs; see onnx_trees.h. */
@@ -288,20 +427,31 @@ onnx_prep_cat_names(Loader *L, const TPrep *P, GsCatNames **out)
 	}
 	for (int32_t j = 0; j < P->in_width; j++)
 	{
-		const Onnx__AttributeProto *cats = P->text_enc[j] ? onnx_attr_find(P->text_enc[j], "cats_strings") : NULL;
+		size_t		n;
+		const Onnx__AttributeProto *names = enc_names(P, j, &n);
 
-		kind[j] = cats ? GS_CATNAMES_TEXT : GS_CATNAMES_NONE;
-		count[j] = cats ? (int64_t) cats->n_strings : 0;
-		for (size_t k = 0; cats && k < cats->n_strings; k++)
-			bytes += cats->strings[k].len;
+		kind[j] = names ? GS_CATNAMES_TEXT : GS_CATNAMES_NONE;
+		count[j] = (int64_t) n;
+		for (size_t k = 0; k < n; k++)
+			bytes += names->strings[k].len;
 	}
 	rc = gs_catnames_new(out, &L->alloc, P->in_width, kind, count, bytes, L->st);
 	for (int32_t j = 0; j < P->in_width && rc == GS_OK; j++)
 	{
-		const Onnx__AttributeProto *cats = P->text_enc[j] ? onnx_attr_find(P->text_enc[j], "cats_strings") : NULL;
+		size_t		n;
+		const Onnx__AttributeProto *names = enc_names(P, j, &n);
+		int64_t		dflt;
 
-		for (size_t k = 0; cats && k < cats->n_strings && rc == GS_OK; k++)
-			rc = gs_catnames_add(*out, (const char *) cats->strings[k].data, cats->strings[k].len, L->st);
+		for (size_t c = 0; c < n && rc == GS_OK; c++)
+		{
+			const ProtobufCBinaryData *b = enc_name(P, j, names, c);
+
+			rc = gs_catnames_add(*out, (const char *) b->data, b->len, L->st);
+		}
+		/* a LabelEncoder gives an unknown category its default */
+		if (rc == GS_OK && names && strcmp(P->text_enc[j]->op_type, "LabelEncoder") == 0 &&
+			(rc = onnx_attr_int(L, P->text_enc[j], "default_int64", -1, &dflt)) == GS_OK)
+			gs_catnames_set_unknown(*out, j, (float) dflt);
 	}
 	if (rc == GS_OK)
 		rc = gs_catnames_finish(*out, L->st);

@@ -147,7 +147,11 @@ typedef struct TPrepCol
 	bool		arith;			/* a step other than TPO_IMPUTE */
 	bool		as_int;			/* cast to int64: only a OneHotEncoder reads it */
 	bool		text;			/* a string input (also as_int): only a
-								 * OneHotEncoder of strings reads it */
+								 * OneHotEncoder or LabelEncoder of strings
+								 * reads it */
+	bool		ordinal;		/* a LabelEncoder's int64 code of a string
+								 * input (also as_int): a Cast to float makes
+								 * it a feature value */
 	uint8_t		op[TPREP_MAX_STEPS];	/* TPrepOp */
 	float		c[TPREP_MAX_STEPS];
 } TPrepCol;
@@ -185,9 +189,9 @@ typedef struct TPrep
 								 * number (TPO_REPLACED); a split could not
 								 * follow it */
 	/*
-	 * [in_width] or NULL: the OneHotEncoder of strings that reads each string
-	 * input column (its categories become the feature's names), NULL where
-	 * none does.
+	 * [in_width] or NULL: the OneHotEncoder or LabelEncoder of strings that
+	 * reads each string input column (its categories become the feature's
+	 * names), NULL where none does.
 	 */
 	const Onnx__NodeProto **text_enc;
 } TPrep;

@@ -585,7 +585,13 @@ onnx_trees_prep_node(Loader *L, TPrep *P, const Onnx__NodeProto *node)
 		if (to != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT)
 			return gs_status_set(L->st, GS_ERR_UNSUPPORTED, "%s casts the features to %s", L->label,
 								 onnx_elem_type_name((int32_t) to));
-		return prep_copy(L, P, node, in) ? GS_OK : L->st->code;
+		if ((in = prep_copy(L, P, node, in)) == NULL)
+			return L->st->code;
+		/* a LabelEncoder's codes, now floats: the feature's value */
+		for (int32_t c = 0; c < in->width; c++)
+			if (in->cols[c].ordinal)
+				in->cols[c].as_int = in->cols[c].ordinal = false;
+		return GS_OK;
 	}
 	if (std && strcmp(op, "Identity") == 0)
 		return prep_copy(L, P, node, in) ? GS_OK : L->st->code;

@@ -127,13 +127,14 @@ check_rows(const GsModel *m, const char *label, const char *tsv, int *n_rows)
 		{
 			const char *v = field[j + 1];
 
+			/* NULL and unknown names: the feature's value for them (NaN: missing) */
 			if (strcmp(v, "\\N") == 0)
-				x[j] = NAN;
+				x[j] = gs_catnames_count(cn, j) > 0 ? cn->unknown[j] : NAN;
 			else if (gs_catnames_count(cn, j) > 0)
 			{
 				int32_t		code = gs_catnames_code(cn, j, v, strlen(v));
 
-				x[j] = code >= 0 ? (float) code : NAN;
+				x[j] = code >= 0 ? (float) code : cn->unknown[j];
 			}
 			else
 				x[j] = strtof(v, NULL);
@@ -409,7 +410,8 @@ check_lgbm_edits(void)
 static void
 check_onnx(void)
 {
-	static const char *const files[] = {"skl_str_logreg", "skl_str_mlp", "skl_str_rf"};
+	static const char *const files[] = {"skl_str_logreg", "skl_str_mlp", "skl_str_rf",
+	"skl_str_ord_hgb", "skl_str_ord_rf", "skl_str_ord_mlp"};
 
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
 	{
@@ -432,6 +434,9 @@ check_onnx(void)
 		   gs_catnames_code(cn, 1, "C\xc3\xb4te d'Ivoire", 14) == 2 && gs_catnames_code(cn, 3, "web", 3) == 2 &&
 		   gs_catnames_code(cn, 1, "", 0) == 0,
 		   file, "the encoders' categories are the names of country and channel");
+		ok(strstr(file, "_ord_") == NULL ||
+		   (cn && cn->unknown[1] == -1.0f && cn->unknown[3] == -1.0f && isnan(cn->unknown[0])),
+		   file, "an unknown name is the OrdinalEncoder's unknown_value, -1");
 		bad = check_rows(m, file, files[i], &rows);
 		ok(bad == 0 && rows > 120, file, "every row by name within 1e-6 of onnxruntime");
 		if (m->forest)
