@@ -29,7 +29,7 @@ tests/diff/diff_score and the kernel emulations first (make). Usage:
     (the venv of tests/fixtures/make_venv_onnx_trees.sh: XGBoost 3.2, LightGBM 4.7,
     scikit-learn 1.9, skl2onnx, onnxmltools, onnxruntime; with /usr/bin/python3, Debian's
     XGBoost 1.7.4 and the families whose libraries are missing are skipped)
-    --family F[,F...] (xgb xgb-es lgb skl skl-pipe onnx-xgb onnx-lgb mlp skl-mlp skl-mlp-pipe torch torch2)  only those;  --keep  keep every trial's files
+    --family F[,F...] (xgb xgb-es lgb skl skl-pipe onnx-xgb onnx-lgb mlp skl-mlp skl-mlp-pipe skl-lin skl-str torch torch2)  only those;  --keep  keep every trial's files
 """
 import argparse
 import json
@@ -1014,6 +1014,124 @@ def name_shape(inits, name, width):
 
 # ----------------------------------------------------------------------------------- campaign
 
+WORDS = ["US", "us", "US ", "", "FR", "Côte d'Ivoire", "日本", "a", "A", "a b", "web", "pos", "atm", "0",
+         "7995", "-1", "nan", "x" * 40, "é", "e\u0301", "tab\tin", "NG", "BR", "DE", "GB", "mobile"]
+
+
+def skl_str_trial(r, d, X, cats, ncat, z):
+    """A scikit-learn pipeline over a DataFrame with 1-3 string columns (random vocabularies:
+    case, blanks, the empty string, non-ASCII, digits), each one-hot encoded
+    (handle_unknown="ignore", any drop) or ordinal encoded (unknown_value -1 or -7), beside
+    scaled or passed-through numeric columns, before a random model (linear, network or trees),
+    converted by skl2onnx (one string input per string column).  Reference: onnxruntime on the
+    strings; pg_gpuscore's rows hold what its name lookup gives (the code; an unknown name or
+    NULL, given to onnxruntime as a string no encoder knows, no indicator / the unknown_value)."""
+    import pandas as pd
+    import sklearn.ensemble as E
+    from sklearn.compose import ColumnTransformer
+    from sklearn.linear_model import LogisticRegression, Ridge
+    from sklearn.neural_network import MLPClassifier, MLPRegressor
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder, OrdinalEncoder, StandardScaler
+    import warnings
+    import onnx
+    from onnx import helper
+    n = len(X)
+    nnum = int(r.integers(1, min(6, X.shape[1]) + 1))
+    Xn = np.nan_to_num((np.sign(X[:, :nnum]) * np.log1p(np.abs(X[:, :nnum])))).astype(F32)
+    nstr = int(r.integers(1, 4))
+    df = pd.DataFrame({"n%d" % j: Xn[:, j] for j in range(nnum)})
+    vocab, parts, shape = {}, [], []
+    for j in range(nstr):
+        words = [str(w) for w in r.choice(WORDS, size=int(r.integers(2, 12)), replace=False)]
+        vocab["s%d" % j] = words
+        df["s%d" % j] = r.choice(words, n)
+    # the label depends on the strings too
+    score = z.copy()
+    for j in range(nstr):
+        w = {v: float(r.normal()) for v in vocab["s%d" % j]}
+        score = score + df["s%d" % j].map(w).to_numpy()
+    clf = r.random() < 0.7
+    y = (score > np.median(score)).astype(int) if clf else score.astype(F32)
+    for j in range(nstr):
+        c = "s%d" % j
+        if r.random() < 0.5:
+            drop = [None, "first", "if_binary"][int(r.integers(3))]
+            parts.append((c, OneHotEncoder(handle_unknown="ignore", drop=drop, sparse_output=False), [c]))
+            shape.append("%s: OneHotEncoder(drop=%s) of %d" % (c, drop, len(vocab[c])))
+        else:
+            uv = int(r.choice([-1, -7]))
+            parts.append((c, OrdinalEncoder(handle_unknown="use_encoded_value", unknown_value=uv), [c]))
+            shape.append("%s: OrdinalEncoder(unknown_value=%d) of %d" % (c, uv, len(vocab[c])))
+    num = ["n%d" % j for j in range(nnum)]
+    parts.append(("num", StandardScaler() if r.random() < 0.5 else "passthrough", num))
+    kind = str(r.choice(["lin", "mlp", "rf", "et", "gb", "hgb"]))
+    seed = int(r.integers(1 << 30))
+    est = {"lin": lambda: LogisticRegression(max_iter=300) if clf else Ridge(),
+           "mlp": lambda: (MLPClassifier if clf else MLPRegressor)(hidden_layer_sizes=(8,), max_iter=100,
+                                                                  random_state=seed),
+           "rf": lambda: (E.RandomForestClassifier if clf else E.RandomForestRegressor)(
+               n_estimators=8, max_depth=6, random_state=seed),
+           "et": lambda: (E.ExtraTreesClassifier if clf else E.ExtraTreesRegressor)(
+               n_estimators=8, max_depth=6, random_state=seed),
+           "gb": lambda: (E.GradientBoostingClassifier if clf else E.GradientBoostingRegressor)(
+               n_estimators=10, max_depth=3, random_state=seed),
+           "hgb": lambda: (E.HistGradientBoostingClassifier if clf else E.HistGradientBoostingRegressor)(
+               max_iter=10, random_state=seed)}[kind]()
+    model = make_pipeline(ColumnTransformer(parts, sparse_threshold=0), est)
+    ntr = int(n * 0.8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(df[:ntr], y[:ntr])
+    path = skl_save(model, df, d)
+    # rows: held out, then unknown names and NULLs in every string column
+    rows = df[ntr:].reset_index(drop=True)
+    extra = []
+    for j in range(nstr):
+        for v in ["never-seen", None, "US\u00a0"]:
+            e = rows.iloc[int(r.integers(len(rows)))].copy()
+            e["s%d" % j] = v
+            extra.append(e)
+    rows = pd.concat([rows, pd.DataFrame(extra)], ignore_index=True)
+    m = onnx.load(path)
+    # the encoder reading each string input (through Identity, Reshape, Cast or a Gather of its
+    # one column, as skl2onnx writes them now and then)
+    src = {i.name: i.name for i in m.graph.input}
+    for nd in m.graph.node:
+        if nd.op_type in ("Identity", "Reshape", "Cast", "Gather") and nd.input and nd.input[0] in src:
+            src[nd.output[0]] = src[nd.input[0]]
+    enc = {src[nd.input[0]]: nd for nd in m.graph.node
+           if nd.op_type in ("OneHotEncoder", "LabelEncoder") and nd.input[0] in src}
+    unknown = "\x00never"
+    feed, Xc = {}, np.zeros((len(rows), len(m.graph.input)), dtype=F32)
+    for i, inp in enumerate(m.graph.input):
+        col = rows[inp.name]
+        if inp.type.tensor_type.elem_type == onnx.TensorProto.STRING:
+            # (pandas may turn the None of a row into NaN)
+            vals = [unknown if v is None or (isinstance(v, float) and v != v) else v for v in col]
+            feed[inp.name] = np.array(vals, dtype=object).reshape(-1, 1)
+            e = enc[inp.name]
+            a = {x.name: helper.get_attribute_value(x) for x in e.attribute}
+            if e.op_type == "OneHotEncoder":
+                names = [b.decode() for b in a["cats_strings"]]
+                Xc[:, i] = [names.index(v) if v in names else np.nan for v in vals]
+            else:
+                code = {b.decode(): v for b, v in zip(a["keys_strings"], a["values_int64s"])}
+                Xc[:, i] = [code.get(v, a.get("default_int64", -1)) for v in vals]
+        else:
+            feed[inp.name] = col.to_numpy(dtype=F32).reshape(-1, 1)
+            Xc[:, i] = feed[inp.name][:, 0]
+    import onnxruntime as ort
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+    out = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feed)))
+    ref = skl_reference(out, len(rows), clf)
+    desc = "skl-str %s %s %s; num %s" % ("clf" if clf else "reg", kind, "; ".join(shape),
+                                         "scaled" if parts[-1][1] != "passthrough" else "passthrough")
+    return path, Xc, ref, 1e-5, desc
+
+
 FAMILIES = {
     "xgb": (("xgboost",), xgb_trial),
     "lgb": (("lightgbm",), lgb_trial),
@@ -1029,6 +1147,7 @@ FAMILIES = {
     "skl-mlp-pipe": (("sklearn", "skl2onnx", "onnxruntime", "pandas"), skl_mlp_pipe_trial),
     "skl-lin": (("sklearn", "skl2onnx", "onnxruntime", "pandas"),
                 lambda *a: skl_mlp_pipe_trial(*a, linear=True)),
+    "skl-str": (("sklearn", "skl2onnx", "onnxruntime", "pandas"), skl_str_trial),
     "torch": (("torch", "onnx"), torch_trial),
     "torch2": (("torch", "onnx", "onnxscript"), lambda *a: torch_trial(*a, v2=True)),
 }
