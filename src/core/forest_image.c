@@ -244,6 +244,7 @@ static GsCode
 read_cat_names(GsForest *f, const unsigned char *p, size_t n, GsStatus *st)
 {
 	const unsigned char *end = p + n;
+	const unsigned char *unknown = p + 8 * (size_t) f->n_features;
 	size_t		words = 12 * (size_t) f->n_features;
 	uint8_t    *kind;
 	int64_t    *count;
@@ -288,7 +289,7 @@ read_cat_names(GsForest *f, const unsigned char *p, size_t n, GsStatus *st)
 	{
 		float		u;
 
-		memcpy(&u, p - 4 * (size_t) f->n_features + 4 * (size_t) j, 4);
+		memcpy(&u, unknown + 4 * (size_t) j, 4);
 		if (!isnan(u) && !isfinite(u))
 			rc = bad_image(st, "an infinite value for an unknown category");
 		gs_catnames_set_unknown(f->cat_names, j, u);
