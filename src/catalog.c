@@ -305,6 +305,7 @@ store_model(const char *name, bytea *model, const char *format_name)
 				(errmsg("model \"%s\": %s", name, forest->cat_note),
 				 errdetail("Text cannot be given for such a feature; the features whose names are kept take text."),
 				 errhint("Pass the feature's category codes: the positions of its categories in the training DataFrame's categories.")));
+	gs_notice_integer_categories(name, gm);
 	/* a network's "objective": what its score is */
 	if (mlp)
 		snprintf(objective, sizeof(objective), "%s",

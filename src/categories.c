@@ -140,6 +140,32 @@ gs_text_null(const GsModelRef *m, int f)
 }
 
 /*
+ * At load: a NOTICE per feature whose categories are integers, since a
+ * number given for it is a code, not a category (7995 is not "7995").
+ */
+void
+gs_notice_integer_categories(const char *name, const GsModel *gm)
+{
+	const GsCatNames *cn = gs_model_cat_names(gm);
+
+	for (int f = 0; cn != NULL && f < gm->n_features; f++)
+	{
+		int			n = gs_catnames_count(cn, f);
+		const char *fname = gm->feature_names && gm->feature_names[f] ? gm->feature_names[f] : NULL;
+
+		if (n == 0 || cn->kind[f] != GS_CATNAMES_INT)
+			continue;
+		ereport(NOTICE,
+				(errmsg("model \"%s\": feature %d%s has integer categories (%s%s%s%s%s): a number given for it is the category's code, 0 to %d, not the category",
+						name, f + 1, fname ? psprintf(" (\"%s\")", fname) : "",
+						gs_catnames_name(cn, f, 0), n > 1 ? ", " : "", n > 1 ? gs_catnames_name(cn, f, 1) : "",
+						n > 2 ? ", " : "", n > 2 ? (n > 3 ? "..." : gs_catnames_name(cn, f, 2)) : "", n - 1),
+				 errhint("Give the category as text (a text column, or %s::text), or its code from gpu_category_code().",
+						 fname ? quote_identifier(fname) : "the value")));
+	}
+}
+
+/*
  * gpu_model_categories(model text) RETURNS TABLE(feature integer,
  * feature_name text, code integer, category text): every category name of
  * the model, feature by feature, code by code.

@@ -147,6 +147,9 @@ extern double gs_datum_to_double(Datum d, GsColKind kind);
 /* Whether a column of this kind holds category names (text, char). */
 extern bool gs_col_kind_is_text(GsColKind kind);
 
+/* NOTICEs at gpu_load_model for features whose categories are integers. */
+extern void gs_notice_integer_categories(const char *name, const GsModel *gm);
+
 /* Whether feature f (0-based) of m has category names. */
 extern bool gs_feature_has_names(const GsModelRef *m, int f);
 
