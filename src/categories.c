@@ -5,14 +5,14 @@
  *
  * A model trained on a pandas DataFrame with category columns keeps the
  * names of its categories (XGBoost 3.1 and later, LightGBM, skl2onnx's
- * OneHotEncoders of string columns; see src/core/cat_names.h): code c of a
- * feature is its c-th name.  A text,
+ * OneHotEncoders and OrdinalEncoders of string columns; see
+ * src/core/cat_names.h): code c of a feature is its c-th name.  A text,
  * varchar or char column for such a feature is looked up by name, exactly
  * (case and blanks count, char's trailing blanks aside), as the libraries
  * re-code a DataFrame.  A name the model does not know is what the library
- * makes it: an error for XGBoost, a missing value for LightGBM and ONNX
- * (the encoder sets no indicator).  Numbers
- * stay category codes everywhere.
+ * makes it: an error for XGBoost, a missing value for LightGBM and one-hot
+ * encoders, the default of an ordinal encoder.  Numbers stay category
+ * codes everywhere.
  */
 #include "postgres.h"
 
@@ -76,7 +76,7 @@ gs_feature_has_names(const GsModelRef *m, int f)
 void
 gs_check_text_feature(const GsModelRef *m, int f, const char *what)
 {
-	if (gs_catnames_count(names_of(m), f) > 0)
+	if (gs_feature_has_names(m, f))
 		return;
 	ereport(ERROR,
 			(errcode(ERRCODE_DATATYPE_MISMATCH),
@@ -208,21 +208,24 @@ gpuscore_gpu_model_categories(PG_FUNCTION_ARGS)
 /*
  * gpu_category_code(model text, feature text, category text) RETURNS
  * integer: the code of a category, to put in a feature array.  STRICT.
- * NULL for a category a LightGBM or ONNX model does not know (a missing
- * value to them); an ERROR for one an XGBoost model does not know.
+ * For a category the model does not know: NULL where that is a missing
+ * value (LightGBM, one-hot encoders), an ordinal encoder's default, an
+ * ERROR for XGBoost.
  */
 Datum
 gpuscore_gpu_category_code(PG_FUNCTION_ARGS)
 {
 	const char *name = gs_model_name_arg(fcinfo, 0);
 	char	   *feature = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	/* feature names are UTF-8 */
+	const char *feature_utf8 = pg_server_to_any(feature, (int) strlen(feature), PG_UTF8);
 	GsModelRef *m = gs_model_acquire(name, CurrentMemoryContext);
 	char	  **fnames = m->model->feature_names;
 	int			f = -1;
 	float		code;
 
 	for (int i = 0; fnames != NULL && i < m->model->n_features; i++)
-		if (fnames[i] != NULL && strcmp(fnames[i], feature) == 0)
+		if (fnames[i] != NULL && strcmp(fnames[i], feature_utf8) == 0)
 			f = i;
 	if (f < 0)
 		ereport(ERROR,
