@@ -65,6 +65,16 @@ SELECT count(*) AS n, bool_and(q.score = gpu_score('xcat', ARRAY[r.amount,
 SELECT q.score = (SELECT want FROM cat_rows WHERE id = 1)::real AS char_padded
   FROM gpu_score_query('xcat', $$SELECT id, amount, country::char(6), hour, mcc, channel FROM cat_rows WHERE id = 1$$) q;
 
+-- an enum's label is the name, a domain is read as its base type
+CREATE TYPE cat_channel AS ENUM ('atm', 'pos', 'web', 'mobile');
+CREATE DOMAIN cat_country AS varchar(16);
+CREATE DOMAIN cat_amount AS real CHECK (VALUE >= 0);
+SELECT count(*) AS n, bool_and(q.score = (r.want)::real OR abs(q.score - r.want) < 1e-6) AS same
+  FROM gpu_score_query('xcat', 'SELECT id, amount::cat_amount, country::cat_country, hour, mcc,
+                                       channel::cat_channel FROM cat_rows') q
+  JOIN cat_rows r USING (id);
+SELECT * FROM gpu_score_query('xcat', $$SELECT 1, 10::real, 'US', 3::real, '5411', 'mobile'::cat_channel$$);
+
 -- the aggregate's column form
 SELECT count(*) AS n, max(abs(s.score - r.want)) < 1e-6 AS within_1e6
   FROM gpu_scores((SELECT gpu_score_agg('xcat', id, amount, country, hour, mcc, channel) FROM cat_rows)) s
@@ -163,5 +173,7 @@ SELECT a.score = b.score AS null_is_unknown, a.score = c.score AS null_code_is_u
        gpu_score_query('skl_hgb', $$SELECT 1, 20::real, NULL::real, 3::real, 'web'$$) c;
 
 DROP TABLE cat_rows, lgb_rows, cat_tx, cat_bad, cat_alerts, cat_tx2, skl_rows;
+DROP TYPE cat_channel;
+DROP DOMAIN cat_country, cat_amount;
 SELECT gpu_drop_model('xcat'), gpu_drop_model('lcat'), gpu_drop_model('codes_only'),
        gpu_drop_model('skl_lr'), gpu_drop_model('skl_rf'), gpu_drop_model('skl_hgb');

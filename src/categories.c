@@ -18,11 +18,14 @@
 
 #include <math.h>
 
+#include "access/htup_details.h"
+#include "catalog/pg_enum.h"
 #include "catalog/pg_type.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "mb/pg_wchar.h"
 #include "utils/builtins.h"
+#include "utils/syscache.h"
 
 #include "core/cat_names.h"
 #include "gpuscore.h"
@@ -62,7 +65,23 @@ shown(text *t)
 bool
 gs_col_kind_is_text(GsColKind kind)
 {
-	return kind == GS_COL_TEXT || kind == GS_COL_BPCHAR;
+	return kind == GS_COL_TEXT || kind == GS_COL_BPCHAR || kind == GS_COL_ENUM;
+}
+
+/* The label of enum value d, as text. */
+static text *
+enum_label(Datum d)
+{
+	HeapTuple	tup = SearchSysCache1(ENUMOID, d);
+	text	   *t;
+
+	if (!HeapTupleIsValid(tup))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+				 errmsg("invalid internal value for enum: %u", DatumGetObjectId(d))));
+	t = cstring_to_text(NameStr(((Form_pg_enum) GETSTRUCT(tup))->enumlabel));
+	ReleaseSysCache(tup);
+	return t;
 }
 
 /* Whether feature f of m has category names; see gpuscore.h. */
@@ -95,7 +114,7 @@ gs_check_text_feature(const GsModelRef *m, int f, const char *what)
 float
 gs_text_feature(const GsModelRef *m, int f, Datum d, GsColKind kind, const char **why)
 {
-	text	   *t = DatumGetTextPP(d);
+	text	   *t = kind == GS_COL_ENUM ? enum_label(d) : DatumGetTextPP(d);
 	char	   *s = VARDATA_ANY(t);
 	int			len = VARSIZE_ANY_EXHDR(t);
 	char	   *utf8;

@@ -23,6 +23,13 @@
 bool
 gs_column_kind(Oid type, GsColKind *kind)
 {
+	/* a domain holds values of its base type */
+	type = getBaseType(type);
+	if (type_is_enum(type))
+	{
+		*kind = GS_COL_ENUM;
+		return true;
+	}
 	switch (type)
 	{
 		case FLOAT4OID:

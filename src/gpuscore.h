@@ -130,10 +130,14 @@ typedef enum GsColKind
 	GS_COL_FLOAT4_ARRAY,		/* all features in one real[] column */
 	GS_COL_FLOAT8_ARRAY,		/* all features in one double precision[] column */
 	GS_COL_TEXT,				/* text or varchar: a category by name */
-	GS_COL_BPCHAR				/* char(n): the same, trailing blanks ignored */
+	GS_COL_BPCHAR,				/* char(n): the same, trailing blanks ignored */
+	GS_COL_ENUM					/* an enum: its label is the name */
 } GsColKind;
 
-/* Classify a column type; returns false if it cannot hold a feature. */
+/*
+ * Classify a column type (a domain as its base type); returns false if it
+ * cannot hold a feature.
+ */
 extern bool gs_column_kind(Oid type, GsColKind *kind);
 
 /*
