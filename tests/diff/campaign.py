@@ -29,7 +29,7 @@ tests/diff/diff_score and the kernel emulations first (make). Usage:
     (the venv of tests/fixtures/make_venv_onnx_trees.sh: XGBoost 3.2, LightGBM 4.7,
     scikit-learn 1.9, skl2onnx, onnxmltools, onnxruntime; with /usr/bin/python3, Debian's
     XGBoost 1.7.4 and the families whose libraries are missing are skipped)
-    --family F[,F...] (xgb xgb-es lgb skl skl-pipe onnx-xgb onnx-lgb mlp skl-mlp skl-mlp-pipe skl-lin skl-str torch torch2)  only those;  --keep  keep every trial's files
+    --family F[,F...] (xgb xgb-es lgb skl skl-pipe onnx-xgb onnx-lgb mlp skl-mlp skl-mlp-pipe skl-lin skl-str df-cats torch torch2)  only those;  --keep  keep every trial's files
 """
 import argparse
 import json
@@ -1121,6 +1121,20 @@ def skl_str_trial(r, d, X, cats, ncat, z):
         else:
             feed[inp.name] = col.to_numpy(dtype=F32).reshape(-1, 1)
             Xc[:, i] = feed[inp.name][:, 0]
+    # the names pg_gpuscore must keep: the encoder's categories in code order
+    names = []
+    for inp in m.graph.input:
+        if inp.type.tensor_type.elem_type != onnx.TensorProto.STRING:
+            names.append(None)
+            continue
+        a = {x.name: helper.get_attribute_value(x) for x in enc[inp.name].attribute}
+        if enc[inp.name].op_type == "OneHotEncoder":
+            names.append([b.decode() for b in a["cats_strings"]])
+        else:
+            names.append([k.decode() for k, _ in sorted(zip(a["keys_strings"], a["values_int64s"]),
+                                                        key=lambda kv: kv[1])])
+    with open(os.path.join(d, "names.catnames"), "w") as f:
+        json.dump(names, f)
     import onnxruntime as ort
     so = ort.SessionOptions()
     so.intra_op_num_threads = 1
@@ -1130,6 +1144,93 @@ def skl_str_trial(r, d, X, cats, ncat, z):
     desc = "skl-str %s %s %s; num %s" % ("clf" if clf else "reg", kind, "; ".join(shape),
                                          "scaled" if parts[-1][1] != "passthrough" else "passthrough")
     return path, Xc, ref, 1e-5, desc
+
+
+def df_cats_trial(r, d, X, cats, ncat, z):
+    """XGBoost 3.x (enable_categorical) or LightGBM trained on a pandas DataFrame with 1-3
+    category columns (strings from WORDS and random ASCII words, up to 300 categories, or
+    integers: negative, large), saved as JSON / UBJ / LightGBM text: the model keeps the
+    categories, and pg_gpuscore must keep exactly those names (XGBoost's string names outside
+    ASCII excepted: it stores them damaged, so none are kept) and score the codes as the
+    library's predict on the DataFrame does (NaN categories: missing)."""
+    import pandas as pd
+    import warnings
+    n = len(X)
+    nnum = int(r.integers(1, min(6, X.shape[1]) + 1))
+    df = pd.DataFrame({"n%d" % j: X[:, j].astype(F32) for j in range(nnum)})
+    which = str(r.choice(["xgb", "lgb"]))
+    expect = [None] * nnum
+    score = z.copy()
+    for j in range(int(r.integers(1, 4))):
+        if r.random() < 0.7:
+            k = int(r.choice([2, 5, 20, 300]))
+            pool = list(dict.fromkeys([str(w) for w in WORDS] +
+                                      ["".join(r.choice(list("abcdefghijklmnopqrstuvwxyz _-'\"0123456789"),
+                                                        size=int(r.integers(0, 12)))) for _ in range(k)]))
+            words = [str(w) for w in r.choice(pool, size=min(k, len(pool)), replace=False)]
+        else:
+            words = sorted({int(v) for v in r.choice([-5, 0, 1, 7, 4829, 5411, 7995, 2 ** 31 + 3, -(2 ** 40)],
+                                                     size=int(r.integers(2, 8)))})
+        v = r.choice(np.array(words, dtype=object), n)
+        v[r.random(n) < 0.05] = None
+        col = pd.Categorical(v)
+        df["c%d" % j] = col
+        cat_list = list(col.categories)
+        text = all(isinstance(c, str) for c in cat_list)
+        if which == "xgb" and text and any(ord(ch) > 127 for c in cat_list for ch in c):
+            expect.append(None)                              # damaged by XGBoost: not kept
+        else:
+            expect.append([str(c) for c in cat_list])
+        w = {c: float(r.normal()) for c in cat_list}
+        score = score + np.array([w.get(c, 0.0) if c is not None else 0.0 for c in v])
+    clf = r.random() < 0.7
+    y = (score > np.median(score)).astype(int) if clf else score.astype(F32)
+    ntr = int(n * 0.8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if which == "xgb":
+            import xgboost as xgb
+            m = (xgb.XGBClassifier if clf else xgb.XGBRegressor)(
+                n_estimators=int(r.choice([5, 30])), max_depth=int(r.choice([3, 6])), enable_categorical=True,
+                tree_method="hist", max_cat_to_onehot=int(r.choice([1, 4, 64])), n_jobs=1,
+                random_state=int(r.integers(1 << 30)))
+            m.fit(df[:ntr], y[:ntr])
+            path = os.path.join(d, "model." + str(r.choice(["json", "ubj"])))
+            m.save_model(path)
+        else:
+            import lightgbm as lgb
+            m = (lgb.LGBMClassifier if clf else lgb.LGBMRegressor)(
+                n_estimators=int(r.choice([5, 30])), num_leaves=int(r.choice([7, 31])), min_child_samples=5,
+                min_data_per_group=5, cat_smooth=1, n_jobs=1, verbose=-1, random_state=int(r.integers(1 << 30)))
+            m.fit(df[:ntr], y[:ntr])
+            path = os.path.join(d, "model.txt")
+            m.booster_.save_model(path)
+    te = df[ntr:]
+    ref = m.predict_proba(te)[:, 1] if clf else m.predict(te)
+    damaged = which == "xgb" and any(e is None for e in expect[nnum:])
+    cols = []
+    for c in df.columns:
+        if hasattr(te[c], "cat"):
+            codes = te[c].cat.codes.to_numpy().astype(F32)
+            codes[codes < 0] = np.nan                       # pandas' code of a missing category
+            cols.append(codes)
+        else:
+            cols.append(te[c].to_numpy(F32))
+    Xc = np.stack(cols, axis=1)
+    if damaged:
+        # XGBoost's own DataFrame predict re-codes by its damaged names and scores some rows
+        # with the wrong categories (seed 93); the trees mean the training codes: predict those
+        import xgboost as xgb
+        dm = xgb.DMatrix(Xc, feature_names=list(df.columns), enable_categorical=True,
+                         feature_types=["c" if hasattr(df[c], "cat") else "q" for c in df.columns])
+        ref = m.get_booster().predict(dm)
+    with open(os.path.join(d, "names.catnames"), "w") as f:
+        json.dump(expect, f)
+    desc = "df-cats %s %s%s %s" % (which, "clf" if clf else "reg", " (names outside ASCII: ref by codes)"
+                                   if damaged else "", "; ".join(
+        "%s: %d %s" % (c, len(df[c].cat.categories), "int" if not isinstance(df[c].cat.categories[0], str) else "str")
+        for c in df.columns if hasattr(df[c], "cat")))
+    return path, Xc.astype(F32), np.asarray(ref, dtype=F32).reshape(len(te), -1), 1e-5 if which == "lgb" else 1e-6, desc
 
 
 FAMILIES = {
@@ -1148,6 +1249,7 @@ FAMILIES = {
     "skl-lin": (("sklearn", "skl2onnx", "onnxruntime", "pandas"),
                 lambda *a: skl_mlp_pipe_trial(*a, linear=True)),
     "skl-str": (("sklearn", "skl2onnx", "onnxruntime", "pandas"), skl_str_trial),
+    "df-cats": (("xgboost", "lightgbm", "pandas"), df_cats_trial),
     "torch": (("torch", "onnx"), torch_trial),
     "torch2": (("torch", "onnx", "onnxscript"), lambda *a: torch_trial(*a, v2=True)),
 }
@@ -1210,8 +1312,10 @@ def main():
             ref.tofile(os.path.join(d, "ref.f32"))
             with open(os.path.join(d, "desc"), "w") as f:
                 f.write(desc + "\n")
+            names = os.path.join(d, "names.catnames")     # written by families that know the names
             p = subprocess.run([DIFF, path, os.path.join(d, "rows.f32"), str(len(Xc)),
-                                os.path.join(d, "ref.f32"), str(ref.shape[1]), "%g" % tol],
+                                os.path.join(d, "ref.f32"), str(ref.shape[1]), "%g" % tol] +
+                               ([names] if os.path.exists(names) else []),
                                capture_output=True, text=True)
             out = (p.stdout + p.stderr).strip().split("\n")
             msg = out[0] if p.returncode != 1 else " / ".join(out[:3])

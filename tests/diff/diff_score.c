@@ -4,7 +4,7 @@
  *	  model file that a real library wrote, score rows with the CPU engine
  *	  and compare with that library's own predictions for the same rows.
  *
- * Usage: diff_score MODEL ROWS.f32 N_ROWS REF.f32 N_OUT TOL
+ * Usage: diff_score MODEL ROWS.f32 N_ROWS REF.f32 N_OUT TOL [NAMES.json]
  *
  *	 MODEL		a model file of any format, loaded with gs_model_load and
  *				format detection, as gpu_load_model does with 'auto'; a name
@@ -15,6 +15,9 @@
  *	 REF.f32	the library's outputs, row-major, N_OUT per row
  *	 N_OUT		outputs per row the library gave (must equal ours)
  *	 TOL		allowed |ours - ref| <= TOL * max(1, |ref|)
+ *	 NAMES.json	optional: the category names the model must keep, a JSON array
+ *				of one entry per feature, null (no names) or the names in code
+ *				order; each must also be found as its code
  *
  * The rows are scored three ways: as one column-major batch with a padded
  * leading dimension, in slices of gs_model_slice_rows rows (as a backend
@@ -30,6 +33,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
+#include "cat_names.h"
 #include "model.h"
 
 static void *
@@ -76,6 +82,51 @@ score_slice(const GsModel *m, const float *rows, size_t r0, size_t n, size_t ld,
 	free(scratch);
 }
 
+/* Compare the model's category names with NAMES.json; the number of mismatches. */
+static int
+check_names(const GsModel *m, const char *path)
+{
+	json_error_t err;
+	json_t	   *want = json_load_file(path, 0, &err);
+	const GsCatNames *cn = gs_model_cat_names(m);
+	int			bad = 0;
+
+	if (!json_is_array(want) || json_array_size(want) != (size_t) m->n_features)
+	{
+		printf("DIFF: %s is not an array of %d entries\n", path, m->n_features);
+		json_decref(want);
+		return 1;
+	}
+	for (int j = 0; j < m->n_features; j++)
+	{
+		json_t	   *w = json_array_get(want, (size_t) j);
+		int			n = json_is_array(w) ? (int) json_array_size(w) : 0;
+
+		if (gs_catnames_count(cn, j) != n)
+		{
+			if (bad++ < 5)
+				printf("DIFF: feature %d has %d category names, the library %d\n", j, gs_catnames_count(cn, j), n);
+			continue;
+		}
+		for (int c = 0; c < n; c++)
+		{
+			const char *name = json_string_value(json_array_get(w, (size_t) c));
+			size_t		len = json_string_length(json_array_get(w, (size_t) c));
+
+			if (name == NULL || strlen(gs_catnames_name(cn, j, c)) != len ||
+				memcmp(gs_catnames_name(cn, j, c), name, len) != 0 ||
+				gs_catnames_code(cn, j, name, len) != c)
+			{
+				if (bad++ < 5)
+					printf("DIFF: feature %d category %d is \"%s\", the library's \"%s\"\n", j, c,
+						   gs_catnames_name(cn, j, c), name ? name : "?");
+			}
+		}
+	}
+	json_decref(want);
+	return bad;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -97,9 +148,9 @@ main(int argc, char **argv)
 	GsStatus	st;
 	int			bad = 0;
 
-	if (argc != 7)
+	if (argc != 7 && argc != 8)
 	{
-		fprintf(stderr, "usage: diff_score MODEL ROWS.f32 N_ROWS REF.f32 N_OUT TOL\n");
+		fprintf(stderr, "usage: diff_score MODEL ROWS.f32 N_ROWS REF.f32 N_OUT TOL [NAMES.json]\n");
 		return 3;
 	}
 	bytes = read_file(argv[1], &model_len);
@@ -176,8 +227,10 @@ main(int argc, char **argv)
 		if (d > max_diff)
 			max_diff = d;
 	}
+	if (argc == 8)
+		bad += check_names(m, argv[7]);
 	if (bad)
-		printf("DIFF: %d of %zu outputs differ\n", bad, n_rows * n_out);
+		printf("DIFF: %d of %zu outputs differ (or names)\n", bad, n_rows * n_out);
 	else
 		printf("OK: %zu rows, %zu outputs, max |diff| %.3g\n", n_rows, n_out, max_diff);
 	gs_model_free(m);
