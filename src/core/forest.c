@@ -8,6 +8,7 @@
 #include "onnx_load.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <string.h>
 #include <strings.h>
 
@@ -129,6 +130,8 @@ gs_forest_free(GsForest *f)
 		a.free(a.ctx, f->nodes);
 	if (f->leaf_lo)
 		a.free(a.ctx, f->leaf_lo);
+	if (f->cover)
+		a.free(a.ctx, f->cover);
 	if (f->cat_words)
 		a.free(a.ctx, f->cat_words);
 	a.free(a.ctx, f);
@@ -142,7 +145,27 @@ gs_forest_memory_bytes(const GsForest *f)
 		(size_t) f->n_trees * (sizeof(uint32_t) + 2 * sizeof(int32_t)) +
 		(size_t) f->n_groups * sizeof(float) +
 		(size_t) f->n_cat_words * sizeof(uint32_t) +
-		(f->leaf_lo ? (size_t) f->n_nodes * sizeof(float) : 0);
+		(f->leaf_lo ? (size_t) f->n_nodes * sizeof(float) : 0) +
+		(f->cover ? (size_t) f->n_nodes * sizeof(double) : 0);
+}
+
+/* Drop covers that explanations could not use; see forest.h. */
+void
+gs_forest_check_covers(GsForest *f)
+{
+	if (f->cover == NULL)
+		return;
+	for (int64_t i = 0; i < f->n_nodes; i++)
+	{
+		double		c = f->cover[i];
+
+		if (!isfinite(c) || c < 0.0 || (!(f->nodes[i].info & GS_NODE_LEAF) && c == 0.0))
+		{
+			f->alloc.free(f->alloc.ctx, f->cover);
+			f->cover = NULL;
+			return;
+		}
+	}
 }
 
 /* Load any tree-ensemble format; see forest.h. */

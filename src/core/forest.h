@@ -15,6 +15,7 @@
 #ifndef GS_FOREST_H
 #define GS_FOREST_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -101,6 +102,8 @@ typedef struct GsLimits
 	int64_t		max_parameters;	/* weights + biases of a network */
 	GsInterrupt interrupt;		/* polled while loading; not a cap, but it
 								 * goes wherever the caps go */
+	bool		keep_covers;	/* fill GsForest.cover where the model has
+								 * covers (for explanations; 8 bytes a node) */
 } GsLimits;
 
 /* Category names of categorical features (cat_names.h). */
@@ -147,6 +150,16 @@ typedef struct GsForest
 	 * split nodes.
 	 */
 	float	   *leaf_lo;
+	/*
+	 * [n_nodes] or NULL: each node's cover, what the library recorded of
+	 * the training rows that reached it (XGBoost's "sum_hessian", LightGBM's
+	 * internal_count / leaf_count), in the order of nodes.  Only
+	 * explanations use it (forest_shap.h); engines never read it, and the
+	 * forest image does not keep it.  Filled only when the loader is asked
+	 * (GsLimits.keep_covers).  NULL when not asked, when the model has none or they
+	 * are unusable (not finite, negative, a split node of cover 0).
+	 */
+	double	   *cover;
 	uint32_t   *cat_words;		/* [n_cat_words] category sets of the
 								 * categorical splits (header word + bitset;
 								 * bit c of a set is bit c % 32 of word
@@ -157,6 +170,12 @@ typedef struct GsForest
 								 * or NULL when the model keeps none */
 	GsAllocator alloc;			/* the allocator everything above came from */
 } GsForest;
+
+/*
+ * Keep f->cover only when every value is finite and not negative and every
+ * split node's cover is positive; otherwise free it and set it to NULL.
+ */
+extern void gs_forest_check_covers(GsForest *f);
 
 /* Default caps used when the caller has none. */
 extern const GsLimits gs_default_limits;

@@ -7,6 +7,7 @@
 #ifndef GS_LGBM_INTERNAL_H
 #define GS_LGBM_INTERNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,6 +27,9 @@ typedef struct LTree
 	int32_t    *cat_boundaries; /* [num_cat + 1] */
 	uint32_t   *cat_threshold;	/* [cat_boundaries[num_cat]] */
 	int64_t		n_cat_threshold;
+	/* training rows per node, when asked for and readable; else NULL */
+	double	   *internal_count; /* [num_leaves - 1] */
+	double	   *leaf_count;		/* [num_leaves] */
 } LTree;
 
 /* Zeroed memory (at least 1 byte) from allocator a; NULL when out of memory. */
@@ -55,11 +59,13 @@ extern int	gs_lgbm_at_line_end(const char *p);
 /*
  * Parse the tree block whose first line is p (just after "Tree=N") into t:
  * counts, array lengths and value ranges that do not depend on other trees.
- * Linear trees are refused (GS_ERR_UNSUPPORTED).  On error t may hold
+ * Linear trees are refused (GS_ERR_UNSUPPORTED).  With counts, also
+ * internal_count and leaf_count, left NULL when absent or unreadable (they
+ * only serve explanations).  On error t may hold
  * arrays; the caller frees them with gs_lgbm_ltree_free either way.
  */
 extern GsCode gs_lgbm_parse_tree(const GsAllocator *a, const char *p, int32_t ti,
-								 int64_t max_leaves, LTree *t, GsStatus *st);
+								 int64_t max_leaves, bool counts, LTree *t, GsStatus *st);
 
 /*
  * Read the "pandas_categorical" line of the model text into f->cat_names

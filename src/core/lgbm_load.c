@@ -92,13 +92,14 @@ lgbm_threshold(double t)
  * *depth, *cat_pos (words) and *n_cat.  scratch holds 2 * (2 * num_leaves)
  * int32 and 2 * num_leaves bytes.  leaf_scale multiplies leaf values; a
  * leaf's double goes to nodes (the nearest float) and leaf_lo (the float
- * nearest the rest), see GsForest.leaf_lo.
+ * nearest the rest), see GsForest.leaf_lo.  cover (or NULL) takes each
+ * node's training-row count (NaN when the tree has none).
  */
 static GsCode
 walk_ltree(const LTree *t, int32_t ti, int32_t n_features, int32_t max_depth,
 		   double leaf_scale, int32_t *queue, int32_t *level, unsigned char *seen,
-		   GsNode *nodes, float *leaf_lo, uint32_t *cat_words, int64_t *cat_pos, int32_t *n_cat,
-		   int64_t *n_nodes, int32_t *depth, GsStatus *st)
+		   GsNode *nodes, float *leaf_lo, double *cover, uint32_t *cat_words, int64_t *cat_pos,
+		   int32_t *n_cat, int64_t *n_nodes, int32_t *depth, GsStatus *st)
 {
 	int64_t		n_int = t->num_leaves - 1;
 	int64_t		head = 0,
@@ -129,6 +130,8 @@ walk_ltree(const LTree *t, int32_t ti, int32_t n_features, int32_t max_depth,
 				nodes[head].left = 0;
 				leaf_lo[head] = (float) (lvv - (double) (float) lvv);
 			}
+			if (cover)
+				cover[head] = t->leaf_count ? t->leaf_count[item - n_int] : NAN;
 			if (lv > deepest)
 				deepest = lv;
 		}
@@ -219,6 +222,8 @@ walk_ltree(const LTree *t, int32_t ti, int32_t n_features, int32_t max_depth,
 				nodes[head].info = info;
 				nodes[head].left = (uint32_t) tail;
 			}
+			if (cover)
+				cover[head] = t->internal_count ? t->internal_count[item] : NAN;
 			seen[c[0]] = seen[c[1]] = 1;
 			queue[tail] = c[0];
 			level[tail++] = lv + 1;
@@ -481,7 +486,7 @@ build_lgbm(const char *text, const GsLimits *lim, GsForest *f, GsStatus *st)
 
 		if ((t & 63) == 63 && (rc = gs_check_interrupt(&lim->interrupt, st)))
 			goto done;
-		if ((rc = gs_lgbm_parse_tree(a, tree_at[t], t, max_leaves, &lt, st)))
+		if ((rc = gs_lgbm_parse_tree(a, tree_at[t], t, max_leaves, false, &lt, st)))
 			goto done;
 		if (lt.num_leaves > max_tree_leaves)
 		{
@@ -508,7 +513,7 @@ build_lgbm(const char *text, const GsLimits *lim, GsForest *f, GsStatus *st)
 			goto done;
 		}
 		rc = walk_ltree(&lt, t, f->n_features, max_depth, leaf_scale, queue, level, seen,
-						NULL, NULL, NULL, &cat_pos, &n_cat, &n, &depth, st);
+						NULL, NULL, NULL, NULL, &cat_pos, &n_cat, &n, &depth, st);
 		gs_lgbm_ltree_free(a, &lt);
 		if (rc)
 			goto done;
@@ -532,7 +537,10 @@ build_lgbm(const char *text, const GsLimits *lim, GsForest *f, GsStatus *st)
 	f->leaf_lo = gs_lgbm_lalloc(a, sizeof(float) * (size_t) total_nodes);
 	if (cat_pos > 0)
 		f->cat_words = gs_lgbm_lalloc(a, sizeof(uint32_t) * (size_t) cat_pos);
-	if (!f->nodes || !f->leaf_lo || (cat_pos > 0 && !f->cat_words))
+	if (lim->keep_covers)
+		f->cover = gs_lgbm_lalloc(a, sizeof(double) * (size_t) total_nodes);
+	if (!f->nodes || !f->leaf_lo || (cat_pos > 0 && !f->cat_words) ||
+		(lim->keep_covers && !f->cover))
 	{
 		rc = gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
 		goto done;
@@ -548,10 +556,11 @@ build_lgbm(const char *text, const GsLimits *lim, GsForest *f, GsStatus *st)
 
 		if ((t & 63) == 63 && (rc = gs_check_interrupt(&lim->interrupt, st)))
 			goto done;
-		if ((rc = gs_lgbm_parse_tree(a, tree_at[t], t, max_leaves, &lt, st)))
+		if ((rc = gs_lgbm_parse_tree(a, tree_at[t], t, max_leaves, f->cover != NULL, &lt, st)))
 			goto done;
 		rc = walk_ltree(&lt, t, f->n_features, INT32_MAX - 1, leaf_scale, queue, level, seen,
 						f->nodes + f->tree_offset[t], f->leaf_lo + f->tree_offset[t],
+						f->cover ? f->cover + f->tree_offset[t] : NULL,
 						f->cat_words, &cat_pos, &n_cat,
 						&n, &depth, st);
 		gs_lgbm_ltree_free(a, &lt);
@@ -559,6 +568,7 @@ build_lgbm(const char *text, const GsLimits *lim, GsForest *f, GsStatus *st)
 			goto done;
 	}
 
+	gs_forest_check_covers(f);
 	for (int64_t i = 0; i < f->n_nodes; i++)
 		if (!(f->nodes[i].info & GS_NODE_LEAF))
 			f->split_kinds |= f->nodes[i].info & (GS_NODE_CATEGORICAL | GS_NODE_ZERO_MISSING);

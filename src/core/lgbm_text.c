@@ -32,7 +32,8 @@ void
 gs_lgbm_ltree_free(const GsAllocator *a, LTree *t)
 {
 	void	   *ps[] = {t->split_feature, t->threshold, t->decision_type, t->left,
-	t->right, t->leaf_value, t->cat_boundaries, t->cat_threshold};
+	t->right, t->leaf_value, t->cat_boundaries, t->cat_threshold, t->internal_count,
+	t->leaf_count};
 
 	for (size_t i = 0; i < sizeof(ps) / sizeof(ps[0]); i++)
 		if (ps[i])
@@ -180,7 +181,7 @@ double_array(const GsAllocator *a, const char *v, int64_t n, double **out)
  */
 GsCode
 gs_lgbm_parse_tree(const GsAllocator *a, const char *p, int32_t ti, int64_t max_leaves,
-		   LTree *t, GsStatus *st)
+				   bool counts, LTree *t, GsStatus *st)
 {
 	const char *v_sf = NULL,
 			   *v_th = NULL,
@@ -189,7 +190,9 @@ gs_lgbm_parse_tree(const GsAllocator *a, const char *p, int32_t ti, int64_t max_
 			   *v_rc = NULL,
 			   *v_lv = NULL,
 			   *v_cb = NULL,
-			   *v_ct = NULL;
+			   *v_ct = NULL,
+			   *v_ic = NULL,
+			   *v_lc2 = NULL;
 	int			have_leaves = 0,
 				have_cat = 0;
 	int64_t		n_int;
@@ -228,6 +231,10 @@ gs_lgbm_parse_tree(const GsAllocator *a, const char *p, int32_t ti, int64_t max_
 			v_cb = v;
 		else if (gs_lgbm_line_key(p, "cat_threshold", &v))
 			v_ct = v;
+		else if (gs_lgbm_line_key(p, "internal_count", &v))
+			v_ic = v;
+		else if (gs_lgbm_line_key(p, "leaf_count", &v))
+			v_lc2 = v;
 		else if (gs_lgbm_line_key(p, "is_linear", &v))
 		{
 			int64_t		lin;
@@ -266,6 +273,23 @@ gs_lgbm_parse_tree(const GsAllocator *a, const char *p, int32_t ti, int64_t max_
 			(rc = int_array(a, v_lc, n_int, -t->num_leaves, n_int - 1, &t->left)) ||
 			(rc = int_array(a, v_rc, n_int, -t->num_leaves, n_int - 1, &t->right)))
 			goto bad_array;
+	}
+	if (counts && v_lc2 && (n_int == 0 || v_ic))
+	{
+		/* optional: a count line that does not parse leaves no counts */
+		rc = double_array(a, v_lc2, t->num_leaves, &t->leaf_count);
+		if (rc == 0 && n_int > 0)
+			rc = double_array(a, v_ic, n_int, &t->internal_count);
+		if (rc == -2)
+			goto bad_array;
+		if (rc != 0)
+		{
+			if (t->leaf_count)
+				a->free(a->ctx, t->leaf_count);
+			if (t->internal_count)
+				a->free(a->ctx, t->internal_count);
+			t->leaf_count = t->internal_count = NULL;
+		}
 	}
 	if (t->num_cat > 0)
 	{

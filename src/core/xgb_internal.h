@@ -31,6 +31,7 @@ typedef struct RawTree
 	json_t	   *cat_nodes;
 	json_t	   *cat_segments;
 	json_t	   *cat_sizes;
+	json_t	   *sum_hess;		/* "sum_hessian" (node covers), or NULL */
 	float		weight;			/* dart tree weight, 1 otherwise */
 	uint32_t	cat_flags;		/* header flags of its category sets */
 	int32_t		src;			/* index of the tree in the model (messages) */
@@ -131,6 +132,14 @@ extern GsCode gs_xgb_walk_tree(const RawTree *rt, int32_t t, int32_t n_features,
 							   int32_t *depth, const int32_t *cat_idx,
 							   uint32_t *cat_words, int64_t *cat_pos,
 							   int32_t *n_cat, GsStatus *st);
+
+/*
+ * Write the covers of a tree walked by gs_xgb_walk_tree (queue[k] is the
+ * model's node at position k) to cover[0..n): its "sum_hessian" values, or
+ * NaN for every node when the tree has none that can be read.
+ */
+extern void gs_xgb_tree_covers(const RawTree *rt, const int32_t *queue, int64_t n,
+							   double *cover);
 
 /* xgb_cats.c */
 

@@ -464,6 +464,7 @@ build_forest(json_t *root, const GsLimits *lim, GsForest *f, GsStatus *st)
 				goto done;
 			}
 		}
+		rt->sum_hess = lim->keep_covers ? gs_xgb_member(tree, "sum_hessian") : NULL;
 		rt->split_type = NULL;
 		rt->categories = rt->cat_nodes = rt->cat_segments = rt->cat_sizes = NULL;
 		if (split_type && (rc = gs_xgb_tree_array(tree, "split_type", rt->num_nodes, t, &rt->split_type, st)))
@@ -586,6 +587,12 @@ build_forest(json_t *root, const GsLimits *lim, GsForest *f, GsStatus *st)
 		}
 	}
 	f->n_cat_splits = n_cat;
+	if (lim->keep_covers &&
+		!(f->cover = f->alloc.alloc(f->alloc.ctx, sizeof(double) * (size_t) total_nodes)))
+	{
+		rc = gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
+		goto done;
+	}
 	cat_pos = 0;
 	n_cat = 0;
 	for (t = 0; t < f->n_trees; t++)
@@ -602,7 +609,10 @@ build_forest(json_t *root, const GsLimits *lim, GsForest *f, GsStatus *st)
 							  f->cat_words, &cat_pos, &n_cat, st);
 		if (rc)
 			goto done;
+		if (f->cover)
+			gs_xgb_tree_covers(&raw[t], queue, n, f->cover + f->tree_offset[t]);
 	}
+	gs_forest_check_covers(f);
 
 	f->split_kinds = f->n_cat_splits > 0 ? GS_NODE_CATEGORICAL : 0;
 

@@ -247,3 +247,18 @@ gs_xgb_walk_tree(const RawTree *rt, int32_t t, int32_t n_features, int32_t max_d
 	*depth = deepest;
 	return GS_OK;
 }
+
+/* Covers of a walked tree; see xgb_internal.h. */
+void
+gs_xgb_tree_covers(const RawTree *rt, const int32_t *queue, int64_t n, double *cover)
+{
+	bool		ok = json_is_array(rt->sum_hess) &&
+		(int64_t) json_array_size(rt->sum_hess) == rt->num_nodes;
+
+	for (int64_t k = 0; k < n; k++)
+	{
+		json_t	   *v = ok ? json_array_get(rt->sum_hess, (size_t) queue[k]) : NULL;
+
+		cover[k] = json_is_number(v) ? json_number_value(v) : NAN;
+	}
+}

@@ -1,0 +1,265 @@
+/*
+ * forest_shap.c
+ *	  TreeSHAP over a forest with covers; see forest_shap.h.
+ *
+ * The walk follows the row down the branch it takes ("hot") and also down
+ * the other one ("cold"), carrying the path of distinct features met so
+ * far.  Each path element holds the fraction of the training rows
+ * (covers) that would come this way if the feature were unknown (zero),
+ * whether the row itself comes this way when the feature is known (one),
+ * and the weight of the subsets of features of each size.  A feature met
+ * twice on one path is taken out of it (unwound) and put back with both
+ * splits' fractions combined.  At a leaf every feature on the path gets
+ * its share of the leaf value.  A subtree that no subset of features can
+ * reach (its fractions are both 0: a cold child with cover 0) adds nothing
+ * and is skipped.  The tree decisions are the engines' (forest_eval.h),
+ * so NaN, categorical and LightGBM zero-as-missing splits go where scoring
+ * sends them.
+ */
+#include "forest_shap.h"
+#include "forest_eval.h"
+
+#include <string.h>
+
+typedef struct PathElem
+{
+	int32_t		feature;		/* -1 for the root's element */
+	double		zero;			/* fraction of covers flowing this way */
+	double		one;			/* 1 when the row flows this way, else 0 */
+	double		weight;			/* weight of subsets of this size */
+} PathElem;
+
+struct GsShap
+{
+	const GsForest *f;
+	GsAllocator alloc;
+	double	   *mean;			/* [n_nodes] cover-weighted mean leaf value
+								 * of each node's subtree */
+	PathElem   *paths;			/* scratch: the path of every level */
+	/* the tree and row being explained */
+	const GsNode *tree;
+	const double *cover;
+	const float *leaf_lo;
+	const float *x;
+	double	   *phi;
+};
+
+/* Add a feature with fractions (zero, one) as element d of path p. */
+static void
+path_extend(PathElem *p, int d, double zero, double one, int32_t feature)
+{
+	p[d].feature = feature;
+	p[d].zero = zero;
+	p[d].one = one;
+	p[d].weight = d == 0 ? 1.0 : 0.0;
+	for (int i = d - 1; i >= 0; i--)
+	{
+		p[i + 1].weight += one * p[i].weight * (i + 1) / (double) (d + 1);
+		p[i].weight = zero * p[i].weight * (d - i) / (double) (d + 1);
+	}
+}
+
+/* Take element k out of path p of last element d (undoing its extend). */
+static void
+path_unwind(PathElem *p, int d, int k)
+{
+	double		one = p[k].one,
+				zero = p[k].zero,
+				next = p[d].weight;
+
+	for (int i = d - 1; i >= 0; i--)
+	{
+		if (one != 0.0)
+		{
+			double		w = p[i].weight;
+
+			p[i].weight = next * (d + 1) / ((i + 1) * one);
+			next = w - p[i].weight * zero * (d - i) / (double) (d + 1);
+		}
+		else
+			p[i].weight = p[i].weight * (d + 1) / (zero * (d - i));
+	}
+	for (int i = k; i < d; i++)
+	{
+		p[i].feature = p[i + 1].feature;
+		p[i].zero = p[i + 1].zero;
+		p[i].one = p[i + 1].one;
+	}
+}
+
+/* Total weight of path p without element k (path_unwind, summed only). */
+static double
+path_unwound_sum(const PathElem *p, int d, int k)
+{
+	double		one = p[k].one,
+				zero = p[k].zero,
+				next = p[d].weight,
+				total = 0.0;
+
+	for (int i = d - 1; i >= 0; i--)
+	{
+		if (one != 0.0)
+		{
+			double		w = next * (d + 1) / ((i + 1) * one);
+
+			total += w;
+			next = p[i].weight - w * zero * ((d - i) / (double) (d + 1));
+		}
+		else if (zero != 0.0)
+			total += (p[i].weight / zero) / ((d - i) / (double) (d + 1));
+	}
+	return total;
+}
+
+static double
+leaf_value(const GsShap *s, uint32_t j)
+{
+	return s->leaf_lo ? gs_leaf_double(s->tree, s->leaf_lo, j) : (double) s->tree[j].value;
+}
+
+/*
+ * Visit node j, reached with path parent (elements 0..d-1) and, for the
+ * split above, fractions (zero, one) on feature: this node's path is built
+ * just after its parent's in the scratch.
+ */
+static void
+shap_node(GsShap *s, uint32_t j, PathElem *parent, int d, double zero, double one,
+		  int32_t feature)
+{
+	PathElem   *p = parent + d + 1;
+	GsNode		n = s->tree[j];
+	int32_t		split;
+	uint32_t	hot,
+				cold;
+	double		hot_zero,
+				cold_zero,
+				in_zero = 1.0,
+				in_one = 1.0;
+	int			k;
+
+	memcpy(p, parent, sizeof(PathElem) * (size_t) d);
+	path_extend(p, d, zero, one, feature);
+	if (n.info & GS_NODE_LEAF)
+	{
+		double		v = leaf_value(s, j);
+
+		for (int i = 1; i <= d; i++)
+			s->phi[p[i].feature] += path_unwound_sum(p, d, i) * (p[i].one - p[i].zero) * v;
+		return;
+	}
+	split = (int32_t) (n.info & GS_NODE_FEATURE_MASK);
+	hot = gs_node_next(n, s->x[split], s->f->cat_words);
+	cold = hot == n.left ? n.left + 1 : n.left;
+	hot_zero = s->cover[hot] / s->cover[j];
+	cold_zero = s->cover[cold] / s->cover[j];
+
+	/* a feature already on the path: take it out, to come back combined */
+	for (k = 0; k <= d; k++)
+		if (p[k].feature == split)
+			break;
+	if (k <= d)
+	{
+		in_zero = p[k].zero;
+		in_one = p[k].one;
+		path_unwind(p, d, k);
+		d--;
+	}
+	if (hot_zero * in_zero != 0.0 || in_one != 0.0)
+		shap_node(s, hot, p, d + 1, hot_zero * in_zero, in_one, split);
+	if (cold_zero * in_zero != 0.0)
+		shap_node(s, cold, p, d + 1, cold_zero * in_zero, 0.0, split);
+}
+
+/* Prepare explanations; see forest_shap.h. */
+GsCode
+gs_shap_new(const GsForest *f, const GsAllocator *alloc, GsShap **out, GsStatus *st)
+{
+	GsShap	   *s;
+	size_t		levels;
+
+	*out = NULL;
+	if (f->cover == NULL)
+		return gs_status_set(st, GS_ERR_UNSUPPORTED,
+							 "the model does not record how many training rows reached each tree node");
+	if (f->max_depth > GS_SHAP_MAX_DEPTH)
+		return gs_status_set(st, GS_ERR_LIMIT,
+							 "the model has trees %d levels deep; explanations walk at most %d",
+							 f->max_depth, GS_SHAP_MAX_DEPTH);
+	s = alloc->alloc(alloc->ctx, sizeof(GsShap));
+	if (s == NULL)
+		return gs_status_set(st, GS_ERR_NOMEM, "out of memory preparing explanations");
+	memset(s, 0, sizeof(*s));
+	s->f = f;
+	s->alloc = *alloc;
+	/* level L's path (L + 1 elements) starts after L's parents' and one spare */
+	levels = (size_t) f->max_depth + 3;
+	s->mean = alloc->alloc(alloc->ctx, sizeof(double) * (size_t) (f->n_nodes > 0 ? f->n_nodes : 1));
+	s->paths = alloc->alloc(alloc->ctx, sizeof(PathElem) * (levels * (levels + 1) / 2 + levels));
+	if (s->mean == NULL || s->paths == NULL)
+	{
+		gs_shap_free(s);
+		return gs_status_set(st, GS_ERR_NOMEM, "out of memory preparing explanations");
+	}
+
+	/* children come after their parent: fill the means from the end */
+	for (int32_t t = 0; t < f->n_trees; t++)
+	{
+		uint32_t	off = f->tree_offset[t];
+		int64_t		end = t + 1 < f->n_trees ? (int64_t) f->tree_offset[t + 1] : f->n_nodes;
+		const GsNode *tree = f->nodes + off;
+		const double *cover = f->cover + off;
+		double	   *mean = s->mean + off;
+
+		for (int64_t i = end - off - 1; i >= 0; i--)
+		{
+			if (tree[i].info & GS_NODE_LEAF)
+				mean[i] = f->leaf_lo ? gs_leaf_double(tree, f->leaf_lo + off, (uint32_t) i)
+					: (double) tree[i].value;
+			else
+			{
+				uint32_t	l = tree[i].left;
+
+				mean[i] = (mean[l] * cover[l] + mean[l + 1] * cover[l + 1]) / cover[i];
+			}
+		}
+	}
+	*out = s;
+	return GS_OK;
+}
+
+/* Contributions for one row; see forest_shap.h. */
+void
+gs_shap_row(GsShap *s, const float *x, double *phi)
+{
+	const GsForest *f = s->f;
+	int32_t		width = f->n_features + 1;
+
+	memset(phi, 0, sizeof(double) * (size_t) f->n_groups * (size_t) width);
+	for (int32_t g = 0; g < f->n_groups; g++)
+		phi[g * width + f->n_features] = (double) f->base_margin[g];
+	s->x = x;
+	for (int32_t t = 0; t < f->n_trees; t++)
+	{
+		uint32_t	off = f->tree_offset[t];
+		double	   *group = phi + (size_t) f->tree_group[t] * (size_t) width;
+
+		s->tree = f->nodes + off;
+		s->cover = f->cover + off;
+		s->leaf_lo = f->leaf_lo ? f->leaf_lo + off : NULL;
+		s->phi = group;
+		group[f->n_features] += s->mean[off];
+		shap_node(s, 0, s->paths, 0, 1.0, 1.0, -1);
+	}
+}
+
+void
+gs_shap_free(GsShap *s)
+{
+	if (s == NULL)
+		return;
+	if (s->mean)
+		s->alloc.free(s->alloc.ctx, s->mean);
+	if (s->paths)
+		s->alloc.free(s->alloc.ctx, s->paths);
+	s->alloc.free(s->alloc.ctx, s);
+}
