@@ -70,6 +70,9 @@ typedef struct GsModelRef
 	void	   *device_model;	/* GPU copy (GsCudaModel), or NULL */
 	bool		device_failed;	/* upload or self-test failed: CPU only */
 	char		device_reason[256];
+	struct GsShap *shap;		/* explanations (explain.c), made at first
+								 * use from a parse with covers, in a child
+								 * of mcxt; or NULL */
 } GsModelRef;
 
 /*
@@ -85,6 +88,13 @@ extern const char *gs_model_name_arg(FunctionCallInfo fcinfo, int argno);
 /* Parse and validate model bytes into a model in mcxt; ERRORs on failure. */
 extern GsModel *gs_model_parse(const char *name, const unsigned char *bytes,
 								size_t len, GsModelFormat fmt, MemoryContext mcxt);
+
+/*
+ * The same, keeping each tree node's cover (GsLimits.keep_covers), which
+ * explanations need and scoring does not.
+ */
+extern GsModel *gs_model_parse_with_covers(const char *name, const unsigned char *bytes,
+										   size_t len, GsModelFormat fmt, MemoryContext mcxt);
 
 /* Allocator over a memory context that returns NULL instead of ERROR. */
 extern GsAllocator gs_context_allocator(MemoryContext mcxt);

@@ -108,13 +108,14 @@ report_model_error(const char *name, GsStatus *st)
  */
 static GsCode
 load_interruptibly(const unsigned char *bytes, size_t len, GsModelFormat fmt, bool image,
-				   MemoryContext mcxt, GsModel **model, GsStatus *st)
+				   bool covers, MemoryContext mcxt, GsModel **model, GsStatus *st)
 {
 	GsAllocator a = gs_context_allocator(mcxt);
 	GsLimits	lim = gs_current_limits();
 	GsCode		rc;
 
 	lim.interrupt.pending = interrupt_pending;
+	lim.keep_covers = covers;
 	while ((rc = image ? gs_model_load_image(bytes, len, &lim, &a, model, st)
 			: gs_model_load(bytes, len, fmt, &lim, &a, model, st)) == GS_ERR_CANCELLED)
 		CHECK_FOR_INTERRUPTS();
@@ -129,7 +130,20 @@ gs_model_parse(const char *name, const unsigned char *bytes, size_t len,
 	GsModel    *model;
 	GsStatus	st;
 
-	if (load_interruptibly(bytes, len, fmt, false, mcxt, &model, &st) != GS_OK)
+	if (load_interruptibly(bytes, len, fmt, false, false, mcxt, &model, &st) != GS_OK)
+		report_model_error(name, &st);
+	return model;
+}
+
+/* The same, keeping the forest's node covers for explanations; see gpuscore.h. */
+GsModel *
+gs_model_parse_with_covers(const char *name, const unsigned char *bytes, size_t len,
+						   GsModelFormat fmt, MemoryContext mcxt)
+{
+	GsModel    *model;
+	GsStatus	st;
+
+	if (load_interruptibly(bytes, len, fmt, false, true, mcxt, &model, &st) != GS_OK)
 		report_model_error(name, &st);
 	return model;
 }
@@ -232,7 +246,7 @@ model_from_image(const char *name, const bytea *image, MemoryContext mcxt)
 	GsStatus	st;
 
 	if (load_interruptibly((const unsigned char *) VARDATA_ANY(image), VARSIZE_ANY_EXHDR(image),
-						   GS_FORMAT_AUTO, true, mcxt, &model, &st) == GS_OK)
+						   GS_FORMAT_AUTO, true, false, mcxt, &model, &st) == GS_OK)
 		return model;
 	if (st.code != GS_ERR_INVALID_MODEL)
 		report_model_error(name, &st);

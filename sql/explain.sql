@@ -1,0 +1,101 @@
+-- gpu_explain: why a row got its score.  For a tree ensemble, each
+-- feature's contribution to the row's margin (SHAP values: XGBoost's
+-- predict(pred_contribs=True), LightGBM's predict(pred_contrib=True)) and
+-- the expected margin over the training rows; per output they add up to the
+-- margin, the score before the sigmoid or softmax.  The references are the
+-- libraries' own (tests/fixtures/gen_fixtures_shap.py).
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set fx :abs_srcdir '/tests/fixtures'
+SELECT gpu_load_model('fraud', pg_read_binary_file(:'fx' || '/models/fraud_binary.json')) > 0 AS loaded;
+
+-- the fixture's rows (id, 30 features; NaN is missing) and XGBoost 1.7.4's
+-- contributions for them (31 values: the features, then the bias)
+CREATE TEMP TABLE lines (file text, line text);
+\set f :fx '/cases/fraud_binary.csv'
+COPY lines (line) FROM :'f';
+UPDATE lines SET file = 'rows' WHERE file IS NULL;
+\set f :fx '/shap/fraud_binary.csv'
+COPY lines (line) FROM :'f';
+UPDATE lines SET file = 'xgboost' WHERE file IS NULL;
+CREATE TEMP TABLE tx AS
+  SELECT a[1]::int AS id, a[2:31]::real[] AS x FROM (SELECT string_to_array(line, ',') FROM lines WHERE file = 'rows') s(a);
+CREATE TEMP TABLE xgb AS
+  SELECT a[1]::int AS id, a[2:32]::float8[] AS phi FROM (SELECT string_to_array(line, ',') FROM lines WHERE file = 'xgboost') s(a);
+
+-- Reason codes: the three features that pushed transaction 7 most towards
+-- fraud, with its values
+SELECT feature, value, round(contribution::numeric, 4) AS contribution
+  FROM tx, gpu_explain('fraud', tx.x) e
+ WHERE tx.id = 7 AND e.feature IS NOT NULL
+ ORDER BY e.contribution DESC LIMIT 3;
+
+-- every row agrees with XGBoost's, and adds up to the margin: the log-odds
+-- of gpu_score
+SELECT count(DISTINCT tx.id) AS rows, count(*) AS contributions,
+       max(abs(e.contribution - xgb.phi[coalesce(e.feature, 31)]) / greatest(1, abs(xgb.phi[coalesce(e.feature, 31)]))) < 2e-5 AS agrees_with_xgboost
+  FROM tx JOIN xgb USING (id), gpu_explain('fraud', tx.x) e;
+SELECT bool_and(abs(margin - ln(p / (1 - p))) < 1e-3) AS adds_up_to_the_margin, count(*) AS rows
+  FROM (SELECT (SELECT sum(contribution) FROM gpu_explain('fraud', tx.x)) AS margin, gpu_score('fraud', tx.x) AS p
+          FROM tx) s
+ WHERE p BETWEEN 1e-5 AND 1 - 1e-5;
+-- the bias is the same for every row: the expected margin
+SELECT count(DISTINCT contribution) AS biases FROM tx, gpu_explain('fraud', tx.x) WHERE feature IS NULL;
+
+-- A missing feature (NULL or NaN) shows value NULL; it still gets a share,
+-- the branch a missing value takes.  Any numeric array type works.
+SELECT feature, value IS NULL AS missing
+  FROM gpu_explain('fraud', ARRAY[NULL, 'NaN', 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+                                  16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30]::float8[])
+ WHERE feature <= 3;
+SELECT count(*) FROM gpu_explain('fraud', array_fill(1, ARRAY[30])::int[]);
+SELECT count(*) FROM gpu_explain('fraud', array_fill(1, ARRAY[30])::numeric[]);
+
+-- Multi-class: one set of rows per output (class), each adding up to that
+-- class's margin.  LightGBM 4.7, against its pred_contrib; feature_name
+-- comes from the model.
+SELECT gpu_load_model('classes', pg_read_binary_file(:'fx' || '/models/lgb_multiclass.txt')) > 0 AS loaded;
+TRUNCATE lines;
+\set f :fx '/cases/lgb_multiclass.csv'
+COPY lines (line) FROM :'f';
+UPDATE lines SET file = 'rows' WHERE file IS NULL;
+\set f :fx '/shap/lgb_multiclass.csv'
+COPY lines (line) FROM :'f';
+UPDATE lines SET file = 'lightgbm' WHERE file IS NULL;
+CREATE TEMP TABLE mc AS
+  SELECT a[1]::int AS id, a[2:11]::real[] AS x FROM (SELECT string_to_array(line, ',') FROM lines WHERE file = 'rows') s(a);
+CREATE TEMP TABLE lgb AS
+  SELECT a[1]::int AS id, a[2:34]::float8[] AS phi FROM (SELECT string_to_array(line, ',') FROM lines WHERE file = 'lightgbm') s(a);
+SELECT output, feature, feature_name FROM gpu_explain('classes', (SELECT x FROM mc WHERE id = 0))
+ WHERE feature IN (1, 10) OR feature IS NULL ORDER BY output, feature;
+SELECT count(DISTINCT mc.id) AS rows, count(*) AS contributions,
+       max(abs(e.contribution - lgb.phi[(e.output - 1) * 11 + coalesce(e.feature, 11)])
+           / greatest(1, abs(lgb.phi[(e.output - 1) * 11 + coalesce(e.feature, 11)]))) < 2e-6 AS agrees_with_lightgbm
+  FROM mc JOIN lgb USING (id), gpu_explain('classes', mc.x) e;
+
+-- A replaced model is explained as its new version, in the same session
+SELECT count(*) FROM gpu_explain('fraud', (SELECT x FROM tx WHERE id = 7));
+SELECT gpu_load_model('fraud', pg_read_binary_file(:'fx' || '/models/lgb_binary.txt')) > 0 AS replaced;
+SELECT count(*) FROM gpu_explain('fraud', (SELECT x[1:10] FROM tx WHERE id = 7));
+
+-- Errors
+SELECT * FROM gpu_explain('no_such_model', ARRAY[1, 2]::real[]);
+SELECT * FROM gpu_explain(NULL, ARRAY[1, 2]::real[]);
+SELECT count(*) FROM gpu_explain('classes', NULL::real[]);
+SELECT * FROM gpu_explain('classes', ARRAY[1, 2]::real[]);
+SELECT * FROM gpu_explain('classes', ARRAY[1, 2, 3, 4, 5, 6, 7, 8, 9, 'Infinity']::real[]);
+-- a neural network has no trees; an ONNX-ML forest keeps no covers
+SELECT gpu_load_model('net', pg_read_binary_file(:'fx' || '/onnx/mlp_sigmoid.onnx'), 'onnx') > 0 AS loaded;
+SELECT * FROM gpu_explain('net', array_fill(0, ARRAY[30])::real[]);
+SELECT gpu_load_model('onnx_forest', pg_read_binary_file(:'fx' || '/onnx/trees/onnx_cb_binary.onnx')) > 0 AS loaded;
+SELECT * FROM gpu_explain('onnx_forest', array_fill(0, ARRAY[(SELECT n_features FROM gpu_models WHERE name = 'onnx_forest')])::real[]);
+-- the SQLSTATEs: 42704, 22004, 22023, 22003, 0A000, 0A000
+\set VERBOSITY sqlstate
+SELECT * FROM gpu_explain('no_such_model', ARRAY[1, 2]::real[]);
+SELECT * FROM gpu_explain(NULL, ARRAY[1, 2]::real[]);
+SELECT * FROM gpu_explain('classes', ARRAY[1, 2]::real[]);
+SELECT * FROM gpu_explain('classes', ARRAY[1, 2, 3, 4, 5, 6, 7, 8, 9, 'Infinity']::real[]);
+SELECT * FROM gpu_explain('net', array_fill(0, ARRAY[30])::real[]);
+SELECT * FROM gpu_explain('onnx_forest', array_fill(0, ARRAY[(SELECT n_features FROM gpu_models WHERE name = 'onnx_forest')])::real[]);
+\set VERBOSITY default
+
+SELECT gpu_drop_model(name) FROM gpu_models WHERE name IN ('fraud', 'classes', 'net', 'onnx_forest') ORDER BY name;
