@@ -173,6 +173,9 @@ tests/unit/test_binned: tests/unit/test_binned.c $(CORE_SRC) src/core/*.h cuda/*
 tests/unit/test_binned_asan: tests/unit/test_binned.c $(CORE_SRC) src/core/*.h cuda/*.h
 	$(CC) $(UNIT_CFLAGS) $(ASAN_FLAGS) -Icuda -o $@ tests/unit/test_binned.c $(CORE_SRC) -ljansson -lm
 
+bench/bench_explain: bench/bench_explain.c bench/bench_util.h $(CORE_SRC) src/core/*.h
+	$(CC) $(UNIT_CFLAGS) -Ibench -o $@ bench/bench_explain.c $(CORE_SRC) -ljansson -lxgboost -lm
+
 bench/bench_core: bench/bench_core.c bench/bench_util.h $(CORE_SRC) src/core/*.h
 	$(CC) $(UNIT_CFLAGS) -o $@ bench/bench_core.c $(CORE_SRC) -ljansson -lxgboost -lm
 
@@ -186,7 +189,7 @@ unittest-asan: tests/unit/test_core_asan tests/unit/test_catnames_asan tests/uni
 	cd tests/unit && ./test_ubj_asan && ./test_core_asan && ./test_catnames_asan && ./test_shap_asan && ./test_kernel_emulation_asan && ./test_binned_asan && ./test_mlp_asan && ./test_onnx_trees_asan && ./test_image_asan
 
 EXTRA_CLEAN = $(MOCK_PROVIDER) bench/bench_formats tests/diff/diff_score tests/unit/test_mlp tests/unit/test_mlp_asan tests/unit/test_onnx_trees tests/unit/test_onnx_trees_asan tests/unit/test_image tests/unit/test_image_asan bench/bench_mlp src/core/onnx.pb-c.c src/core/onnx.pb-c.h tests/unit/test_kernel_emulation tests/unit/test_kernel_emulation_asan tests/unit/test_binned tests/unit/test_binned_asan tests/unit/test_core tests/unit/test_core_asan tests/unit/test_catnames tests/unit/test_catnames_asan tests/unit/test_shap tests/unit/test_shap_asan tests/unit/test_ubj \
-	tests/unit/test_ubj_asan bench/bench_core
+	tests/unit/test_ubj_asan bench/bench_core bench/bench_explain
 
 # header dependencies (PGXS tracks none without --enable-depend)
 $(CORE_OBJS): $(wildcard src/core/*.h)

@@ -88,6 +88,12 @@ SELECT gpu_load_model('net', pg_read_binary_file(:'fx' || '/onnx/mlp_sigmoid.onn
 SELECT * FROM gpu_explain('net', array_fill(0, ARRAY[30])::real[]);
 SELECT gpu_load_model('onnx_forest', pg_read_binary_file(:'fx' || '/onnx/trees/onnx_cb_binary.onnx')) > 0 AS loaded;
 SELECT * FROM gpu_explain('onnx_forest', array_fill(0, ARRAY[(SELECT n_features FROM gpu_models WHERE name = 'onnx_forest')])::real[]);
+-- covers that do not add up (a root whose children hold more rows than it
+-- does) leave a model scorable but not explainable
+SELECT gpu_load_model('odd_covers', convert_to(replace(convert_from(pg_read_binary_file(:'fx' || '/models/stumps.json'), 'UTF8'),
+                      '"sum_hessian":[3.75E3', '"sum_hessian":[3.76E3'), 'UTF8')) > 0 AS loaded;
+SELECT gpu_score('odd_covers', array_fill(1, ARRAY[30])::real[]) BETWEEN 0 AND 1 AS scores;
+SELECT * FROM gpu_explain('odd_covers', array_fill(1, ARRAY[30])::real[]);
 -- the SQLSTATEs: 42704, 22004, 22023, 22003, 0A000, 0A000
 \set VERBOSITY sqlstate
 SELECT * FROM gpu_explain('no_such_model', ARRAY[1, 2]::real[]);
@@ -98,4 +104,4 @@ SELECT * FROM gpu_explain('net', array_fill(0, ARRAY[30])::real[]);
 SELECT * FROM gpu_explain('onnx_forest', array_fill(0, ARRAY[(SELECT n_features FROM gpu_models WHERE name = 'onnx_forest')])::real[]);
 \set VERBOSITY default
 
-SELECT gpu_drop_model(name) FROM gpu_models WHERE name IN ('fraud', 'classes', 'net', 'onnx_forest') ORDER BY name;
+SELECT gpu_drop_model(name) FROM gpu_models WHERE name IN ('fraud', 'classes', 'net', 'onnx_forest', 'odd_covers') ORDER BY name;

@@ -73,7 +73,7 @@ explainer(GsModelRef *m)
 			parsed->forest->n_groups != m->forest->n_groups)
 			elog(ERROR, "model \"%s\" parsed again is not the model being scored", m->name);
 		rc = gs_shap_new(parsed->forest, &a, &shap, &st);
-		if (rc == GS_ERR_UNSUPPORTED)
+		if (rc == GS_ERR_UNSUPPORTED && parsed->forest->format == GS_FORMAT_ONNX)
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("model \"%s\" cannot be explained: %s", m->name, st.msg),
@@ -81,6 +81,13 @@ explainer(GsModelRef *m)
 							   "(XGBoost's \"sum_hessian\", LightGBM's internal_count and leaf_count); "
 							   "ONNX-ML tree ensembles do not store them."),
 					 errhint("Load the model in its library's own format (XGBoost JSON or UBJSON, LightGBM text).")));
+		if (rc == GS_ERR_UNSUPPORTED)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("model \"%s\" cannot be explained: %s", m->name, st.msg),
+					 errdetail("Its covers (XGBoost's \"sum_hessian\", LightGBM's internal_count and leaf_count) "
+							   "are missing or damaged: not numbers, negative, or not the sum of each node's "
+							   "children's.")));
 		if (rc == GS_ERR_LIMIT)
 			ereport(ERROR,
 					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),

@@ -155,17 +155,29 @@ gs_forest_check_covers(GsForest *f)
 {
 	if (f->cover == NULL)
 		return;
-	for (int64_t i = 0; i < f->n_nodes; i++)
+	for (int32_t t = 0; t < f->n_trees; t++)
 	{
-		double		c = f->cover[i];
+		int64_t		off = f->tree_offset[t],
+					end = t + 1 < f->n_trees ? (int64_t) f->tree_offset[t + 1] : f->n_nodes;
+		const double *c = f->cover + off;
 
-		if (!isfinite(c) || c < 0.0 || (!(f->nodes[i].info & GS_NODE_LEAF) && c == 0.0))
+		for (int64_t i = 0; i < end - off; i++)
 		{
-			f->alloc.free(f->alloc.ctx, f->cover);
-			f->cover = NULL;
-			return;
+			uint32_t	l = f->nodes[off + i].left;
+
+			if (!isfinite(c[i]) || c[i] < 0.0)
+				goto drop;
+			if (f->nodes[off + i].info & GS_NODE_LEAF)
+				continue;
+			/* the children split the parent's rows: their covers add up to its own */
+			if (!(c[i] > 0.0) || !(fabs(c[l] + c[l + 1] - c[i]) <= 1e-3 * c[i]))
+				goto drop;
 		}
 	}
+	return;
+drop:
+	f->alloc.free(f->alloc.ctx, f->cover);
+	f->cover = NULL;
 }
 
 /* Load any tree-ensemble format; see forest.h. */

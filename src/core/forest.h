@@ -157,7 +157,7 @@ typedef struct GsForest
 	 * explanations use it (forest_shap.h); engines never read it, and the
 	 * forest image does not keep it.  Filled only when the loader is asked
 	 * (GsLimits.keep_covers).  NULL when not asked, when the model has none or they
-	 * are unusable (not finite, negative, a split node of cover 0).
+	 * are unusable (gs_forest_check_covers).
 	 */
 	double	   *cover;
 	uint32_t   *cat_words;		/* [n_cat_words] category sets of the
@@ -173,7 +173,10 @@ typedef struct GsForest
 
 /*
  * Keep f->cover only when every value is finite and not negative and every
- * split node's cover is positive; otherwise free it and set it to NULL.
+ * split node's cover is positive and, within 1e-3 of it, the sum of its
+ * children's (they split its rows); otherwise free it and set it to NULL.
+ * Inconsistent covers would make the explanations' fractions exceed 1 and
+ * their arithmetic meaningless.
  */
 extern void gs_forest_check_covers(GsForest *f);
 

@@ -180,7 +180,7 @@ gs_shap_new(const GsForest *f, const GsAllocator *alloc, GsShap **out, GsStatus 
 	*out = NULL;
 	if (f->cover == NULL)
 		return gs_status_set(st, GS_ERR_UNSUPPORTED,
-							 "the model does not record how many training rows reached each tree node");
+							 "the model has no usable node covers (how many training rows reached each tree node)");
 	if (f->max_depth > GS_SHAP_MAX_DEPTH)
 		return gs_status_set(st, GS_ERR_LIMIT,
 							 "the model has trees %d levels deep; explanations walk at most %d",

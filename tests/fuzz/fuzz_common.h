@@ -23,6 +23,7 @@
 #include "cpu_engine.h"
 #include "forest.h"
 #include "forest_eval.h"
+#include "forest_shap.h"
 
 /*
  * Caps the targets load with: smaller than the defaults so that one input
@@ -264,6 +265,65 @@ typedef GsCode (*FuzzForestLoader) (const unsigned char *bytes, size_t len,
 									GsStatus *st);
 
 /* Load bytes with loader as format fmt and check whatever comes back. */
+/*
+ * Explain a forest with covers (forest_shap.h) on rows like
+ * fuzz_score_forest's: the covers the loader kept must pass gs_shap_new
+ * (or be refused for depth), and where nothing overflows each output's
+ * contributions add up to the engine's margin.
+ */
+static inline void
+fuzz_explain_forest(const GsForest *f, const uint8_t *seed, size_t seed_len)
+{
+	size_t		nf = (size_t) f->n_features,
+				width = (size_t) f->n_groups * (nf + 1);
+	float	   *row = malloc(sizeof(float) * nf);
+	float	   *m1 = malloc(sizeof(float) * (size_t) f->n_groups);
+	float	   *out1 = malloc(sizeof(float) * (size_t) f->n_outputs);
+	double	   *phi = malloc(sizeof(double) * width);
+	GsShap	   *s = NULL;
+	GsStatus	st;
+	GsCode		rc;
+
+	if (!row || !m1 || !out1 || !phi)
+		fuzz_fail("out of memory in the checker");
+	rc = gs_shap_new(f, &gs_malloc_allocator, &s, &st);
+	if (rc != GS_OK && !(rc == GS_ERR_LIMIT && f->max_depth > GS_SHAP_MAX_DEPTH))
+		fuzz_fail("gs_shap_new refused a forest with covers: %d %s", (int) rc, st.msg);
+	for (int r = 0; s && r < 3; r++)
+	{
+		for (size_t k = 0; k < nf; k++)
+		{
+			uint8_t		b = seed_len ? seed[(k + (size_t) r) % seed_len] : 0;
+
+			row[k] = r == 0 ? NAN : r == 1 ? 0.0f : ((float) b - 128.0f) / 16.0f;
+		}
+		gs_shap_row(s, row, phi);
+		gs_cpu_predict_row(f, row, m1, out1);
+		for (int g = 0; g < f->n_groups; g++)
+		{
+			const double *p = phi + (size_t) g * (nf + 1);
+			double		sum = 0.0,
+						mag = fabs((double) m1[g]) + 1.0;
+			bool		finite = isfinite(m1[g]);
+
+			for (size_t j = 0; j <= nf; j++)
+			{
+				sum += p[j];
+				mag += fabs(p[j]);
+				finite = finite && isfinite(p[j]);
+			}
+			if (finite && isfinite(mag) && fabs(sum - (double) m1[g]) > 1e-4 * mag)
+				fuzz_fail("row %d output %d: contributions add up to %.9g, the margin is %.9g",
+						  r, g, sum, (double) m1[g]);
+		}
+	}
+	gs_shap_free(s);
+	free(row);
+	free(m1);
+	free(out1);
+	free(phi);
+}
+
 static inline void
 fuzz_load_and_check(FuzzForestLoader loader, const uint8_t *data, size_t size,
 					GsModelFormat fmt)
@@ -272,7 +332,11 @@ fuzz_load_and_check(FuzzForestLoader loader, const uint8_t *data, size_t size,
 	GsStatus	st;
 	GsCode		rc;
 
-	rc = loader(data, size, fmt, &fuzz_limits, &gs_malloc_allocator, &f, &st);
+	/* half the inputs keep node covers and are explained too */
+	GsLimits	lim = fuzz_limits;
+
+	lim.keep_covers = (size & 1) != 0;
+	rc = loader(data, size, fmt, &lim, &gs_malloc_allocator, &f, &st);
 	if (rc != GS_OK)
 	{
 		fuzz_check_failure(rc, f, &st);
@@ -282,6 +346,8 @@ fuzz_load_and_check(FuzzForestLoader loader, const uint8_t *data, size_t size,
 		fuzz_fail("load succeeded without a forest");
 	fuzz_check_forest(f, &fuzz_limits);
 	fuzz_score_forest(f, data, size);
+	if (f->cover)
+		fuzz_explain_forest(f, data, size);
 	gs_forest_free(f);
 }
 
