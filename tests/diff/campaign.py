@@ -142,6 +142,13 @@ def case_rows(r, Xte, thresholds, cats, ncat):
 
 # ------------------------------------------------------------------------------------- XGBoost
 
+def write_contribs(d, c, n):
+    """The library's SHAP contributions for the case rows (contribs.f64, row-major, each row's
+    output groups of n_features + 1 values, the bias last): diff_score checks gpu_explain's
+    engine against them when the file is there."""
+    np.asarray(c, dtype=np.float64).reshape(n, -1).tofile(os.path.join(d, "contribs.f64"))
+
+
 def xgb_trial(r, d, X, cats, ncat, z):
     import xgboost as xgb
     ver = tuple(int(x) for x in xgb.__version__.split(".")[:2])
@@ -234,6 +241,8 @@ def xgb_trial(r, d, X, cats, ncat, z):
     if not use_cat:
         Xc = Xc[:, :]
     ref = bst.predict(dm(Xc))
+    if p.get("multi_strategy") != "multi_output_tree":     # XGBoost has no SHAP for vector leaves
+        write_contribs(d, bst.predict(dm(Xc), pred_contribs=True), len(Xc))
     desc = "xgb %s %s %s rounds=%d %s" % (xgb.__version__, ext, obj, rounds,
                                           json.dumps({k: v for k, v in p.items()
                                                       if k not in ("nthread", "seed", "objective")}))
@@ -333,6 +342,14 @@ def lgb_trial(r, d, X, cats, ncat, z):
         walk(t["tree_structure"])
     Xc = case_rows(r, X[ntr:], th, use_cat, ncat)
     ref = bst.predict(Xc)
+    # pred_contrib adds up to raw_score, which neither averages rf trees nor applies the
+    # sigmoid parameter; pg_gpuscore's contributions add up to the margin predict transforms
+    c = np.asarray(bst.predict(Xc, pred_contrib=True), dtype=np.float64)
+    if boost == "rf":
+        c = c / bst.current_iteration()
+    if "sigmoid" in p:
+        c = c * p["sigmoid"]
+    write_contribs(d, c, len(Xc))
     desc = "lgb %s %s rounds=%d %s" % (lgb.__version__, obj, rounds,
                                         json.dumps({k: v for k, v in p.items()
                                                     if k not in ("verbose", "num_threads", "seed",

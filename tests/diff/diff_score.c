@@ -19,6 +19,9 @@
  *				of one entry per feature, null (no names) or the names in code
  *				order; each must also be found as its code
  *
+ * And where ROWS.f32's directory holds contribs.f64, the library's SHAP
+ * contributions for the rows, the explanations too (check_contribs).
+ *
  * The rows are scored three ways: as one column-major batch with a padded
  * leading dimension, in slices of gs_model_slice_rows rows (as a backend
  * does), and one row at a time; for a tree ensemble all three must agree bit
@@ -36,6 +39,8 @@
 #include <jansson.h>
 
 #include "cat_names.h"
+#include "cpu_engine.h"
+#include "forest_shap.h"
 #include "model.h"
 
 static void *
@@ -127,6 +132,101 @@ check_names(const GsModel *m, const char *path)
 	return bad;
 }
 
+/*
+ * When ROWS.f32's directory holds contribs.f64 (the library's SHAP
+ * contributions, written by the campaign for XGBoost and LightGBM models),
+ * explain every row (forest_shap.h, a load with covers, as gpu_explain does)
+ * and compare: within 1e-4 of the row's largest term, and adding up to the
+ * engine's margin.  The number of differences.
+ */
+static int
+check_contribs(const unsigned char *bytes, size_t len, const char *rows_path,
+			   const float *rows, size_t n_rows)
+{
+	char		path[4096];
+	const char *slash = strrchr(rows_path, '/');
+	FILE	   *fh;
+	size_t		clen,
+				width;
+	double	   *want,
+			   *phi;
+	float	   *margin;
+	GsLimits	lim = gs_default_limits;
+	GsForest   *f = NULL;
+	GsShap	   *s = NULL;
+	GsStatus	st;
+	int			bad = 0;
+	double		worst = 0.0;
+
+	snprintf(path, sizeof(path), "%.*scontribs.f64", slash ? (int) (slash - rows_path + 1) : 0, rows_path);
+	if ((fh = fopen(path, "rb")) == NULL)
+		return 0;
+	fclose(fh);
+	want = read_file(path, &clen);
+	lim.keep_covers = true;
+	if (gs_forest_load(bytes, len, GS_FORMAT_AUTO, &lim, &gs_malloc_allocator, &f, &st) != GS_OK ||
+		gs_shap_new(f, &gs_malloc_allocator, &s, &st) != GS_OK)
+	{
+		printf("DIFF: not explained: %s\n", st.msg);
+		gs_forest_free(f);
+		free(want);
+		return 1;
+	}
+	width = (size_t) f->n_groups * ((size_t) f->n_features + 1);
+	if (clen != n_rows * width * sizeof(double))
+	{
+		printf("DIFF: %zu contributions per row, the library gave %zu\n", width,
+			   clen / sizeof(double) / (n_rows ? n_rows : 1));
+		gs_shap_free(s);
+		gs_forest_free(f);
+		free(want);
+		return 1;
+	}
+	phi = malloc(sizeof(double) * width);
+	margin = malloc(sizeof(float) * (size_t) f->n_groups);
+	for (size_t r = 0; r < n_rows; r++)
+	{
+		const float *x = rows + r * (size_t) f->n_features;
+
+		gs_shap_row(s, x, phi);
+		gs_cpu_margins(f, x, 1, 1, margin);
+		for (int g = 0; g < f->n_groups; g++)
+		{
+			const double *p = phi + (size_t) g * (f->n_features + 1);
+			const double *w = want + r * width + (size_t) g * (f->n_features + 1);
+			double		scale = 1.0,
+						sum = 0.0,
+						mag = 1.0;
+
+			for (int j = 0; j <= f->n_features; j++)
+				scale = fmax(scale, fabs(w[j]));
+			for (int j = 0; j <= f->n_features; j++)
+			{
+				double		d = fabs(p[j] - w[j]) / scale;
+
+				sum += p[j];
+				mag += fabs(p[j]);
+				if (!(d <= 1e-4) && bad++ < 5)
+					printf("DIFF: row %zu output %d feature %d: contribution %.9g, the library's %.9g\n",
+						   r, g, j, p[j], w[j]);
+				worst = fmax(worst, d);
+			}
+			if (!(fabs(sum - (double) margin[g]) <= 1e-5 * mag) && bad++ < 5)
+				printf("DIFF: row %zu output %d: contributions add up to %.9g, the margin is %.9g\n",
+					   r, g, sum, (double) margin[g]);
+		}
+	}
+	if (!bad)
+		printf("OK: contributions of %zu rows x %d outputs, worst %.2g of a row's largest term\n",
+			   n_rows, f->n_groups, worst);
+	free(phi);
+	free(margin);
+	free(want);
+	gs_shap_free(s);
+	gs_forest_free(f);
+	return bad;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -172,11 +272,11 @@ main(int argc, char **argv)
 		free(ref);
 		return 2;
 	}
-	free(bytes);
 	if ((size_t) m->n_outputs != n_out)
 	{
 		printf("DIFF: %d outputs per row, the library gave %zu\n", m->n_outputs, n_out);
 		gs_model_free(m);
+		free(bytes);
 		free(rows);
 		free(ref);
 		return 1;
@@ -229,6 +329,9 @@ main(int argc, char **argv)
 	}
 	if (argc == 8)
 		bad += check_names(m, argv[7]);
+	if (m->kind == GS_MODEL_FOREST)
+		bad += check_contribs(bytes, model_len, argv[2], rows, n_rows);
+	free(bytes);
 	if (bad)
 		printf("DIFF: %d of %zu outputs differ (or names)\n", bad, n_rows * n_out);
 	else
