@@ -72,6 +72,53 @@ SELECT count(DISTINCT mc.id) AS rows, count(*) AS contributions,
            / greatest(1, abs(lgb.phi[(e.output - 1) * 11 + coalesce(e.feature, 11)]))) < 2e-6 AS agrees_with_lightgbm
   FROM mc JOIN lgb USING (id), gpu_explain('classes', mc.x) e;
 
+-- gpu_explain_query: the rows of a query, shaped as for gpu_score_query (a
+-- key, then the features, or one array of them).  Per row and output the
+-- features by decreasing contribution (rank 1 pushed the score up most),
+-- then the expected margin (rank NULL); top keeps the first top reasons.
+SELECT id, rank, feature, round(contribution::numeric, 4) AS contribution
+  FROM gpu_explain_query('fraud', 'SELECT id, x FROM tx WHERE id IN (7, 8)', top => 3)
+ ORDER BY id, rank;
+-- the same numbers as gpu_explain, in rank order, for every row
+SELECT count(*) AS contributions,
+       count(*) FILTER (WHERE q.contribution IS DISTINCT FROM e.contribution) AS differ,
+       bool_and(q.rank IS NOT DISTINCT FROM e.rank) AS ranked_by_contribution
+  FROM gpu_explain_query('fraud', 'SELECT id, x FROM tx') q
+  JOIN (SELECT tx.id, e.feature, e.contribution,
+               CASE WHEN e.feature IS NOT NULL THEN
+                 row_number() OVER (PARTITION BY tx.id, e.feature IS NULL ORDER BY e.contribution DESC, e.feature) END AS rank
+          FROM tx, gpu_explain('fraud', tx.x) e) e
+    ON q.id = e.id AND q.feature IS NOT DISTINCT FROM e.feature;
+
+-- Category columns as text, looked up by name as in gpu_score_query:
+-- LightGBM 4.7 trained on a DataFrame with three category columns, against
+-- its pred_contrib on the same rows given as codes
+SELECT gpu_load_model('lcat', pg_read_binary_file(:'fx' || '/models/lgb_catnames.txt')) > 0 AS loaded;
+TRUNCATE lines;
+\set f :fx '/cases/lgb_catnames.csv'
+COPY lines (line) FROM :'f';
+UPDATE lines SET file = 'rows' WHERE file IS NULL;
+\set f :fx '/shap/lgb_catnames.csv'
+COPY lines (line) FROM :'f';
+UPDATE lines SET file = 'lightgbm' WHERE file IS NULL;
+CREATE TEMP TABLE payments AS
+  SELECT a[1]::int AS id, a[2]::real AS amount, c2.category AS country, a[4]::real AS hour,
+         c4.category AS mcc, c5.category::varchar AS channel
+    FROM (SELECT string_to_array(line, ',') FROM lines WHERE file = 'rows') s(a)
+    LEFT JOIN gpu_model_categories('lcat') c2 ON c2.feature = 2 AND c2.code::text = a[3]
+    LEFT JOIN gpu_model_categories('lcat') c4 ON c4.feature = 4 AND c4.code::text = a[5]
+    LEFT JOIN gpu_model_categories('lcat') c5 ON c5.feature = 5 AND c5.code::text = a[6];
+CREATE TEMP TABLE lcat_ref AS
+  SELECT a[1]::int AS id, a[2:7]::float8[] AS phi FROM (SELECT string_to_array(line, ',') FROM lines WHERE file = 'lightgbm') s(a);
+SELECT * FROM payments WHERE id IN (0, 2) ORDER BY id;
+SELECT rank, feature_name, value, round(contribution::numeric, 4) AS contribution
+  FROM gpu_explain_query('lcat', 'SELECT id, amount, country, hour, mcc, channel FROM payments WHERE id = 0')
+ ORDER BY rank;
+SELECT count(DISTINCT q.id) AS rows, count(*) AS contributions,
+       max(abs(q.contribution - r.phi[coalesce(q.feature, 6)]) / greatest(1, abs(r.phi[coalesce(q.feature, 6)]))) < 2e-6 AS agrees_with_lightgbm
+  FROM gpu_explain_query('lcat', 'SELECT id, amount, country, hour, mcc, channel FROM payments') q
+  JOIN lcat_ref r USING (id);
+
 -- A replaced model is explained as its new version, in the same session
 SELECT count(*) FROM gpu_explain('fraud', (SELECT x FROM tx WHERE id = 7));
 SELECT gpu_load_model('fraud', pg_read_binary_file(:'fx' || '/models/lgb_binary.txt')) > 0 AS replaced;
@@ -94,6 +141,11 @@ SELECT gpu_load_model('odd_covers', convert_to(replace(convert_from(pg_read_bina
                       '"sum_hessian":[3.75E3', '"sum_hessian":[3.76E3'), 'UTF8')) > 0 AS loaded;
 SELECT gpu_score('odd_covers', array_fill(1, ARRAY[30])::real[]) BETWEEN 0 AND 1 AS scores;
 SELECT * FROM gpu_explain('odd_covers', array_fill(1, ARRAY[30])::real[]);
+SELECT * FROM gpu_explain_query('fraud', 'SELECT id, x FROM tx', top => 0);
+SELECT * FROM gpu_explain_query('lcat', 'SELECT id, amount, country FROM payments');
+SELECT * FROM gpu_explain_query('lcat', NULL);
+SELECT * FROM gpu_explain_query('lcat', 'CREATE TEMP TABLE nothing ()');
+SELECT * FROM gpu_explain_query('net', 'SELECT 1, x FROM tx');
 -- the SQLSTATEs: 42704, 22004, 22023, 22003, 0A000, 0A000
 \set VERBOSITY sqlstate
 SELECT * FROM gpu_explain('no_such_model', ARRAY[1, 2]::real[]);
@@ -104,4 +156,4 @@ SELECT * FROM gpu_explain('net', array_fill(0, ARRAY[30])::real[]);
 SELECT * FROM gpu_explain('onnx_forest', array_fill(0, ARRAY[(SELECT n_features FROM gpu_models WHERE name = 'onnx_forest')])::real[]);
 \set VERBOSITY default
 
-SELECT gpu_drop_model(name) FROM gpu_models WHERE name IN ('fraud', 'classes', 'net', 'onnx_forest', 'odd_covers') ORDER BY name;
+SELECT gpu_drop_model(name) FROM gpu_models WHERE name IN ('fraud', 'classes', 'net', 'onnx_forest', 'odd_covers', 'lcat') ORDER BY name;

@@ -41,3 +41,16 @@ COMMENT ON FUNCTION @extschema@.gpu_explain(text, integer[]) IS
 'each feature''s contribution to one row''s margin (SHAP values) and, where feature is NULL, the expected margin; tree ensembles saved by XGBoost or LightGBM';
 COMMENT ON FUNCTION @extschema@.gpu_explain(text, bigint[]) IS
 'each feature''s contribution to one row''s margin (SHAP values) and, where feature is NULL, the expected margin; tree ensembles saved by XGBoost or LightGBM';
+
+-- The rows of a query, read as gpu_score_query reads them (a key column, then
+-- the features; text categories by name): per row and output the features
+-- by decreasing contribution, then the expected margin; with top, only the
+-- first top features (reason codes).
+CREATE FUNCTION @extschema@.gpu_explain_query(model text, query text, top integer DEFAULT NULL)
+RETURNS TABLE (id bigint, output integer, rank integer, feature integer, feature_name text,
+               value real, contribution real)
+AS 'MODULE_PATHNAME', 'gpuscore_gpu_explain_query'
+LANGUAGE C VOLATILE PARALLEL UNSAFE ROWS 1000;
+
+COMMENT ON FUNCTION @extschema@.gpu_explain_query(text, text, integer) IS
+'gpu_explain for every row of query (key column, then the features as for gpu_score_query): features by decreasing contribution, then the expected margin; with top, each row''s top reasons only';

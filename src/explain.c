@@ -10,13 +10,18 @@
  * the forest image): the first explanation of a model version in a backend
  * parses the stored model bytes again with covers, into a child context of
  * the model's own, so it lives and dies with that version in the cache.
- * Always on the CPU.
+ * Always on the CPU.  gpu_explain takes one row as an array;
+ * gpu_explain_query the rows of a query, columns read as gpu_score_query
+ * reads them (text categories by name), optionally only each row's top
+ * reasons.
  */
 #include "postgres.h"
 
 #include <math.h>
 
+#include "executor/spi.h"
 #include "funcapi.h"
+#include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
@@ -25,6 +30,7 @@
 #include "gpuscore.h"
 
 PG_FUNCTION_INFO_V1(gpuscore_gpu_explain);
+PG_FUNCTION_INFO_V1(gpuscore_gpu_explain_query);
 
 /* What a call site keeps between calls of one statement (cf. scalar.c). */
 typedef struct ExplainState
@@ -216,5 +222,187 @@ gpuscore_gpu_explain(PG_FUNCTION_ARGS)
 			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 		}
 	}
+	return (Datum) 0;
+}
+
+/* The receiver of gpu_explain_query's rows: explains and emits each. */
+typedef struct ExplainReceiver
+{
+	DestReceiver pub;			/* must be first */
+	ReturnSetInfo *rsinfo;
+	GsModelRef *m;
+	int			top;			/* reasons per row and output; 0: all */
+	MemoryContext query_cxt;	/* the whole call */
+	MemoryContext row_cxt;		/* one row's conversions */
+	GsQueryShape shape;
+	float	   *row;
+	double	   *phi;
+	int		   *order;			/* [n_features] */
+} ExplainReceiver;
+
+/* The contributions order_cmp sorts by (qsort passes no argument). */
+static const double *order_phi;
+
+/* Larger contributions first; ties in feature order. */
+static int
+order_cmp(const void *a, const void *b)
+{
+	int			i = *(const int *) a,
+				j = *(const int *) b;
+
+	if (order_phi[i] != order_phi[j])
+		return order_phi[i] > order_phi[j] ? -1 : 1;
+	return (i > j) - (i < j);
+}
+
+static void
+explain_receiver_startup(DestReceiver *self, int operation, TupleDesc typeinfo)
+{
+	ExplainReceiver *r = (ExplainReceiver *) self;
+	int			nf = r->m->model->n_features;
+	MemoryContext old = MemoryContextSwitchTo(r->query_cxt);
+
+	gs_query_shape(typeinfo, r->m, &r->shape);
+	r->row = palloc(sizeof(float) * nf);
+	r->phi = palloc(sizeof(double) * r->m->forest->n_groups * (nf + 1));
+	r->order = palloc(sizeof(int) * nf);
+	MemoryContextSwitchTo(old);
+}
+
+/* One query row: explain it and emit its rows, best reasons first. */
+static bool
+explain_receiver_row(TupleTableSlot *slot, DestReceiver *self)
+{
+	ExplainReceiver *r = (ExplainReceiver *) self;
+	const GsModelRef *m = r->m;
+	const char *const *names = (const char *const *) m->model->feature_names;
+	int			nf = m->model->n_features;
+	int			n = r->top > 0 && r->top < nf ? r->top : nf;
+	int64		key;
+	bool		key_null;
+	MemoryContext old;
+
+	CHECK_FOR_INTERRUPTS();
+	slot_getallattrs(slot);
+	old = MemoryContextSwitchTo(r->row_cxt);
+	gs_query_row(&r->shape, m, slot->tts_values, slot->tts_isnull, r->row, &key, &key_null);
+	gs_shap_row(m->shap, r->row, r->phi);
+	for (int g = 0; g < m->forest->n_groups; g++)
+	{
+		const double *phi = r->phi + (size_t) g * (nf + 1);
+
+		for (int j = 0; j < nf; j++)
+			r->order[j] = j;
+		order_phi = phi;
+		qsort(r->order, nf, sizeof(int), order_cmp);
+		for (int k = 0; k <= n; k++)
+		{
+			Datum		values[7];
+			bool		nulls[7] = {key_null, false, false, false, false, false, false};
+			int			j = k < n ? r->order[k] : nf;
+
+			if (k == n && r->top > 0)
+				break;			/* the bias is no reason */
+			values[0] = Int64GetDatum(key);
+			values[1] = Int32GetDatum(g + 1);
+			values[2] = Int32GetDatum(k + 1);
+			values[3] = Int32GetDatum(j + 1);
+			nulls[2] = nulls[3] = j == nf;
+			if (j == nf || names == NULL || names[j] == NULL || names[j][0] == '\0')
+				nulls[4] = true;
+			else
+				values[4] = CStringGetTextDatum(names[j]);
+			if (j == nf || isnan(r->row[j]))
+				nulls[5] = true;
+			else
+				values[5] = Float4GetDatum(r->row[j]);
+			values[6] = contribution_datum(m, phi[j]);
+			tuplestore_putvalues(r->rsinfo->setResult, r->rsinfo->setDesc, values, nulls);
+		}
+	}
+	MemoryContextSwitchTo(old);
+	MemoryContextReset(r->row_cxt);
+	return true;
+}
+
+static void
+explain_receiver_shutdown(DestReceiver *self)
+{
+}
+
+static void
+explain_receiver_destroy(DestReceiver *self)
+{
+}
+
+/*
+ * gpu_explain_query(model text, query text, top integer DEFAULT NULL)
+ * RETURNS TABLE(id, output, rank, feature, feature_name, value,
+ * contribution): gpu_explain for every row of a query shaped as for
+ * gpu_score_query.  Per row and output, the features by decreasing
+ * contribution (rank 1 pushed the score up most), then the expected margin
+ * (rank and feature NULL); with top, only the first top features.
+ */
+Datum
+gpuscore_gpu_explain_query(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	const char *name = gs_model_name_arg(fcinfo, 0);
+	char	   *query;
+	GsModelRef *m;
+	SPIPlanPtr	plan;
+	SPIExecuteOptions options;
+	ExplainReceiver r;
+	int			rc;
+
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("query must not be null")));
+	query = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	memset(&r, 0, sizeof(r));
+	if (!PG_ARGISNULL(2))
+	{
+		r.top = PG_GETARG_INT32(2);
+		if (r.top < 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("top must be at least 1, not %d", r.top),
+					 errhint("Pass NULL for every feature and the expected margin.")));
+	}
+
+	InitMaterializedSRF(fcinfo, 0);
+	m = gs_model_acquire(name, fcinfo->flinfo->fn_mcxt);
+	explainer(m);
+
+	r.pub.receiveSlot = explain_receiver_row;
+	r.pub.rStartup = explain_receiver_startup;
+	r.pub.rShutdown = explain_receiver_shutdown;
+	r.pub.rDestroy = explain_receiver_destroy;
+	r.pub.mydest = DestNone;
+	r.rsinfo = rsinfo;
+	r.m = m;
+	r.query_cxt = AllocSetContextCreate(CurrentMemoryContext, "pg_gpuscore explained query",
+										ALLOCSET_DEFAULT_SIZES);
+	r.row_cxt = AllocSetContextCreate(r.query_cxt, "pg_gpuscore explained row",
+									  ALLOCSET_SMALL_SIZES);
+
+	SPI_connect();
+	plan = SPI_prepare_cursor(query, 0, NULL, CURSOR_OPT_PARALLEL_OK);
+	if (plan == NULL)
+		elog(ERROR, "SPI_prepare_cursor failed: %s", SPI_result_code_string(SPI_result));
+	if (!SPI_is_cursor_plan(plan))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_CURSOR_DEFINITION),
+				 errmsg("query for gpu_explain_query must return rows"),
+				 errhint("Pass a SELECT (or a statement with RETURNING).")));
+	memset(&options, 0, sizeof(options));
+	options.read_only = true;
+	options.dest = &r.pub;
+	rc = SPI_execute_plan_extended(plan, &options);
+	if (rc < 0)
+		elog(ERROR, "SPI_execute_plan_extended failed: %s", SPI_result_code_string(rc));
+	SPI_finish();
+	MemoryContextDelete(r.query_cxt);
 	return (Datum) 0;
 }

@@ -12,6 +12,7 @@
 
 #include "postgres.h"
 
+#include "access/tupdesc.h"
 #include "fmgr.h"
 #include "utils/array.h"
 
@@ -155,6 +156,34 @@ extern bool gs_column_kind(Oid type, GsColKind *kind);
  * numeric values beyond double range become +-Inf.
  */
 extern double gs_datum_to_double(Datum d, GsColKind kind);
+
+/* ---- score_query.c: the rows of a user's query as model input ---- */
+
+/* The validated shape of a query: a key column, then the features. */
+typedef struct GsQueryShape
+{
+	GsColKind	key_kind;
+	bool		array_features; /* one array column holds every feature */
+	bool		all_float4;		/* every feature column is real */
+	GsColKind  *kinds;			/* [natts], index 0 unused */
+} GsQueryShape;
+
+/*
+ * Check a query's columns against model m (an integer key, then one column
+ * per feature or one real[] / double precision[] column of them all; text
+ * only for features with category names); ERRORs naming the culprit.
+ * Allocates in CurrentMemoryContext.
+ */
+extern void gs_query_shape(TupleDesc desc, const GsModelRef *m, GsQueryShape *shape);
+
+/*
+ * One row of such a query (values, nulls) as model input: row[n_features]
+ * (NULL is missing, text looked up by name), *key and *key_null.  ERRORs
+ * on infinite values and names XGBoost would refuse; conversions allocate
+ * in CurrentMemoryContext.
+ */
+extern void gs_query_row(const GsQueryShape *shape, const GsModelRef *m, const Datum *values,
+						 const bool *nulls, float *row, int64 *key, bool *key_null);
 
 /* ---- categories.c: categorical features given by name ---- */
 

@@ -35,15 +35,6 @@
 PG_FUNCTION_INFO_V1(gpuscore_gpu_score_query);
 PG_FUNCTION_INFO_V1(gpuscore_gpu_predict_query);
 
-/* The validated shape of the user's query. */
-typedef struct QueryShape
-{
-	GsColKind	key_kind;
-	bool		array_features; /* one array column holds every feature */
-	bool		all_float4;		/* every feature column is real */
-	GsColKind  *kinds;			/* [natts], index 0 unused */
-} QueryShape;
-
 /*
  * Rows staged row-major before gs_rows_to_columns writes them to the
  * column-major batch a block at a time.  Written directly, a row's features
@@ -54,9 +45,9 @@ typedef struct QueryShape
  */
 #define STAGE_ROWS 64
 
-/* Check the query's columns against the model; ERRORs with the culprit. */
-static void
-check_shape(TupleDesc desc, const GsModelRef *m, QueryShape *shape)
+/* Check a query's columns against the model; see gpuscore.h. */
+void
+gs_query_shape(TupleDesc desc, const GsModelRef *m, GsQueryShape *shape)
 {
 	int			nf = m->model->n_features;
 	Form_pg_attribute key;
@@ -118,7 +109,7 @@ typedef struct ScoreReceiver
 	GsModelRef *m;
 	MemoryContext query_cxt;	/* scorer, buffers: the whole call */
 	MemoryContext rows_cxt;		/* per-row conversions: one batch */
-	QueryShape	shape;
+	GsQueryShape shape;
 	GsBatchScorer *scorer;		/* set up at rStartup */
 	size_t		batch_rows;
 	float	   *x;				/* batch being filled (ld = batch_rows), or
@@ -140,22 +131,15 @@ flush_stage(ScoreReceiver *r)
 	r->staged = 0;
 }
 
-/*
- * Add one row (the query's values and nulls) as row r->n of the batch: its
- * key, and its features into the stage.  Conversions that allocate do so
- * in the current memory context (the caller's rows_cxt).
- */
-static void
-add_row(ScoreReceiver *r, const Datum *values, const bool *nulls)
+/* One row of a query as the model's float input; see gpuscore.h. */
+void
+gs_query_row(const GsQueryShape *shape, const GsModelRef *m, const Datum *values,
+			 const bool *nulls, float *row, int64 *key, bool *key_null)
 {
-	const QueryShape *shape = &r->shape;
-	const GsModelRef *m = r->m;
 	int			nf = m->model->n_features;
-	size_t		i = r->n;
-	float	   *row = r->stage + (size_t) r->staged * nf;
 
-	r->key_null[r->slot][i] = nulls[0];
-	r->keys[r->slot][i] = nulls[0] ? 0 :
+	*key_null = nulls[0];
+	*key = nulls[0] ? 0 :
 		shape->key_kind == GS_COL_INT2 ? DatumGetInt16(values[0]) :
 		shape->key_kind == GS_COL_INT4 ? DatumGetInt32(values[0]) : DatumGetInt64(values[0]);
 
@@ -207,6 +191,21 @@ add_row(ScoreReceiver *r, const Datum *values, const bool *nulls)
 			}
 			row[f] = v;
 		}
+}
+
+/*
+ * Add one row (the query's values and nulls) as row r->n of the batch: its
+ * key, and its features into the stage.  Conversions that allocate do so
+ * in the current memory context (the caller's rows_cxt).
+ */
+static void
+add_row(ScoreReceiver *r, const Datum *values, const bool *nulls)
+{
+	size_t		i = r->n;
+
+	gs_query_row(&r->shape, r->m, values, nulls,
+				 r->stage + (size_t) r->staged * r->m->model->n_features,
+				 &r->keys[r->slot][i], &r->key_null[r->slot][i]);
 	r->n++;
 	if (++r->staged == STAGE_ROWS)
 		flush_stage(r);
@@ -286,7 +285,7 @@ receiver_startup(DestReceiver *self, int operation, TupleDesc typeinfo)
 	ScoreReceiver *r = (ScoreReceiver *) self;
 	MemoryContext old = MemoryContextSwitchTo(r->query_cxt);
 
-	check_shape(typeinfo, r->m, &r->shape);
+	gs_query_shape(typeinfo, r->m, &r->shape);
 	r->stage = palloc(sizeof(float) * STAGE_ROWS * r->m->model->n_features);
 	MemoryContextSwitchTo(old);
 	r->scorer = gs_scorer_begin(r->m, r->batch_rows, r->query_cxt);
