@@ -350,10 +350,7 @@ gpuscore_gpu_explain_query(PG_FUNCTION_ARGS)
 	const char *name = gs_model_name_arg(fcinfo, 0);
 	char	   *query;
 	GsModelRef *m;
-	SPIPlanPtr	plan;
-	SPIExecuteOptions options;
 	ExplainReceiver r;
-	int			rc;
 
 	if (PG_ARGISNULL(1))
 		ereport(ERROR,
@@ -388,20 +385,7 @@ gpuscore_gpu_explain_query(PG_FUNCTION_ARGS)
 									  ALLOCSET_SMALL_SIZES);
 
 	SPI_connect();
-	plan = SPI_prepare_cursor(query, 0, NULL, CURSOR_OPT_PARALLEL_OK);
-	if (plan == NULL)
-		elog(ERROR, "SPI_prepare_cursor failed: %s", SPI_result_code_string(SPI_result));
-	if (!SPI_is_cursor_plan(plan))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_CURSOR_DEFINITION),
-				 errmsg("query for gpu_explain_query must return rows"),
-				 errhint("Pass a SELECT (or a statement with RETURNING).")));
-	memset(&options, 0, sizeof(options));
-	options.read_only = true;
-	options.dest = &r.pub;
-	rc = SPI_execute_plan_extended(plan, &options);
-	if (rc < 0)
-		elog(ERROR, "SPI_execute_plan_extended failed: %s", SPI_result_code_string(rc));
+	gs_run_query(query, &r.pub, "gpu_explain_query");
 	SPI_finish();
 	MemoryContextDelete(r.query_cxt);
 	return (Datum) 0;

@@ -14,6 +14,7 @@
 
 #include "access/tupdesc.h"
 #include "fmgr.h"
+#include "tcop/dest.h"
 #include "utils/array.h"
 
 #include "core/forest.h"
@@ -184,6 +185,13 @@ extern void gs_query_shape(TupleDesc desc, const GsModelRef *m, GsQueryShape *sh
  */
 extern void gs_query_row(const GsQueryShape *shape, const GsModelRef *m, const Datum *values,
 						 const bool *nulls, float *row, int64 *key, bool *key_null);
+
+/*
+ * Run a user's query (read only, parallel workers allowed) to completion
+ * into dest, inside SPI_connect; ERROR 34000 naming function when it is
+ * not a statement that returns rows.
+ */
+extern void gs_run_query(const char *query, DestReceiver *dest, const char *function);
 
 /* ---- categories.c: categorical features given by name ---- */
 

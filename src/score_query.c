@@ -327,6 +327,35 @@ receiver_destroy(DestReceiver *self)
 {
 }
 
+/* Run a user's query into dest (inside SPI_connect); see gpuscore.h. */
+void
+gs_run_query(const char *query, DestReceiver *dest, const char *function)
+{
+	SPIPlanPtr	plan;
+	SPIExecuteOptions options;
+	int			rc;
+
+	/*
+	 * Run to completion (not through a cursor), the query may use parallel
+	 * workers: a filtered scan of a big table is then shared out, while this
+	 * backend builds and scores the batches.
+	 */
+	plan = SPI_prepare_cursor(query, 0, NULL, CURSOR_OPT_PARALLEL_OK);
+	if (plan == NULL)
+		elog(ERROR, "SPI_prepare_cursor failed: %s", SPI_result_code_string(SPI_result));
+	if (!SPI_is_cursor_plan(plan))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_CURSOR_DEFINITION),
+				 errmsg("query for %s must return rows", function),
+				 errhint("Pass a SELECT (or a statement with RETURNING).")));
+	memset(&options, 0, sizeof(options));
+	options.read_only = true;
+	options.dest = dest;
+	rc = SPI_execute_plan_extended(plan, &options);
+	if (rc < 0)
+		elog(ERROR, "SPI_execute_plan_extended failed: %s", SPI_result_code_string(rc));
+}
+
 /*
  * Shared body of gpu_score_query and gpu_predict_query: run the query,
  * scoring its rows in batches through the batch scorer, and put (key,
@@ -340,11 +369,8 @@ score_query(FunctionCallInfo fcinfo, bool all_outputs)
 	const char *name = gs_model_name_arg(fcinfo, 0);
 	char	   *query;
 	GsModelRef *m;
-	SPIPlanPtr	plan;
-	SPIExecuteOptions options;
 	ScoreReceiver r;
 	int			nout;
-	int			rc;
 
 	if (PG_ARGISNULL(1))
 		ereport(ERROR,
@@ -383,25 +409,7 @@ score_query(FunctionCallInfo fcinfo, bool all_outputs)
 	}
 
 	SPI_connect();
-	/*
-	 * Run to completion (not through a cursor), the query may use parallel
-	 * workers: a filtered scan of a big table is then shared out, while this
-	 * backend builds and scores the batches.
-	 */
-	plan = SPI_prepare_cursor(query, 0, NULL, CURSOR_OPT_PARALLEL_OK);
-	if (plan == NULL)
-		elog(ERROR, "SPI_prepare_cursor failed: %s", SPI_result_code_string(SPI_result));
-	if (!SPI_is_cursor_plan(plan))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_CURSOR_DEFINITION),
-				 errmsg("query for gpu_score_query must return rows"),
-				 errhint("Pass a SELECT (or a statement with RETURNING).")));
-	memset(&options, 0, sizeof(options));
-	options.read_only = true;
-	options.dest = &r.pub;
-	rc = SPI_execute_plan_extended(plan, &options);
-	if (rc < 0)
-		elog(ERROR, "SPI_execute_plan_extended failed: %s", SPI_result_code_string(rc));
+	gs_run_query(query, &r.pub, "gpu_score_query");
 
 	if (r.n > 0)
 		submit_batch(&r);
