@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "../../src/core/forest.h"
+#include "../../src/core/forest_eval.h"
 
 static int	n_pass __attribute__((unused)) = 0,
 			n_fail __attribute__((unused)) = 0;
@@ -193,6 +194,26 @@ gs_ulp_diff(float a, float b)
 	memcpy(&ia, &a, 4);
 	memcpy(&ib, &b, 4);
 	return labs((long) ia - (long) ib);
+}
+
+/*
+ * A row's margins summed in double, tree by tree (the engines sum XGBoost
+ * models in float, as XGBoost does): what explanations, computed in double,
+ * must add up to.  x[f] is feature f; margin has n_groups entries.
+ */
+static inline void
+gs_margins_double(const GsForest *f, const float *x, double *margin)
+{
+	for (int32_t g = 0; g < f->n_groups; g++)
+		margin[g] = (double) f->base_margin[g];
+	for (int32_t t = 0; t < f->n_trees; t++)
+	{
+		const GsNode *tree = f->nodes + f->tree_offset[t];
+		uint32_t	leaf = gs_tree_leaf_index(tree, x, 1, f->cat_words);
+
+		margin[f->tree_group[t]] += f->leaf_lo ?
+			gs_leaf_double(tree, f->leaf_lo + f->tree_offset[t], leaf) : (double) tree[leaf].value;
+	}
 }
 
 #endif							/* GS_TEST_UTIL_H */

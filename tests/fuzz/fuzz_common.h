@@ -24,6 +24,7 @@
 #include "forest.h"
 #include "forest_eval.h"
 #include "forest_shap.h"
+#include "../common/test_util.h"
 
 /*
  * Caps the targets load with: smaller than the defaults so that one input
@@ -269,7 +270,7 @@ typedef GsCode (*FuzzForestLoader) (const unsigned char *bytes, size_t len,
  * Explain a forest with covers (forest_shap.h) on rows like
  * fuzz_score_forest's: the covers the loader kept must pass gs_shap_new
  * (or be refused for depth), and where nothing overflows each output's
- * contributions add up to the engine's margin.
+ * contributions add up to the row's margin (its leaves summed in double).
  */
 static inline void
 fuzz_explain_forest(const GsForest *f, const uint8_t *seed, size_t seed_len)
@@ -277,14 +278,13 @@ fuzz_explain_forest(const GsForest *f, const uint8_t *seed, size_t seed_len)
 	size_t		nf = (size_t) f->n_features,
 				width = (size_t) f->n_groups * (nf + 1);
 	float	   *row = malloc(sizeof(float) * nf);
-	float	   *m1 = malloc(sizeof(float) * (size_t) f->n_groups);
-	float	   *out1 = malloc(sizeof(float) * (size_t) f->n_outputs);
+	double	   *m1 = malloc(sizeof(double) * (size_t) f->n_groups);
 	double	   *phi = malloc(sizeof(double) * width);
 	GsShap	   *s = NULL;
 	GsStatus	st;
 	GsCode		rc;
 
-	if (!row || !m1 || !out1 || !phi)
+	if (!row || !m1 || !phi)
 		fuzz_fail("out of memory in the checker");
 	rc = gs_shap_new(f, &gs_malloc_allocator, &s, &st);
 	if (rc != GS_OK && !(rc == GS_ERR_LIMIT && f->max_depth > GS_SHAP_MAX_DEPTH))
@@ -298,7 +298,7 @@ fuzz_explain_forest(const GsForest *f, const uint8_t *seed, size_t seed_len)
 			row[k] = r == 0 ? NAN : r == 1 ? 0.0f : ((float) b - 128.0f) / 16.0f;
 		}
 		gs_shap_row(s, row, phi);
-		gs_cpu_predict_row(f, row, m1, out1);
+		gs_margins_double(f, row, m1);
 		for (int g = 0; g < f->n_groups; g++)
 		{
 			const double *p = phi + (size_t) g * (nf + 1);
@@ -314,13 +314,12 @@ fuzz_explain_forest(const GsForest *f, const uint8_t *seed, size_t seed_len)
 			}
 			if (finite && isfinite(mag) && fabs(sum - (double) m1[g]) > 1e-4 * mag)
 				fuzz_fail("row %d output %d: contributions add up to %.9g, the margin is %.9g",
-						  r, g, sum, (double) m1[g]);
+						  r, g, sum, m1[g]);
 		}
 	}
 	gs_shap_free(s);
 	free(row);
 	free(m1);
-	free(out1);
 	free(phi);
 }
 
