@@ -101,7 +101,7 @@ UPDATE lines SET file = 'rows' WHERE file IS NULL;
 \set f :fx '/shap/lgb_catnames.csv'
 COPY lines (line) FROM :'f';
 UPDATE lines SET file = 'lightgbm' WHERE file IS NULL;
-CREATE TEMP TABLE payments AS
+CREATE TABLE payments AS
   SELECT a[1]::int AS id, a[2]::real AS amount, c2.category AS country, a[4]::real AS hour,
          c4.category AS mcc, c5.category::varchar AS channel
     FROM (SELECT string_to_array(line, ',') FROM lines WHERE file = 'rows') s(a)
@@ -118,6 +118,39 @@ SELECT count(DISTINCT q.id) AS rows, count(*) AS contributions,
        max(abs(q.contribution - r.phi[coalesce(q.feature, 6)]) / greatest(1, abs(r.phi[coalesce(q.feature, 6)]))) < 2e-6 AS agrees_with_lightgbm
   FROM gpu_explain_query('lcat', 'SELECT id, amount, country, hour, mcc, channel FROM payments') q
   JOIN lcat_ref r USING (id);
+
+-- gpu_alert_trigger's argument reasons=N: each alert also gets the names of
+-- the feature columns that pushed its score up most (positive contributions,
+-- largest first, at most N) in the alerts table's reasons text[] column
+CREATE TABLE payments_in (LIKE payments);
+CREATE TABLE payment_alerts (key bigint, score real, model text, model_version integer,
+                             alerted_at timestamptz, reasons text[]);
+CREATE TRIGGER alert_payments AFTER INSERT ON payments_in REFERENCING NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION gpu_alert_trigger('model=lcat', 'key_column=id', 'threshold=0.7',
+                                                        'alerts_table=payment_alerts', 'reasons=3');
+INSERT INTO payments_in SELECT * FROM payments;
+SELECT key, round(score::numeric, 3) AS score, reasons FROM payment_alerts ORDER BY key LIMIT 4;
+-- the same as gpu_explain_query's top three, where positive
+SELECT count(*) AS alerts, count(*) FILTER (WHERE a.reasons = q.reasons) AS same_reasons
+  FROM payment_alerts a
+  JOIN (SELECT id, array_agg(feature_name ORDER BY rank) FILTER (WHERE contribution > 0) AS reasons
+          FROM gpu_explain_query('lcat', 'SELECT id, amount, country, hour, mcc, channel FROM payments', top => 3)
+         GROUP BY id) q ON q.id = a.key;
+SELECT count(*) = (SELECT count(*) FROM payment_alerts) AS every_alert_above_threshold
+  FROM gpu_score_query('lcat', 'SELECT id, amount, country, hour, mcc, channel FROM payments') WHERE score >= 0.7;
+-- reasons need the column and a number from 1 to 100
+CREATE TABLE plain_alerts (key bigint, score real, model text, model_version integer, alerted_at timestamptz);
+CREATE TRIGGER alert_plain AFTER INSERT ON payments_in REFERENCING NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION gpu_alert_trigger('model=lcat', 'key_column=id', 'threshold=0.7',
+                                                        'alerts_table=plain_alerts', 'reasons=3');
+INSERT INTO payments_in SELECT * FROM payments LIMIT 1;
+DROP TRIGGER alert_plain ON payments_in;
+CREATE TRIGGER alert_zero AFTER INSERT ON payments_in REFERENCING NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION gpu_alert_trigger('model=lcat', 'key_column=id', 'threshold=0.7',
+                                                        'alerts_table=payment_alerts', 'reasons=0');
+INSERT INTO payments_in SELECT * FROM payments LIMIT 1;
+DROP TRIGGER alert_zero ON payments_in;
+DROP TABLE plain_alerts;
 
 -- A replaced model is explained as its new version, in the same session
 SELECT count(*) FROM gpu_explain('fraud', (SELECT x FROM tx WHERE id = 7));
@@ -155,5 +188,20 @@ SELECT * FROM gpu_explain('classes', ARRAY[1, 2, 3, 4, 5, 6, 7, 8, 9, 'Infinity'
 SELECT * FROM gpu_explain('net', array_fill(0, ARRAY[30])::real[]);
 SELECT * FROM gpu_explain('onnx_forest', array_fill(0, ARRAY[(SELECT n_features FROM gpu_models WHERE name = 'onnx_forest')])::real[]);
 \set VERBOSITY default
+
+-- The reasons of batches scored through the GPU pipeline (the CPU mock of the
+-- GPU provider, batches of 50 rows: two in flight) are those of the CPU run
+\c
+\set mock :abs_srcdir '/tests/mock_provider/pg_gpuscore_mock_provider.so'
+SET pg_gpuscore.provider = :'mock';
+SET pg_gpuscore.device = 'gpu';
+SET pg_gpuscore.batch_size = 50;
+CREATE TABLE cpu_alerts AS SELECT key, score, reasons FROM payment_alerts;
+TRUNCATE payments_in, payment_alerts;
+INSERT INTO payments_in SELECT * FROM payments;
+SELECT count(*) AS alerts, count(*) FILTER (WHERE a.score = c.score AND a.reasons = c.reasons) AS same
+  FROM payment_alerts a FULL JOIN cpu_alerts c USING (key);
+SELECT engine, batches FROM gpu_engine_stats() WHERE engine = 'gpu';
+DROP TABLE payments, payments_in, payment_alerts, cpu_alerts;
 
 SELECT gpu_drop_model(name) FROM gpu_models WHERE name IN ('fraud', 'classes', 'net', 'onnx_forest', 'odd_covers', 'lcat') ORDER BY name;

@@ -41,9 +41,9 @@ typedef struct ExplainState
 	double	   *phi;			/* [n_groups * (n_features + 1)] */
 } ExplainState;
 
-/* The model's explainer, made at its first use in this backend. */
-static GsShap *
-explainer(GsModelRef *m)
+/* The model's explainer, made at its first use in this backend; see gpuscore.h. */
+GsShap *
+gs_model_explainer(GsModelRef *m)
 {
 	int64		model_id;
 	int32		version;
@@ -148,7 +148,7 @@ explain_state(FunctionCallInfo fcinfo)
 	}
 	if (s->phi == NULL)
 	{
-		explainer(s->model);
+		gs_model_explainer(s->model);
 		s->phi = MemoryContextAlloc(s->cxt, sizeof(double) * s->model->forest->n_groups *
 									(s->model->model->n_features + 1));
 	}
@@ -255,6 +255,16 @@ order_cmp(const void *a, const void *b)
 	return (i > j) - (i < j);
 }
 
+/* Features by decreasing contribution; see gpuscore.h. */
+void
+gs_rank_contributions(const double *phi, int n, int *order)
+{
+	for (int j = 0; j < n; j++)
+		order[j] = j;
+	order_phi = phi;
+	qsort(order, n, sizeof(int), order_cmp);
+}
+
 static void
 explain_receiver_startup(DestReceiver *self, int operation, TupleDesc typeinfo)
 {
@@ -291,10 +301,7 @@ explain_receiver_row(TupleTableSlot *slot, DestReceiver *self)
 	{
 		const double *phi = r->phi + (size_t) g * (nf + 1);
 
-		for (int j = 0; j < nf; j++)
-			r->order[j] = j;
-		order_phi = phi;
-		qsort(r->order, nf, sizeof(int), order_cmp);
+		gs_rank_contributions(phi, nf, r->order);
 		for (int k = 0; k <= n; k++)
 		{
 			Datum		values[7];
@@ -370,7 +377,7 @@ gpuscore_gpu_explain_query(PG_FUNCTION_ARGS)
 
 	InitMaterializedSRF(fcinfo, 0);
 	m = gs_model_acquire(name, fcinfo->flinfo->fn_mcxt);
-	explainer(m);
+	gs_model_explainer(m);
 
 	r.pub.receiveSlot = explain_receiver_row;
 	r.pub.rStartup = explain_receiver_startup;

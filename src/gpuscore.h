@@ -158,6 +158,22 @@ extern bool gs_column_kind(Oid type, GsColKind *kind);
  */
 extern double gs_datum_to_double(Datum d, GsColKind kind);
 
+/* ---- explain.c ---- */
+
+/*
+ * The explainer of model m's version (forest_shap.h), made at its first
+ * use in this backend from a parse of the stored model with node covers,
+ * kept with m.  ERRORs (0A000) for models that cannot be explained.
+ */
+extern struct GsShap *gs_model_explainer(GsModelRef *m);
+
+/*
+ * order[0..n) = the features 0..n-1 by decreasing contribution phi[f],
+ * ties in feature order (the rank of gpu_explain_query and of the alert
+ * trigger's reasons).
+ */
+extern void gs_rank_contributions(const double *phi, int n, int *order);
+
 /* ---- score_query.c: the rows of a user's query as model input ---- */
 
 /* The validated shape of a query: a key column, then the features. */

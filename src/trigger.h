@@ -41,7 +41,9 @@ typedef struct TrigArgs
 	char	   *key_column;
 	char	   *alerts_table;
 	char	   *on_error_text;
+	char	   *reasons_text;
 	double		threshold;		/* threshold_text parsed */
+	int			reasons;		/* reasons_text parsed; 0 when absent */
 	OnError		on_error;		/* on_error_text parsed */
 } TrigArgs;
 

@@ -5,7 +5,9 @@
  *	  SPI in batches of pg_gpuscore.batch_size, scores them with the batch
  *	  scorer (GPU for large batches where one is usable, CPU otherwise, the
  *	  same scores), and inserts those scoring >= threshold into an alerts
- *	  table, one INSERT per batch.
+ *	  table, one INSERT per batch; with the argument reasons, each alert
+ *	  with the names of the feature columns that pushed its score up most
+ *	  (its explanation, explain.c).
  *
  * Memory: all work happens in one context ("pg_gpuscore alert trigger")
  * deleted at the end, or with its parent on ERROR; the scorer's reset
@@ -27,6 +29,7 @@
 #include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/regproc.h"
@@ -35,6 +38,7 @@
 #include "utils/varlena.h"
 
 #include "core/cpu_engine.h"
+#include "core/forest_shap.h"
 #include "gpuscore.h"
 
 #include "trigger.h"
@@ -48,13 +52,13 @@ PG_FUNCTION_INFO_V1(gpuscore_gpu_alert_trigger);
  */
 
 static const char *const alert_trigger_args[] =
-{"model", "key_column", "threshold", "alerts_table", "features", "on_error", NULL};
+{"model", "key_column", "threshold", "alerts_table", "features", "on_error", "reasons", NULL};
 
 #define ALERT_TRIGGER_HINT \
 	"Create it as AFTER INSERT ON t REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpu_alert_trigger('model=m', 'key_column=id', 'threshold=0.9', 'alerts_table=alerts')."
 
 #define ALERTS_COLUMNS_DETAIL \
-	"An alerts table needs the columns (key bigint, score real, model text, model_version integer, alerted_at timestamptz)."
+	"An alerts table needs the columns (key bigint, score real, model text, model_version integer, alerted_at timestamptz), and reasons text[] for the argument reasons."
 
 /* The columns gpu_alert_trigger writes, and their types. */
 static const struct
@@ -68,17 +72,19 @@ static const struct
 	{"model", TEXTOID},
 	{"model_version", INT4OID},
 	{"alerted_at", TIMESTAMPTZOID},
+	{"reasons", TEXTARRAYOID},	/* only with the argument reasons */
 };
 
 #define N_ALERT_COLUMNS lengthof(alert_columns)
 
 /*
- * Resolve the alerts_table argument and check its columns, our right to
- * insert into them, and that it is not the trigger's own table.  Returns
- * its schema-qualified, quoted name.
+ * Resolve the alerts_table argument and check its columns (reasons too
+ * when the trigger writes them), our right to insert into them, and that it
+ * is not the trigger's own table.  Returns its schema-qualified, quoted
+ * name.
  */
 static char *
-resolve_alerts_table(const TrigIdent *id, const char *value, Oid source_relid)
+resolve_alerts_table(const TrigIdent *id, const char *value, Oid source_relid, bool reasons)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 	List	   *volatile names = NIL;
@@ -115,7 +121,7 @@ resolve_alerts_table(const TrigIdent *id, const char *value, Oid source_relid)
 				 errmsg(TRIG_FMT "alerts table \"%s\" is not a table", TRIG_ARGS(id), value)));
 	desc = RelationGetDescr(rel);
 	may_insert_table = pg_class_aclcheck(relid, userid, ACL_INSERT) == ACLCHECK_OK;
-	for (int i = 0; i < (int) N_ALERT_COLUMNS; i++)
+	for (int i = 0; i < (int) N_ALERT_COLUMNS - (reasons ? 0 : 1); i++)
 	{
 		AttrNumber	attnum = trig_find_column(desc, alert_columns[i].name);
 		Form_pg_attribute att;
@@ -174,6 +180,14 @@ typedef struct AlertRun
 	Datum	   *alert_keys;		/* [max_rows] scratch of one INSERT */
 	bool	   *alert_key_nulls;
 	Datum	   *alert_scores;
+	/* with the argument reasons: each alert's top features (forest_shap.h) */
+	int			reasons;		/* how many; 0: none written */
+	struct GsShap *shap;
+	float	   *x[GS_SCORER_SLOTS];	/* each slot's batch, column-major */
+	Datum	   *alert_reasons;	/* [max_rows] text: a text[] literal each */
+	float	   *row;			/* [n_features] */
+	double	   *phi;			/* [n_features + 1] */
+	int		   *order;			/* [n_features] */
 	SPIPlanPtr	insert_plan;
 	uint64		n_alerts;
 	uint64		n_unscored;
@@ -215,7 +229,43 @@ alert_trigger_setup(TriggerData *td, AlertRun *run)
 				 errmsg(TRIG_FMT "key column \"%s\" has type %s", TRIG_ARGS(id), run->key_name,
 						format_type_be(key_type)),
 				 errhint("The key column must be smallint, integer or bigint; it goes into the key column of the alerts.")));
-	run->alerts = resolve_alerts_table(id, a.alerts_table, RelationGetRelid(td->tg_relation));
+	run->alerts = resolve_alerts_table(id, a.alerts_table, RelationGetRelid(td->tg_relation),
+									   a.reasons > 0);
+	run->reasons = a.reasons;
+	if (run->reasons > 0)
+	{
+		int			nf = run->fm.n;
+
+		run->shap = gs_model_explainer(run->model);
+		run->row = palloc(sizeof(float) * nf);
+		run->phi = palloc(sizeof(double) * (nf + 1));
+		run->order = palloc(sizeof(int) * nf);
+	}
+}
+
+/*
+ * The reasons of row r of a batch of n rows (x column-major): the names of
+ * the feature columns with the largest positive contributions to its score,
+ * at most run->reasons, largest first, as the text of a text[] literal.
+ */
+static Datum
+alert_reasons(AlertRun *run, const float *x, size_t n, size_t r)
+{
+	int			nf = run->fm.n;
+	int			k = 0;
+	Datum	   *names = palloc(sizeof(Datum) * run->reasons);
+
+	for (int f = 0; f < nf; f++)
+		run->row[f] = x[(size_t) f * n + r];
+	gs_shap_row(run->shap, run->row, run->phi);
+	gs_rank_contributions(run->phi, nf, run->order);
+	while (k < run->reasons && k < nf && run->phi[run->order[k]] > 0.0)
+	{
+		names[k] = CStringGetTextDatum(run->fm.colname[run->order[k]]);
+		k++;
+	}
+	return CStringGetTextDatum(OidOutputFunctionCall(F_ARRAY_OUT,
+													 PointerGetDatum(construct_array(names, k, TEXTOID, -1, false, TYPALIGN_INT))));
 }
 
 /* Run the alerts INSERT; its errors name the trigger. */
@@ -244,8 +294,8 @@ insert_alerts(AlertRun *run, const float *out, size_t n, int slot)
 	int			na = 0;
 	int			dims[1];
 	int			lbs[1] = {1};
-	Datum		args[4];
-	MemoryContext old;
+	Datum		args[5];
+	MemoryContext old = MemoryContextSwitchTo(run->batch_cxt);
 
 	for (size_t r = 0; r < n; r++)
 	{
@@ -254,12 +304,20 @@ insert_alerts(AlertRun *run, const float *out, size_t n, int slot)
 		run->alert_keys[na] = Int64GetDatum(run->keys[slot][r]);
 		run->alert_key_nulls[na] = run->key_null[slot][r];
 		run->alert_scores[na] = Float4GetDatum(out[r]);
+		if (run->reasons > 0)
+		{
+			CHECK_FOR_INTERRUPTS();
+			run->alert_reasons[na] = alert_reasons(run, run->x[slot], n, r);
+		}
 		na++;
 	}
 	if (na == 0)
+	{
+		MemoryContextSwitchTo(old);
+		MemoryContextReset(run->batch_cxt);
 		return;
+	}
 
-	old = MemoryContextSwitchTo(run->batch_cxt);
 	dims[0] = na;
 	args[0] = PointerGetDatum(construct_md_array(run->alert_keys, run->alert_key_nulls, 1, dims,
 												 lbs, INT8OID, sizeof(int64), true, TYPALIGN_DOUBLE));
@@ -267,6 +325,9 @@ insert_alerts(AlertRun *run, const float *out, size_t n, int slot)
 											  true, TYPALIGN_INT));
 	args[2] = CStringGetTextDatum(run->model->name);
 	args[3] = Int32GetDatum(run->model->version);
+	if (run->reasons > 0)
+		args[4] = PointerGetDatum(construct_array(run->alert_reasons, na, TEXTOID, -1, false,
+												  TYPALIGN_INT));
 	execute_insert(run, args);
 	run->n_alerts += na;
 	MemoryContextSwitchTo(old);
@@ -365,7 +426,7 @@ gpuscore_gpu_alert_trigger(PG_FUNCTION_ARGS)
 	int			slot;
 	size_t		n_done;
 	uint64		n_rows = 0;
-	Oid			argtypes[4] = {INT8ARRAYOID, FLOAT4ARRAYOID, TEXTOID, INT4OID};
+	Oid			argtypes[5] = {INT8ARRAYOID, FLOAT4ARRAYOID, TEXTOID, INT4OID, TEXTARRAYOID};
 
 	if (!TRIGGER_FIRED_FOR_STATEMENT(td->tg_event) || !TRIGGER_FIRED_AFTER(td->tg_event) ||
 		!TRIGGER_FIRED_BY_INSERT(td->tg_event))
@@ -404,6 +465,7 @@ gpuscore_gpu_alert_trigger(PG_FUNCTION_ARGS)
 	run.alert_keys = MemoryContextAllocHuge(run.run_cxt, sizeof(Datum) * run.max_rows);
 	run.alert_key_nulls = MemoryContextAllocHuge(run.run_cxt, sizeof(bool) * run.max_rows);
 	run.alert_scores = MemoryContextAllocHuge(run.run_cxt, sizeof(Datum) * run.max_rows);
+	run.alert_reasons = MemoryContextAllocHuge(run.run_cxt, sizeof(Datum) * run.max_rows);
 	run.values = palloc(sizeof(Datum) * (run.fm.n + 1));
 	run.nulls = palloc(sizeof(bool) * (run.fm.n + 1));
 	run.batch_cxt = AllocSetContextCreate(run.run_cxt, "pg_gpuscore alert batch",
@@ -422,11 +484,19 @@ gpuscore_gpu_alert_trigger(PG_FUNCTION_ARGS)
 	plan = SPI_prepare(sql.data, 0, NULL);
 	if (plan == NULL)
 		elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
-	run.insert_plan = SPI_prepare(psprintf("INSERT INTO %s (key, score, model, model_version, alerted_at) "
-										   "SELECT k, s, $3, $4, pg_catalog.now() "
-										   "FROM ROWS FROM (pg_catalog.unnest($1), pg_catalog.unnest($2)) AS u(k, s)",
-										   run.alerts),
-								  4, argtypes);
+	if (run.reasons > 0)
+		run.insert_plan = SPI_prepare(psprintf("INSERT INTO %s (key, score, model, model_version, alerted_at, reasons) "
+											   "SELECT k, s, $3, $4, pg_catalog.now(), r::pg_catalog.text[] "
+											   "FROM ROWS FROM (pg_catalog.unnest($1), pg_catalog.unnest($2), "
+											   "pg_catalog.unnest($5)) AS u(k, s, r)",
+											   run.alerts),
+									  5, argtypes);
+	else
+		run.insert_plan = SPI_prepare(psprintf("INSERT INTO %s (key, score, model, model_version, alerted_at) "
+											   "SELECT k, s, $3, $4, pg_catalog.now() "
+											   "FROM ROWS FROM (pg_catalog.unnest($1), pg_catalog.unnest($2)) AS u(k, s)",
+											   run.alerts),
+									  4, argtypes);
 	if (run.insert_plan == NULL)
 		elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
 	portal = SPI_cursor_open(NULL, plan, NULL, NULL, true);
@@ -453,6 +523,7 @@ gpuscore_gpu_alert_trigger(PG_FUNCTION_ARGS)
 		while ((out = gs_scorer_next(scorer, false, &slot, &n_done)) != NULL)
 			insert_alerts(&run, out, n_done, slot);
 		x = gs_scorer_input(scorer, &slot);
+		run.x[slot] = x;		/* kept until the slot is reused: the reasons read it */
 		build_batch(&run, tt, n, x, slot);
 		SPI_freetuptable(tt);
 		gs_scorer_submit(scorer, n);

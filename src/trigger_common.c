@@ -52,6 +52,8 @@ trig_arg_slot(TrigArgs *a, const char *key)
 		return &a->alerts_table;
 	if (strcmp(key, "on_error") == 0)
 		return &a->on_error_text;
+	if (strcmp(key, "reasons") == 0)
+		return &a->reasons_text;
 	return NULL;
 }
 
@@ -136,6 +138,20 @@ trig_parse_args(const TrigIdent *id, const Trigger *tg, const char *const *allow
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg(TRIG_FMT "threshold \"%s\" is not a finite number",
 							TRIG_ARGS(id), a->threshold_text)));
+	}
+	if (a->reasons_text)
+	{
+		char	   *end;
+		long		v;
+
+		errno = 0;
+		v = strtol(a->reasons_text, &end, 10);
+		if (*end != '\0' || errno != 0 || v < 1 || v > 100)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg(TRIG_FMT "reasons must be a number of features from 1 to 100, not \"%s\"",
+							TRIG_ARGS(id), a->reasons_text)));
+		a->reasons = (int) v;
 	}
 	a->on_error = ON_ERROR_ERROR;
 	if (a->on_error_text && strcmp(a->on_error_text, "null") == 0)
