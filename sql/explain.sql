@@ -152,10 +152,22 @@ INSERT INTO payments_in SELECT * FROM payments LIMIT 1;
 DROP TRIGGER alert_zero ON payments_in;
 DROP TABLE plain_alerts;
 
--- A replaced model is explained as its new version, in the same session
+-- A replaced model is explained as its new version, in the same session.
+-- Each model version's explainer (its parse with covers) is kept once per
+-- session, in a memory context of its own, and freed with the version.
 SELECT count(*) FROM gpu_explain('fraud', (SELECT x FROM tx WHERE id = 7));
+SELECT ident, parent, count(*) AS explainers FROM pg_backend_memory_contexts
+ WHERE name = 'pg_gpuscore explanations' GROUP BY 1, 2 ORDER BY 1;
 SELECT gpu_load_model('fraud', pg_read_binary_file(:'fx' || '/models/lgb_binary.txt')) > 0 AS replaced;
 SELECT count(*) FROM gpu_explain('fraud', (SELECT x[1:10] FROM tx WHERE id = 7));
+SELECT count(*) FROM gpu_explain('fraud', (SELECT x[1:10] FROM tx WHERE id = 8));
+SELECT ident, count(*) AS explainers FROM pg_backend_memory_contexts
+ WHERE parent = 'pg_gpuscore model' AND name = 'pg_gpuscore explanations' GROUP BY 1 ORDER BY 1;
+
+-- Explaining is slow for big models: long runs are cancellable between rows
+SET statement_timeout = '20ms';
+SELECT count(*) FROM gpu_explain_query('classes', 'SELECT id, x FROM mc, generate_series(1, 100)');
+RESET statement_timeout;
 
 -- Errors
 SELECT * FROM gpu_explain('no_such_model', ARRAY[1, 2]::real[]);

@@ -66,6 +66,7 @@ gs_model_explainer(GsModelRef *m)
 				 errhint("Run the statement again.")));
 
 	cxt = AllocSetContextCreate(m->mcxt, "pg_gpuscore explanations", ALLOCSET_DEFAULT_SIZES);
+	MemoryContextSetIdentifier(cxt, m->mcxt->ident);
 	PG_TRY();
 	{
 		GsModel    *parsed = gs_model_parse_with_covers(m->name,
