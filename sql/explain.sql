@@ -175,6 +175,12 @@ SELECT * FROM gpu_explain(NULL, ARRAY[1, 2]::real[]);
 SELECT count(*) FROM gpu_explain('classes', NULL::real[]);
 SELECT * FROM gpu_explain('classes', ARRAY[1, 2]::real[]);
 SELECT * FROM gpu_explain('classes', ARRAY[1, 2, 3, 4, 5, 6, 7, 8, 9, 'Infinity']::real[]);
+SELECT * FROM gpu_explain('classes', ARRAY[]::real[]);
+SELECT * FROM gpu_explain('classes', array_fill(1, ARRAY[2, 5])::real[]);
+SELECT count(*) FROM gpu_explain('classes', array_fill(1, ARRAY[1000000])::real[]);
+SELECT * FROM gpu_explain('', ARRAY[1]::real[]);
+-- every feature missing: a row like any other
+SELECT count(*), count(value) AS values FROM gpu_explain('classes', array_fill('NaN'::real, ARRAY[10]));
 -- a neural network has no trees; an ONNX-ML forest keeps no covers
 SELECT gpu_load_model('net', pg_read_binary_file(:'fx' || '/onnx/mlp_sigmoid.onnx'), 'onnx') > 0 AS loaded;
 SELECT * FROM gpu_explain('net', array_fill(0, ARRAY[30])::real[]);
