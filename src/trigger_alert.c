@@ -58,6 +58,8 @@ static const char *const alert_trigger_args[] =
 	"Create it as AFTER INSERT ON t REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpu_alert_trigger('model=m', 'key_column=id', 'threshold=0.9', 'alerts_table=alerts')."
 
 #define ALERTS_COLUMNS_DETAIL \
+	"An alerts table needs the columns (key bigint, score real, model text, model_version integer, alerted_at timestamptz)."
+#define ALERTS_COLUMNS_REASONS_DETAIL \
 	"An alerts table needs the columns (key bigint, score real, model text, model_version integer, alerted_at timestamptz), and reasons text[] for the argument reasons."
 
 /* The columns gpu_alert_trigger writes, and their types. */
@@ -109,7 +111,7 @@ resolve_alerts_table(const TrigIdent *id, const char *value, Oid source_relid, b
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_TABLE),
 				 errmsg(TRIG_FMT "alerts table \"%s\" does not exist", TRIG_ARGS(id), value),
-				 errdetail(ALERTS_COLUMNS_DETAIL)));
+				 errdetail(reasons ? ALERTS_COLUMNS_REASONS_DETAIL : ALERTS_COLUMNS_DETAIL)));
 	if (relid == source_relid)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -131,7 +133,7 @@ resolve_alerts_table(const TrigIdent *id, const char *value, Oid source_relid, b
 					(errcode(ERRCODE_UNDEFINED_COLUMN),
 					 errmsg(TRIG_FMT "alerts table \"%s\" has no column \"%s\"",
 							TRIG_ARGS(id), value, alert_columns[i].name),
-					 errdetail(ALERTS_COLUMNS_DETAIL)));
+					 errdetail(reasons ? ALERTS_COLUMNS_REASONS_DETAIL : ALERTS_COLUMNS_DETAIL)));
 		att = TupleDescAttr(desc, attnum - 1);
 		if (att->atttypid != alert_columns[i].type)
 			ereport(ERROR,
@@ -139,7 +141,7 @@ resolve_alerts_table(const TrigIdent *id, const char *value, Oid source_relid, b
 					 errmsg(TRIG_FMT "column \"%s\" of alerts table \"%s\" has type %s, not %s",
 							TRIG_ARGS(id), alert_columns[i].name, value,
 							format_type_be(att->atttypid), format_type_be(alert_columns[i].type)),
-					 errdetail(ALERTS_COLUMNS_DETAIL)));
+					 errdetail(reasons ? ALERTS_COLUMNS_REASONS_DETAIL : ALERTS_COLUMNS_DETAIL)));
 		if (!may_insert_table &&
 			pg_attribute_aclcheck(relid, attnum, userid, ACL_INSERT) != ACLCHECK_OK)
 			ereport(ERROR,
