@@ -111,9 +111,15 @@ CREATE TABLE payments AS
 CREATE TEMP TABLE lcat_ref AS
   SELECT a[1]::int AS id, a[2:7]::float8[] AS phi FROM (SELECT string_to_array(line, ',') FROM lines WHERE file = 'lightgbm') s(a);
 SELECT * FROM payments WHERE id IN (0, 2) ORDER BY id;
-SELECT rank, feature_name, value, round(contribution::numeric, 4) AS contribution
+-- value is the model's input, the code of a category; category its name
+SELECT rank, feature_name, value, category, round(contribution::numeric, 4) AS contribution
   FROM gpu_explain_query('lcat', 'SELECT id, amount, country, hour, mcc, channel FROM payments WHERE id = 0')
  ORDER BY rank;
+-- the same for a feature array of codes (gpu_explain); unknown codes have no name
+SELECT feature, value, category FROM gpu_explain('lcat', ARRAY[33.2, 2, 4, 2, 0]::real[]) WHERE feature IN (2, 4, 5)
+UNION ALL
+SELECT feature, value, category FROM gpu_explain('lcat', ARRAY[33.2, 99, 4, -1, 2.7]::real[]) WHERE feature IN (2, 4, 5)
+ORDER BY 1, 2;
 SELECT count(DISTINCT q.id) AS rows, count(*) AS contributions,
        max(abs(q.contribution - r.phi[coalesce(q.feature, 6)]) / greatest(1, abs(r.phi[coalesce(q.feature, 6)]))) < 2e-6 AS agrees_with_lightgbm
   FROM gpu_explain_query('lcat', 'SELECT id, amount, country, hour, mcc, channel FROM payments') q

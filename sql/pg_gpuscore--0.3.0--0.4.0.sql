@@ -7,27 +7,33 @@
 -- Why one row got its score: each feature's contribution to a tree
 -- ensemble's margin (SHAP values, as XGBoost's pred_contribs and LightGBM's
 -- pred_contrib compute them), for reason codes.  Per output, one row per
--- feature, then the expected margin as the row whose feature is NULL; the
--- contributions of an output add up to its margin.  One overload per array
+-- feature (with its category name where the model keeps names), then the
+-- expected margin as the row whose feature is NULL; the contributions of an
+-- output add up to its margin.  One overload per array
 -- type, as for gpu_score.  COST 1000: it walks every path of every tree.
 CREATE FUNCTION @extschema@.gpu_explain(model text, features real[])
-RETURNS TABLE (output integer, feature integer, feature_name text, value real, contribution real)
+RETURNS TABLE (output integer, feature integer, feature_name text, value real, contribution real,
+               category text)
 AS 'MODULE_PATHNAME', 'gpuscore_gpu_explain'
 LANGUAGE C STABLE PARALLEL SAFE COST 1000 ROWS 31;
 CREATE FUNCTION @extschema@.gpu_explain(model text, features double precision[])
-RETURNS TABLE (output integer, feature integer, feature_name text, value real, contribution real)
+RETURNS TABLE (output integer, feature integer, feature_name text, value real, contribution real,
+               category text)
 AS 'MODULE_PATHNAME', 'gpuscore_gpu_explain'
 LANGUAGE C STABLE PARALLEL SAFE COST 1000 ROWS 31;
 CREATE FUNCTION @extschema@.gpu_explain(model text, features numeric[])
-RETURNS TABLE (output integer, feature integer, feature_name text, value real, contribution real)
+RETURNS TABLE (output integer, feature integer, feature_name text, value real, contribution real,
+               category text)
 AS 'MODULE_PATHNAME', 'gpuscore_gpu_explain'
 LANGUAGE C STABLE PARALLEL SAFE COST 1000 ROWS 31;
 CREATE FUNCTION @extschema@.gpu_explain(model text, features integer[])
-RETURNS TABLE (output integer, feature integer, feature_name text, value real, contribution real)
+RETURNS TABLE (output integer, feature integer, feature_name text, value real, contribution real,
+               category text)
 AS 'MODULE_PATHNAME', 'gpuscore_gpu_explain'
 LANGUAGE C STABLE PARALLEL SAFE COST 1000 ROWS 31;
 CREATE FUNCTION @extschema@.gpu_explain(model text, features bigint[])
-RETURNS TABLE (output integer, feature integer, feature_name text, value real, contribution real)
+RETURNS TABLE (output integer, feature integer, feature_name text, value real, contribution real,
+               category text)
 AS 'MODULE_PATHNAME', 'gpuscore_gpu_explain'
 LANGUAGE C STABLE PARALLEL SAFE COST 1000 ROWS 31;
 
@@ -48,7 +54,7 @@ COMMENT ON FUNCTION @extschema@.gpu_explain(text, bigint[]) IS
 -- first top features (reason codes).
 CREATE FUNCTION @extschema@.gpu_explain_query(model text, query text, top integer DEFAULT NULL)
 RETURNS TABLE (id bigint, output integer, rank integer, feature integer, feature_name text,
-               value real, contribution real)
+               value real, contribution real, category text)
 AS 'MODULE_PATHNAME', 'gpuscore_gpu_explain_query'
 LANGUAGE C VOLATILE PARALLEL UNSAFE ROWS 1000;
 

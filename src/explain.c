@@ -26,6 +26,7 @@
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 
+#include "core/cat_names.h"
 #include "core/forest_shap.h"
 #include "gpuscore.h"
 
@@ -156,6 +157,23 @@ explain_state(FunctionCallInfo fcinfo)
 	return s;
 }
 
+/*
+ * The category name of value v of feature f, for a feature whose categories
+ * have names (the code truncated, as the trees read it); NULL otherwise.
+ */
+static Datum
+category_datum(const GsModelRef *m, int f, float v, bool *isnull)
+{
+	const GsCatNames *cn = gs_model_cat_names(m->model);
+	int32_t		n = gs_catnames_count(cn, f);
+
+	*isnull = true;
+	if (n <= 0 || !(v >= 0.0f && v < (float) n))
+		return (Datum) 0;
+	*isnull = false;
+	return CStringGetTextDatum(gs_catnames_name(cn, f, (int32_t) v));
+}
+
 /* A contribution as real: finite by construction, but never store Inf. */
 static Datum
 contribution_datum(const GsModelRef *m, double v)
@@ -204,8 +222,8 @@ gpuscore_gpu_explain(PG_FUNCTION_ARGS)
 
 		for (int j = 0; j <= nf; j++)
 		{
-			Datum		values[5];
-			bool		nulls[5] = {false, false, false, false, false};
+			Datum		values[6];
+			bool		nulls[6] = {false, false, false, false, false, true};
 			bool		bias = j == nf;
 
 			values[0] = Int32GetDatum(g + 1);
@@ -218,7 +236,10 @@ gpuscore_gpu_explain(PG_FUNCTION_ARGS)
 			if (bias || isnan(s->row[j]))
 				nulls[3] = true;
 			else
+			{
 				values[3] = Float4GetDatum(s->row[j]);
+				values[5] = category_datum(m, j, s->row[j], &nulls[5]);
+			}
 			values[4] = contribution_datum(m, phi[j]);
 			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 		}
@@ -305,8 +326,8 @@ explain_receiver_row(TupleTableSlot *slot, DestReceiver *self)
 		gs_rank_contributions(phi, nf, r->order);
 		for (int k = 0; k <= n; k++)
 		{
-			Datum		values[7];
-			bool		nulls[7] = {key_null, false, false, false, false, false, false};
+			Datum		values[8];
+			bool		nulls[8] = {key_null, false, false, false, false, false, false, true};
 			int			j = k < n ? r->order[k] : nf;
 
 			if (k == n && r->top > 0)
@@ -323,7 +344,10 @@ explain_receiver_row(TupleTableSlot *slot, DestReceiver *self)
 			if (j == nf || isnan(r->row[j]))
 				nulls[5] = true;
 			else
+			{
 				values[5] = Float4GetDatum(r->row[j]);
+				values[7] = category_datum(m, j, r->row[j], &nulls[7]);
+			}
 			values[6] = contribution_datum(m, phi[j]);
 			tuplestore_putvalues(r->rsinfo->setResult, r->rsinfo->setDesc, values, nulls);
 		}
