@@ -122,17 +122,25 @@ load_interruptibly(const unsigned char *bytes, size_t len, GsModelFormat fmt, bo
 	return rc;
 }
 
+/* Parse model bytes into mcxt, keeping node covers or not; ERRORs naming the model. */
+static GsModel *
+parse_model(const char *name, const unsigned char *bytes, size_t len, GsModelFormat fmt,
+			bool covers, MemoryContext mcxt)
+{
+	GsModel    *model;
+	GsStatus	st;
+
+	if (load_interruptibly(bytes, len, fmt, false, covers, mcxt, &model, &st) != GS_OK)
+		report_model_error(name, &st);
+	return model;
+}
+
 /* Parse and validate model bytes into a model in mcxt; see gpuscore.h. */
 GsModel *
 gs_model_parse(const char *name, const unsigned char *bytes, size_t len,
 			   GsModelFormat fmt, MemoryContext mcxt)
 {
-	GsModel    *model;
-	GsStatus	st;
-
-	if (load_interruptibly(bytes, len, fmt, false, false, mcxt, &model, &st) != GS_OK)
-		report_model_error(name, &st);
-	return model;
+	return parse_model(name, bytes, len, fmt, false, mcxt);
 }
 
 /* The same, keeping the forest's node covers for explanations; see gpuscore.h. */
@@ -140,12 +148,7 @@ GsModel *
 gs_model_parse_with_covers(const char *name, const unsigned char *bytes, size_t len,
 						   GsModelFormat fmt, MemoryContext mcxt)
 {
-	GsModel    *model;
-	GsStatus	st;
-
-	if (load_interruptibly(bytes, len, fmt, false, true, mcxt, &model, &st) != GS_OK)
-		report_model_error(name, &st);
-	return model;
+	return parse_model(name, bytes, len, fmt, true, mcxt);
 }
 
 /* Drop one reference; the last one deletes the model's memory. */
