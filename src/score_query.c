@@ -13,7 +13,9 @@
  * (which spills to disk past work_mem).  Per-row conversions (numeric,
  * detoasted arrays) allocate in a context reset after every batch, so
  * memory stays constant however many rows the query returns; interrupts
- * are checked between batches (and by the executor between rows).
+ * are checked between batches (and by the executor between rows).  The
+ * query's shape, the conversion of its rows and the SPI run are shared with
+ * gpu_explain_query (gs_query_shape, gs_query_row, gs_run_query).
  */
 #include "postgres.h"
 
