@@ -263,6 +263,38 @@ edited(const char *text, const char *from, const char *to)
 	return out;
 }
 
+/* Each edit of a fixture model's text (first occurrence) loads without covers. */
+static void
+check_damaged_covers(const char *file, const char *const edits[][2], size_t n)
+{
+	char		path[512];
+	size_t		len;
+	unsigned char *b;
+	char	   *text;
+	GsStatus	st;
+
+	snprintf(path, sizeof(path), FIXTURES "/models/%s", file);
+	if ((b = gs_read_file(path, &len)) == NULL)
+	{
+		ok(0, "damaged covers", file);
+		return;
+	}
+	text = malloc(len + 1);
+	memcpy(text, b, len);
+	text[len] = '\0';
+	free(b);
+	for (size_t i = 0; i < n; i++)
+	{
+		char	   *bad = edited(text, edits[i][0], edits[i][1]);
+		GsForest   *f = bad ? load_bytes((unsigned char *) bad, strlen(bad), true, &st) : NULL;
+
+		ok(f && f->cover == NULL, "damaged covers", edits[i][1]);
+		gs_forest_free(f);
+		free(bad);
+	}
+	free(text);
+}
+
 /* Covers that are absent, damaged or not asked for: none kept, scores unchanged. */
 static void
 check_no_covers(void)
@@ -272,8 +304,6 @@ check_no_covers(void)
 	GsShap	   *s = NULL;
 	size_t		len;
 	unsigned char *b;
-	char	   *text,
-			   *bad;
 	GsModel    *m = NULL;
 	GsLimits	lim = gs_default_limits;
 
@@ -300,11 +330,6 @@ check_no_covers(void)
 	gs_forest_free(f);
 
 	/* XGBoost: a negative root, a root its children do not add up to, a long and a missing sum_hessian */
-	b = gs_read_file(FIXTURES "/models/stumps.json", &len);
-	text = malloc(len + 1);
-	memcpy(text, b, len);
-	text[len] = '\0';
-	free(b);
 	{
 		const char *edits[][2] = {
 			{"\"sum_hessian\":[3.75E3", "\"sum_hessian\":[-3.75E3"},
@@ -313,49 +338,18 @@ check_no_covers(void)
 			{"\"sum_hessian\":", "\"sum_hessian_x\":"},
 		};
 
-		for (size_t i = 0; i < sizeof(edits) / sizeof(edits[0]); i++)
-		{
-			bad = edited(text, edits[i][0], edits[i][1]);
-			f = bad ? load_bytes((unsigned char *) bad, strlen(bad), true, &st) : NULL;
-			ok(f && f->cover == NULL, "damaged covers", edits[i][1]);
-			gs_forest_free(f);
-			free(bad);
-		}
+		check_damaged_covers("stumps.json", edits, sizeof(edits) / sizeof(edits[0]));
 	}
-	free(text);
-
-	/* LightGBM: leaf_count gone, internal_count not numbers, a split of count 0 */
-	b = gs_read_file(FIXTURES "/models/lgb_binary.txt", &len);
-	text = malloc(len + 1);
-	memcpy(text, b, len);
-	text[len] = '\0';
-	free(b);
+	/* LightGBM: leaf_count gone, internal_count not numbers, a split (the root) of count 0 */
 	{
 		const char *edits[][2] = {
 			{"leaf_count=", "leaf_kount="},
 			{"internal_count=", "internal_count=x "},
-			{"internal_count=", "internal_count=0 "},
+			{"internal_count=5000", "internal_count=0"},
 		};
 
-		for (size_t i = 0; i < sizeof(edits) / sizeof(edits[0]); i++)
-		{
-			char	   *fixed;
-
-			bad = edited(text, edits[i][0], edits[i][1]);
-			/* "=0 " adds a value: drop the line's first one to keep its length */
-			fixed = bad && i == 2 ? edited(bad, "internal_count=0 5000", "internal_count=0") : NULL;
-			if (fixed)
-			{
-				free(bad);
-				bad = fixed;
-			}
-			f = bad ? load_bytes((unsigned char *) bad, strlen(bad), true, &st) : NULL;
-			ok(f && f->cover == NULL, "damaged covers", edits[i][1]);
-			gs_forest_free(f);
-			free(bad);
-		}
+		check_damaged_covers("lgb_binary.txt", edits, sizeof(edits) / sizeof(edits[0]));
 	}
-	free(text);
 
 	/* an ONNX-ML forest has no covers */
 	lim.keep_covers = true;
