@@ -11,7 +11,7 @@
 
 MODULE_big = pg_gpuscore
 EXTENSION  = pg_gpuscore
-DATA       = sql/pg_gpuscore--0.1.0.sql sql/pg_gpuscore--0.2.0.sql sql/pg_gpuscore--0.3.0.sql sql/pg_gpuscore--0.4.0.sql sql/pg_gpuscore--0.1.0--0.2.0.sql sql/pg_gpuscore--0.2.0--0.3.0.sql sql/pg_gpuscore--0.3.0--0.4.0.sql
+DATA       = sql/pg_gpuscore--0.1.0.sql sql/pg_gpuscore--0.2.0.sql sql/pg_gpuscore--0.3.0.sql sql/pg_gpuscore--0.4.0.sql sql/pg_gpuscore--0.5.0.sql sql/pg_gpuscore--0.1.0--0.2.0.sql sql/pg_gpuscore--0.2.0--0.3.0.sql sql/pg_gpuscore--0.3.0--0.4.0.sql sql/pg_gpuscore--0.4.0--0.5.0.sql
 PGFILEDESC = "pg_gpuscore - score tree-ensemble models inside PostgreSQL"
 
 CORE_OBJS = \
@@ -61,7 +61,7 @@ GLUE_OBJS = \
 
 OBJS = $(CORE_OBJS) $(GLUE_OBJS)
 
-REGRESS = load score errors score_query parity formats verify device memory gpu_engine trigger aggregate score_table categories explain onnx onnx_trees bad_input privileges model_image
+REGRESS = load score errors score_query parity formats verify device memory gpu_engine trigger aggregate score_table feature_order categories explain onnx onnx_trees bad_input privileges model_image
 REGRESS_OPTS = --load-extension=pg_gpuscore
 
 PG_CPPFLAGS = -I$(srcdir)/src

@@ -7,6 +7,12 @@
  * rejected, as XGBoost rejects them, and so are double precision values
  * outside the range of real.  The column kinds say which SQL types can hold
  * a feature; gpu_score_query and the triggers share them.
+ *
+ * Columns stand for features by position (model order).  Where the model
+ * names its features, a column named like a feature other than the one in
+ * its place is taken for a mistake (the order of the columns differs from
+ * the model's), as XGBoost and scikit-learn refuse such data, instead of
+ * scoring every row with features swapped.
  */
 #include "postgres.h"
 
@@ -14,6 +20,7 @@
 #include <math.h>
 
 #include "catalog/pg_type.h"
+#include "mb/pg_wchar.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 
@@ -218,4 +225,56 @@ gs_array_to_row(ArrayType *arr, const GsModelRef *m, float *row)
 		pfree(elems);
 		pfree(isnull);
 	}
+}
+
+/*
+ * The feature of m named name (UTF-8): exactly, or else without regard to
+ * ASCII case when just one feature matches so; -1 when none.
+ */
+static int
+feature_named(const GsModel *gm, const char *name)
+{
+	int			found = -1;
+	int			n_ci = 0;
+
+	for (int i = 0; i < gm->n_features; i++)
+		if (gm->feature_names[i] != NULL && strcmp(gm->feature_names[i], name) == 0)
+			return i;
+	for (int i = 0; i < gm->n_features; i++)
+		if (gm->feature_names[i] != NULL && pg_strcasecmp(gm->feature_names[i], name) == 0)
+		{
+			found = i;
+			n_ci++;
+		}
+	return n_ci == 1 ? found : -1;
+}
+
+/* Feature f's name for a message, in the server encoding. */
+static const char *
+shown_name(const GsModel *gm, int f)
+{
+	const char *n = gm->feature_names[f];
+
+	return n == NULL ? "" : pg_any_to_server(n, (int) strlen(n), PG_UTF8);
+}
+
+/* Check a column given in model order against the feature names; see gpuscore.h. */
+void
+gs_check_feature_order(const GsModelRef *m, int f, const char *colname, const char *what)
+{
+	const GsModel *gm = m->model;
+	int			j;
+
+	if (gm->feature_names == NULL || colname == NULL)
+		return;
+	j = feature_named(gm, pg_server_to_any(colname, (int) strlen(colname), PG_UTF8));
+	if (j < 0 || j == f)
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("%s \"%s\" stands for feature %d of model \"%s\" but is named like feature %d",
+					what, colname, f + 1, m->name, j + 1),
+			 errdetail("Features are read by position: feature %d is \"%s\", feature %d \"%s\".",
+					   f + 1, shown_name(gm, f), j + 1, shown_name(gm, j)),
+			 errhint("Give the feature columns in the order of gpu_models.feature_names, or rename the column if its name is a coincidence.")));
 }

@@ -126,6 +126,15 @@ extern bool gs_catalog_identity(const char *name, int64 *model_id, int32 *versio
  */
 extern void gs_array_to_row(ArrayType *arr, const GsModelRef *m, float *row);
 
+/*
+ * ERROR (22023) when colname, the column `what` ("query column") gives as
+ * feature f (0-based) of m, is the name of another feature of m: the
+ * columns are then not in model order.  Nothing to check where the model
+ * has no feature names or the column's name is none of them.
+ */
+extern void gs_check_feature_order(const GsModelRef *m, int f, const char *colname,
+								   const char *what);
+
 /* Check one float of input; ERRORs on +-Inf. */
 extern void gs_check_infinite(const GsModelRef *m, int feature, double v);
 

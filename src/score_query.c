@@ -93,6 +93,7 @@ gs_query_shape(TupleDesc desc, const GsModelRef *m, GsQueryShape *shape)
 					 errmsg("query column \"%s\" has type %s, which cannot be a feature",
 							NameStr(att->attname), format_type_be(att->atttypid)),
 					 errhint("Features must be real, double precision, numeric, integer or boolean, or text for a categorical feature with named categories.")));
+		gs_check_feature_order(m, i - 1, NameStr(att->attname), "query column");
 		if (gs_col_kind_is_text(shape->kinds[i]))
 			gs_check_text_feature(m, i - 1, psprintf("query column \"%s\"", NameStr(att->attname)));
 		shape->all_float4 &= shape->kinds[i] == GS_COL_FLOAT4;

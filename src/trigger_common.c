@@ -336,6 +336,8 @@ trig_resolve_features(const TrigIdent *id, TupleDesc desc, const GsModelRef *m,
 					 errmsg(TRIG_FMT "column \"%s\" has type %s, which cannot be a feature",
 							TRIG_ARGS(id), name, format_type_be(att->atttypid)),
 					 errhint("Features must be real, double precision, numeric, smallint, integer, bigint or boolean columns, or text for a categorical feature with named categories.")));
+		if (features)
+			gs_check_feature_order(m, i, name, psprintf(TRIG_FMT "column", TRIG_ARGS(id)));
 		if (gs_col_kind_is_text(fm->kind[i]))
 			gs_check_text_feature(m, i, psprintf(TRIG_FMT "column \"%s\"", TRIG_ARGS(id), name));
 		if (before_row && att->attgenerated)
