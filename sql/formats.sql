@@ -1,6 +1,7 @@
 -- Every model format and feature beyond plain XGBoost trees, scored in SQL
 -- against the library's own predictions (tests/fixtures/gen_fixtures_formats.py):
--- XGBoost 3.x and 1.7.4 models with categorical splits, 1.0 - 1.5 models, per-class and
+-- XGBoost 3.x and 1.7.4 models with categorical splits, 1.0 - 1.5 models, XGBoost's legacy
+-- binary format (1.0 - 2.0, gen_fixtures_binary.py), per-class and
 -- per-target base_score (3.1+), multi-target, dart, random forests, and
 -- LightGBM text models of every supported objective, with numerical,
 -- zero-as-missing and categorical splits.  Each line: the model, rows
@@ -71,6 +72,14 @@ SELECT pg_temp.check_format('x3_ubj_int8', 'x3_ubj_int8.ubj', 'xgboost-ubj', :'a
 -- XGBoost 1.0.2, 1.3.3, 1.5.2 (JSON; base_score as "5E-1")
 SELECT pg_temp.check_format(v || m, v || m || '.json', 'xgboost-json', :'abs_srcdir' || '/tests/fixtures')
   FROM unnest(ARRAY['x10_', 'x13_', 'x15_']) v, unnest(ARRAY['binary', 'softprob', 'dart', 'rf']) m;
+-- XGBoost's legacy binary format, what save_model("model.model") wrote from 1.0 to 2.0
+-- (gen_fixtures_binary.py; 1.0's files lack the magic "binf"): detected, and given
+SELECT pg_temp.check_format(v || m, v || m || '.model', 'auto', :'abs_srcdir' || '/tests/fixtures')
+  FROM unnest(ARRAY['xb10_', 'xb15_', 'xb17_', 'xb20_']) v,
+       unnest(ARRAY['logistic', 'softprob', 'softmax', 'dart', 'rf', 'regression', 'poisson', 'deep']) m;
+SELECT pg_temp.check_format(v || 'sklearn_early', v || 'sklearn_early.model', 'xgboost-binary',
+                            :'abs_srcdir' || '/tests/fixtures')
+  FROM unnest(ARRAY['xb17_', 'xb20_']) v;
 -- LightGBM 4.x text models: format given, then detected (lgb_inf_threshold:
 -- splits at threshold inf, "every present value left, missing right";
 -- lgb_zero_threshold*: splits at +-1e-35, where LightGBM takes |x| <= 1e-35 as 0;
@@ -103,8 +112,18 @@ SELECT model, file, n_rows, ok_row, ok_query, ok_agg FROM formats ORDER BY file;
 SELECT name, format, objective, n_outputs, n_trees, saved_by, categorical_splits > 0 AS has_categorical
   FROM gpu_models
  WHERE name IN ('x3_cat_binary', 'x3_multi_target', 'x3_quantile3', 'x3_survival_aft', 'x3_vector_leaf', 'x17_cat_binary', 'lgb_binary',
-                'lgb_multiclass', 'lgb_rf', 'lgb_regression')
+                'lgb_multiclass', 'lgb_rf', 'lgb_regression', 'xb10_logistic', 'xb20_dart')
  ORDER BY name;
+-- a binary file and the JSON file the same XGBoost saved: the same explanations (the covers
+-- come from the binary file's node statistics)
+SELECT gpu_load_model('xb17_softprob_json', pg_read_binary_file(:'abs_srcdir' || '/tests/fixtures/models/xb17_softprob.json')) > 0 AS loaded;
+SELECT count(*) AS contributions, count(*) FILTER (WHERE b.contribution IS DISTINCT FROM j.contribution) AS differ
+  FROM generate_series(1, 20) i
+  CROSS JOIN LATERAL (SELECT array_agg(((i * 7 + k * 13) % 17 - 8) / 4.0) AS f
+                        FROM generate_series(1, 12) k) r
+  CROSS JOIN LATERAL gpu_explain('xb17_softprob', r.f) b
+  JOIN LATERAL gpu_explain('xb17_softprob_json', r.f) j
+    ON j.output = b.output AND j.feature IS NOT DISTINCT FROM b.feature;
 
 -- Categorical rules, one row each on x3_cat_binary (feature 9 = cat_a, a
 -- partition split; feature 10 = cat_b, one-hot): scores equal XGBoost's for
@@ -117,6 +136,11 @@ SELECT gpu_score('x3_cat_binary', ARRAY[0.1, -0.2, 0.3, 50, 0, 0, 0.5, -1, 45, 1
 -- Errors: a format that does not match the bytes, refused features.
 SELECT gpu_load_model('x', pg_read_binary_file(:'abs_srcdir' || '/tests/fixtures/models/x3_cat_binary.json'), 'lightgbm');
 SELECT gpu_load_model('x', pg_read_binary_file(:'abs_srcdir' || '/tests/fixtures/models/lgb_binary.txt'), 'xgboost-json');
+SELECT gpu_load_model('x', pg_read_binary_file(:'abs_srcdir' || '/tests/fixtures/models/x3_cat_binary.json'), 'xgboost-binary');
+-- a binary model cut short, and one from before XGBoost 1.0 (no version in its header)
+\set xb :abs_srcdir '/tests/fixtures/models/xb17_logistic.model'
+SELECT gpu_load_model('x', substr(pg_read_binary_file(:'xb'), 1, 5000));
+SELECT gpu_load_model('x', overlay(pg_read_binary_file(:'xb') PLACING '\x0000000000000000'::bytea FROM 25 FOR 8));
 \set bad :abs_srcdir '/tests/fixtures/models/bad/'
 \set f :bad 'lgb_bad_cycle.txt'
 SELECT gpu_load_model('x', pg_read_binary_file(:'f'));
@@ -128,7 +152,7 @@ SELECT gpu_load_model('x', pg_read_binary_file(:'f'));
 SELECT gpu_load_model('x', pg_read_binary_file(:'f'));
 
 SELECT count(*) > 0 AS dropped FROM (SELECT gpu_drop_model(name) FROM gpu_models
-                                     WHERE name ~ '^(x3|x1[0357]|lgb3?)_') d;
+                                     WHERE name ~ '^(x3|x1[0357]|xb[0-9]+|lgb3?)_') d;
 
 -- gpu_verify_model loads the XGBoost library at run time
 -- (pg_gpuscore.xgboost_library, empty: the system's) and says which one it used.
@@ -138,6 +162,9 @@ SELECT gpu_load_model('lgb', pg_read_binary_file(:'abs_srcdir' || '/tests/fixtur
 -- categorical features get generated codes (in the sets, unseen, negative)
 SELECT model, engine, rows_compared, mismatches, passed, xgboost_library
   FROM gpu_verify_model('x17', 3000) WHERE engine = 'cpu';
+-- a model in the legacy binary format: XGBoost reads the same bytes
+SELECT gpu_load_model('xbin', pg_read_binary_file(:'abs_srcdir' || '/tests/fixtures/models/xb17_dart.model')) > 0 AS loaded;
+SELECT model, engine, rows_compared, mismatches, passed FROM gpu_verify_model('xbin', 3000) WHERE engine = 'cpu';
 -- a model newer than the library: a warning says the comparison may not hold
 SET client_min_messages = warning;
 SELECT count(*) > 0 AS compared FROM gpu_verify_model('x3', 100) WHERE engine = 'cpu';

@@ -2,6 +2,10 @@
 
 \echo Use "ALTER EXTENSION pg_gpuscore UPDATE TO '0.5.0'" to load this file. \quit
 
+-- gpu_load_model reads XGBoost's legacy binary format too ('xgboost-binary').
+COMMENT ON FUNCTION @extschema@.gpu_load_model(text, bytea, text) IS
+'validate a model (xgboost-json, xgboost-ubj, xgboost-binary, lightgbm, onnx, onnx-autoencoder or auto) and store it as the new active version of name; returns the version';
+
 -- gpu_score_table refuses feature columns out of model order (a column named
 -- like another of the model's features), as gpu_score_query and the
 -- triggers do; its closing NOTICE says "1 batch", not "1 batches".  The

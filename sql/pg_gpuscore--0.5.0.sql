@@ -75,7 +75,7 @@ AS 'MODULE_PATHNAME', 'gpuscore_gpu_load_model'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
 COMMENT ON FUNCTION @extschema@.gpu_load_model(text, bytea, text) IS
-'validate a model (xgboost-json, xgboost-ubj, onnx, onnx-autoencoder or auto) and store it as the new active version of name; returns the version';
+'validate a model (xgboost-json, xgboost-ubj, xgboost-binary, lightgbm, onnx, onnx-autoencoder or auto) and store it as the new active version of name; returns the version';
 
 CREATE FUNCTION @extschema@.gpu_load_model_file(name text, path text, format text DEFAULT 'auto')
 RETURNS integer

@@ -276,7 +276,7 @@ store_model(const char *name, bytea *model, const char *format_name)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("unknown model format \"%s\"", format_name),
-				 errhint("Use 'auto', 'xgboost-json', 'xgboost-ubj', 'lightgbm', 'onnx' or 'onnx-autoencoder'.")));
+				 errhint("Use 'auto', 'xgboost-json', 'xgboost-ubj', 'xgboost-binary', 'lightgbm', 'onnx' or 'onnx-autoencoder'.")));
 	if (fmt == GS_FORMAT_AUTO)
 	{
 		fmt = gs_model_detect_format((unsigned char *) VARDATA_ANY(model), len);
@@ -284,9 +284,9 @@ store_model(const char *name, bytea *model, const char *format_name)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("could not detect the format of model \"%s\"", name),
-					 errdetail("The bytes are neither XGBoost JSON, XGBoost UBJSON, a LightGBM text model nor ONNX."),
-					 errhint("Save the model with XGBoost's save_model(\"model.json\") or save_model(\"model.ubj\"); "
-							 "its legacy binary format and pickled Python objects cannot be read.")));
+					 errdetail("The bytes are neither an XGBoost model (JSON, UBJSON or the binary format), a LightGBM text model nor ONNX."),
+					 errhint("Save the model with its library's save_model (XGBoost: \"model.json\"); "
+							 "pickled Python objects cannot be read.")));
 	}
 
 	/* parse and validate: the model gives the metadata and is thrown away */

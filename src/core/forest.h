@@ -87,7 +87,8 @@ typedef enum GsModelFormat
 	GS_FORMAT_ONNX,				/* feed-forward network or ONNX-ML tree
 								 * ensemble (onnx_load.h) */
 	GS_FORMAT_ONNX_AUTOENCODER,	/* the same, scored by reconstruction error */
-	GS_FORMAT_LIGHTGBM			/* LightGBM text model (lgbm_load.c) */
+	GS_FORMAT_LIGHTGBM,			/* LightGBM text model (lgbm_load.c) */
+	GS_FORMAT_XGBOOST_BINARY	/* XGBoost's legacy binary format (xgb_binary.c) */
 } GsModelFormat;
 
 /* Resource caps, checked before allocating. 0 means "no cap". */
@@ -185,7 +186,8 @@ extern const GsLimits gs_default_limits;
 
 /*
  * Detect the format of model bytes: GS_FORMAT_XGBOOST_JSON,
- * GS_FORMAT_XGBOOST_UBJ, GS_FORMAT_ONNX, or GS_FORMAT_AUTO when it is none.
+ * GS_FORMAT_XGBOOST_UBJ, GS_FORMAT_XGBOOST_BINARY, GS_FORMAT_LIGHTGBM,
+ * GS_FORMAT_ONNX, or GS_FORMAT_AUTO when it is none.
  */
 extern GsModelFormat gs_model_detect_format(const unsigned char *bytes, size_t len);
 
@@ -196,7 +198,8 @@ extern const char *gs_model_format_name(GsModelFormat fmt);
 extern int	gs_model_format_parse(const char *name, GsModelFormat *fmt);
 
 /*
- * Parse and validate an XGBoost model (JSON or UBJ; GS_FORMAT_AUTO detects).
+ * Parse and validate an XGBoost model (JSON, UBJ or the legacy binary
+ * format; GS_FORMAT_AUTO detects).
  * On success *out is a new forest owned by the caller (gs_forest_free).
  * On failure returns the error code, fills st, and *out is NULL.
  */

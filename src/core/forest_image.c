@@ -355,7 +355,7 @@ read_image(Cursor *c, const GsLimits *lim, GsForest *f, GsStatus *st)
 	get(c, f->booster, sizeof(f->booster));
 	get(c, f->saved_by, sizeof(f->saved_by));
 
-	if (fmt < GS_FORMAT_XGBOOST_JSON || fmt > GS_FORMAT_LIGHTGBM ||
+	if (fmt < GS_FORMAT_XGBOOST_JSON || fmt > GS_FORMAT_XGBOOST_BINARY ||
 		fmt == GS_FORMAT_ONNX_AUTOENCODER)
 		return bad_image(st, "unknown model format");
 	f->format = (GsModelFormat) fmt;

@@ -1,6 +1,7 @@
 /*
  * xgb_decode.c
- *	  Decodes XGBoost model bytes (JSON or UBJSON) into a jansson document;
+ *	  Decodes XGBoost model bytes (JSON, UBJSON or the legacy binary format)
+ *	  into a jansson document;
  *	  xgb_load.c turns the document into a validated forest.
  *
  * JSON goes through jansson, after bare NaN/Infinity tokens (which XGBoost
@@ -132,6 +133,8 @@ gs_xgb_decode(const unsigned char *bytes, size_t len, GsModelFormat fmt,
 {
 	json_t	   *root;
 
+	if (fmt == GS_FORMAT_XGBOOST_BINARY)
+		return gs_xgb_binary_decode(bytes, len, intr, st);
 	if (fmt == GS_FORMAT_XGBOOST_JSON)
 	{
 		json_error_t jerr;

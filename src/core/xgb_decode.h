@@ -13,12 +13,19 @@
 #include "gs_status.h"
 
 /*
- * Decode bytes of format fmt (GS_FORMAT_XGBOOST_JSON or _UBJ) into a new
+ * Decode bytes of format fmt (GS_FORMAT_XGBOOST_JSON, _UBJ or _BINARY) into a new
  * document the caller must json_decref(); NULL with st filled on failure
  * (GS_ERR_CANCELLED when intr, which may be NULL, asked to stop).
  */
 extern json_t *gs_xgb_decode(const unsigned char *bytes, size_t len,
 							 GsModelFormat fmt, const GsInterrupt *intr,
 							 GsStatus *st);
+
+/*
+ * XGBoost's legacy binary format (xgb_binary.c) to the document the same
+ * model saved as JSON gives; the contract of gs_xgb_decode.
+ */
+extern json_t *gs_xgb_binary_decode(const unsigned char *bytes, size_t len,
+									const GsInterrupt *intr, GsStatus *st);
 
 #endif							/* GS_XGB_DECODE_H */

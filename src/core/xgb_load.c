@@ -705,6 +705,14 @@ gs_xgb_load(const unsigned char *bytes, size_t len, GsModelFormat fmt,
 	f->format = fmt;
 	rc = build_forest(root, lim, f, st);
 	json_decref(root);
+	/* the binary format records major.minor only */
+	if (rc == GS_OK && fmt == GS_FORMAT_XGBOOST_BINARY)
+	{
+		char	   *last_dot = strrchr(f->saved_by, '.');
+
+		if (last_dot != NULL)
+			snprintf(last_dot, sizeof(f->saved_by) - (size_t) (last_dot - f->saved_by), " (binary)");
+	}
 	if (rc != GS_OK)
 	{
 		gs_forest_free(f);

@@ -259,6 +259,12 @@ gs_xgb_tree_covers(const RawTree *rt, const int32_t *queue, int64_t n, double *c
 	{
 		json_t	   *v = ok ? json_array_get(rt->sum_hess, (size_t) queue[k]) : NULL;
 
-		cover[k] = json_is_number(v) ? json_number_value(v) : NAN;
+		/*
+		 * XGBoost keeps covers in float32; its JSON holds their shortest
+		 * decimals, which read as doubles are near that float but not it.
+		 * Rounded, JSON, UBJSON and binary files of a model give the same
+		 * covers (and explanations) as the model XGBoost holds.
+		 */
+		cover[k] = json_is_number(v) ? (double) (float) json_number_value(v) : NAN;
 	}
 }

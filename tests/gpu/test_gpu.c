@@ -250,7 +250,7 @@ check_dir(const char *dir, const char *const *suffixes)
 int
 main(void)
 {
-	static const char *const model_files[] = {".json", ".ubj", ".txt", NULL};
+	static const char *const model_files[] = {".json", ".ubj", ".txt", ".model", NULL};
 	static const char *const onnx_files[] = {".onnx", NULL};
 	GsCudaInfo	info;
 	char		err[256];

@@ -151,7 +151,7 @@ test_fixtures(void)
 		char		obj[64];
 		FILE	   *mf;
 		Cases		c;
-		const char *exts[] = {"json", "ubj", "txt"};
+		const char *exts[] = {"json", "ubj", "txt", "model"};
 		double		tol = 1e-6;
 		size_t		len = strlen(e->d_name);
 
@@ -177,7 +177,7 @@ test_fixtures(void)
 			check(0, "%s: %s", name, "cases readable");
 			continue;
 		}
-		for (int x = 0; x < 3; x++)
+		for (int x = 0; x < 4; x++)
 		{
 			GsStatus	st;
 			GsForest   *f;
@@ -313,12 +313,12 @@ static void
 test_corruption(void)
 {
 	const char *files[] = {FIXTURES "/models/tiny_base.json", FIXTURES "/models/tiny_base.ubj",
-	FIXTURES "/models/lgb_tiny.txt", FIXTURES "/models/x3_cat_binary.ubj"};
+	FIXTURES "/models/lgb_tiny.txt", FIXTURES "/models/x3_cat_binary.ubj", FIXTURES "/models/xb10_rf.model"};
 	unsigned int seed = 12345;
 	int			loaded = 0,
 				rejected = 0;
 
-	for (int fi = 0; fi < 4; fi++)
+	for (int fi = 0; fi < 5; fi++)
 	{
 		size_t		len;
 		unsigned char *orig = gs_read_file(files[fi], &len);
@@ -366,6 +366,102 @@ test_corruption(void)
 	}
 	check(rejected > 0, "%s%s", "corrupted models: no crash, bad ones rejected", "");
 	(void) loaded;
+}
+
+/* Load the file NAME.EXT of the fixture models. */
+static GsForest *
+load_fixture(const char *name, const char *ext, GsStatus *st)
+{
+	char		path[512];
+
+	snprintf(path, sizeof(path), FIXTURES "/models/%s.%s", name, ext);
+	return load(path, st);
+}
+
+/*
+ * XGBoost's legacy binary format: detected with and without its magic, the
+ * same forest as the JSON file the same XGBoost saved, and damaged files
+ * refused.  (Its scores against XGBoost's: test_fixtures, xb*.model.)
+ */
+static void
+test_binary_format(void)
+{
+	const char *twins[] = {"xb10_logistic", "xb15_rf", "xb17_dart", "xb17_sklearn_early",
+	"xb20_softprob", "xb20_deep"};
+	size_t		len;
+	unsigned char *b;
+	GsModelFormat fmt;
+	int			truncated_ok = 1;
+
+	for (int i = 0; i < 6; i++)
+	{
+		GsStatus	st1,
+					st2;
+		GsForest   *bin = load_fixture(twins[i], "model", &st1);
+		GsForest   *json = load_fixture(twins[i], "json", &st2);
+		char		want[40];
+
+		if (bin == NULL || json == NULL)
+		{
+			check(0, "%s: both files load (%s)", twins[i], bin ? st2.msg : st1.msg);
+			gs_forest_free(bin);
+			gs_forest_free(json);
+			continue;
+		}
+		check(bin->format == GS_FORMAT_XGBOOST_BINARY && bin->n_trees == json->n_trees &&
+			  bin->n_nodes == json->n_nodes && bin->n_groups == json->n_groups &&
+			  strcmp(bin->objective, json->objective) == 0 &&
+			  strcmp(bin->booster, json->booster) == 0 &&
+			  memcmp(bin->nodes, json->nodes, sizeof(GsNode) * (size_t) bin->n_nodes) == 0 &&
+			  memcmp(bin->base_margin, json->base_margin, sizeof(float) * (size_t) bin->n_groups) == 0 &&
+			  memcmp(bin->tree_group, json->tree_group, sizeof(int32_t) * (size_t) bin->n_trees) == 0,
+			  "%s: the binary file gives the forest of the JSON file%s", twins[i], "");
+		snprintf(want, sizeof(want), "%.*s (binary)",
+				 (int) (strrchr(json->saved_by, '.') - json->saved_by), json->saved_by);
+		check(strcmp(bin->saved_by, want) == 0, "%s: saved_by \"%s\"", twins[i], bin->saved_by);
+		gs_forest_free(bin);
+		gs_forest_free(json);
+	}
+
+	b = gs_read_file(FIXTURES "/models/xb17_logistic.model", &len);
+	if (b == NULL)
+	{
+		check(0, "%s%s", "xb17_logistic.model present", "");
+		return;
+	}
+	check(gs_model_detect_format(b, len) == GS_FORMAT_XGBOOST_BINARY &&
+		  gs_model_format_parse("xgboost-binary", &fmt) == 0 && fmt == GS_FORMAT_XGBOOST_BINARY,
+		  "%s%s", "detects the binary format by its magic; format name xgboost-binary", "");
+	/* every truncation is refused as invalid, none read out of bounds (ASan) */
+	for (size_t n = 0; n < len; n++)
+	{
+		GsForest   *f = NULL;
+		GsStatus	st;
+
+		gs_xgb_load(b, n, GS_FORMAT_XGBOOST_BINARY, NULL, &gs_malloc_allocator, &f, &st);
+		if (f != NULL || st.code != GS_ERR_INVALID_MODEL)
+		{
+			truncated_ok = 0;
+			gs_forest_free(f);
+		}
+	}
+	check(truncated_ok, "%s%s", "every truncation of a binary model is an invalid model", "");
+	/* before XGBoost 1.0 the header held no version */
+	{
+		GsForest   *f = NULL;
+		GsStatus	st;
+
+		memset(b + 4 + 20, 0, 8);
+		gs_xgb_load(b, len, GS_FORMAT_AUTO, NULL, &gs_malloc_allocator, &f, &st);
+		check(f == NULL && st.code == GS_ERR_UNSUPPORTED, "binary model without a version: %s%s",
+			  st.msg, "");
+	}
+	free(b);
+	b = gs_read_file(FIXTURES "/models/xb10_logistic.model", &len);
+	check(b != NULL && memcmp(b, "binf", 4) != 0 &&
+		  gs_model_detect_format(b, len) == GS_FORMAT_XGBOOST_BINARY,
+		  "%s%s", "detects XGBoost 1.0's binary files, which have no magic", "");
+	free(b);
 }
 
 /* Format detection and names. */
@@ -572,6 +668,7 @@ int
 main(void)
 {
 	test_formats();
+	test_binary_format();
 	test_transforms();
 	test_fixtures();
 	test_bad_models();

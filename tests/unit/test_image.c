@@ -7,7 +7,7 @@
  *
  * Run from tests/unit (make unittest / make unittest-asan; under ASan and
  * UBSan a read past an image, a misaligned load or a leak fails the run).
- *	- Round trip: every tree-ensemble fixture (the .json, .ubj and lgb*.txt
+ *	- Round trip: every tree-ensemble fixture (the .json, .ubj, .model and lgb*.txt
  *	  files of models/, the .onnx files of onnx/trees/) is loaded twice
  *	  through allocators that fill new memory with different bytes; both
  *	  images must be byte-identical (no uninitialised byte reaches an
@@ -548,6 +548,7 @@ static int
 is_model_file(const struct dirent *e)
 {
 	return has_suffix(e->d_name, ".json") || has_suffix(e->d_name, ".ubj") ||
+		has_suffix(e->d_name, ".model") ||
 		(strncmp(e->d_name, "lgb", 3) == 0 && has_suffix(e->d_name, ".txt"));
 }
 
