@@ -80,6 +80,13 @@ SELECT pg_temp.check_format(v || m, v || m || '.model', 'auto', :'abs_srcdir' ||
 SELECT pg_temp.check_format(v || 'sklearn_early', v || 'sklearn_early.model', 'xgboost-binary',
                             :'abs_srcdir' || '/tests/fixtures')
   FROM unnest(ARRAY['xb17_', 'xb20_']) v;
+-- XGBoost's scikit-learn `missing` (gen_fixtures_missing.py): XGBClassifier(missing=-999)
+-- takes -999 as missing; XGBoost 1.x saves that in the model (x17_*: -999 scores as NULL),
+-- 2.0 and later do not (x3_*: -999 is a number, in XGBoost after load_model too)
+SELECT pg_temp.check_format(m, m || ext, 'auto', :'abs_srcdir' || '/tests/fixtures')
+  FROM (VALUES ('x17_sk_missing', '.json'), ('x17_sk_missing', '.model'), ('x17_sk_missing0', '.json'),
+               ('x3_sk_missing', '.json'), ('x3_sk_missing', '.ubj'), ('x3_sk_missing0', '.json'),
+               ('x3_booster_missing', '.json')) v(m, ext);
 -- LightGBM 4.x text models: format given, then detected (lgb_inf_threshold:
 -- splits at threshold inf, "every present value left, missing right";
 -- lgb_zero_threshold*: splits at +-1e-35, where LightGBM takes |x| <= 1e-35 as 0;
@@ -162,6 +169,18 @@ SELECT gpu_load_model('lgb', pg_read_binary_file(:'abs_srcdir' || '/tests/fixtur
 -- categorical features get generated codes (in the sets, unseen, negative)
 SELECT model, engine, rows_compared, mismatches, passed, xgboost_library
   FROM gpu_verify_model('x17', 3000) WHERE engine = 'cpu';
+-- a model saved with missing=-999: XGBoost is asked to take -999 as missing too, and one
+-- generated value in twenty is -999
+RESET client_min_messages;
+SELECT gpu_load_model('skm', pg_read_binary_file(:'abs_srcdir' || '/tests/fixtures/models/x17_sk_missing.json')) > 0 AS loaded;
+SET client_min_messages = warning;
+SELECT model, engine, rows_compared, mismatches, passed FROM gpu_verify_model('skm', 3000) WHERE engine = 'cpu';
+-- explanations take it as missing: its value is NULL, as NULL's is
+SELECT count(*) AS features, count(*) FILTER (WHERE a.value IS DISTINCT FROM b.value OR a.contribution <> b.contribution) AS differ
+  FROM gpu_explain('skm', ARRAY[0.5, -999, 1, -999, 0, 2, -999, 1]) a
+  JOIN gpu_explain('skm', ARRAY[0.5, NULL, 1, NULL, 0, 2, NULL, 1]) b
+    ON a.output = b.output AND a.feature IS NOT DISTINCT FROM b.feature;
+SELECT gpu_drop_model('skm');
 -- a model in the legacy binary format: XGBoost reads the same bytes
 SELECT gpu_load_model('xbin', pg_read_binary_file(:'abs_srcdir' || '/tests/fixtures/models/xb17_dart.model')) > 0 AS loaded;
 SELECT model, engine, rows_compared, mismatches, passed FROM gpu_verify_model('xbin', 3000) WHERE engine = 'cpu';

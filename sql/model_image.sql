@@ -13,6 +13,9 @@
 SELECT gpu_load_model('img_cat', pg_read_binary_file(:'models' || 'x3_cat_binary.json'));
 SELECT gpu_load_model('img_lgb', pg_read_binary_file(:'models' || 'lgb_multiclass.txt'));
 SELECT gpu_load_model('img_mlp', pg_read_binary_file(:'onnx' || 'mlp_sigmoid.onnx'));
+-- XGBoost 1.7's legacy binary format, saved by XGBClassifier(missing=-999): the
+-- image keeps the value taken as missing
+SELECT gpu_load_model('img_skm', pg_read_binary_file(:'models' || 'x17_sk_missing.model'));
 SELECT name, kind, compiled IS NOT NULL AS has_image
   FROM gpu_model_store WHERE name LIKE 'img%' ORDER BY name;
 
@@ -40,6 +43,8 @@ $$;
 UPDATE gpu_model_store SET model = '\x00' WHERE compiled IS NOT NULL;
 \c
 SELECT * FROM img_compare() WHERE name <> 'img_mlp';
+SELECT gpu_score('img_skm', ARRAY[0.5, -999, 1, -999, 0, 2, -999, 1]) =
+       gpu_score('img_skm', ARRAY[0.5, NULL, 1, NULL, 0, 2, NULL, 1]) AS minus_999_is_missing;
 
 -- Images that cannot be used (another image version, truncated, not an
 -- image at all) are ignored: a new session parses the (restored) model
@@ -48,6 +53,8 @@ UPDATE gpu_model_store SET model = pg_read_binary_file(:'models' || 'x3_cat_bina
  WHERE name = 'img_cat';
 UPDATE gpu_model_store SET model = pg_read_binary_file(:'models' || 'lgb_multiclass.txt')
  WHERE name = 'img_lgb';
+UPDATE gpu_model_store SET model = pg_read_binary_file(:'models' || 'x17_sk_missing.model')
+ WHERE name = 'img_skm';
 CREATE TABLE img_saved AS SELECT name, compiled FROM gpu_model_store WHERE compiled IS NOT NULL;
 UPDATE gpu_model_store SET compiled = overlay(compiled PLACING '\x09000000' FROM 9 FOR 4)
  WHERE compiled IS NOT NULL;

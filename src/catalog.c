@@ -300,6 +300,12 @@ store_model(const char *name, bytea *model, const char *format_name)
 				(errmsg("model \"%s\": %s", name, forest->load_note),
 				 errdetail("The model was saved by XGBoost's scikit-learn API after early stopping; a Booster's predict would use every round."),
 				 errhint("To score every round, save it with model.get_booster().save_model(...).")));
+	if (forest && forest->has_missing_value)
+		ereport(NOTICE,
+				(errmsg("model \"%s\": feature values equal to %g are missing values, as XGBoost's scikit-learn predict takes them",
+						name, (double) forest->missing_value),
+				 errdetail("The model was saved by XGBoost's scikit-learn API with missing=%g; NULL and NaN are missing values too.",
+						   (double) forest->missing_value)));
 	if (forest && forest->cat_note[0])
 		ereport(NOTICE,
 				(errmsg("model \"%s\": %s", name, forest->cat_note),

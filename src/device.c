@@ -221,6 +221,8 @@ gs_scorer_submit(GsBatchScorer *s, size_t n_rows)
 	char		why[512];
 
 	Assert(!s->pending[k] && n_rows <= s->max_rows);
+	/* values the model takes as missing besides NaN, for both engines */
+	gs_model_mark_missing(s->m->model, x, n_rows, n_rows);
 	s->on_gpu[k] = false;
 	if (use_gpu_for(s, n_rows))
 	{

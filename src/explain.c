@@ -214,6 +214,7 @@ gpuscore_gpu_explain(PG_FUNCTION_ARGS)
 	n_groups = m->forest->n_groups;
 	names = (const char *const *) m->model->feature_names;
 	gs_array_to_row(PG_GETARG_ARRAYTYPE_P(1), m, s->row);
+	gs_model_mark_missing(m->model, s->row, 1, 1);
 	gs_shap_row(m->shap, s->row, s->phi);
 
 	for (int g = 0; g < n_groups; g++)
@@ -318,6 +319,7 @@ explain_receiver_row(TupleTableSlot *slot, DestReceiver *self)
 	slot_getallattrs(slot);
 	old = MemoryContextSwitchTo(r->row_cxt);
 	gs_query_row(&r->shape, m, slot->tts_values, slot->tts_isnull, r->row, &key, &key_null);
+	gs_model_mark_missing(m->model, r->row, 1, 1);
 	gs_shap_row(m->shap, r->row, r->phi);
 	for (int g = 0; g < m->forest->n_groups; g++)
 	{

@@ -81,6 +81,7 @@ score_row(FunctionCallInfo fcinfo)
 
 	arr = PG_GETARG_ARRAYTYPE_P(1);
 	gs_array_to_row(arr, s->model, s->row);
+	gs_model_mark_missing(s->model->model, s->row, 1, 1);
 	gs_model_predict(s->model->model, s->row, 1, 1, s->margin, s->out);
 	return s;
 }

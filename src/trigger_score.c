@@ -278,6 +278,7 @@ gpuscore_gpu_score_trigger(PG_FUNCTION_ARGS)
 		s->nulls[s->flag_att - 1] = bad >= 0;
 	if (bad < 0)
 	{
+		gs_model_mark_missing(s->model->model, s->row, 1, 1);
 		gs_model_predict(s->model->model, s->row, 1, 1, s->margin, s->out);
 		s->values[s->score_att - 1] = score_datum(s, s->out[0]);
 		if (s->flag_att != InvalidAttrNumber)

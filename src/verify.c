@@ -191,9 +191,12 @@ collect_thresholds(const GsForest *f, Thresholds *th)
 	}
 }
 
-/* One generated value of feature k. */
+/*
+ * One generated value of feature k of forest f: NaN, or (one in twenty) the
+ * value f takes as missing besides NaN, where it has one.
+ */
 static float
-draw_value(pg_prng_state *rng, const Thresholds *th, int k)
+draw_value(pg_prng_state *rng, const GsForest *f, const Thresholds *th, int k)
 {
 	int64		n = th->start[k + 1] - th->start[k];
 	double		u = pg_prng_double(rng);
@@ -201,7 +204,7 @@ draw_value(pg_prng_state *rng, const Thresholds *th, int k)
 				span;
 
 	if (u < 0.10)
-		return NAN;
+		return (f->has_missing_value && u < 0.05) ? f->missing_value : NAN;
 	/* a category code: in the sets' range, a little past it, or negative */
 	if (th->max_code[k] >= 0)
 		return (float) ((int64) pg_prng_uint64_range(rng, 0, th->max_code[k] + 3) - 1);
@@ -428,10 +431,12 @@ gpuscore_gpu_verify_model(PG_FUNCTION_ARGS)
 							   xgb_error_text(api)),
 					 errhint("Set pg_gpuscore.xgboost_library to the libxgboost.so of the XGBoost version that saved the model (or a newer one).")));
 
+		/* XGBoost's scikit-learn predict passes its `missing`, as we take it */
 		predict_config = psprintf("{\"type\": 0, \"training\": false, \"iteration_begin\": 0, "
 								  "\"iteration_end\": " INT64_FORMAT ", \"strict_shape\": false, "
-								  "\"cache_id\": 0, \"missing\": NaN}",
-								  verify_iteration_end(api, booster));
+								  "\"cache_id\": 0, \"missing\": %s}",
+								  verify_iteration_end(api, booster),
+								  f->has_missing_value ? psprintf("%.9g", (double) f->missing_value) : "NaN");
 		for (int64 done = 0; done < n_rows; done += VERIFY_CHUNK)
 		{
 			int64		n = Min((int64) VERIFY_CHUNK, n_rows - done);
@@ -445,11 +450,12 @@ gpuscore_gpu_verify_model(PG_FUNCTION_ARGS)
 			for (int64 r = 0; r < n; r++)
 				for (int k = 0; k < nf; k++)
 				{
-					float		v = draw_value(&rng, &th, k);
+					float		v = draw_value(&rng, f, &th, k);
 
 					rowmajor[r * nf + k] = v;
 					colmajor[(size_t) k * n + r] = v;
 				}
+			gs_forest_mark_missing(f, colmajor, n, n);
 			gs_cpu_predict(f, colmajor, n, n, margin, ours);
 			if (with_gpu)
 			{

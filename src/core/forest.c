@@ -144,6 +144,24 @@ gs_model_format_parse(const char *name, GsModelFormat *fmt)
 	return 0;
 }
 
+/* Missing values by another name; see forest.h. */
+void
+gs_forest_mark_missing(const GsForest *f, float *x, size_t ld, size_t n_rows)
+{
+	float		mv = f->missing_value;
+
+	if (!f->has_missing_value)
+		return;
+	for (int32_t j = 0; j < f->n_features; j++)
+	{
+		float	   *col = x + (size_t) j * ld;
+
+		for (size_t r = 0; r < n_rows; r++)
+			if (col[r] == mv)
+				col[r] = NAN;
+	}
+}
+
 /* Release a forest; see forest.h. */
 void
 gs_forest_free(GsForest *f)

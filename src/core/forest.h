@@ -123,6 +123,14 @@ typedef struct GsForest
 	char		load_note[192];
 	/* the same about category names (cat_names.h): why some are not kept */
 	char		cat_note[256];
+	/*
+	 * A value that stands for a missing one besides NaN: the `missing` of
+	 * XGBoost's scikit-learn API (XGBClassifier(missing=-999)), whose
+	 * predict takes x == missing_value as missing.  The scorers' callers
+	 * turn such values into NaN (gs_forest_mark_missing) before scoring.
+	 */
+	bool		has_missing_value;
+	float		missing_value;
 	int32_t		n_cat_splits;	/* categorical split nodes */
 	uint32_t	split_kinds;	/* GS_NODE_CATEGORICAL | GS_NODE_ZERO_MISSING |
 								 * GS_NODE_EQUAL of any split node; 0: plain
@@ -229,6 +237,13 @@ extern GsCode gs_forest_load(const unsigned char *bytes, size_t len,
 
 /* Release a forest and everything it owns; NULL is allowed. */
 extern void gs_forest_free(GsForest *f);
+
+/*
+ * Turn the values of a column-major batch (x[j * ld + r], n_rows rows; one
+ * row-major row is ld = n_rows = 1) that equal f->missing_value into NaN,
+ * when the forest has one (has_missing_value); a no-op otherwise.
+ */
+extern void gs_forest_mark_missing(const GsForest *f, float *x, size_t ld, size_t n_rows);
 
 /* Bytes a forest occupies in memory (for reporting and device uploads). */
 extern size_t gs_forest_memory_bytes(const GsForest *f);

@@ -21,6 +21,8 @@
 #define IMAGE_LEAF_LO	0x1u		/* leaf_lo follows nodes */
 #define IMAGE_CAT_NAMES	0x2u		/* category names follow the feature
 									 * names (version 3) */
+#define IMAGE_MISSING	0x4u		/* the missing value follows the header
+									 * (version 4) */
 
 /* Header: magic, then these fields in this order, then the names. */
 #define HEADER_INTS 14			/* 32-bit fields after the magic */
@@ -111,7 +113,8 @@ cat_names_bytes(const GsForest *f)
 size_t
 gs_forest_image_size(const GsForest *f)
 {
-	return HEADER_BYTES + sizeof(float) * (size_t) f->n_groups +
+	return HEADER_BYTES + (f->has_missing_value ? sizeof(float) : 0) +
+		sizeof(float) * (size_t) f->n_groups +
 		(sizeof(uint32_t) + 2 * sizeof(int32_t)) * (size_t) f->n_trees +
 		sizeof(GsNode) * (size_t) f->n_nodes +
 		(f->leaf_lo ? sizeof(float) * (size_t) f->n_nodes : 0) +
@@ -137,7 +140,8 @@ gs_forest_image_write(const GsForest *f, unsigned char *buf)
 	put_u32(&c, (uint32_t) f->n_cat_splits);
 	put_u32(&c, f->split_kinds);
 	put_u32(&c, f->feature_names != NULL);
-	put_u32(&c, (f->leaf_lo ? IMAGE_LEAF_LO : 0) | (f->cat_names ? IMAGE_CAT_NAMES : 0));	/* flags */
+	put_u32(&c, (f->leaf_lo ? IMAGE_LEAF_LO : 0) | (f->cat_names ? IMAGE_CAT_NAMES : 0) |
+			(f->has_missing_value ? IMAGE_MISSING : 0));	/* flags */
 	put_u32(&c, (uint32_t) cat_names_bytes(f));	/* reserved before version 3 */
 	put_i64(&c, f->n_nodes);
 	put_i64(&c, f->n_cat_words);
@@ -146,6 +150,8 @@ gs_forest_image_write(const GsForest *f, unsigned char *buf)
 	put(&c, f->booster, sizeof(f->booster));
 	put(&c, f->saved_by, sizeof(f->saved_by));
 
+	if (f->has_missing_value)
+		put(&c, &f->missing_value, sizeof(float));
 	put(&c, f->base_margin, sizeof(float) * (size_t) f->n_groups);
 	put(&c, f->tree_offset, sizeof(uint32_t) * (size_t) f->n_trees);
 	put(&c, f->tree_group, sizeof(int32_t) * (size_t) f->n_trees);
@@ -371,7 +377,8 @@ read_image(Cursor *c, const GsLimits *lim, GsForest *f, GsStatus *st)
 	if (version == 1 && fmt == GS_FORMAT_LIGHTGBM)
 		return bad_image(st, "the image of a LightGBM model was written before its leaves were kept in double");
 	if ((version == 1 && flags != 0) ||
-		(version < 3 && (cat_bytes != 0 || (flags & IMAGE_CAT_NAMES))))
+		(version < 3 && (cat_bytes != 0 || (flags & IMAGE_CAT_NAMES))) ||
+		(version < 4 && (flags & IMAGE_MISSING)))
 		return bad_image(st, "impossible counts in the header");
 	if ((fmt == GS_FORMAT_LIGHTGBM) != ((flags & IMAGE_LEAF_LO) != 0))
 		return bad_image(st, "the leaves' low parts do not match the model format");
@@ -382,7 +389,7 @@ read_image(Cursor *c, const GsLimits *lim, GsForest *f, GsStatus *st)
 		f->n_nodes < f->n_trees || f->n_nodes > (int64_t) UINT32_MAX ||
 		f->n_cat_words < 0 || f->n_cat_words > (int64_t) UINT32_MAX ||
 		n_names < 0 || has_names > 1 || (!has_names && n_names != 0) ||
-		(flags & ~(IMAGE_LEAF_LO | IMAGE_CAT_NAMES)) != 0 ||
+		(flags & ~(IMAGE_LEAF_LO | IMAGE_CAT_NAMES | IMAGE_MISSING)) != 0 ||
 		((flags & IMAGE_CAT_NAMES) != 0) != (cat_bytes != 0))
 		return bad_image(st, "impossible counts in the header");
 
@@ -394,7 +401,7 @@ read_image(Cursor *c, const GsLimits *lim, GsForest *f, GsStatus *st)
 	need = 4 * (uint64_t) f->n_groups + 12 * (uint64_t) f->n_trees +
 		sizeof(GsNode) * (uint64_t) f->n_nodes + 4 * (uint64_t) f->n_cat_words +
 		((flags & IMAGE_LEAF_LO) ? 4 * (uint64_t) f->n_nodes : 0);
-	need += cat_bytes;
+	need += cat_bytes + ((flags & IMAGE_MISSING) ? 4 : 0);
 	if (need > c->left || (uint64_t) n_names != c->left - need)
 		return bad_image(st, "the image's length does not match its header");
 
@@ -410,6 +417,13 @@ read_image(Cursor *c, const GsLimits *lim, GsForest *f, GsStatus *st)
 	if (!f->base_margin || !f->tree_offset || !f->tree_group || !f->tree_depth || !f->nodes ||
 		((flags & IMAGE_LEAF_LO) && !f->leaf_lo) || (f->n_cat_words > 0 && !f->cat_words))
 		return gs_status_set(st, GS_ERR_NOMEM, "out of memory reading a forest image");
+	if (flags & IMAGE_MISSING)
+	{
+		get(c, &f->missing_value, sizeof(float));
+		f->has_missing_value = true;
+		if (isnan(f->missing_value) || isinf(f->missing_value))
+			return bad_image(st, "the missing value is not finite");
+	}
 	get(c, f->base_margin, sizeof(float) * (size_t) f->n_groups);
 	get(c, f->tree_offset, sizeof(uint32_t) * (size_t) f->n_trees);
 	get(c, f->tree_group, sizeof(int32_t) * (size_t) f->n_trees);

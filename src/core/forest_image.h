@@ -15,7 +15,8 @@
  * Layout (host byte order; an image written on a machine of the other byte
  * order, or by another image version, is refused, see GS_IMAGE_VERSION): a header of fixed size
  * (magic "GSFOREST", version, a byte-order mark, the forest's scalars and
- * names, array lengths, flags), then base_margin, tree_offset, tree_group,
+ * names, array lengths, flags), then the missing value (a float, when the
+ * flags say so), base_margin, tree_offset, tree_group,
  * tree_depth, nodes, leaf_lo (when the flags say so), cat_words, the
  * feature names (each NUL-terminated) and the category names (when the
  * flags say so: per feature its kind, count and value for an unknown
@@ -30,11 +31,12 @@
 
 /*
  * 2: a flags word and leaf_lo (LightGBM's double leaves).  3: category
- * names (cat_names.h), their length in the word reserved before.  Images of
- * 1 and 2 are still read, except those of LightGBM models of 1 (float
- * leaves): those models are parsed again.
+ * names (cat_names.h), their length in the word reserved before.  4: a
+ * missing value (GsForest.missing_value).  Images of 1 to 3 are still read,
+ * except those of LightGBM models of 1 (float leaves): those models are
+ * parsed again.
  */
-#define GS_IMAGE_VERSION 3
+#define GS_IMAGE_VERSION 4
 
 /* Bytes of the image of f. */
 extern size_t gs_forest_image_size(const GsForest *f);

@@ -174,6 +174,14 @@ gs_model_scratch_floats(const GsModel *m, size_t n_rows)
 	return (n_rows ? n_rows : 1) * (size_t) m->forest->n_groups;
 }
 
+/* Missing values by another name; see model.h. */
+void
+gs_model_mark_missing(const GsModel *m, float *x, size_t ld, size_t n_rows)
+{
+	if (m->kind != GS_MODEL_MLP)
+		gs_forest_mark_missing(m->forest, x, ld, n_rows);
+}
+
 /* Score a batch on the CPU; see model.h. */
 void
 gs_model_predict(const GsModel *m, const float *x, size_t ld, size_t n_rows,

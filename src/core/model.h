@@ -77,6 +77,13 @@ extern const GsCatNames *gs_model_cat_names(const GsModel *m);
  */
 extern size_t gs_model_slice_rows(const GsModel *m);
 
+/*
+ * Before scoring: turn values that the model takes as missing besides NaN
+ * into NaN, in place (gs_forest_mark_missing; networks have none).  The
+ * same layout as gs_model_predict's x.
+ */
+extern void gs_model_mark_missing(const GsModel *m, float *x, size_t ld, size_t n_rows);
+
 /* Floats of scratch gs_model_predict needs for a batch of n_rows rows. */
 extern size_t gs_model_scratch_floats(const GsModel *m, size_t n_rows);
 

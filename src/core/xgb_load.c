@@ -26,6 +26,7 @@
  */
 #include "xgb_internal.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -171,6 +172,43 @@ best_iteration_trees(json_t *learner, json_t *model, GsForest *f, int64_t *num_t
 			 "scoring the %lld boosting rounds up to best_iteration %lld of its %lld (early stopping), as XGBoost's scikit-learn predict does",
 			 (long long) (best + 1), (long long) best, (long long) rounds);
 	*num_trees = keep;
+	return GS_OK;
+}
+
+/*
+ * XGBoost's scikit-learn API saves its parameters in the attribute
+ * "scikit_learn" (JSON text), among them `missing` (XGBoost 1.x; 2.0 and
+ * later save no parameters there): its predict, also after load_model,
+ * takes x == missing as missing, a Booster's predict does not.  A finite
+ * value is kept in the forest (has_missing_value), so rows score as that
+ * predict scores them, as for best_iteration.  NaN (the default) changes
+ * nothing.
+ */
+static GsCode
+sklearn_missing(json_t *learner, GsForest *f, GsStatus *st)
+{
+	json_t	   *sk = gs_xgb_member(gs_xgb_member(learner, "attributes"), "scikit_learn");
+	json_t	   *doc,
+			   *mv;
+	GsStatus	ignored;
+
+	if (!json_is_string(sk))
+		return GS_OK;
+	doc = gs_xgb_decode((const unsigned char *) json_string_value(sk), json_string_length(sk),
+						GS_FORMAT_XGBOOST_JSON, NULL, &ignored);
+	if (!json_is_object(doc))
+	{
+		json_decref(doc);
+		return gs_status_set(st, GS_ERR_INVALID_MODEL,
+							 "invalid XGBoost model: attribute \"scikit_learn\" is not a JSON object");
+	}
+	mv = gs_xgb_member(doc, "missing");
+	if (json_is_number(mv) && fabs(json_number_value(mv)) <= FLT_MAX)
+	{
+		f->has_missing_value = true;
+		f->missing_value = (float) json_number_value(mv);
+	}
+	json_decref(doc);
 	return GS_OK;
 }
 
@@ -373,7 +411,8 @@ build_forest(json_t *root, const GsLimits *lim, GsForest *f, GsStatus *st)
 							 json_array_size(weights), (long long) num_trees);
 	if (num_trees < 1)
 		return gs_status_set(st, GS_ERR_INVALID_MODEL, "invalid XGBoost model: it has no trees");
-	if ((rc = best_iteration_trees(learner, model, f, &num_trees, st)) != GS_OK)
+	if ((rc = best_iteration_trees(learner, model, f, &num_trees, st)) != GS_OK ||
+		(rc = sklearn_missing(learner, f, st)) != GS_OK)
 		return rc;
 	/*
 	 * A tree with vector leaves (multi_strategy="multi_output_tree": one
