@@ -173,6 +173,7 @@ SELECT model, engine, rows_compared, mismatches, passed, xgboost_library
 -- generated value in twenty is -999
 RESET client_min_messages;
 SELECT gpu_load_model('skm', pg_read_binary_file(:'abs_srcdir' || '/tests/fixtures/models/x17_sk_missing.json')) > 0 AS loaded;
+SELECT name, missing_value FROM gpu_models WHERE name IN ('skm', 'xbin', 'x17') ORDER BY name;
 SET client_min_messages = warning;
 SELECT model, engine, rows_compared, mismatches, passed FROM gpu_verify_model('skm', 3000) WHERE engine = 'cpu';
 -- explanations take it as missing: its value is NULL, as NULL's is

@@ -2,6 +2,22 @@
 
 \echo Use "ALTER EXTENSION pg_gpuscore UPDATE TO '0.5.0'" to load this file. \quit
 
+-- A feature value the model takes as missing besides NULL and NaN: the
+-- `missing` XGBoost 1.x's scikit-learn API saves in the model, which scoring
+-- now honours.  The images of such models, written before, do not hold it:
+-- they are dropped, so each session parses the model (and honours it) until
+-- it is loaded again, which stores a new image and fills missing_value.
+ALTER TABLE @extschema@.gpu_model_store ADD COLUMN missing_value real;
+CREATE OR REPLACE VIEW @extschema@.gpu_models AS
+    SELECT name, version, format, objective, n_features, n_outputs, n_trees,
+           max_depth, size_bytes, saved_by, feature_names, loaded_at, loaded_by,
+           kind, n_layers, n_parameters, categorical_splits, missing_value
+      FROM @extschema@.gpu_model_store;
+UPDATE @extschema@.gpu_model_store
+   SET compiled = NULL
+ WHERE format IN ('xgboost-json', 'xgboost-ubj') AND saved_by LIKE 'xgboost 1.%'
+   AND pg_catalog.position(model, pg_catalog.convert_to('scikit_learn', 'UTF8')) > 0;
+
 -- gpu_load_model reads XGBoost's legacy binary format too ('xgboost-binary').
 COMMENT ON FUNCTION @extschema@.gpu_load_model(text, bytea, text) IS
 'validate a model (xgboost-json, xgboost-ubj, xgboost-binary, lightgbm, onnx, onnx-autoencoder or auto) and store it as the new active version of name; returns the version';

@@ -37,7 +37,10 @@ CREATE TABLE @extschema@.gpu_model_store (
     categorical_splits integer,
     -- the validated forest as one image (src/core/forest_image.h) that each
     -- session reads instead of parsing the model again (NULL for networks)
-    compiled      bytea
+    compiled      bytea,
+    -- a feature value the model takes as missing besides NULL and NaN
+    -- (XGBoost 1.x scikit-learn `missing`), or NULL
+    missing_value real
 );
 
 -- Model bytes are compressed with lz4 where the server was built with it:
@@ -63,7 +66,7 @@ SELECT pg_catalog.pg_extension_config_dump('@extschema@.gpu_model_id_seq', '');
 CREATE VIEW @extschema@.gpu_models AS
     SELECT name, version, format, objective, n_features, n_outputs, n_trees,
            max_depth, size_bytes, saved_by, feature_names, loaded_at, loaded_by,
-           kind, n_layers, n_parameters, categorical_splits
+           kind, n_layers, n_parameters, categorical_splits, missing_value
       FROM @extschema@.gpu_model_store;
 GRANT SELECT ON @extschema@.gpu_models TO PUBLIC;
 

@@ -111,6 +111,13 @@ store_has_images(Oid relid)
 	return get_attnum(relid, "compiled") != InvalidAttrNumber;
 }
 
+/* The same for the column of the value taken as missing (0.5.0 on). */
+static bool
+store_has_missing_values(Oid relid)
+{
+	return get_attnum(relid, "missing_value") != InvalidAttrNumber;
+}
+
 /*
  * Run SPI work as the model table's owner, restoring the caller's identity
  * afterwards (also on ERROR, since the transaction abort resets it).
@@ -342,13 +349,14 @@ store_model(const char *name, bytea *model, const char *format_name)
 		}
 	}
 	{
-		Oid			argtypes[17] = {TEXTOID, INT4OID, TEXTOID, TEXTOID, INT4OID, INT4OID,
+		Oid			argtypes[18] = {TEXTOID, INT4OID, TEXTOID, TEXTOID, INT4OID, INT4OID,
 		INT4OID, INT4OID, INT8OID, BYTEAOID, TEXTOID, TEXTARRAYOID, TEXTOID, INT4OID, INT8OID, INT4OID,
-		BYTEAOID};
-		Datum		args[17];
-		char		nulls[17];
+		BYTEAOID, FLOAT4OID};
+		Datum		args[18];
+		char		nulls[18];
 		bool		names_null;
-		bool		has_images;
+		bool		has_images,
+					has_missing;
 
 		memset(nulls, ' ', sizeof(nulls));
 		args[0] = CStringGetTextDatum(name);
@@ -376,15 +384,22 @@ store_model(const char *name, bytea *model, const char *format_name)
 		if (!forest)
 			nulls[15] = 'n';
 		args[16] = forest_image_datum(forest, &nulls[16]);
+		args[17] = Float4GetDatum(forest && forest->has_missing_value ? forest->missing_value : 0.0f);
+		if (!(forest && forest->has_missing_value))
+			nulls[17] = 'n';
 		has_images = store_has_images(relid);
+		has_missing = store_has_missing_values(relid);
+		Assert(has_images || !has_missing);
 		rc = SPI_execute_with_args(psprintf("INSERT INTO %s (name, version, format, objective, n_features, "
 											"n_outputs, n_trees, max_depth, size_bytes, model, saved_by, "
 											"feature_names, kind, n_layers, n_parameters, categorical_splits, "
-											"%sloaded_by) "
-											"VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, %s%s)",
+											"%s%sloaded_by) "
+											"VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, %s%s%s)",
 											table, has_images ? "compiled, " : "",
-											has_images ? "$17, " : "", quote_literal_cstr(loaded_by)),
-								   has_images ? 17 : 16, argtypes, args, nulls, false, 0);
+											has_missing ? "missing_value, " : "",
+											has_images ? "$17, " : "", has_missing ? "$18, " : "",
+											quote_literal_cstr(loaded_by)),
+								   has_missing ? 18 : has_images ? 17 : 16, argtypes, args, nulls, false, 0);
 		if (rc != SPI_OK_INSERT)
 			elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(rc));
 	}

@@ -171,6 +171,31 @@ is($node->safe_psql('updated', qq{
 # breast_cancer.json is the model of breast_cancer.ubj; 'new' is 'wine'
 is(scores($score_sql{bc}), $before{bc}, "the replaced 'bc' scores as before");
 is(scores(q{gpu_predict('new', f[1:13])}), $before{wine}, "'new' scores as 'wine' did");
+
+# ---- a model whose file says which value is missing (0.5.0) ----
+# XGBoost 1.x's scikit-learn API saves missing=-999 in the model; before 0.5.0
+# it was scored as a number, and the forest image of such a model does not
+# hold it.  Loaded at the version before the default, updated: the image is
+# dropped, so sessions parse the model and take -999 as missing; loading it
+# again stores a new image and fills gpu_models.missing_value.
+my $skm_file = "$fixtures/models/x17_sk_missing.json";
+my $same_as_null = q{SELECT gpu_score('skm', ARRAY[0.5, -999, 1, -999, 0, 2, -999, 1]) =
+                            gpu_score('skm', ARRAY[0.5, NULL, 1, NULL, 0, 2, NULL, 1])};
+$node->safe_psql('postgres', 'CREATE DATABASE previous');
+$node->safe_psql('previous', "CREATE EXTENSION pg_gpuscore VERSION '$versions[-2]'");
+$node->safe_psql('previous', "SELECT gpu_load_model('skm', pg_read_binary_file('$skm_file'))");
+is($node->safe_psql('previous', q{SELECT compiled IS NOT NULL FROM gpu_model_store WHERE name = 'skm'}),
+	't', "at $versions[-2] the model has a forest image");
+$node->safe_psql('previous', "ALTER EXTENSION pg_gpuscore UPDATE TO '$default'");
+is($node->safe_psql('previous', q{SELECT compiled IS NULL FROM gpu_model_store WHERE name = 'skm'}),
+	't', 'the update drops the image of a model with a scikit_learn attribute of XGBoost 1.x');
+is($node->safe_psql('previous', $same_as_null), 't',
+	'a new session takes -999 as missing for the model loaded before the update');
+is($node->safe_psql('previous', qq{
+	SELECT gpu_load_model('skm', pg_read_binary_file('$skm_file'));
+	SELECT missing_value || ' ' || (compiled IS NOT NULL) FROM gpu_model_store WHERE name = 'skm'}),
+	"2\n-999 true", 'loaded again: missing_value -999 and a new image');
+is($node->safe_psql('previous', $same_as_null), 't', 'and it scores from the new image alike');
 ok(!gs_server_crashes($node), 'no backend crashed');
 
 done_testing();
