@@ -4,7 +4,7 @@
  *	  the forest images (forest_image.h) of a few small fixture models, one
  *	  of each kind of split and layout (numerical, categorical,
  *	  zero-as-missing, equality, several output groups, feature names,
- *	  category names), and
+ *	  category names, a missing value), and
  *	  of a hand-made model with more output groups than trees.
  *
  * Not part of any build; run from the repository root to regenerate the
@@ -42,6 +42,7 @@ static const char *const fixtures[] = {
 	"onnx/trees/onnx_edit_modes.onnx",	/* equality splits */
 	"models/x3_catnames_reg.json",	/* category names: text and integers */
 	"models/lgb_catnames.txt",	/* category names outside ASCII */
+	"models/x17_sk_missing.model",	/* a missing value (version 4), binary format */
 };
 
 /* XGBoost JSON: 3 classes, one tree (the other classes score their base). */
