@@ -221,6 +221,7 @@ test_bad_models(void)
 		GsCode		code;
 	}			bad[] = {
 		{"gblinear.json", GS_ERR_UNSUPPORTED},
+		{"xb17_gblinear.model", GS_ERR_UNSUPPORTED},
 		{"lgb_linear_tree.txt", GS_ERR_UNSUPPORTED},
 		{"lgb_bad_child_out_of_range.txt", GS_ERR_INVALID_MODEL},
 		{"lgb_bad_cycle.txt", GS_ERR_INVALID_MODEL},
