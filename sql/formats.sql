@@ -15,7 +15,8 @@ SET client_min_messages = warning;
 CREATE TEMP TABLE formats (model text, file text, n_rows int, ok_row boolean, ok_query boolean,
                            ok_agg boolean);
 
-CREATE FUNCTION pg_temp.check_format(model text, file text, fmt text, dir text) RETURNS void
+CREATE FUNCTION pg_temp.check_format(model text, file text, fmt text, dir text,
+                                      missing real DEFAULT NULL) RETURNS void
 LANGUAGE plpgsql AS $$
 DECLARE
   meta text[];
@@ -27,7 +28,7 @@ DECLARE
   bad_query int;
   bad_agg int;
 BEGIN
-  PERFORM gpu_load_model(model, pg_read_binary_file(dir || '/models/' || file), fmt);
+  PERFORM gpu_load_model(model, pg_read_binary_file(dir || '/models/' || file), fmt, missing);
   meta := regexp_split_to_array(trim(pg_read_file(dir || '/cases/' || model || '.meta')), ' ');
   nf := meta[1]::int;
   nout := meta[2]::int;
@@ -87,6 +88,11 @@ SELECT pg_temp.check_format(m, m || ext, 'auto', :'abs_srcdir' || '/tests/fixtur
   FROM (VALUES ('x17_sk_missing', '.json'), ('x17_sk_missing', '.model'), ('x17_sk_missing0', '.json'),
                ('x3_sk_missing', '.json'), ('x3_sk_missing', '.ubj'), ('x3_sk_missing0', '.json'),
                ('x3_booster_missing', '.json')) v(m, ext);
+-- a file that does not record it (here a Booster trained on a DMatrix(missing=-999)) takes
+-- it at load: gpu_load_model(name, bytes, format, missing_value); reference: XGBoost's
+-- predict on a DMatrix(missing=-999)
+SELECT pg_temp.check_format('x3_booster_missing_m999', 'x3_booster_missing.json', 'auto',
+                            :'abs_srcdir' || '/tests/fixtures', -999);
 -- LightGBM 4.x text models: format given, then detected (lgb_inf_threshold:
 -- splits at threshold inf, "every present value left, missing right";
 -- lgb_zero_threshold*: splits at +-1e-35, where LightGBM takes |x| <= 1e-35 as 0;
@@ -174,6 +180,19 @@ SELECT model, engine, rows_compared, mismatches, passed, xgboost_library
 RESET client_min_messages;
 SELECT gpu_load_model('skm', pg_read_binary_file(:'abs_srcdir' || '/tests/fixtures/models/x17_sk_missing.json')) > 0 AS loaded;
 SELECT name, missing_value FROM gpu_models WHERE name IN ('skm', 'xbin', 'x17') ORDER BY name;
+-- a missing value given at load replaces the file's (NOTICE); only XGBoost models take one
+SELECT gpu_load_model('skm2', pg_read_binary_file(:'abs_srcdir' || '/tests/fixtures/models/x17_sk_missing.json'), 'auto', -1) > 0 AS loaded;
+SELECT name, missing_value FROM gpu_models WHERE name = 'skm2';
+SELECT gpu_score('skm2', ARRAY[0.5, -1, 1, -999, 0, 2, -1, 1]) = gpu_score('skm2', ARRAY[0.5, NULL, 1, -999, 0, 2, NULL, 1]) AS minus_1_is_missing,
+       gpu_score('skm2', ARRAY[0.5, -1, 1, -999, 0, 2, -1, 1]) <> gpu_score('skm2', ARRAY[0.5, NULL, 1, NULL, 0, 2, NULL, 1]) AS minus_999_is_not;
+SELECT gpu_drop_model('skm2');
+SELECT gpu_load_model('x', pg_read_binary_file(:'abs_srcdir' || '/tests/fixtures/models/lgb_binary.txt'), 'auto', -999);
+SELECT gpu_load_model('x', pg_read_binary_file(:'abs_srcdir' || '/tests/fixtures/models/x17_sk_missing.json'), 'auto', 'Infinity');
+-- NULL and NaN: none given
+SELECT gpu_load_model('x', pg_read_binary_file(:'abs_srcdir' || '/tests/fixtures/models/xb17_rf.json'), 'auto', NULL) AS v1,
+       gpu_load_model('x', pg_read_binary_file(:'abs_srcdir' || '/tests/fixtures/models/xb17_rf.json'), 'auto', 'NaN') AS v2;
+SELECT missing_value IS NULL AS none FROM gpu_models WHERE name = 'x';
+SELECT gpu_drop_model('x');
 SET client_min_messages = warning;
 SELECT model, engine, rows_compared, mismatches, passed FROM gpu_verify_model('skm', 3000) WHERE engine = 'cpu';
 -- explanations take it as missing: its value is NULL, as NULL's is

@@ -16,6 +16,10 @@ SELECT gpu_load_model('img_mlp', pg_read_binary_file(:'onnx' || 'mlp_sigmoid.onn
 -- XGBoost 1.7's legacy binary format, saved by XGBClassifier(missing=-999): the
 -- image keeps the value taken as missing
 SELECT gpu_load_model('img_skm', pg_read_binary_file(:'models' || 'x17_sk_missing.model'));
+-- and a missing value given at load (the file does not hold it): kept in the
+-- image and in gpu_models.missing_value, which a session that parses the
+-- model applies
+SELECT gpu_load_model('img_bm', pg_read_binary_file(:'models' || 'x3_booster_missing.json'), 'auto', -999);
 SELECT name, kind, compiled IS NOT NULL AS has_image
   FROM gpu_model_store WHERE name LIKE 'img%' ORDER BY name;
 
@@ -43,8 +47,9 @@ $$;
 UPDATE gpu_model_store SET model = '\x00' WHERE compiled IS NOT NULL;
 \c
 SELECT * FROM img_compare() WHERE name <> 'img_mlp';
-SELECT gpu_score('img_skm', ARRAY[0.5, -999, 1, -999, 0, 2, -999, 1]) =
-       gpu_score('img_skm', ARRAY[0.5, NULL, 1, NULL, 0, 2, NULL, 1]) AS minus_999_is_missing;
+SELECT gpu_score(m, ARRAY[0.5, -999, 1, -999, 0, 2, -999, 1]) =
+       gpu_score(m, ARRAY[0.5, NULL, 1, NULL, 0, 2, NULL, 1]) AS minus_999_is_missing
+  FROM unnest(ARRAY['img_skm', 'img_bm']) m;
 
 -- Images that cannot be used (another image version, truncated, not an
 -- image at all) are ignored: a new session parses the (restored) model
@@ -55,6 +60,8 @@ UPDATE gpu_model_store SET model = pg_read_binary_file(:'models' || 'lgb_multicl
  WHERE name = 'img_lgb';
 UPDATE gpu_model_store SET model = pg_read_binary_file(:'models' || 'x17_sk_missing.model')
  WHERE name = 'img_skm';
+UPDATE gpu_model_store SET model = pg_read_binary_file(:'models' || 'x3_booster_missing.json')
+ WHERE name = 'img_bm';
 CREATE TABLE img_saved AS SELECT name, compiled FROM gpu_model_store WHERE compiled IS NOT NULL;
 UPDATE gpu_model_store SET compiled = overlay(compiled PLACING '\x09000000' FROM 9 FOR 4)
  WHERE compiled IS NOT NULL;
@@ -67,6 +74,10 @@ SELECT * FROM img_compare();
 UPDATE gpu_model_store SET compiled = '\x7b7d' WHERE compiled IS NOT NULL;
 \c
 SELECT * FROM img_compare();
+-- parsed, not read from the image: the same
+SELECT gpu_score(m, ARRAY[0.5, -999, 1, -999, 0, 2, -999, 1]) =
+       gpu_score(m, ARRAY[0.5, NULL, 1, NULL, 0, 2, NULL, 1]) AS minus_999_is_missing
+  FROM unnest(ARRAY['img_skm', 'img_bm']) m;
 
 -- A damaged node is caught, not scored: the left child of the first root
 -- (header 200 bytes, 3 base scores, 45 trees of 12 bytes, then the nodes,

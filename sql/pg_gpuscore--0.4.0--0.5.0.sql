@@ -22,6 +22,29 @@ UPDATE @extschema@.gpu_model_store
 COMMENT ON FUNCTION @extschema@.gpu_load_model(text, bytea, text) IS
 'validate a model (xgboost-json, xgboost-ubj, xgboost-binary, lightgbm, onnx, onnx-autoencoder or auto) and store it as the new active version of name; returns the version';
 
+-- The same for an XGBoost model trained with a missing value other than NaN
+-- (xgb.DMatrix(X, missing=-999), or XGBClassifier(missing=-999) saved by
+-- XGBoost 2.0 or later), which the file does not record: feature values
+-- equal to missing_value are then missing (gpu_models.missing_value).
+CREATE FUNCTION @extschema@.gpu_load_model(name text, model bytea, format text, missing_value real)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'gpuscore_gpu_load_model'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.gpu_load_model(text, bytea, text, real) IS
+'gpu_load_model for an XGBoost model trained with a missing value other than NaN: feature values equal to missing_value are missing';
+
+CREATE FUNCTION @extschema@.gpu_load_model_file(name text, path text, format text, missing_value real)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'gpuscore_gpu_load_model_file'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.gpu_load_model_file(text, text, text, real) IS
+'gpu_load_model_file for an XGBoost model trained with a missing value other than NaN: feature values equal to missing_value are missing';
+
+REVOKE EXECUTE ON FUNCTION @extschema@.gpu_load_model(text, bytea, text, real) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION @extschema@.gpu_load_model_file(text, text, text, real) FROM PUBLIC;
+
 -- gpu_score_table refuses feature columns out of model order (a column named
 -- like another of the model's features), as gpu_score_query and the
 -- triggers do; its closing NOTICE says "1 batch", not "1 batches".  The

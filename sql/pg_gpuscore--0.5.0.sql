@@ -100,6 +100,29 @@ REVOKE EXECUTE ON FUNCTION @extschema@.gpu_load_model(text, bytea, text) FROM PU
 REVOKE EXECUTE ON FUNCTION @extschema@.gpu_load_model_file(text, text, text) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION @extschema@.gpu_drop_model(text, boolean) FROM PUBLIC;
 
+-- The same for an XGBoost model trained with a missing value other than NaN
+-- (xgb.DMatrix(X, missing=-999), or XGBClassifier(missing=-999) saved by
+-- XGBoost 2.0 or later), which the file does not record: feature values
+-- equal to missing_value are then missing (gpu_models.missing_value).
+CREATE FUNCTION @extschema@.gpu_load_model(name text, model bytea, format text, missing_value real)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'gpuscore_gpu_load_model'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.gpu_load_model(text, bytea, text, real) IS
+'gpu_load_model for an XGBoost model trained with a missing value other than NaN: feature values equal to missing_value are missing';
+
+CREATE FUNCTION @extschema@.gpu_load_model_file(name text, path text, format text, missing_value real)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'gpuscore_gpu_load_model_file'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.gpu_load_model_file(text, text, text, real) IS
+'gpu_load_model_file for an XGBoost model trained with a missing value other than NaN: feature values equal to missing_value are missing';
+
+REVOKE EXECUTE ON FUNCTION @extschema@.gpu_load_model(text, bytea, text, real) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION @extschema@.gpu_load_model_file(text, text, text, real) FROM PUBLIC;
+
 -- Scoring (EXECUTE granted to PUBLIC, as for any function) -------------------
 
 -- gpu_score and gpu_predict take the features as an array of real, double

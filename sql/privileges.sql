@@ -66,7 +66,9 @@ SELECT name, version FROM gpu_models WHERE name = 'priv_bc';
 -- but cannot load, replace, drop, or touch the table (42501 each)
 \set VERBOSITY sqlstate
 SELECT gpu_load_model('priv_bc', '\x7b7d'::bytea);
+SELECT gpu_load_model('priv_bc', '\x7b7d'::bytea, 'auto', -999);
 SELECT gpu_load_model_file('priv_bc', :'m_bc');
+SELECT gpu_load_model_file('priv_bc', :'m_bc', 'auto', -999);
 SELECT gpu_drop_model('priv_bc');
 SELECT count(*) FROM gpu_model_store;
 INSERT INTO gpu_model_store (name, version, format, objective, n_features, n_outputs,

@@ -12,6 +12,7 @@
  */
 #include "postgres.h"
 
+#include <math.h>
 #include <sys/stat.h>
 
 #include "access/genam.h"
@@ -148,7 +149,7 @@ restore_user(const OwnerSwitch *sw)
 /* Fetch the stored model row; see gpuscore.h. */
 bool
 gs_catalog_fetch(const char *name, int64 *model_id, int32 *version,
-				 GsModelFormat *fmt, bytea **bytes, bytea **image)
+				 GsModelFormat *fmt, bytea **bytes, bytea **image, float *missing_value)
 {
 	Oid			relid,
 				owner;
@@ -162,9 +163,11 @@ gs_catalog_fetch(const char *name, int64 *model_id, int32 *version,
 
 	become_owner(owner, &sw);
 	SPI_connect();
-	rc = SPI_execute_with_args(psprintf("SELECT model_id, version, format, %s, %s FROM %s WHERE name OPERATOR(pg_catalog.=) $1",
+	rc = SPI_execute_with_args(psprintf("SELECT model_id, version, format, %s, %s, %s FROM %s WHERE name OPERATOR(pg_catalog.=) $1",
 										bytes ? "model" : "NULL::pg_catalog.bytea",
 										image && store_has_images(relid) ? "compiled" : "NULL::pg_catalog.bytea",
+										missing_value && store_has_missing_values(relid) ?
+										"missing_value" : "NULL::pg_catalog.float4",
 										table),
 							   1, argtypes, args, NULL, true, 1);
 	if (rc != SPI_OK_SELECT)
@@ -195,6 +198,12 @@ gs_catalog_fetch(const char *name, int64 *model_id, int32 *version,
 			*out = isnull ? NULL : DatumGetByteaPCopy(d);
 			MemoryContextSwitchTo(old);
 		}
+		if (missing_value)
+		{
+			Datum		d = SPI_getbinval(tup, desc, 6, &isnull);
+
+			*missing_value = isnull ? NAN : DatumGetFloat4(d);
+		}
 	}
 	SPI_finish();
 	restore_user(&sw);
@@ -205,7 +214,7 @@ gs_catalog_fetch(const char *name, int64 *model_id, int32 *version,
 bool
 gs_catalog_identity(const char *name, int64 *model_id, int32 *version)
 {
-	return gs_catalog_fetch(name, model_id, version, NULL, NULL, NULL);
+	return gs_catalog_fetch(name, model_id, version, NULL, NULL, NULL, NULL);
 }
 
 /* Send the invalidation that makes every backend re-check its model cache. */
@@ -259,10 +268,12 @@ feature_names_datum(const GsModel *f, bool *isnull)
 
 /*
  * Validate model bytes and store them as the new active version of name.
- * Returns the new version number.
+ * missing_value (NaN: none given) is a value the model takes as missing
+ * besides NaN, for XGBoost models whose file cannot say (see
+ * gpu_load_model).  Returns the new version number.
  */
 static int32
-store_model(const char *name, bytea *model, const char *format_name)
+store_model(const char *name, bytea *model, const char *format_name, float missing_value)
 {
 	GsModelFormat fmt;
 	GsModel    *gm;
@@ -302,17 +313,37 @@ store_model(const char *name, bytea *model, const char *format_name)
 	gm = gs_model_parse(name, (unsigned char *) VARDATA_ANY(model), len, fmt, parse_cxt);
 	forest = gm->forest;
 	mlp = gm->mlp;
-	if (forest && forest->load_note[0])
-		ereport(NOTICE,
-				(errmsg("model \"%s\": %s", name, forest->load_note),
-				 errdetail("The model was saved by XGBoost's scikit-learn API after early stopping; a Booster's predict would use every round."),
-				 errhint("To score every round, save it with model.get_booster().save_model(...).")));
-	if (forest && forest->has_missing_value)
+	if (!isnan(missing_value))
+	{
+		if (forest == NULL || (forest->format != GS_FORMAT_XGBOOST_JSON &&
+							   forest->format != GS_FORMAT_XGBOOST_UBJ &&
+							   forest->format != GS_FORMAT_XGBOOST_BINARY))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("model \"%s\" is not an XGBoost model: a missing value cannot be given for it", name),
+					 errdetail("Only XGBoost takes a value other than NaN as missing (DMatrix(missing=...), XGBClassifier(missing=...))."),
+					 errhint("Load it without missing_value.")));
+		if (isinf(missing_value))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("missing value must be finite")));
+		if (forest->has_missing_value && forest->missing_value != missing_value)
+			ereport(NOTICE,
+					(errmsg("model \"%s\": missing value %g replaces the %g its file holds",
+							name, (double) missing_value, (double) forest->missing_value)));
+		gs_model_set_missing_value(gm, missing_value);
+	}
+	else if (forest && forest->has_missing_value)
 		ereport(NOTICE,
 				(errmsg("model \"%s\": feature values equal to %g are missing values, as XGBoost's scikit-learn predict takes them",
 						name, (double) forest->missing_value),
 				 errdetail("The model was saved by XGBoost's scikit-learn API with missing=%g; NULL and NaN are missing values too.",
 						   (double) forest->missing_value)));
+	if (forest && forest->load_note[0])
+		ereport(NOTICE,
+				(errmsg("model \"%s\": %s", name, forest->load_note),
+				 errdetail("The model was saved by XGBoost's scikit-learn API after early stopping; a Booster's predict would use every round."),
+				 errhint("To score every round, save it with model.get_booster().save_model(...).")));
 	if (forest && forest->cat_note[0])
 		ereport(NOTICE,
 				(errmsg("model \"%s\": %s", name, forest->cat_note),
@@ -423,8 +454,21 @@ text_arg(FunctionCallInfo fcinfo, int argno, const char *what)
 }
 
 /*
- * gpu_load_model(name text, model bytea, format text DEFAULT 'auto')
- * RETURNS integer: validate and store a new active version.
+ * The missing value argument argno of gpu_load_model's 4-argument form, or
+ * NaN (none) when the call has no such argument or it is NULL.
+ */
+static float
+missing_value_arg(FunctionCallInfo fcinfo, int argno)
+{
+	if (PG_NARGS() <= argno || PG_ARGISNULL(argno))
+		return NAN;
+	return PG_GETARG_FLOAT4(argno);
+}
+
+/*
+ * gpu_load_model(name text, model bytea, format text DEFAULT 'auto'
+ *				  [, missing_value real]) RETURNS integer: validate and store
+ * a new active version.
  */
 Datum
 gpuscore_gpu_load_model(PG_FUNCTION_ARGS)
@@ -439,7 +483,7 @@ gpuscore_gpu_load_model(PG_FUNCTION_ARGS)
 				 errmsg("model bytes must not be null")));
 	format = text_arg(fcinfo, 2, "model format");
 	model = PG_GETARG_BYTEA_PP(1);
-	PG_RETURN_INT32(store_model(name, model, format));
+	PG_RETURN_INT32(store_model(name, model, format, missing_value_arg(fcinfo, 3)));
 }
 
 /* Read a whole server file into a bytea, checking the size cap first. */
@@ -504,7 +548,7 @@ gpuscore_gpu_load_model_file(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("model file path must be absolute: \"%s\"", path)));
-	PG_RETURN_INT32(store_model(name, read_model_file(path), format));
+	PG_RETURN_INT32(store_model(name, read_model_file(path), format, missing_value_arg(fcinfo, 3)));
 }
 
 /*

@@ -59,7 +59,7 @@ gs_model_explainer(GsModelRef *m)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("model \"%s\" is a neural network: gpu_explain explains tree ensembles", m->name)));
-	if (!gs_catalog_fetch(m->name, &model_id, &version, &fmt, &bytes, NULL) ||
+	if (!gs_catalog_fetch(m->name, &model_id, &version, &fmt, &bytes, NULL, NULL) ||
 		model_id != m->model_id)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),

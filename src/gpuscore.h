@@ -109,10 +109,12 @@ extern Oid	gs_catalog_relid(void);
 /*
  * Fetch the stored model row: returns false if absent.  bytes (the model)
  * and image (its forest image, NULL for networks) are read only when asked
- * for, into CurrentMemoryContext.
+ * for, into CurrentMemoryContext; so is missing_value (the value the model
+ * takes as missing besides NaN, gpu_models.missing_value; NaN when none).
  */
 extern bool gs_catalog_fetch(const char *name, int64 *model_id, int32 *version,
-							 GsModelFormat *fmt, bytea **bytes, bytea **image);
+							 GsModelFormat *fmt, bytea **bytes, bytea **image,
+							 float *missing_value);
 
 /* Fetch only the identity of the stored model; returns false if absent. */
 extern bool gs_catalog_identity(const char *name, int64 *model_id, int32 *version);

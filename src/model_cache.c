@@ -274,7 +274,7 @@ model_load(const char *name)
 	MemoryContext mcxt;
 	GsModelRef *ref;
 
-	if (!gs_catalog_fetch(name, &model_id, &version, &fmt, NULL, &image))
+	if (!gs_catalog_fetch(name, &model_id, &version, &fmt, NULL, &image, NULL))
 		return NULL;
 	mcxt = AllocSetContextCreate(CacheMemoryContext, "pg_gpuscore model",
 								 ALLOCSET_DEFAULT_SIZES);
@@ -289,13 +289,17 @@ model_load(const char *name)
 		if (ref->model == NULL)
 		{
 			/* read again: the model may have been replaced meanwhile */
-			if (!gs_catalog_fetch(name, &model_id, &version, &fmt, &bytes, NULL))
+			float		missing_value;
+
+			if (!gs_catalog_fetch(name, &model_id, &version, &fmt, &bytes, NULL, &missing_value))
 				ereport(ERROR,
 						(errcode(ERRCODE_UNDEFINED_OBJECT),
 						 errmsg("model \"%s\" does not exist", name),
 						 errhint("Load it with gpu_load_model(); gpu_models lists the loaded models.")));
 			ref->model = gs_model_parse(name, (unsigned char *) VARDATA_ANY(bytes),
 										VARSIZE_ANY_EXHDR(bytes), fmt, mcxt);
+			/* a missing value given at load is not in the bytes (the image has it) */
+			gs_model_set_missing_value(ref->model, missing_value);
 		}
 		ref->model_id = model_id;
 		ref->version = version;

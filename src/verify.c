@@ -368,7 +368,7 @@ gpuscore_gpu_verify_model(PG_FUNCTION_ARGS)
 				 errhint("LightGBM models are checked against LightGBM's own scores by the test suite (tests/fixtures/gen_fixtures_formats.py).")));
 	nf = f->n_features;
 	nout = f->n_outputs;
-	if (!gs_catalog_fetch(name, &model_id, &version, &fmt, &bytes, NULL) || model_id != m->model_id)
+	if (!gs_catalog_fetch(name, &model_id, &version, &fmt, &bytes, NULL, NULL) || model_id != m->model_id)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("model \"%s\" changed while being verified", name)));

@@ -5,6 +5,7 @@
  */
 #include "model.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "cpu_engine.h"
@@ -180,6 +181,16 @@ gs_model_mark_missing(const GsModel *m, float *x, size_t ld, size_t n_rows)
 {
 	if (m->kind != GS_MODEL_MLP)
 		gs_forest_mark_missing(m->forest, x, ld, n_rows);
+}
+
+/* A missing value given by the caller; see model.h. */
+void
+gs_model_set_missing_value(GsModel *m, float v)
+{
+	if (m->kind == GS_MODEL_MLP || isnan(v))
+		return;
+	m->forest->has_missing_value = true;
+	m->forest->missing_value = v;
 }
 
 /* Score a batch on the CPU; see model.h. */

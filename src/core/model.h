@@ -84,6 +84,12 @@ extern size_t gs_model_slice_rows(const GsModel *m);
  */
 extern void gs_model_mark_missing(const GsModel *m, float *x, size_t ld, size_t n_rows);
 
+/*
+ * Take v as missing besides NaN (a tree ensemble's GsForest.missing_value:
+ * gpu_load_model's missing_value); NaN, or a network, leaves m as it is.
+ */
+extern void gs_model_set_missing_value(GsModel *m, float v);
+
 /* Floats of scratch gs_model_predict needs for a batch of n_rows rows. */
 extern size_t gs_model_scratch_floats(const GsModel *m, size_t n_rows);
 

@@ -471,6 +471,34 @@ test_binary_format(void)
 	free(b);
 }
 
+/*
+ * A missing value given at load (gpu_load_model's missing_value): the
+ * Booster trained on a DMatrix(missing=-999) scores as XGBoost's predict
+ * told missing=-999 does (cases x3_booster_missing_m999), and, without it,
+ * as XGBoost's predict without it (test_fixtures).
+ */
+static void
+test_missing_value(void)
+{
+	GsStatus	st;
+	GsForest   *f = load_fixture("x3_booster_missing", "json", &st);
+	GsCases		c;
+
+	if (f == NULL || gs_read_cases(FIXTURES "/cases/x3_booster_missing_m999.csv", 8, 1, &c) != 0)
+	{
+		check(0, "%s%s", "x3_booster_missing.json and its _m999 cases present", "");
+		gs_forest_free(f);
+		return;
+	}
+	check(!f->has_missing_value, "%s%s", "a Booster's file holds no missing value", "");
+	f->has_missing_value = true;
+	f->missing_value = -999.0f;
+	check_model("x3_booster_missing.json with missing_value -999", f, &c, 1e-6);
+	gs_forest_free(f);
+	free(c.x);
+	free(c.want);
+}
+
 /* Format detection and names. */
 static void
 test_formats(void)
@@ -676,6 +704,7 @@ main(void)
 {
 	test_formats();
 	test_binary_format();
+	test_missing_value();
 	test_transforms();
 	test_fixtures();
 	test_bad_models();
