@@ -54,8 +54,8 @@ gs_read_file(const char *path, size_t *len)
 }
 
 /*
- * Load dir/name as a forest if it is a tree-model fixture (.json, .ubj:
- * XGBoost; .txt: LightGBM).  Returns 1 with *f set (gs_forest_free it), 0
+ * Load dir/name as a forest if it is a tree-model fixture (.json, .ubj,
+ * .model: XGBoost; .txt: LightGBM).  Returns 1 with *f set (gs_forest_free it), 0
  * when name is no such file or cannot be read, -1 when it does not load
  * (st says why).
  */
@@ -70,7 +70,7 @@ gs_load_fixture_forest(const char *dir, const char *name, GsForest **f, GsStatus
 
 	*f = NULL;
 	if (len < 5 || (strcmp(name + len - 5, ".json") != 0 && strcmp(name + len - 4, ".ubj") != 0 &&
-					strcmp(name + len - 4, ".txt") != 0))
+					strcmp(name + len - 4, ".txt") != 0 && (len < 7 || strcmp(name + len - 6, ".model") != 0)))
 		return 0;
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	b = gs_read_file(path, &blen);

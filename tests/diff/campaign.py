@@ -226,11 +226,17 @@ def xgb_trial(r, d, X, cats, ncat, z):
     rounds = int(r.choice(ROUNDS))
     bst = xgb.train(p, dtr, rounds)
     ext = str(r.choice(["json", "ubj"])) if ver >= (1, 6) else "json"
-    path = os.path.join(d, "model." + ext)
-    bst.save_model(path)
     raw = json.loads(bst.save_raw("json"))
     gb = raw["learner"]["gradient_booster"]
     trees = (gb.get("gbtree", gb).get("model", {}) or {}).get("trees", [])
+    # XGBoost's legacy binary format, which save_model writes for other names up to 2.0 (it
+    # holds no categorical splits and no vector leaves): a third of the UBJ draws, picked by
+    # the tree count so that the trial's random draws stay what they were
+    if ext == "ubj" and ver < (2, 1) and not use_cat and len(trees) % 3 == 0 \
+            and p.get("multi_strategy") != "multi_output_tree":
+        ext = "model"
+    path = os.path.join(d, "model." + ext)
+    bst.save_model(path)
     th = []
     for t in trees:
         st = t.get("split_type", [0] * len(t["split_indices"]))

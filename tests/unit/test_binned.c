@@ -6,7 +6,7 @@
  *	  forest_binned_kernel run), checked bit for bit against the CPU
  *	  engine.  Runs anywhere, no GPU.
  *
- * For every fixture model (tests/fixtures/models/ *.json, *.ubj, *.txt)
+ * For every fixture model (tests/fixtures/models/ *.json, *.ubj, *.model, *.txt)
  * that qualifies (plain numerical splits, depth <= 12), on its fixture
  * cases (tests/fixtures/cases/NAME.csv, when present), 1000 random rows
  * around its thresholds (ld > n_rows) and adversarial rows (every

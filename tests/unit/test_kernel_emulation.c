@@ -18,7 +18,7 @@
  * Forests with double leaves (GsForest.leaf_lo: LightGBM) run the phases
  * with double margins (gs_phase_init_dbl, ...), as the device does.
  *
- * For every fixture model (tests/fixtures/models/ *.json and *.ubj), for
+ * For every fixture model (tests/fixtures/models/ *.json, *.ubj and *.model), for
  * shared-memory budgets of 4 KB, 48 KB, 113 KB (the H100 default: two
  * blocks per multiprocessor) and 227 KB (the H100 opt-in maximum), for the
  * automatic plan and for plans with rows forced into / kept out of shared
