@@ -83,6 +83,8 @@ score_slice(const GsModel *m, const float *rows, size_t r0, size_t n, size_t ld,
 	for (size_t k = 0; k < nf; k++)
 		for (size_t r = 0; r < ld; r++)
 			x[k * ld + r] = r < n ? rows[(r0 + r) * nf + k] : NAN;
+	/* as the glue does: values the model takes as missing besides NaN */
+	gs_model_mark_missing(m, x, ld, n);
 	gs_model_predict(m, x, ld, n, scratch, out + r0 * (size_t) m->n_outputs);
 	free(x);
 	free(scratch);
@@ -153,6 +155,7 @@ check_contribs(const unsigned char *bytes, size_t len, const char *rows_path,
 	double	   *want,
 			   *phi;
 	double	   *margin;
+	float	   *x;
 	GsLimits	lim = gs_default_limits;
 	GsForest   *f = NULL;
 	GsShap	   *s = NULL;
@@ -186,10 +189,12 @@ check_contribs(const unsigned char *bytes, size_t len, const char *rows_path,
 	}
 	phi = malloc(sizeof(double) * width);
 	margin = malloc(sizeof(double) * (size_t) f->n_groups);
+	x = malloc(sizeof(float) * (size_t) f->n_features);
 	for (size_t r = 0; r < n_rows; r++)
 	{
-		const float *x = rows + r * (size_t) f->n_features;
-
+		/* as the glue does: values the model takes as missing besides NaN */
+		memcpy(x, rows + r * (size_t) f->n_features, sizeof(float) * (size_t) f->n_features);
+		gs_forest_mark_missing(f, x, 1, 1);
 		gs_shap_row(s, x, phi);
 		gs_margins_double(f, x, margin);
 		for (int g = 0; g < f->n_groups; g++)
@@ -223,6 +228,7 @@ check_contribs(const unsigned char *bytes, size_t len, const char *rows_path,
 			   n_rows, f->n_groups, worst);
 	free(phi);
 	free(margin);
+	free(x);
 	free(want);
 	gs_shap_free(s);
 	gs_forest_free(f);
