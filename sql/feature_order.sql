@@ -4,7 +4,7 @@
 -- place means the columns are out of order: an ERROR (22023), as XGBoost and
 -- scikit-learn refuse such data, instead of scores of swapped features.
 -- Columns whose names are no feature's name (expressions, other names) are
--- read by position as before.  The model is the demo fraud model, its rows
+-- read by position as before, and so are LightGBM's made-up names.  The model is the demo fraud model, its rows
 -- and XGBoost's scores from tests/fixtures/cases/demo_fraud.csv.
 \getenv abs_srcdir PG_ABS_SRCDIR
 \set m_fraud :abs_srcdir '/tests/fixtures/models/demo_fraud.ubj'
@@ -76,6 +76,27 @@ CALL gpu_score_table('fraud', 'payments', 'id',
 RESET client_min_messages;
 SELECT count(*) AS n, count(*) FILTER (WHERE abs(score - xgb_score) > 1e-6) AS differ_from_xgboost
   FROM payments WHERE id < 1000;
+
+-- LightGBM names features it was not given names for Column_0, Column_1, ...:
+-- such names say nothing of the columns, so columns column_1 .. column_10 (a
+-- numbering from 1) are read by position, not refused
+SELECT gpu_load_model('lgb_unnamed', pg_read_binary_file(:'abs_srcdir' || '/tests/fixtures/models/lgb_binary.txt')) > 0 AS loaded;
+SELECT feature_names[1:3] AS made_up FROM gpu_models WHERE name = 'lgb_unnamed';
+SELECT count(*) AS scored
+  FROM gpu_score_query('lgb_unnamed', 'SELECT 1, 0.5 AS column_1, 1 AS column_2, 2 AS column_3, 0 AS column_4,
+                        1 AS column_5, 3 AS column_6, 0.1 AS column_7, 0.2 AS column_8, 1 AS column_9, 2 AS column_10');
+CREATE TABLE unnamed_rows (id bigint PRIMARY KEY, column_1 real, column_2 real, column_3 real,
+  column_4 real, column_5 real, column_6 real, column_7 real, column_8 real, column_9 real,
+  column_10 real, score real);
+INSERT INTO unnamed_rows SELECT g, g % 3, g % 5, g % 7, 0, 1, g % 2, 0.5, 0.25, 1, g % 4 FROM generate_series(1, 20) g;
+SET client_min_messages = warning;
+CALL gpu_score_table('lgb_unnamed', 'unnamed_rows', 'id',
+                     features => ARRAY['column_1', 'column_2', 'column_3', 'column_4', 'column_5',
+                                       'column_6', 'column_7', 'column_8', 'column_9', 'column_10']::name[]);
+RESET client_min_messages;
+SELECT count(score) AS scored FROM unnamed_rows;
+DROP TABLE unnamed_rows;
+SELECT gpu_drop_model('lgb_unnamed');
 
 DROP TABLE payments;
 SELECT gpu_drop_model('fraud');

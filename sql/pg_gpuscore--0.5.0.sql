@@ -654,6 +654,9 @@ BEGIN
                             WHERE pg_catalog.lower(u.nm COLLATE "C") = pg_catalog.lower(f.col::text COLLATE "C")
                            HAVING pg_catalog.count(*) = 1)) AS o) n
          WHERE m.name = model AND n.o <> f.o
+           -- LightGBM's made-up names (Column_0, ...) say nothing of the columns
+           AND NOT (m.feature_names[f.o] = 'Column_' || (f.o - 1)
+                    AND m.feature_names[n.o] = 'Column_' || (n.o - 1))
          ORDER BY f.o LIMIT 1;
         IF FOUND THEN
             RAISE EXCEPTION 'feature column "%" stands for feature % of model "%" but is named like feature %',

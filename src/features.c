@@ -12,7 +12,8 @@
  * names its features, a column named like a feature other than the one in
  * its place is taken for a mistake (the order of the columns differs from
  * the model's), as XGBoost and scikit-learn refuse such data, instead of
- * scoring every row with features swapped.
+ * scoring every row with features swapped; LightGBM's made-up names
+ * (Column_0, ...) are not names for this.
  */
 #include "postgres.h"
 
@@ -249,6 +250,20 @@ feature_named(const GsModel *gm, const char *name)
 	return n_ci == 1 ? found : -1;
 }
 
+/*
+ * Whether feature f's name is the one LightGBM makes up for an unnamed
+ * feature ("Column_<f>", 0-based): such names say nothing about what the
+ * column holds.
+ */
+static bool
+generated_name(const GsModel *gm, int f)
+{
+	char		made[32];
+
+	snprintf(made, sizeof(made), "Column_%d", f);
+	return gm->feature_names[f] != NULL && strcmp(gm->feature_names[f], made) == 0;
+}
+
 /* Feature f's name for a message, in the server encoding. */
 static const char *
 shown_name(const GsModel *gm, int f)
@@ -268,7 +283,8 @@ gs_check_feature_order(const GsModelRef *m, int f, const char *colname, const ch
 	if (gm->feature_names == NULL || colname == NULL)
 		return;
 	j = feature_named(gm, pg_server_to_any(colname, (int) strlen(colname), PG_UTF8));
-	if (j < 0 || j == f)
+	/* (a column "column_1" in the place of LightGBM's made-up "Column_0" is no sign) */
+	if (j < 0 || j == f || (generated_name(gm, j) && generated_name(gm, f)))
 		return;
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
