@@ -6,6 +6,7 @@
 #include "forest.h"
 #include "cat_names.h"
 #include "onnx_load.h"
+#include "xgb_decode.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -21,42 +22,6 @@ const GsLimits gs_default_limits = {
 	.max_layers = 256,
 	.max_parameters = 256 * 1024 * 1024,
 };
-
-static uint32_t
-le32(const unsigned char *b)
-{
-	return (uint32_t) b[0] | (uint32_t) b[1] << 8 | (uint32_t) b[2] << 16 | (uint32_t) b[3] << 24;
-}
-
-/*
- * XGBoost 1.0 - 1.3 wrote the legacy binary format without the magic: the
- * learner's 136-byte header with the version (1.x or 2.x) at bytes 20 - 27,
- * then the objective's name (uint64 length, lower-case letters, digits,
- * ':' and '_').
- */
-static bool
-looks_like_xgb_binary(const unsigned char *b, size_t len)
-{
-	uint32_t	major,
-				minor;
-	uint64_t	n;
-
-	if (len < 136 + 8 + 3)
-		return false;
-	major = le32(b + 20);
-	minor = le32(b + 24);
-	n = (uint64_t) le32(b + 136) | (uint64_t) le32(b + 140) << 32;
-	if (major < 1 || major > 2 || minor > 99 || n < 3 || n > 64 || len < 144 + n)
-		return false;
-	for (uint64_t i = 0; i < n; i++)
-	{
-		unsigned char c = b[144 + i];
-
-		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == ':' || c == '_'))
-			return false;
-	}
-	return true;
-}
 
 /* Detect the format of model bytes; see forest.h. */
 GsModelFormat
@@ -85,7 +50,7 @@ gs_model_detect_format(const unsigned char *b, size_t len)
 	while (i < len && isspace(b[i]))
 		i++;
 	if (i >= len || b[i] != '{')
-		return looks_like_xgb_binary(b, len) ? GS_FORMAT_XGBOOST_BINARY : GS_FORMAT_AUTO;
+		return gs_xgb_binary_detect(b, len) ? GS_FORMAT_XGBOOST_BINARY : GS_FORMAT_AUTO;
 	if (i == 0 && len > 1 && strchr("iUIlL$#}", b[1]) && b[1] != '\0')
 		return GS_FORMAT_XGBOOST_UBJ;
 	i++;

@@ -335,6 +335,31 @@ read_attributes(Reader *r, json_t *attrs)
 	return !r->err[0];
 }
 
+/* Whether bytes without the magic look like the binary format; see xgb_decode.h. */
+bool
+gs_xgb_binary_detect(const unsigned char *b, size_t len)
+{
+	uint32_t	major,
+				minor;
+	uint64_t	n;
+
+	if (len < LEARNER_PARAM_BYTES + 8 + 3)
+		return false;
+	major = u32_at(b + 20);
+	minor = u32_at(b + 24);
+	n = (uint64_t) u32_at(b + LEARNER_PARAM_BYTES) | (uint64_t) u32_at(b + LEARNER_PARAM_BYTES + 4) << 32;
+	if (major < 1 || major > 2 || minor > 99 || n < 3 || n > 64 || len < LEARNER_PARAM_BYTES + 8 + n)
+		return false;
+	for (uint64_t i = 0; i < n; i++)
+	{
+		unsigned char c = b[LEARNER_PARAM_BYTES + 8 + i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == ':' || c == '_'))
+			return false;
+	}
+	return true;
+}
+
 /* Decode the binary format; see xgb_decode.h. */
 json_t *
 gs_xgb_binary_decode(const unsigned char *bytes, size_t len, const GsInterrupt *intr,

@@ -28,4 +28,12 @@ extern json_t *gs_xgb_decode(const unsigned char *bytes, size_t len,
 extern json_t *gs_xgb_binary_decode(const unsigned char *bytes, size_t len,
 									const GsInterrupt *intr, GsStatus *st);
 
+/*
+ * Whether bytes without the magic "binf" (XGBoost 1.0 - 1.3 wrote none) look
+ * like the binary format: the learner header with a version 1.x or 2.x at
+ * bytes 20 - 27, then an objective's name (uint64 length, lower-case
+ * letters, digits, ':' and '_').
+ */
+extern bool gs_xgb_binary_detect(const unsigned char *bytes, size_t len);
+
 #endif							/* GS_XGB_DECODE_H */
