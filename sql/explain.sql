@@ -157,6 +157,16 @@ CREATE TRIGGER alert_zero AFTER INSERT ON payments_in REFERENCING NEW TABLE AS n
 INSERT INTO payments_in SELECT * FROM payments LIMIT 1;
 DROP TRIGGER alert_zero ON payments_in;
 DROP TABLE plain_alerts;
+-- and a model with one output: multi:softmax scores the class, and each
+-- class has contributions of its own, none of them the score's
+SELECT gpu_load_model('iris', pg_read_binary_file(:'fx' || '/models/iris_softmax.json')) > 0 AS loaded;
+CREATE TABLE flowers (id bigint, f0 real, f1 real, f2 real, f3 real);
+CREATE TRIGGER alert_iris AFTER INSERT ON flowers REFERENCING NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION gpu_alert_trigger('model=iris', 'key_column=id', 'threshold=1',
+                                                        'alerts_table=payment_alerts', 'reasons=2',
+                                                        'features=f0,f1,f2,f3');
+INSERT INTO flowers VALUES (1, 6.3, 3.3, 6.0, 2.5);
+DROP TABLE flowers;
 
 -- A replaced model is explained as its new version, in the same session.
 -- Each model version's explainer (its parse with covers) is kept once per
@@ -228,4 +238,4 @@ SELECT count(*) AS alerts, count(*) FILTER (WHERE a.score = c.score AND a.reason
 SELECT engine, batches FROM gpu_engine_stats() WHERE engine = 'gpu';
 DROP TABLE payments, payments_in, payment_alerts, cpu_alerts;
 
-SELECT gpu_drop_model(name) FROM gpu_models WHERE name IN ('fraud', 'classes', 'net', 'onnx_forest', 'odd_covers', 'lcat') ORDER BY name;
+SELECT gpu_drop_model(name) FROM gpu_models WHERE name IN ('fraud', 'classes', 'net', 'onnx_forest', 'odd_covers', 'lcat', 'iris') ORDER BY name;

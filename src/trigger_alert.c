@@ -238,6 +238,17 @@ alert_trigger_setup(TriggerData *td, AlertRun *run)
 	{
 		int			nf = run->fm.n;
 
+		/*
+		 * The reasons rank the contributions to the one score a row gets; a
+		 * multi-class model (multi:softmax scores the class) has one set of
+		 * contributions per class, and none of them is that score's.
+		 */
+		if (run->model->forest != NULL && run->model->forest->n_groups != 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg(TRIG_FMT "reasons need a model with one output, model \"%s\" has %d classes",
+							TRIG_ARGS(id), run->model->name, run->model->forest->n_groups),
+					 errhint("Leave out reasons=, or explain the alerts with gpu_explain(), which gives each class's contributions.")));
 		run->shap = gs_model_explainer(run->model);
 		run->row = palloc(sizeof(float) * nf);
 		run->phi = palloc(sizeof(double) * (nf + 1));
