@@ -208,6 +208,12 @@ SELECT gpu_load_model('odd_covers', convert_to(replace(convert_from(pg_read_bina
                       '"sum_hessian":[3.75E3', '"sum_hessian":[3.76E3'), 'UTF8')) > 0 AS loaded;
 SELECT gpu_score('odd_covers', array_fill(1, ARRAY[30])::real[]) BETWEEN 0 AND 1 AS scores;
 SELECT * FROM gpu_explain('odd_covers', array_fill(1, ARRAY[30])::real[]);
+-- a row's explanation is one value per feature and class: a model that
+-- declares 100000 classes over 2000 features would need 1.6 GB for it
+SELECT gpu_load_model('wide', convert_to(replace(replace(replace(convert_from(pg_read_binary_file(:'fx' || '/models/stumps.json'), 'UTF8'),
+                      '"num_class":"0"', '"num_class":"100000"'), '"num_feature":"30"', '"num_feature":"2000"'),
+                      '"binary:logistic"', '"multi:softprob"'), 'UTF8')) > 0 AS loaded;
+SELECT * FROM gpu_explain('wide', array_fill(1, ARRAY[2000])::real[]);
 SELECT * FROM gpu_explain_query('fraud', 'SELECT id, x FROM tx', top => 0);
 SELECT * FROM gpu_explain_query('lcat', 'SELECT id, amount, country FROM payments');
 SELECT * FROM gpu_explain_query('lcat', NULL);
@@ -238,4 +244,4 @@ SELECT count(*) AS alerts, count(*) FILTER (WHERE a.score = c.score AND a.reason
 SELECT engine, batches FROM gpu_engine_stats() WHERE engine = 'gpu';
 DROP TABLE payments, payments_in, payment_alerts, cpu_alerts;
 
-SELECT gpu_drop_model(name) FROM gpu_models WHERE name IN ('fraud', 'classes', 'net', 'onnx_forest', 'odd_covers', 'lcat', 'iris') ORDER BY name;
+SELECT gpu_drop_model(name) FROM gpu_models WHERE name IN ('fraud', 'classes', 'net', 'onnx_forest', 'odd_covers', 'lcat', 'iris', 'wide') ORDER BY name;

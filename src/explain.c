@@ -59,6 +59,12 @@ gs_model_explainer(GsModelRef *m)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("model \"%s\" is a neural network: gpu_explain explains tree ensembles", m->name)));
+	if ((Size) m->forest->n_groups * (Size) (m->model->n_features + 1) > MaxAllocSize / sizeof(double))
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("model \"%s\" has too many outputs and features to explain", m->name),
+				 errdetail("A row's explanation would hold %d outputs of %d features and a bias each, more than one allocation can hold.",
+						   m->forest->n_groups, m->model->n_features)));
 	if (!gs_catalog_fetch(m->name, &model_id, &version, &fmt, &bytes, NULL, NULL) ||
 		model_id != m->model_id)
 		ereport(ERROR,

@@ -38,6 +38,9 @@ static const GsLimits fuzz_limits = {
 	.max_features = 1 << 16,
 };
 
+/* The most contributions (doubles) a row the checker explains: 32 MB. */
+#define FUZZ_MAX_EXPLAIN_WIDTH ((size_t) 1 << 22)
+
 /* Report a broken invariant and abort (libFuzzer saves the input). */
 static inline void
 fuzz_fail(const char *fmt,...)
@@ -277,13 +280,24 @@ fuzz_explain_forest(const GsForest *f, const uint8_t *seed, size_t seed_len)
 {
 	size_t		nf = (size_t) f->n_features,
 				width = (size_t) f->n_groups * (nf + 1);
-	float	   *row = malloc(sizeof(float) * nf);
-	double	   *m1 = malloc(sizeof(double) * (size_t) f->n_groups);
-	double	   *phi = malloc(sizeof(double) * width);
+	float	   *row;
+	double	   *m1;
+	double	   *phi;
 	GsShap	   *s = NULL;
 	GsStatus	st;
 	GsCode		rc;
 
+	/*
+	 * The contributions take n_groups * (n_features + 1) doubles a row: a
+	 * few bytes can declare 100000 classes over 65536 features (gigabytes,
+	 * past libFuzzer's memory limit).  The glue refuses what palloc cannot
+	 * hold (explain.c); the checker explains what fits its own budget.
+	 */
+	if (width > FUZZ_MAX_EXPLAIN_WIDTH)
+		return;
+	row = malloc(sizeof(float) * nf);
+	m1 = malloc(sizeof(double) * (size_t) f->n_groups);
+	phi = malloc(sizeof(double) * width);
 	if (!row || !m1 || !phi)
 		fuzz_fail("out of memory in the checker");
 	rc = gs_shap_new(f, &gs_malloc_allocator, &s, &st);
