@@ -117,6 +117,17 @@ BEGIN
         RAISE EXCEPTION 'batch_size must be between 1 and 10000000, not %', batch_size
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
+    -- it writes: say so before the first lock (on a hot standby a lock or a
+    -- FOR SHARE would fail with a message about those instead)
+    IF pg_catalog.current_setting('transaction_read_only')::boolean THEN
+        IF pg_catalog.pg_is_in_recovery() THEN
+            RAISE EXCEPTION 'cannot execute gpu_score_table in a read-only transaction'
+                USING ERRCODE = 'read_only_sql_transaction',
+                      HINT = 'This server is a hot standby: score tables on the primary; gpu_score_query reads scores here.';
+        END IF;
+        RAISE EXCEPTION 'cannot execute gpu_score_table in a read-only transaction'
+            USING ERRCODE = 'read_only_sql_transaction';
+    END IF;
 
     SELECT a.atttypid::regtype INTO key_type FROM pg_catalog.pg_attribute a
      WHERE a.attrelid = source AND a.attname = key_column AND a.attnum > 0 AND NOT a.attisdropped;

@@ -18,6 +18,8 @@
 #include "access/genam.h"
 #include "access/htup_details.h"
 #include "access/table.h"
+#include "access/xact.h"
+#include "access/xlog.h"
 #include "catalog/indexing.h"
 #include "catalog/pg_extension.h"
 #include "catalog/namespace.h"
@@ -442,6 +444,22 @@ store_model(const char *name, bytea *model, const char *format_name, float missi
 	return version;
 }
 
+/*
+ * Refuse to change the catalog in a read-only transaction, with the hint
+ * that matters on a hot standby, before anything is read or locked (a lock
+ * taken first would fail with a message about lock modes instead).
+ */
+static void
+refuse_if_read_only(const char *what)
+{
+	if (XactReadOnly)
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("cannot execute %s in a read-only transaction", what),
+				 RecoveryInProgress() ?
+				 errhint("This server is a hot standby: load and drop models on the primary; the standby scores them once it has replayed the change.") : 0));
+}
+
 /* Text argument argno, or ERROR naming what is NULL. */
 static char *
 text_arg(FunctionCallInfo fcinfo, int argno, const char *what)
@@ -477,6 +495,7 @@ gpuscore_gpu_load_model(PG_FUNCTION_ARGS)
 	char	   *format;
 	bytea	   *model;
 
+	refuse_if_read_only("gpu_load_model()");
 	if (PG_ARGISNULL(1))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
@@ -538,6 +557,7 @@ gpuscore_gpu_load_model_file(PG_FUNCTION_ARGS)
 	char	   *path = text_arg(fcinfo, 1, "model file path");
 	char	   *format = text_arg(fcinfo, 2, "model format");
 
+	refuse_if_read_only("gpu_load_model_file()");
 	if (!has_privs_of_role(GetUserId(), ROLE_PG_READ_SERVER_FILES))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
@@ -562,13 +582,15 @@ gpuscore_gpu_drop_model(PG_FUNCTION_ARGS)
 	bool		missing_ok = !PG_ARGISNULL(1) && PG_GETARG_BOOL(1);
 	Oid			relid,
 				owner;
-	char	   *table = store_qualified_name(&relid, &owner);
+	char	   *table;
 	OwnerSwitch sw;
 	Oid			argtypes[1] = {TEXTOID};
 	Datum		args[1] = {CStringGetTextDatum(name)};
 	uint64		n;
 	int			rc;
 
+	refuse_if_read_only("gpu_drop_model()");
+	table = store_qualified_name(&relid, &owner);
 	LockDatabaseObject(RelationRelationId, relid, 0, ShareUpdateExclusiveLock);
 	become_owner(owner, &sw);
 	SPI_connect();
