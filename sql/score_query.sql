@@ -30,6 +30,15 @@ SELECT count(*) AS differing
   FROM gpu_score_query('iris', 'SELECT id, ARRAY[sepal_l, sepal_w, petal_l, petal_w]::real[] FROM flowers') q
   JOIN gpu_score_query('iris', 'SELECT id, sepal_l, sepal_w, petal_l, petal_w FROM flowers') r USING (id)
  WHERE q.score IS DISTINCT FROM r.score;
+-- The array may be of any numeric type, as gpu_score's: numeric[], smallint[],
+-- integer[] or bigint[] as well (here numbers that are whole, so that each
+-- type holds them exactly).
+SELECT t AS array_type, count(*) AS n,
+       count(*) FILTER (WHERE q.score IS DISTINCT FROM r.score) AS differing
+  FROM unnest(ARRAY['numeric[]', 'smallint[]', 'integer[]', 'bigint[]', 'double precision[]']) t,
+       gpu_score_query('iris', format('SELECT id, ARRAY[id %% 8, id %% 5, id %% 7, petal_w]::%s FROM flowers', t)) q
+  JOIN gpu_score_query('iris', 'SELECT id, id % 8, id % 5, id % 7, petal_w FROM flowers') r USING (id)
+ GROUP BY t ORDER BY t;
 
 -- Keys may be any integer type, and NULL.
 SELECT * FROM gpu_score_query('iris', 'SELECT 7::smallint, 5.1, 3.5, 1.4, 0.2 UNION ALL SELECT NULL, 6.7, 3.0, 5.2, 2.3') ORDER BY id;
@@ -47,6 +56,7 @@ SELECT * FROM gpu_score_query('iris', 'SELECT id, sepal_l, sepal_w FROM flowers'
 SELECT * FROM gpu_score_query('iris', 'SELECT sepal_l, sepal_l, sepal_w, petal_l, petal_w FROM flowers');
 SELECT * FROM gpu_score_query('iris', 'SELECT id, sepal_l, sepal_w, petal_l, ''x''::text FROM flowers');
 SELECT * FROM gpu_score_query('iris', 'SELECT id FROM flowers');
+SELECT * FROM gpu_score_query('iris', 'SELECT id, ARRAY[sepal_l::text] FROM flowers');
 SELECT * FROM gpu_score_query('iris', 'DELETE FROM flowers');
 SELECT * FROM gpu_score_query('iris', 'SELECT nonsense FROM flowers');
 SELECT * FROM gpu_score_query('iris', 'SELECT 1, ''Infinity''::float8, 1, 1, 1');

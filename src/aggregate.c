@@ -414,7 +414,7 @@ column_args(FunctionCallInfo fcinfo)
 					 errmsg("feature %d of gpu_score_agg has type %s, which cannot hold a feature",
 							i + 1, format_type_be(type)),
 					 errhint("Features must be real, double precision, smallint, integer, bigint, numeric or boolean, or text for a categorical feature with named categories.")));
-		if (ca->kinds[i] == GS_COL_FLOAT4_ARRAY || ca->kinds[i] == GS_COL_FLOAT8_ARRAY)
+		if (gs_col_kind_is_array(ca->kinds[i]))
 		{
 			if (n != 1)
 				ereport(ERROR,

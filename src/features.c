@@ -67,6 +67,12 @@ gs_column_kind(Oid type, GsColKind *kind)
 		case FLOAT8ARRAYOID:
 			*kind = GS_COL_FLOAT8_ARRAY;
 			return true;
+		case NUMERICARRAYOID:
+		case INT2ARRAYOID:
+		case INT4ARRAYOID:
+		case INT8ARRAYOID:
+			*kind = GS_COL_NUMBER_ARRAY;
+			return true;
 		case TEXTOID:
 		case VARCHAROID:
 			*kind = GS_COL_TEXT;
@@ -76,6 +82,14 @@ gs_column_kind(Oid type, GsColKind *kind)
 			return true;
 	}
 	return false;
+}
+
+/* Whether a column of this kind holds all features in one array; see gpuscore.h. */
+bool
+gs_col_kind_is_array(GsColKind kind)
+{
+	return kind == GS_COL_FLOAT4_ARRAY || kind == GS_COL_FLOAT8_ARRAY ||
+		kind == GS_COL_NUMBER_ARRAY;
 }
 
 /* Convert one non-NULL scalar column value to double; see gpuscore.h. */

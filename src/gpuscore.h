@@ -152,6 +152,8 @@ typedef enum GsColKind
 	GS_COL_BOOL,
 	GS_COL_FLOAT4_ARRAY,		/* all features in one real[] column */
 	GS_COL_FLOAT8_ARRAY,		/* all features in one double precision[] column */
+	GS_COL_NUMBER_ARRAY,		/* all features in one numeric[], smallint[],
+								 * integer[] or bigint[] column */
 	GS_COL_TEXT,				/* text or varchar: a category by name */
 	GS_COL_BPCHAR,				/* char(n): the same, trailing blanks ignored */
 	GS_COL_ENUM					/* an enum: its label is the name */
@@ -221,6 +223,9 @@ extern void gs_query_row(const GsQueryShape *shape, const GsModelRef *m, const D
 extern void gs_run_query(const char *query, DestReceiver *dest, const char *function);
 
 /* ---- categories.c: categorical features given by name ---- */
+
+/* Whether a column of this kind holds all features in one array. */
+extern bool gs_col_kind_is_array(GsColKind kind);
 
 /* Whether a column of this kind holds category names (text, char). */
 extern bool gs_col_kind_is_text(GsColKind kind);

@@ -70,24 +70,31 @@ gs_query_shape(TupleDesc desc, const GsModelRef *m, GsQueryShape *shape)
 	shape->kinds = palloc0(sizeof(GsColKind) * desc->natts);
 	shape->array_features = false;
 	if (desc->natts == 2 && gs_column_kind(TupleDescAttr(desc, 1)->atttypid, &shape->kinds[1]) &&
-		(shape->kinds[1] == GS_COL_FLOAT4_ARRAY || shape->kinds[1] == GS_COL_FLOAT8_ARRAY))
+		gs_col_kind_is_array(shape->kinds[1]))
 	{
 		shape->array_features = true;
 		return;
 	}
+	if (desc->natts == 2 && type_is_array(TupleDescAttr(desc, 1)->atttypid))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("query column \"%s\" has type %s, which cannot hold the features",
+						NameStr(TupleDescAttr(desc, 1)->attname),
+						format_type_be(TupleDescAttr(desc, 1)->atttypid)),
+				 errhint("A feature array must be real[], double precision[], numeric[], smallint[], integer[] or bigint[].")));
 	if (desc->natts - 1 != nf)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("model \"%s\" expects %d features, the query returns %d feature columns",
-						m->name, nf, desc->natts - 1),
+				 errmsg_plural("model \"%s\" expects %d features, the query returns %d feature column",
+							   "model \"%s\" expects %d features, the query returns %d feature columns",
+							   desc->natts - 1, m->name, nf, desc->natts - 1),
 				 errhint("The first column is the row key; the others are the features in model order.")));
 	shape->all_float4 = true;
 	for (int i = 1; i < desc->natts; i++)
 	{
 		Form_pg_attribute att = TupleDescAttr(desc, i);
 
-		if (!gs_column_kind(att->atttypid, &shape->kinds[i]) ||
-			shape->kinds[i] == GS_COL_FLOAT4_ARRAY || shape->kinds[i] == GS_COL_FLOAT8_ARRAY)
+		if (!gs_column_kind(att->atttypid, &shape->kinds[i]) || gs_col_kind_is_array(shape->kinds[i]))
 			ereport(ERROR,
 					(errcode(ERRCODE_DATATYPE_MISMATCH),
 					 errmsg("query column \"%s\" has type %s, which cannot be a feature",

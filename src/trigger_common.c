@@ -329,8 +329,7 @@ trig_resolve_features(const TrigIdent *id, TupleDesc desc, const GsModelRef *m,
 		AttrNumber	attnum = trig_require_column(id, desc, name, detail);
 		Form_pg_attribute att = TupleDescAttr(desc, attnum - 1);
 
-		if (!gs_column_kind(att->atttypid, &fm->kind[i]) ||
-			fm->kind[i] == GS_COL_FLOAT4_ARRAY || fm->kind[i] == GS_COL_FLOAT8_ARRAY)
+		if (!gs_column_kind(att->atttypid, &fm->kind[i]) || gs_col_kind_is_array(fm->kind[i]))
 			ereport(ERROR,
 					(errcode(ERRCODE_DATATYPE_MISMATCH),
 					 errmsg(TRIG_FMT "column \"%s\" has type %s, which cannot be a feature",
