@@ -28,6 +28,22 @@ SELECT count(*) AS n, count(DISTINCT s.id) AS ids,
   FROM gpu_scores((SELECT gpu_score_agg('bc', id, f) FROM agg_rows)) s
   JOIN agg_rows r USING (id);
 
+-- Arrays of numeric, integer or bigint (ARRAY[...] of columns of those types)
+-- score as gpu_score scores the same values as real[].
+CREATE TEMP TABLE agg_whole AS
+  SELECT id, ARRAY(SELECT round(v::numeric) FROM unnest(f) WITH ORDINALITY u(v, k) ORDER BY k) AS n
+    FROM agg_rows;
+SELECT 'numeric[]' AS array_type, count(*) AS n,
+       count(*) FILTER (WHERE s.score IS DISTINCT FROM gpu_score('bc', w.n::real[])) AS differing
+  FROM gpu_scores((SELECT gpu_score_agg('bc', id, n) FROM agg_whole)) s JOIN agg_whole w USING (id)
+UNION ALL
+SELECT 'integer[]', count(*), count(*) FILTER (WHERE s.score IS DISTINCT FROM gpu_score('bc', w.n::real[]))
+  FROM gpu_scores((SELECT gpu_score_agg('bc', id, n::integer[]) FROM agg_whole)) s JOIN agg_whole w USING (id)
+UNION ALL
+SELECT 'bigint[]', count(*), count(*) FILTER (WHERE s.score IS DISTINCT FROM gpu_score('bc', w.n::real[]))
+  FROM gpu_scores((SELECT gpu_score_agg('bc', id, n::bigint[]) FROM agg_whole)) s JOIN agg_whole w USING (id);
+DROP TABLE agg_whole;
+
 -- GROUP BY: one result (one batch set) per group.
 SELECT a.grp, count(*) AS n,
        count(*) FILTER (WHERE s.score IS DISTINCT FROM gpu_score('bc', r.f)) AS differing,

@@ -459,3 +459,52 @@ BEGIN
         CASE WHEN n_batches = 1 THEN 'batch' ELSE 'batches' END;
 END
 $proc$;
+
+-- The same for the other arrays gpu_score takes: without these an array of
+-- numeric (or integer, or bigint) columns, ARRAY[amount, hour], would match
+-- both the real[] form (by an implicit cast) and the VARIADIC "any" form below.
+CREATE FUNCTION @extschema@.gpu_score_agg_transfn(internal, text, bigint, numeric[])
+RETURNS internal AS 'MODULE_PATHNAME', 'gpuscore_gpu_score_agg_transfn'
+LANGUAGE C STABLE PARALLEL SAFE COST 100;
+CREATE AGGREGATE @extschema@.gpu_score_agg(model text, id bigint, features numeric[]) (
+    SFUNC = @extschema@.gpu_score_agg_transfn,
+    STYPE = internal,
+    FINALFUNC = @extschema@.gpu_score_agg_finalfn,
+    FINALFUNC_MODIFY = READ_WRITE,
+    COMBINEFUNC = @extschema@.gpu_score_agg_combinefn,
+    SERIALFUNC = @extschema@.gpu_score_agg_serialfn,
+    DESERIALFUNC = @extschema@.gpu_score_agg_deserialfn,
+    PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE @extschema@.gpu_score_agg(text, bigint, numeric[]) IS
+'gpu_score_agg with the features as a numeric[] array';
+CREATE FUNCTION @extschema@.gpu_score_agg_transfn(internal, text, bigint, integer[])
+RETURNS internal AS 'MODULE_PATHNAME', 'gpuscore_gpu_score_agg_transfn'
+LANGUAGE C STABLE PARALLEL SAFE COST 100;
+CREATE AGGREGATE @extschema@.gpu_score_agg(model text, id bigint, features integer[]) (
+    SFUNC = @extschema@.gpu_score_agg_transfn,
+    STYPE = internal,
+    FINALFUNC = @extschema@.gpu_score_agg_finalfn,
+    FINALFUNC_MODIFY = READ_WRITE,
+    COMBINEFUNC = @extschema@.gpu_score_agg_combinefn,
+    SERIALFUNC = @extschema@.gpu_score_agg_serialfn,
+    DESERIALFUNC = @extschema@.gpu_score_agg_deserialfn,
+    PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE @extschema@.gpu_score_agg(text, bigint, integer[]) IS
+'gpu_score_agg with the features as a integer[] array';
+CREATE FUNCTION @extschema@.gpu_score_agg_transfn(internal, text, bigint, bigint[])
+RETURNS internal AS 'MODULE_PATHNAME', 'gpuscore_gpu_score_agg_transfn'
+LANGUAGE C STABLE PARALLEL SAFE COST 100;
+CREATE AGGREGATE @extschema@.gpu_score_agg(model text, id bigint, features bigint[]) (
+    SFUNC = @extschema@.gpu_score_agg_transfn,
+    STYPE = internal,
+    FINALFUNC = @extschema@.gpu_score_agg_finalfn,
+    FINALFUNC_MODIFY = READ_WRITE,
+    COMBINEFUNC = @extschema@.gpu_score_agg_combinefn,
+    SERIALFUNC = @extschema@.gpu_score_agg_serialfn,
+    DESERIALFUNC = @extschema@.gpu_score_agg_deserialfn,
+    PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE @extschema@.gpu_score_agg(text, bigint, bigint[]) IS
+'gpu_score_agg with the features as a bigint[] array';
