@@ -108,6 +108,15 @@ SELECT pg_temp.check_format(m, m || '.txt', 'auto', :'abs_srcdir' || '/tests/fix
                     'lgb_inf_threshold', 'lgb_zero_threshold', 'lgb_zero_threshold_nomissing',
                     'lgb_zero_threshold_zam', 'lgb_sigmoid_binary', 'lgb_sigmoid_ova',
                     'lgb_sigmoid_rf']) m;
+-- LightGBM trained with a custom objective (the focal loss; a softmax by hand for 3
+-- classes): the file names no objective, and the scores are the raw scores, as LightGBM's
+-- predict gives them (a NOTICE says so at load)
+SELECT pg_temp.check_format(m, m || '.txt', 'auto', :'abs_srcdir' || '/tests/fixtures')
+  FROM unnest(ARRAY['lgb_custom_focal', 'lgb_custom_multiclass']) m;
+SELECT name, objective, n_outputs FROM gpu_models WHERE name LIKE 'lgb_custom%' ORDER BY name;
+SET client_min_messages = notice;
+SELECT gpu_load_model('lgb_custom_focal', pg_read_binary_file(:'abs_srcdir' || '/tests/fixtures/models/lgb_custom_focal.txt')) > 0 AS reloaded;
+SET client_min_messages = warning;
 -- LightGBM 3.3.5 (model format v3)
 SELECT pg_temp.check_format(m, m || '.txt', 'auto', :'abs_srcdir' || '/tests/fixtures')
   FROM unnest(ARRAY['lgb3_binary', 'lgb3_multiclass', 'lgb3_rf']) m;

@@ -352,6 +352,11 @@ store_model(const char *name, bytea *model, const char *format_name, float missi
 				 errdetail("Text cannot be given for such a feature; the features whose names are kept take text."),
 				 errhint("Pass the feature's category codes: the positions of its categories in the training DataFrame's categories.")));
 	gs_notice_integer_categories(name, gm);
+	if (forest && forest->format == GS_FORMAT_LIGHTGBM && strcmp(forest->objective, "custom") == 0)
+		ereport(NOTICE,
+				(errmsg("model \"%s\" was trained with a custom objective: its scores are raw scores", name),
+				 errdetail("The file names no objective, so it does not say how to turn raw scores into predictions; LightGBM's predict gives the raw scores too."),
+				 errhint("Apply the objective's link in SQL, for example 1 / (1 + exp(-score)) after a logistic (focal) loss.")));
 	/* a network's "objective": what its score is */
 	if (mlp)
 		snprintf(objective, sizeof(objective), "%s",

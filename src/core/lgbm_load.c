@@ -385,10 +385,17 @@ build_lgbm(const char *text, const GsLimits *lim, GsForest *f, GsStatus *st)
 	/* objective */
 	if (h.objective == NULL)
 	{
-		gs_status_set(st, GS_ERR_UNSUPPORTED, "LightGBM model without an objective is not supported");
-		gs_status_detail(st, "Models trained with a custom objective do not say how to turn raw scores into predictions.");
-		return st->code;
+		/*
+		 * A model trained with a custom objective (a callable, or
+		 * objective="none") names none: LightGBM's predict, and the
+		 * scikit-learn API's predict_proba, give its raw scores, one per
+		 * class when it has several.
+		 */
+		tf = GS_TRANSFORM_IDENTITY;
+		multiclass = h.num_class > 1;
+		snprintf(f->objective, sizeof(f->objective), "custom");
 	}
+	else
 	{
 		size_t		n = strcspn(h.objective, "\r\n");
 
