@@ -165,6 +165,9 @@ typedef enum GsColKind
  */
 extern bool gs_column_kind(Oid type, GsColKind *kind);
 
+/* Whether a column of this kind holds all features in one array. */
+extern bool gs_col_kind_is_array(GsColKind kind);
+
 /*
  * Convert one non-NULL scalar column value (not an array kind) to double;
  * numeric values beyond double range become +-Inf.
@@ -223,9 +226,6 @@ extern void gs_query_row(const GsQueryShape *shape, const GsModelRef *m, const D
 extern void gs_run_query(const char *query, DestReceiver *dest, const char *function);
 
 /* ---- categories.c: categorical features given by name ---- */
-
-/* Whether a column of this kind holds all features in one array. */
-extern bool gs_col_kind_is_array(GsColKind kind);
 
 /* Whether a column of this kind holds category names (text, char). */
 extern bool gs_col_kind_is_text(GsColKind kind);
