@@ -299,7 +299,18 @@ store_model(const char *name, bytea *model, const char *format_name, float missi
 				 errhint("Use 'auto', 'xgboost-json', 'xgboost-ubj', 'xgboost-binary', 'lightgbm', 'onnx' or 'onnx-autoencoder'.")));
 	if (fmt == GS_FORMAT_AUTO)
 	{
+		const char *hint;
+		const char *kind;
+
 		fmt = gs_model_detect_format((unsigned char *) VARDATA_ANY(model), len);
+		kind = fmt == GS_FORMAT_AUTO ?
+			gs_model_foreign_kind((unsigned char *) VARDATA_ANY(model), len, &hint) : NULL;
+		if (kind)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("model \"%s\" is %s, which gpu_load_model cannot read", name, kind),
+					 errdetail("gpu_load_model reads XGBoost models (JSON, UBJSON or the binary format), LightGBM text models and ONNX."),
+					 errhint("%s", hint)));
 		if (fmt == GS_FORMAT_AUTO && len > 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

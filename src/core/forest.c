@@ -23,6 +23,8 @@ const GsLimits gs_default_limits = {
 	.max_parameters = 256 * 1024 * 1024,
 };
 
+static bool lgbm_json_dump(const unsigned char *b, size_t len);
+
 /* Detect the format of model bytes; see forest.h. */
 GsModelFormat
 gs_model_detect_format(const unsigned char *b, size_t len)
@@ -57,8 +59,102 @@ gs_model_detect_format(const unsigned char *b, size_t len)
 	while (i < len && isspace(b[i]))
 		i++;
 	if (i < len && (b[i] == '"' || b[i] == '}'))
-		return GS_FORMAT_XGBOOST_JSON;
+		return lgbm_json_dump(b, len) ? GS_FORMAT_AUTO : GS_FORMAT_XGBOOST_JSON;
 	return GS_FORMAT_AUTO;
+}
+
+/* Whether the first n bytes of b (at most) contain the string s. */
+static bool
+head_contains(const unsigned char *b, size_t len, size_t n, const char *s)
+{
+	size_t		k = strlen(s);
+
+	n = n < len ? n : len;
+	for (size_t i = 0; i + k <= n; i++)
+		if (memcmp(b + i, s, k) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * Whether b starts like LightGBM's dump_model() written as JSON:
+ * {"name": "tree", ... (an XGBoost JSON model starts {"learner": ...).
+ */
+static bool
+lgbm_json_dump(const unsigned char *b, size_t len)
+{
+	static const char *const parts[] = {"{", "\"name\"", ":", "\"tree\""};
+	size_t		i = 0;
+
+	for (int k = 0; k < 4; k++)
+	{
+		size_t		n = strlen(parts[k]);
+
+		while (i < len && isspace(b[i]))
+			i++;
+		if (len - i < n || memcmp(b + i, parts[k], n) != 0)
+			return false;
+		i += n;
+	}
+	return true;
+}
+
+/* What known file that is no model the bytes are; see forest.h. */
+const char *
+gs_model_foreign_kind(const unsigned char *b, size_t len, const char **hint)
+{
+	size_t		i = 0;
+
+	*hint = NULL;
+	if (len >= 2 && b[0] == 0x80 && b[1] >= 2 && b[1] <= 5)
+	{
+		*hint = "Load it in Python and save the model in its library's own format: XGBoost booster.save_model(\"model.json\"), LightGBM booster.save_model(\"model.txt\"), a scikit-learn model converted to ONNX with skl2onnx.";
+		return "a pickled Python object (pickle or joblib)";
+	}
+	if (len >= 2 && b[0] == 0x1f && b[1] == 0x8b)
+	{
+		*hint = "Decompress it first (gunzip); a compressed joblib file holds a pickle, which cannot be read: save the model in its library's own format.";
+		return "a gzip-compressed file";
+	}
+	if (len >= 4 && memcmp(b, "PK\003\004", 4) == 0)
+	{
+		*hint = "Export the model to ONNX (torch.onnx.export, tf2onnx) or save it in its library's own format (XGBoost JSON, LightGBM text).";
+		return "a zip archive (a PyTorch .pt, a Keras .keras, an H2O MOJO file or a compressed model)";
+	}
+	if (len >= 8 && memcmp(b, "\211HDF\r\n\032\n", 8) == 0)
+	{
+		*hint = "Export the Keras model to ONNX with tf2onnx.";
+		return "an HDF5 file (a Keras .h5 model)";
+	}
+	if (len >= 4 && memcmp(b, "CBM1", 4) == 0)
+	{
+		*hint = "Save it as ONNX: model.save_model(\"model.onnx\", format=\"onnx\").";
+		return "a CatBoost model (.cbm)";
+	}
+	while (i < len && isspace(b[i]))
+		i++;
+	if (len - i >= 8 && memcmp(b + i, "booster[", 8) == 0)
+	{
+		*hint = "A dump lacks the objective and base score: save the model with booster.save_model(\"model.json\").";
+		return "XGBoost's text dump of its trees (Booster.dump_model)";
+	}
+	if (i < len && b[i] == '[' && head_contains(b + i, len - i, 256, "\"nodeid\""))
+	{
+		*hint = "A dump lacks the objective and base score: save the model with booster.save_model(\"model.json\").";
+		return "XGBoost's JSON dump of its trees (Booster.dump_model with dump_format=\"json\")";
+	}
+	if (lgbm_json_dump(b + i, len - i))
+	{
+		*hint = "Save the model with booster.save_model(\"model.txt\") and load that file.";
+		return "LightGBM's JSON dump (Booster.dump_model)";
+	}
+	if (i < len && b[i] == '<' && (head_contains(b + i, len - i, 256, "<PMML") ||
+								   head_contains(b + i, len - i, 64, "<?xml")))
+	{
+		*hint = "Save the model in its library's own format or as ONNX.";
+		return "an XML document (PMML)";
+	}
+	return NULL;
 }
 
 /* Name of a format as users write it. */

@@ -199,6 +199,15 @@ extern const GsLimits gs_default_limits;
  */
 extern GsModelFormat gs_model_detect_format(const unsigned char *bytes, size_t len);
 
+/*
+ * For bytes that are no model: what known kind of file they are (a pickle, a
+ * zip archive, an HDF5 file, a CatBoost model, a dump of a model's trees,
+ * ...) with *hint set to how to export the model instead; NULL (and *hint
+ * NULL) when they are none of those.  Static strings.
+ */
+extern const char *gs_model_foreign_kind(const unsigned char *bytes, size_t len,
+										 const char **hint);
+
 /* Name of a format as users write it ("xgboost-json"). */
 extern const char *gs_model_format_name(GsModelFormat fmt);
 

@@ -12,6 +12,7 @@
  * status code, and random corruptions of valid models must never crash.
  */
 #include <dirent.h>
+#include <sys/stat.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -499,6 +500,86 @@ test_missing_value(void)
 	free(c.want);
 }
 
+/*
+ * Files that are no model are named, with how to export the model: the
+ * first bytes of each kind (a pickle of protocol 4, a joblib file written
+ * with compress, a zip archive as torch.save and Keras 3 write, a Keras 2
+ * .h5, a CatBoost .cbm, XGBoost's and LightGBM's dumps, PMML), each left
+ * undetected as a model; no model fixture is taken for one of them.
+ */
+static void
+test_foreign_kinds(void)
+{
+	static const struct
+	{
+		const char *bytes;
+		size_t		len;
+		const char *kind;
+	}			cases[] = {
+		{"\x80\x04\x95\x10\x00\x00\x00", 7, "pickled"},
+		{"\x1f\x8b\x08\x00", 4, "gzip"},
+		{"PK\x03\x04\x14\x00", 6, "zip"},
+		{"\x89HDF\r\n\x1a\n\x00", 9, "HDF5"},
+		{"CBM1\x10\x00", 6, "CatBoost"},
+		{"booster[0]:\n0:[f0<0.5] yes=1,no=2\n", 34, "text dump"},
+		{"  [\n  { \"nodeid\": 0, \"depth\": 0 }]", 34, "JSON dump"},
+		{"{\"name\": \"tree\", \"version\": \"v4\", \"tree_info\": []}", 50, "LightGBM's JSON dump"},
+		{"<?xml version=\"1.0\"?><PMML>", 27, "PMML"},
+	};
+	const char *hint;
+	const char *kind;
+	int			named = 0,
+				n = 0;
+	char		counts[64];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+	{
+		const unsigned char *b = (const unsigned char *) cases[i].bytes;
+
+		kind = gs_model_foreign_kind(b, cases[i].len, &hint);
+		check(kind && strstr(kind, cases[i].kind) && hint && hint[0] &&
+			  gs_model_detect_format(b, cases[i].len) == GS_FORMAT_AUTO,
+			  "foreign file %s: named \"%s\", not detected as a model", cases[i].kind,
+			  kind ? kind : "(none)");
+	}
+	check(gs_model_foreign_kind((const unsigned char *) "a,b,c\n1,2,3\n", 12, &hint) == NULL &&
+		  hint == NULL, "%s%s", "a CSV file is no known kind", "");
+	for (int d = 0; d < 2; d++)
+	{
+		const char *dname = d == 0 ? FIXTURES "/models" : FIXTURES "/onnx";
+		DIR		   *dir = opendir(dname);
+		struct dirent *e;
+
+		while (dir && (e = readdir(dir)) != NULL)
+		{
+			char		path[1024];
+			size_t		len;
+			unsigned char *b;
+			struct stat sb;
+
+			if (e->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", dname, e->d_name);
+			if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
+				continue;		/* bad/, trees/ */
+			b = (unsigned char *) gs_read_file(path, &len);
+			if (b == NULL)
+				continue;
+			n++;
+			if (gs_model_foreign_kind(b, len, &hint) != NULL)
+			{
+				named++;
+				fprintf(stderr, "# %s taken for a foreign file\n", e->d_name);
+			}
+			free(b);
+		}
+		if (dir)
+			closedir(dir);
+	}
+	snprintf(counts, sizeof(counts), "%d files, %d named", n, named);
+	check(n > 200 && named == 0, "no model fixture is taken for a foreign file (%s)%s", counts, "");
+}
+
 /* Format detection and names. */
 static void
 test_formats(void)
@@ -516,6 +597,7 @@ test_formats(void)
 		  gs_model_format_parse("pmml", &fmt) != 0, "%s%s", "parses format names", "");
 	check(gs_model_detect_format((const unsigned char *) "tree\nversion=v4\n", 16) == GS_FORMAT_LIGHTGBM,
 		  "%s%s", "detects LightGBM text", "");
+	test_foreign_kinds();
 }
 
 /* Transform helpers agree with XGBoost's definitions on edge values. */
