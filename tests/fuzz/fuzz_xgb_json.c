@@ -3,7 +3,8 @@
  *	  libFuzzer target: arbitrary bytes as an XGBoost JSON model.
  *
  * Runs gs_xgb_load(..., GS_FORMAT_XGBOOST_JSON) and, on GS_FORMAT_AUTO,
- * the format detector too.  A rejected input must give a clean status; an
+ * the format detector too, and gs_model_foreign_kind (files that are no
+ * model: XGBoost's and LightGBM's JSON dumps start like JSON models).  A rejected input must give a clean status; an
  * accepted one must be a forest that holds every invariant the engines trust
  * and scores the same through both CPU paths (fuzz_common.h).  Built and run
  * by tests/fuzz/run.sh; seeds in tests/fuzz/corpus/fuzz_xgb_json/.
@@ -16,8 +17,16 @@ int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	const char *hint;
+	const char *kind;
+
 	fuzz_load_and_check(gs_xgb_load, data, size, GS_FORMAT_XGBOOST_JSON);
 	if (gs_model_detect_format(data, size) == GS_FORMAT_XGBOOST_JSON)
 		fuzz_load_and_check(gs_xgb_load, data, size, GS_FORMAT_AUTO);
+	/* a file that is no model: named with a hint, or neither */
+	kind = gs_model_foreign_kind(data, size, &hint);
+	if ((kind == NULL) != (hint == NULL) || (kind && (!kind[0] || !hint[0])))
+		fuzz_fail("foreign kind \"%s\" with hint \"%s\"", kind ? kind : "(null)",
+				  hint ? hint : "(null)");
 	return 0;
 }
