@@ -35,6 +35,7 @@ SELECT gpu_score('bc', array_fill(1::real, ARRAY[5, 6]));
 SELECT gpu_score('bc', array_fill(1::real, ARRAY[29]) || 'Infinity'::real);
 SELECT gpu_score('wine', array_fill(1::real, ARRAY[13]));
 SELECT gpu_load_model('x', '\x7b7d'::bytea);
+SELECT gpu_load_model('x', '\x69642c610a312c320a'::bytea);
 SELECT gpu_load_model('x', '\x504b0304'::bytea);
 \set VERBOSITY default
 
