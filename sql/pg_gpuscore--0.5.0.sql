@@ -402,7 +402,7 @@ CREATE AGGREGATE @extschema@.gpu_score_agg(model text, id bigint, features integ
     PARALLEL = SAFE
 );
 COMMENT ON AGGREGATE @extschema@.gpu_score_agg(text, bigint, integer[]) IS
-'gpu_score_agg with the features as a integer[] array';
+'gpu_score_agg with the features as an integer[] array';
 CREATE FUNCTION @extschema@.gpu_score_agg_transfn(internal, text, bigint, bigint[])
 RETURNS internal AS 'MODULE_PATHNAME', 'gpuscore_gpu_score_agg_transfn'
 LANGUAGE C STABLE PARALLEL SAFE COST 100;

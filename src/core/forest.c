@@ -103,6 +103,8 @@ lgbm_json_dump(const unsigned char *b, size_t len)
 const char *
 gs_model_foreign_kind(const unsigned char *b, size_t len, const char **hint)
 {
+	static const char xgb_dump_hint[] =
+		"A dump lacks the objective and base score: save the model with booster.save_model(\"model.json\").";
 	size_t		i = 0;
 
 	*hint = NULL;
@@ -135,12 +137,12 @@ gs_model_foreign_kind(const unsigned char *b, size_t len, const char **hint)
 		i++;
 	if (len - i >= 8 && memcmp(b + i, "booster[", 8) == 0)
 	{
-		*hint = "A dump lacks the objective and base score: save the model with booster.save_model(\"model.json\").";
+		*hint = xgb_dump_hint;
 		return "XGBoost's text dump of its trees (Booster.dump_model)";
 	}
 	if (i < len && b[i] == '[' && head_contains(b + i, len - i, 256, "\"nodeid\""))
 	{
-		*hint = "A dump lacks the objective and base score: save the model with booster.save_model(\"model.json\").";
+		*hint = xgb_dump_hint;
 		return "XGBoost's JSON dump of its trees (Booster.dump_model with dump_format=\"json\")";
 	}
 	if (lgbm_json_dump(b + i, len - i))
