@@ -76,8 +76,13 @@ typedef enum GsTransform
 	/* onnxruntime's post-transforms of ONNX-ML tree ensembles (ml_common.h) */
 	GS_TRANSFORM_ORT_LOGISTIC,	/* LOGISTIC, per output */
 	GS_TRANSFORM_ORT_SOFTMAX,	/* SOFTMAX: float sum */
-	GS_TRANSFORM_ORT_SOFTMAX_ZERO	/* SOFTMAX_ZERO: zeros stay zero */
+	GS_TRANSFORM_ORT_SOFTMAX_ZERO,	/* SOFTMAX_ZERO: zeros stay zero */
+	/* new transforms go last: forest images store the number */
+	GS_TRANSFORM_SOFTPLUS,		/* LightGBM cross_entropy_lambda: log(1 + e^m) */
+	GS_TRANSFORM_SIGNED_SQUARE	/* LightGBM reg_sqrt: sign(m) * m^2 */
 } GsTransform;
+
+#define GS_TRANSFORM_LAST GS_TRANSFORM_SIGNED_SQUARE
 
 typedef enum GsModelFormat
 {

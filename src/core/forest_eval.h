@@ -221,10 +221,12 @@ gs_leaf_double(const GsNode *nodes, const float *lo, uint32_t i)
 #define GS_DMUL(a, b)		__dmul_rn((a), (b))
 #define GS_DADD(a, b)		__dadd_rn((a), (b))
 #define GS_DFMA(a, b, c)	__fma_rn((a), (b), (c))
+#define GS_DDIV(a, b)		__ddiv_rn((a), (b))
 #else
 #define GS_DMUL(a, b)		((a) * (b))
 #define GS_DADD(a, b)		((a) + (b))
 #define GS_DFMA(a, b, c)	fma((a), (b), (c))
+#define GS_DDIV(a, b)		((a) / (b))
 #endif
 
 /* 2^(i/32) as doubles' bits, minus i << 47 (glibc's __exp2f_data.tab). */
@@ -322,6 +324,30 @@ gs_ort_logistic(float x)
 }
 
 /*
+ * log(1 + exp(x)) (LightGBM's cross_entropy_lambda output), the same bits on
+ * both engines: max(x, 0) + log1p(e) with e = exp(-|x|) in (0, 1] from
+ * gs_expf, and log1p(e) = 2 atanh(s), s = e / (2 + e) <= 1/3, summed as
+ * its series 2 s (1 + s^2/3 + s^4/5 + ...) in double with explicitly
+ * rounded operations (no libm log, whose last bit differs between glibc and
+ * CUDA).  20 terms leave a truncation error below 1e-19 relative.
+ */
+GS_HD float
+gs_softplus(float x)
+{
+	double		e = (double) gs_expf(-fabsf(x));
+	double		s = GS_DDIV(e, GS_DADD(2.0, e));
+	double		s2 = GS_DMUL(s, s);
+	double		sum = 1.0 / 41.0;
+
+	if (x != x)
+		return x;
+	for (int k = 19; k >= 0; k--)
+		sum = GS_DFMA(sum, s2, 1.0 / (double) (2 * k + 1));
+	return (float) GS_DADD(x > 0.0f ? (double) x : 0.0,
+						   GS_DMUL(GS_DMUL(2.0, s), sum));
+}
+
+/*
  * Turn one row's margins m[0..n_groups) into outputs o[0..n_outputs).
  * m and o may not alias for the softmax/argmax transforms.
  */
@@ -347,6 +373,17 @@ gs_transform_row(GsTransform t, const float *m, int n_groups, float *o)
 		case GS_TRANSFORM_HINGE:
 			for (g = 0; g < n_groups; g++)
 				o[g] = m[g] > 0.0f ? 1.0f : 0.0f;
+			break;
+		case GS_TRANSFORM_SOFTPLUS:
+			for (g = 0; g < n_groups; g++)
+				o[g] = gs_softplus(m[g]);
+			break;
+		case GS_TRANSFORM_SIGNED_SQUARE:
+			/* LightGBM's Sign(x) * x * x: -0 becomes 0, NaN stays */
+			for (g = 0; g < n_groups; g++)
+				o[g] = m[g] > 0.0f ? m[g] * m[g] :
+					m[g] < 0.0f ? -(m[g] * m[g]) :
+					m[g] == m[g] ? 0.0f : m[g];
 			break;
 		case GS_TRANSFORM_SOFTMAX:
 			{

@@ -382,7 +382,7 @@ read_image(Cursor *c, const GsLimits *lim, GsForest *f, GsStatus *st)
 		return bad_image(st, "impossible counts in the header");
 	if ((fmt == GS_FORMAT_LIGHTGBM) != ((flags & IMAGE_LEAF_LO) != 0))
 		return bad_image(st, "the leaves' low parts do not match the model format");
-	if (transform > GS_TRANSFORM_ORT_SOFTMAX_ZERO)
+	if (transform > GS_TRANSFORM_LAST)
 		return bad_image(st, "unknown output transform");
 	f->transform = (GsTransform) transform;
 	if (f->n_trees < 1 || f->n_groups < 1 || f->n_features < 1 ||
@@ -579,7 +579,7 @@ gs_forest_check(const GsForest *f, const GsLimits *lim, const GsAllocator *alloc
 		return bad_forest(st, "impossible counts");
 	if (check_caps(f, lim, st) != GS_OK)
 		return st->code;
-	if ((int) f->transform < 0 || f->transform > GS_TRANSFORM_ORT_SOFTMAX_ZERO)
+	if ((int) f->transform < 0 || f->transform > GS_TRANSFORM_LAST)
 		return bad_forest(st, "unknown output transform");
 	if (f->n_outputs != (f->transform == GS_TRANSFORM_ARGMAX ? 1 : f->n_groups))
 		return bad_forest(st, "the number of outputs does not match the output groups");

@@ -245,28 +245,32 @@ static int
 lgbm_objective(const char *obj, size_t n, GsTransform *tf, int *multiclass,
 			   double *sigmoid, int *sqrt_out)
 {
+	/* sqrt: the objective honours reg_sqrt ("sqrt" after the name) */
 	static const struct
 	{
 		const char *name;
 		GsTransform tf;
 		int			multi;
+		int			sqrt;
 	}			objs[] = {
-		{"binary", GS_TRANSFORM_SIGMOID, 0},
-		{"cross_entropy", GS_TRANSFORM_SIGMOID, 0},
-		{"xentropy", GS_TRANSFORM_SIGMOID, 0},
-		{"regression", GS_TRANSFORM_IDENTITY, 0},
-		{"regression_l1", GS_TRANSFORM_IDENTITY, 0},
-		{"huber", GS_TRANSFORM_IDENTITY, 0},
-		{"fair", GS_TRANSFORM_IDENTITY, 0},
-		{"quantile", GS_TRANSFORM_IDENTITY, 0},
-		{"mape", GS_TRANSFORM_IDENTITY, 0},
-		{"poisson", GS_TRANSFORM_EXP, 0},
-		{"gamma", GS_TRANSFORM_EXP, 0},
-		{"tweedie", GS_TRANSFORM_EXP, 0},
-		{"lambdarank", GS_TRANSFORM_IDENTITY, 0},
-		{"rank_xendcg", GS_TRANSFORM_IDENTITY, 0},
-		{"multiclass", GS_TRANSFORM_SOFTMAX, 1},
-		{"multiclassova", GS_TRANSFORM_SIGMOID, 1},
+		{"binary", GS_TRANSFORM_SIGMOID, 0, 0},
+		{"cross_entropy", GS_TRANSFORM_SIGMOID, 0, 0},
+		{"xentropy", GS_TRANSFORM_SIGMOID, 0, 0},
+		{"cross_entropy_lambda", GS_TRANSFORM_SOFTPLUS, 0, 0},
+		{"xentlambda", GS_TRANSFORM_SOFTPLUS, 0, 0},
+		{"regression", GS_TRANSFORM_IDENTITY, 0, 1},
+		{"regression_l1", GS_TRANSFORM_IDENTITY, 0, 1},
+		{"huber", GS_TRANSFORM_IDENTITY, 0, 0},
+		{"fair", GS_TRANSFORM_IDENTITY, 0, 1},
+		{"quantile", GS_TRANSFORM_IDENTITY, 0, 1},
+		{"mape", GS_TRANSFORM_IDENTITY, 0, 1},
+		{"poisson", GS_TRANSFORM_EXP, 0, 0},
+		{"gamma", GS_TRANSFORM_EXP, 0, 0},
+		{"tweedie", GS_TRANSFORM_EXP, 0, 0},
+		{"lambdarank", GS_TRANSFORM_IDENTITY, 0, 0},
+		{"rank_xendcg", GS_TRANSFORM_IDENTITY, 0, 0},
+		{"multiclass", GS_TRANSFORM_SOFTMAX, 1, 0},
+		{"multiclassova", GS_TRANSFORM_SIGMOID, 1, 0},
 	};
 	size_t		nl = 0;
 
@@ -288,7 +292,7 @@ lgbm_objective(const char *obj, size_t n, GsTransform *tf, int *multiclass,
 					*sigmoid = strtod(obj + k + 8, NULL);
 				else if (k + 4 <= n && strncmp(obj + k, "sqrt", 4) == 0 &&
 						 (k + 4 == n || obj[k + 4] == ' '))
-					*sqrt_out = 1;
+					*sqrt_out = objs[i].sqrt;	/* others ignore it, as LightGBM */
 				while (k < n && obj[k] != ' ')
 					k++;
 			}
@@ -404,7 +408,7 @@ build_lgbm(const char *text, const GsLimits *lim, GsForest *f, GsStatus *st)
 			gs_status_set(st, GS_ERR_UNSUPPORTED, "LightGBM objective \"%.*s\" is not supported",
 						  (int) (strcspn(h.objective, " \r\n") < 64 ? strcspn(h.objective, " \r\n") : 64),
 						  h.objective);
-			gs_status_detail(st, "Supported objectives: binary, cross_entropy, regression, regression_l1, huber, fair, quantile, mape, poisson, gamma, tweedie, multiclass, multiclassova, lambdarank, rank_xendcg.");
+			gs_status_detail(st, "Supported objectives: binary, cross_entropy, cross_entropy_lambda, regression, regression_l1, huber, fair, quantile, mape, poisson, gamma, tweedie, multiclass, multiclassova, lambdarank, rank_xendcg.");
 			return st->code;
 		}
 		/*
@@ -419,14 +423,15 @@ build_lgbm(const char *text, const GsLimits *lim, GsForest *f, GsStatus *st)
 			gs_status_detail(st, "The sigmoid parameter must be a positive number, and only objectives with a sigmoid transform (binary, multiclassova) use it.");
 			return st->code;
 		}
+		/*
+		 * reg_sqrt: trained on sign(y) sqrt(|y|), so predict squares back;
+		 * gpu_models says "regression sqrt", as the file
+		 */
 		if (use_sqrt)
-		{
-			gs_status_set(st, GS_ERR_UNSUPPORTED, "LightGBM regression with reg_sqrt is not supported");
-			return st->code;
-		}
-		snprintf(f->objective, sizeof(f->objective), "%.*s",
-				 (int) strcspn(h.objective, " \r\n") < 63 ? (int) strcspn(h.objective, " \r\n") : 63,
-				 h.objective);
+			tf = GS_TRANSFORM_SIGNED_SQUARE;
+		snprintf(f->objective, sizeof(f->objective), "%.*s%s",
+				 (int) strcspn(h.objective, " \r\n") < 58 ? (int) strcspn(h.objective, " \r\n") : 58,
+				 h.objective, use_sqrt ? " sqrt" : "");
 	}
 	if (multiclass ? h.num_class != h.per_iter || h.num_class < 2 : h.per_iter != 1 || h.num_class != 1)
 		return LGBM_ERR(st, "invalid LightGBM model: num_class %lld and num_tree_per_iteration %lld do not fit objective \"%s\"",

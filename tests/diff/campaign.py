@@ -355,6 +355,13 @@ def lgb_trial(r, d, X, cats, ncat, z):
     if obj == "binary" and p["seed"] % 5 == 0:
         p.pop("sigmoid", None)
         p["objective"] = focal_objective
+    # the same way, a third of the cross_entropy trials are cross_entropy_lambda (predict is
+    # log(1 + exp(raw))) and a quarter of the regressions that honour reg_sqrt use it (predict
+    # is sign(raw) raw^2)
+    if obj == "cross_entropy" and p["seed"] % 3 == 0:
+        p["objective"] = obj = "cross_entropy_lambda"
+    if obj in ("regression", "regression_l1", "fair", "quantile", "mape") and p["seed"] % 4 == 1:
+        p["reg_sqrt"] = True
     ntr = int(len(X) * 0.8)
     use_cat = [j for j in cats if r.random() < 0.8]
     group = None

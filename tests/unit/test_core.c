@@ -174,9 +174,27 @@ test_fixtures(void)
 				fclose(mf);
 			continue;
 		}
-		/* optional tolerance: LightGBM computes in double, we in float */
-		if (fscanf(mf, "%lf", &tol) != 1)
-			tol = 1e-6;
+		/*
+		 * more words of the objective ("regression sqrt"), then an optional
+		 * tolerance: LightGBM computes in double, we in float
+		 */
+		{
+			char		word[64],
+					   *end;
+
+			while (fscanf(mf, "%63s", word) == 1)
+			{
+				double		v = strtod(word, &end);
+
+				if (*end == '\0' && end != word)
+				{
+					tol = v;
+					break;
+				}
+				if (strlen(obj) + 1 + strlen(word) < sizeof(obj))
+					strcat(strcat(obj, " "), word);
+			}
+		}
 		fclose(mf);
 		snprintf(path, sizeof(path), FIXTURES "/cases/%s.csv", name);
 		if (gs_read_cases(path, nf, nout, &c) != 0)

@@ -583,8 +583,9 @@ test_synthetic(void)
 
 /*
  * XGBoost's transforms (sigmoid, exp, softmax, argmax) on the host's expf,
- * as the CPU engine had them before gs_expf: the reference gs_transform_row
- * must equal on hosts whose expf is glibc's FMA variant.
+ * as the CPU engine had them before gs_expf, and onnxruntime's and
+ * LightGBM's the same way: the reference gs_transform_row must equal on
+ * hosts whose expf is glibc's FMA variant.
  */
 static void
 libm_transform_row(GsTransform t, const float *m, int ng, float *o)
@@ -672,6 +673,16 @@ libm_transform_row(GsTransform t, const float *m, int ng, float *o)
 					o[g] = o[g] / sum;
 				break;
 			}
+		case GS_TRANSFORM_SOFTPLUS:
+			/* the same steps, the logarithm from libm */
+			for (g = 0; g < ng; g++)
+				o[g] = (float) ((m[g] > 0 ? (double) m[g] : 0.0) +
+								log1p((double) expf(-fabsf(m[g]))));
+			break;
+		case GS_TRANSFORM_SIGNED_SQUARE:
+			for (g = 0; g < ng; g++)
+				o[g] = (float) ((double) ((m[g] > 0) - (m[g] < 0)) * m[g] * m[g]);
+			break;
 	}
 }
 
@@ -763,7 +774,7 @@ test_expf(uint64_t step)
 				m[g] = (float) ((gs_rnd() - 0.5) * (it % 7 == 0 ? 400.0 : 20.0));
 			if (it % 11 == 0)
 				m[it % ng] = NAN;
-			for (int t = GS_TRANSFORM_IDENTITY; t <= GS_TRANSFORM_ORT_SOFTMAX_ZERO; t++)
+			for (int t = GS_TRANSFORM_IDENTITY; t <= GS_TRANSFORM_LAST; t++)
 			{
 				int			no = t == GS_TRANSFORM_ARGMAX ? 1 : ng;
 
@@ -774,10 +785,55 @@ test_expf(uint64_t step)
 			}
 		}
 		snprintf(what, sizeof(what),
-				 "gs_transform_row equals the same transforms on the host's expf on 20000 random margin rows x 9 transforms: %ld differ",
-				 tbad);
+				 "gs_transform_row equals the same transforms on the host's expf on 20000 random margin rows x %d transforms: %ld differ",
+				 (int) GS_TRANSFORM_LAST + 1, tbad);
 		gs_tap(tbad == 0, "transform", what);
 	}
+}
+
+/*
+ * gs_softplus (LightGBM's cross_entropy_lambda output) against log(1 + e^x)
+ * in long double, on every step-th float bit pattern: within one float ulp
+ * of the exact value (the float exp inside costs at most that), and the
+ * special values exact.
+ */
+static void
+test_softplus(uint64_t step)
+{
+	uint64_t	n = 0,
+				bad = 0;
+	float		first = 0.0f;
+	char		what[256];
+
+	for (uint64_t u = 0; u <= 0xFFFFFFFFull; u += step)
+	{
+		uint32_t	w = (uint32_t) u;
+		float		x,
+					got,
+					want;
+		long double r;
+
+		memcpy(&x, &w, 4);
+		if (isnan(x))
+			continue;
+		r = x > 0 ? (long double) x + log1pl(expl(-(long double) x)) : log1pl(expl((long double) x));
+		want = (float) r;
+		got = gs_softplus(x);
+		n++;
+		if (got != want && nextafterf(want, INFINITY) != got && nextafterf(want, -INFINITY) != got &&
+			bad++ == 0)
+			first = x;
+	}
+	snprintf(what, sizeof(what),
+			 "gs_softplus within 1 ulp of log(1 + e^x) in long double on %llu floats (every %llu-th): %llu off",
+			 (unsigned long long) n, (unsigned long long) step, (unsigned long long) bad);
+	gs_tap(bad == 0, "softplus", what);
+	if (bad)
+		printf("# first: x = %a: gs_softplus %a\n", (double) first, (double) gs_softplus(first));
+	gs_tap(isnan(gs_softplus(NAN)) && gs_softplus(INFINITY) == INFINITY &&
+		   gs_softplus(-INFINITY) == 0.0f && gs_softplus(0.0f) == (float) M_LN2 &&
+		   gs_softplus(1e30f) == 1e30f && gs_softplus(-200.0f) == 0.0f,
+		   "softplus", "gs_softplus of NaN, +-inf, 0, 1e30 and -200 is NaN, inf, 0, ln 2, 1e30 and 0");
 }
 
 /* Every model file in dir (at least min_models of them), every plan. */
@@ -856,6 +912,7 @@ main(int argc, char **argv)
 	else
 	{
 		test_expf(exhaustive ? 1 : 4099);
+		test_softplus(exhaustive ? 1 : 4099);
 		test_planner();
 		test_fixtures(FIXTURES "/models", 40);
 		test_synthetic();
