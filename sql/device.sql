@@ -63,3 +63,33 @@ SET pg_gpuscore.batch_size = 1024;
 RESET ROLE;
 DROP ROLE gs_plain;
 RESET pg_gpuscore.batch_size;
+
+-- pg_gpuscore.batch_memory bounds one batch of a wide model: 'fraud' has 30
+-- features and 1 score, 124 bytes a row, so 64kB holds 528 rows and 3000
+-- rows take 6 batches, in gpu_score_query as in the aggregate.  A batch never
+-- holds fewer rows than gpu_min_rows (so 'auto' still uses the GPU): with
+-- its default of 10000, the 3000 rows are one batch again.
+SHOW pg_gpuscore.batch_memory;
+CREATE TABLE fraud_rows AS
+SELECT g AS id, ARRAY(SELECT (random() * 100)::real FROM generate_series(1, 30) WHERE g > 0) AS f
+  FROM generate_series(1, 3000) g;
+CREATE FUNCTION batches_so_far() RETURNS bigint LANGUAGE sql AS
+$$SELECT sum(batches)::bigint FROM gpu_engine_stats()$$;
+SET pg_gpuscore.device = 'cpu';
+SET pg_gpuscore.batch_memory = '64kB';
+SET pg_gpuscore.gpu_min_rows = 100;
+SELECT batches_so_far() AS b0 \gset
+SELECT count(*) AS scored, batches_so_far() - :b0 AS batches
+  FROM gpu_score_query('fraud', 'SELECT id, f FROM fraud_rows');
+SELECT batches_so_far() AS b0 \gset
+SELECT count(*) FILTER (WHERE s.score = gpu_score('fraud', r.f)) AS agree, batches_so_far() - :b0 AS batches
+  FROM gpu_scores((SELECT gpu_score_agg('fraud', id, f) FROM fraud_rows)) s JOIN fraud_rows r USING (id);
+RESET pg_gpuscore.gpu_min_rows;
+SELECT batches_so_far() AS b0 \gset
+SELECT count(*) AS scored, batches_so_far() - :b0 AS batches
+  FROM gpu_score_query('fraud', 'SELECT id, f FROM fraud_rows');
+SET pg_gpuscore.batch_memory = '32kB';
+RESET pg_gpuscore.batch_memory;
+RESET pg_gpuscore.device;
+DROP FUNCTION batches_so_far();
+DROP TABLE fraud_rows;

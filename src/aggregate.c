@@ -77,7 +77,7 @@ typedef struct AggScoreState
 	char		model[NAMEDATALEN]; /* "" in a results-only state */
 	GsModelRef *m;				/* NULL until the first row (or never) */
 	int			n_features;
-	size_t		chunk_rows;		/* pg_gpuscore.batch_size at the first row */
+	size_t		chunk_rows;		/* gs_batch_rows() at the first row */
 
 	/* rows not yet submitted: row-major features, ids, id-null flags */
 	float	   *pend_x;
@@ -287,7 +287,7 @@ transfn_state(FunctionCallInfo fcinfo, MemoryContext *aggcxt)
 					 errhint("gpu_score_agg scores single-output models; use gpu_predict_query() for multi-output models.")));
 		strlcpy(st->model, st->m->name, NAMEDATALEN);
 		st->n_features = st->m->model->n_features;
-		st->chunk_rows = (size_t) gs_batch_size;
+		st->chunk_rows = gs_batch_rows(st->m->model);
 	}
 	else if (VARSIZE_ANY_EXHDR(name_t) != strlen(st->model) ||
 			 memcmp(VARDATA_ANY(name_t), st->model, VARSIZE_ANY_EXHDR(name_t)) != 0)

@@ -170,6 +170,19 @@ scorer_attach_gpu(GsBatchScorer *s)
 	}
 }
 
+/* Rows per batch for model f; see gpuscore.h. */
+size_t
+gs_batch_rows(const GsModel *f)
+{
+	size_t		rows = (size_t) gs_batch_size;
+	size_t		row_bytes = sizeof(float) * ((size_t) f->n_features + (size_t) f->n_outputs);
+	size_t		budget = (size_t) gs_batch_memory_kb * 1024;
+
+	if (rows * row_bytes > budget)
+		rows = Max(budget / row_bytes, Min(rows, (size_t) gs_gpu_min_rows));
+	return Max(rows, 1);
+}
+
 /* Start scoring batches of at most max_rows rows; see gpuscore.h. */
 GsBatchScorer *
 gs_scorer_begin(GsModelRef *m, size_t max_rows, MemoryContext mcxt)

@@ -29,6 +29,7 @@ typedef enum GsDeviceMode
 } GsDeviceMode;
 
 extern int	gs_batch_size;
+extern int	gs_batch_memory_kb;
 extern int	gs_device_mode;
 extern int	gs_max_model_size_kb;
 extern int	gs_max_trees;
@@ -265,6 +266,14 @@ extern float gs_text_null(const GsModelRef *m, int f);
 typedef struct GsBatchScorer GsBatchScorer;
 
 #define GS_SCORER_SLOTS 2		/* batches in flight at most */
+
+/*
+ * Rows per batch for model f: pg_gpuscore.batch_size, or fewer where that
+ * many rows of its features and outputs would take more than
+ * pg_gpuscore.batch_memory (never fewer than gpu_min_rows, so that 'auto'
+ * still sends the batches of a wide model to the GPU).
+ */
+extern size_t gs_batch_rows(const GsModel *f);
 
 /*
  * Start scoring batches of at most max_rows rows of model m on the engine

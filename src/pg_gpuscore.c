@@ -17,6 +17,7 @@
 PG_MODULE_MAGIC;
 
 int			gs_batch_size = 65536;
+int			gs_batch_memory_kb = 64 * 1024;
 int			gs_device_mode = GS_DEVICE_AUTO;
 int			gs_max_model_size_kb = 1024 * 1024;
 int			gs_max_trees = 100000;
@@ -65,6 +66,12 @@ _PG_init(void)
 							"memory use is about batch_size * (features + outputs) * 4 bytes.",
 							&gs_batch_size, 65536, 1, 16 * 1024 * 1024,
 							PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("pg_gpuscore.batch_memory",
+							"Most memory one batch's feature values and scores may take.",
+							"Models with many features score batches of fewer than batch_size rows so that "
+							"a batch fits, but never fewer than the smaller of batch_size and gpu_min_rows.",
+							&gs_batch_memory_kb, 64 * 1024, 64, MAX_KILOBYTES,
+							PGC_USERSET, GUC_UNIT_KB, NULL, NULL, NULL);
 	DefineCustomEnumVariable("pg_gpuscore.device",
 							 "Engine that scores batches: auto, cpu or gpu.",
 							 "auto uses the GPU when one is available and falls back to the CPU; "

@@ -406,7 +406,7 @@ score_query(FunctionCallInfo fcinfo, bool all_outputs)
 	r.rsinfo = rsinfo;
 	r.all_outputs = all_outputs;
 	r.m = m;
-	r.batch_rows = (size_t) gs_batch_size;
+	r.batch_rows = gs_batch_rows(m->model);
 	/* everything of this call, GPU buffers included, dies with query_cxt */
 	r.query_cxt = AllocSetContextCreate(CurrentMemoryContext, "pg_gpuscore query batches",
 										ALLOCSET_DEFAULT_SIZES);

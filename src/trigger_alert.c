@@ -468,7 +468,7 @@ gpuscore_gpu_alert_trigger(PG_FUNCTION_ARGS)
 		return PointerGetDatum(NULL);
 	}
 
-	run.max_rows = (size_t) Min((int64) gs_batch_size, n_new);
+	run.max_rows = (size_t) Min((int64) gs_batch_rows(run.model->model), n_new);
 	for (int k = 0; k < GS_SCORER_SLOTS; k++)
 	{
 		run.keys[k] = MemoryContextAllocHuge(run.run_cxt, sizeof(int64) * run.max_rows);
