@@ -28,7 +28,7 @@ SELECT count(*) AS n, count(DISTINCT s.id) AS ids,
   FROM gpu_scores((SELECT gpu_score_agg('bc', id, f) FROM agg_rows)) s
   JOIN agg_rows r USING (id);
 
--- Arrays of numeric, integer or bigint (ARRAY[...] of columns of those types)
+-- Arrays of numeric, smallint, integer or bigint (ARRAY[...] of columns of those types)
 -- score as gpu_score scores the same values as real[].
 CREATE TEMP TABLE agg_whole AS
   SELECT id, ARRAY(SELECT round(v::numeric) FROM unnest(f) WITH ORDINALITY u(v, k) ORDER BY k) AS n
@@ -36,6 +36,9 @@ CREATE TEMP TABLE agg_whole AS
 SELECT 'numeric[]' AS array_type, count(*) AS n,
        count(*) FILTER (WHERE s.score IS DISTINCT FROM gpu_score('bc', w.n::real[])) AS differing
   FROM gpu_scores((SELECT gpu_score_agg('bc', id, n) FROM agg_whole)) s JOIN agg_whole w USING (id)
+UNION ALL
+SELECT 'smallint[]', count(*), count(*) FILTER (WHERE s.score IS DISTINCT FROM gpu_score('bc', w.n::real[]))
+  FROM gpu_scores((SELECT gpu_score_agg('bc', id, n::smallint[]) FROM agg_whole)) s JOIN agg_whole w USING (id)
 UNION ALL
 SELECT 'integer[]', count(*), count(*) FILTER (WHERE s.score IS DISTINCT FROM gpu_score('bc', w.n::real[]))
   FROM gpu_scores((SELECT gpu_score_agg('bc', id, n::integer[]) FROM agg_whole)) s JOIN agg_whole w USING (id)

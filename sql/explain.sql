@@ -49,6 +49,9 @@ SELECT feature, value IS NULL AS missing
  WHERE feature <= 3;
 SELECT count(*) FROM gpu_explain('fraud', array_fill(1, ARRAY[30])::int[]);
 SELECT count(*) FROM gpu_explain('fraud', array_fill(1, ARRAY[30])::numeric[]);
+SELECT (SELECT array_agg(contribution ORDER BY feature) FROM gpu_explain('fraud', array_fill(1, ARRAY[30])::smallint[])) =
+       (SELECT array_agg(contribution ORDER BY feature) FROM gpu_explain('fraud', array_fill(1, ARRAY[30])::int[]))
+       AS smallint_same_as_int;
 
 -- Multi-class: one set of rows per output (class), each adding up to that
 -- class's margin.  LightGBM 4.7, against its pred_contrib; feature_name

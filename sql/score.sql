@@ -48,13 +48,14 @@ SELECT gpu_score('iris', ARRAY[5.1,3.5,1.4,0.2]) AS setosa,
 SELECT m, round(gpu_score(m, ARRAY[5.1,3.5,1.4,0.2])::numeric, 3)
   FROM (VALUES ('iris'), ('iris')) v(m);
 
--- Arrays of numeric, integer and bigint work too (ARRAY[amount, ...] over
--- columns of any numeric type); text does not.
+-- Arrays of numeric, smallint, integer and bigint work too (ARRAY[amount, ...]
+-- over columns of any numeric type); text does not.
 SELECT gpu_score('iris', ARRAY[5.1,3.5,1.4,0.2]) = gpu_score('iris', ARRAY[5.1,3.5,1.4,0.2]::real[]) AS from_numeric,
        gpu_score('iris', ARRAY[7,3,5,2]) AS from_int,
        gpu_score('iris', ARRAY[7,3,5,2]::bigint[]) AS from_bigint,
        gpu_score('iris', ARRAY[7.0,3,NULL,2]) AS with_null;
-SELECT gpu_score('iris', ARRAY[1,2,3,4]::smallint[]::integer[]) IS NOT NULL AS from_smallint;
+SELECT gpu_score('iris', ARRAY[7,3,5,2]::smallint[]) = gpu_score('iris', ARRAY[7,3,5,2]) AS from_smallint,
+       gpu_predict('iris', ARRAY[7,3,5,2]::smallint[]) = gpu_predict('iris', ARRAY[7,3,5,2]::real[]) AS predict_from_smallint;
 SELECT gpu_score('iris', ARRAY['1','2','3','4']);
 
 -- Replacing a model is seen by the next statement.

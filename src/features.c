@@ -231,7 +231,7 @@ gs_array_to_row(ArrayType *arr, const GsModelRef *m, float *row)
 					ereport(ERROR,
 							(errcode(ERRCODE_DATATYPE_MISMATCH),
 							 errmsg("features of type %s[] are not supported", format_type_be(elemtype)),
-							 errhint("Pass real[], double precision[], numeric[], integer[] or bigint[].")));
+							 errhint("Pass real[], double precision[], numeric[], smallint[], integer[] or bigint[].")));
 					v = 0;		/* keep compiler quiet */
 			}
 			gs_check_infinite(m, i, v);

@@ -175,17 +175,17 @@ is(scores(q{gpu_predict('new', f[1:13])}), $before{wine}, "'new' scores as 'wine
 # ---- a model whose file says which value is missing (0.5.0) ----
 # XGBoost 1.x's scikit-learn API saves missing=-999 in the model; before 0.5.0
 # it was scored as a number, and the forest image of such a model does not
-# hold it.  Loaded at the version before the default, updated: the image is
+# hold it.  Loaded at 0.4.0, updated to the default version: the image is
 # dropped, so sessions parse the model and take -999 as missing; loading it
 # again stores a new image and fills gpu_models.missing_value.
 my $skm_file = "$fixtures/models/x17_sk_missing.json";
 my $same_as_null = q{SELECT gpu_score('skm', ARRAY[0.5, -999, 1, -999, 0, 2, -999, 1]) =
                             gpu_score('skm', ARRAY[0.5, NULL, 1, NULL, 0, 2, NULL, 1])};
 $node->safe_psql('postgres', 'CREATE DATABASE previous');
-$node->safe_psql('previous', "CREATE EXTENSION pg_gpuscore VERSION '$versions[-2]'");
+$node->safe_psql('previous', "CREATE EXTENSION pg_gpuscore VERSION '0.4.0'");
 $node->safe_psql('previous', "SELECT gpu_load_model('skm', pg_read_binary_file('$skm_file'))");
 is($node->safe_psql('previous', q{SELECT compiled IS NOT NULL FROM gpu_model_store WHERE name = 'skm'}),
-	't', "at $versions[-2] the model has a forest image");
+	't', "at 0.4.0 the model has a forest image");
 $node->safe_psql('previous', "ALTER EXTENSION pg_gpuscore UPDATE TO '$default'");
 is($node->safe_psql('previous', q{SELECT compiled IS NULL FROM gpu_model_store WHERE name = 'skm'}),
 	't', 'the update drops the image of a model with a scikit_learn attribute of XGBoost 1.x');
