@@ -40,7 +40,7 @@ CORE_OBJS = \
 NN_OBJS = src/core/onnx.pb-c.o src/core/onnx_load.o src/core/onnx_output.o src/core/onnx_ops.o src/core/onnx_linear.o src/core/onnx_act.o src/core/onnx_shape.o \
 	src/core/onnx_fuse.o src/core/onnx_fuse_norm.o src/core/onnx_fold.o \
 	src/core/onnx_tensor.o src/core/onnx_trees.o src/core/onnx_trees_walk.o src/core/onnx_trees_graph.o \
-	src/core/onnx_trees_v5.o src/core/onnx_trees_prep.o src/core/onnx_trees_fold.o src/core/onnx_prep_cat.o src/core/onnx_mlp_prep.o src/core/mlp.o src/core/model.o
+	src/core/onnx_trees_v5.o src/core/onnx_trees_prep.o src/core/onnx_trees_fold.o src/core/onnx_prep_cat.o src/core/onnx_mlp_prep.o src/core/mlp.o src/core/xgb_linear.o src/core/model.o
 
 GLUE_OBJS = \
 	src/pg_gpuscore.o \
@@ -97,7 +97,7 @@ NN_SRC = src/core/onnx.pb-c.c src/core/onnx_load.c src/core/onnx_output.c src/co
 	src/core/onnx_fuse.c src/core/onnx_fuse_norm.c src/core/onnx_fold.c \
 	src/core/onnx_tensor.c \
 	src/core/onnx_trees.c src/core/onnx_trees_walk.c src/core/onnx_trees_graph.c \
-	src/core/onnx_trees_v5.c src/core/onnx_trees_prep.c src/core/onnx_trees_fold.c src/core/onnx_prep_cat.c src/core/onnx_mlp_prep.c src/core/mlp.c src/core/model.c
+	src/core/onnx_trees_v5.c src/core/onnx_trees_prep.c src/core/onnx_trees_fold.c src/core/onnx_prep_cat.c src/core/onnx_mlp_prep.c src/core/mlp.c src/core/xgb_linear.c src/core/model.c
 NN_CFLAGS = -I$(OPENBLAS_INC)
 
 tests/unit/test_mlp: tests/unit/test_mlp.c tests/unit/test_mlp_sklearn.c $(CORE_SRC) $(NN_SRC) src/core/*.h src/core/onnx.pb-c.h

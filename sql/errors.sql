@@ -41,7 +41,7 @@ SELECT gpu_load_model('x', '\x504b0304'::bytea);
 
 -- Bad model files: each one gets a clear ERROR, never a crash.
 \set bad :abs_srcdir '/tests/fixtures/models/bad/'
-\set f :bad 'gblinear.json'
+\set f :bad 'xb17_gblinear.model'
 SELECT gpu_load_model('x', pg_read_binary_file(:'f'));
 \set f :bad 'lgb_linear_tree.txt'
 SELECT gpu_load_model('x', pg_read_binary_file(:'f'));

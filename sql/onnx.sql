@@ -3,7 +3,8 @@
 -- gpu_score_query, gpu_predict_query, gpu_score_agg, the score trigger) against
 -- onnxruntime's own outputs (tests/fixtures/gen_onnx_fixtures.py; scikit-learn
 -- networks exported by skl2onnx: gen_onnx_sklearn_fixtures.py), and every
--- error.  Outputs are compared within 1e-5 relative (1e-6 absolute below 0.1).
+-- error; and XGBoost's linear booster, scored as a one-layer network.
+-- Outputs are compared within 1e-5 relative (1e-6 absolute below 0.1).
 \getenv abs_srcdir PG_ABS_SRCDIR
 \set fx :abs_srcdir '/tests/fixtures/onnx'
 
@@ -74,6 +75,39 @@ SELECT pg_temp.check_nn(m, c, :'fx')
                ('nn_scaled', 'mlp_scaled'), ('nn_ae', 'autoencoder'), ('nn_ae_net', 'autoencoder_net')) v(m, c);
 RESET client_min_messages;
 SELECT * FROM nn_parity ORDER BY model;
+
+-- XGBoost's linear booster (booster="gblinear"; tests/fixtures/gen_fixtures_linear.py, XGBoost
+-- 1.7.4 and 3.2.0) is scored as a network of one dense layer: gpu_models says kind 'linear' and
+-- XGBoost's objective; the scores are XGBoost's predict (its float sum, in its order) in every
+-- path, with NaN and the scikit-learn API's saved missing=-999 adding nothing.
+\set lin :abs_srcdir '/tests/fixtures/models/linear/'
+SET client_min_messages = warning;
+SELECT count(gpu_load_model(m, pg_read_binary_file(:'lin' || m || '.json'))) AS loaded
+  FROM unnest(ARRAY['x17l_binary', 'x17l_regression', 'x17l_sk_missing', 'x3l_binary', 'x3l_softprob']) m;
+SELECT gpu_load_model('x3l_regression', pg_read_binary_file(:'lin' || 'x3l_regression.ubj')) AS ubj;
+SELECT pg_temp.check_nn(m, m, :'fx')
+  FROM unnest(ARRAY['x17l_binary', 'x17l_regression', 'x17l_sk_missing', 'x3l_binary', 'x3l_regression',
+                    'x3l_softprob']) m;
+RESET client_min_messages;
+SELECT * FROM nn_parity WHERE model ~ '^x(17|3)l_' ORDER BY model;
+SELECT name, format, objective, n_outputs, n_trees, kind, n_layers, n_parameters, saved_by, missing_value
+  FROM gpu_models WHERE name ~ '^x(17|3)l_' ORDER BY name;
+-- a missing value given at load (XGBoost 2.0 and later do not save the scikit-learn API's)
+SELECT gpu_load_model('x3l_binary', pg_read_binary_file(:'lin' || 'x3l_binary.json'), 'auto', -999) AS v2;
+SELECT gpu_score('x3l_binary', array_fill(-999::real, ARRAY[30])) =
+       gpu_score('x3l_binary', array_fill('NaN'::real, ARRAY[30])) AS minus_999_is_missing,
+       (SELECT missing_value FROM gpu_models WHERE name = 'x3l_binary') AS missing_value;
+-- not a tree ensemble: no explanations, no comparison through gpu_verify_model; refused files
+SELECT * FROM gpu_explain('x3l_binary', array_fill(1::real, ARRAY[30]));
+SELECT * FROM gpu_verify_model('x3l_binary');
+SELECT gpu_load_model('x', pg_read_binary_file(:'lin' || 'bad/x3l_linear_poisson.json'));
+SELECT gpu_load_model('x', pg_read_binary_file(:'lin' || 'bad/x17l_linear_binary.model'));
+-- the CPU engine scores it (a dot product per row): batches stay there under 'auto', and
+-- 'gpu' says so, with or without a GPU
+SET pg_gpuscore.device = 'gpu';
+SELECT count(*) FROM gpu_score_query('x3l_binary', 'SELECT 1, array_fill(1::real, ARRAY[30])');
+RESET pg_gpuscore.device;
+SELECT count(gpu_drop_model(name)) AS dropped FROM gpu_models WHERE name ~ '^x(17|3)l_';
 
 -- scikit-learn networks as skl2onnx exports them (tests/fixtures/gen_onnx_sklearn_fixtures.py):
 -- a leading Cast to float, a pipeline's StandardScaler as an ai.onnx.ml Scaler or MinMaxScaler as

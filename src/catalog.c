@@ -281,6 +281,7 @@ store_model(const char *name, bytea *model, const char *format_name, float missi
 	GsModel    *gm;
 	const GsForest *forest;
 	const GsMlp *mlp;
+	float		file_missing;
 	char		objective[64];
 	MemoryContext parse_cxt;
 	Oid			relid,
@@ -328,9 +329,8 @@ store_model(const char *name, bytea *model, const char *format_name, float missi
 	mlp = gm->mlp;
 	if (!isnan(missing_value))
 	{
-		if (forest == NULL || (forest->format != GS_FORMAT_XGBOOST_JSON &&
-							   forest->format != GS_FORMAT_XGBOOST_UBJ &&
-							   forest->format != GS_FORMAT_XGBOOST_BINARY))
+		if ((gm->format != GS_FORMAT_XGBOOST_JSON && gm->format != GS_FORMAT_XGBOOST_UBJ &&
+			 gm->format != GS_FORMAT_XGBOOST_BINARY) || (mlp && !mlp->linear_booster))
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("model \"%s\" is not an XGBoost model: a missing value cannot be given for it", name),
@@ -340,18 +340,18 @@ store_model(const char *name, bytea *model, const char *format_name, float missi
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("missing value must be finite")));
-		if (forest->has_missing_value && forest->missing_value != missing_value)
+		if (gs_model_missing_value(gm, &file_missing) && file_missing != missing_value)
 			ereport(NOTICE,
 					(errmsg("model \"%s\": missing value %g replaces the %g its file holds",
-							name, (double) missing_value, (double) forest->missing_value)));
+							name, (double) missing_value, (double) file_missing)));
 		gs_model_set_missing_value(gm, missing_value);
 	}
-	else if (forest && forest->has_missing_value)
+	else if (gs_model_missing_value(gm, &file_missing))
 		ereport(NOTICE,
 				(errmsg("model \"%s\": feature values equal to %g are missing values, as XGBoost's scikit-learn predict takes them",
-						name, (double) forest->missing_value),
+						name, (double) file_missing),
 				 errdetail("The model was saved by XGBoost's scikit-learn API with missing=%g; NULL and NaN are missing values too.",
-						   (double) forest->missing_value)));
+						   (double) file_missing)));
 	if (forest && forest->load_note[0])
 		ereport(NOTICE,
 				(errmsg("model \"%s\": %s", name, forest->load_note),
@@ -368,8 +368,10 @@ store_model(const char *name, bytea *model, const char *format_name, float missi
 				(errmsg("model \"%s\" was trained with a custom objective: its scores are raw scores", name),
 				 errdetail("The file names no objective, so it does not say how to turn raw scores into predictions; LightGBM's predict gives the raw scores too."),
 				 errhint("Apply the objective's link in SQL, for example 1 / (1 + exp(-score)) after a logistic (focal) loss.")));
-	/* a network's "objective": what its score is */
-	if (mlp)
+	/* a network's "objective": what its score is (an XGBoost objective for gblinear) */
+	if (mlp && mlp->objective[0])
+		strlcpy(objective, mlp->objective, sizeof(objective));
+	else if (mlp)
 		snprintf(objective, sizeof(objective), "%s",
 				 mlp->reconstruction ? "reconstruction-error" : psprintf("mlp:%s", mlp->output_act));
 	else
@@ -433,9 +435,13 @@ store_model(const char *name, bytea *model, const char *format_name, float missi
 		if (!forest)
 			nulls[15] = 'n';
 		args[16] = forest_image_datum(forest, &nulls[16]);
-		args[17] = Float4GetDatum(forest && forest->has_missing_value ? forest->missing_value : 0.0f);
-		if (!(forest && forest->has_missing_value))
+		if (gs_model_missing_value(gm, &file_missing))
+			args[17] = Float4GetDatum(file_missing);
+		else
+		{
+			args[17] = Float4GetDatum(0.0f);
 			nulls[17] = 'n';
+		}
 		has_images = store_has_images(relid);
 		has_missing = store_has_missing_values(relid);
 		Assert(has_images || !has_missing);

@@ -134,6 +134,21 @@ scorer_attach_gpu(GsBatchScorer *s)
 	if (gs_device_mode == GS_DEVICE_CPU)
 		return;
 
+	/*
+	 * XGBoost's linear booster: one dot product per row, summed in
+	 * XGBoost's order on the CPU; a GPU round trip would cost more
+	 */
+	if (s->m->model->kind == GS_MODEL_MLP && s->m->model->mlp->linear_booster)
+	{
+		if (gs_device_mode == GS_DEVICE_GPU)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("model \"%s\" is a linear model (XGBoost's gblinear), which only the CPU engine scores",
+							s->m->name),
+					 errhint("Set pg_gpuscore.device to 'auto' or 'cpu' to score it.")));
+		return;
+	}
+
 	/* 'auto' never sends batches this small to the GPU: don't set it up */
 	if (gs_device_mode == GS_DEVICE_AUTO && s->max_rows < (size_t) gs_gpu_min_rows)
 		return;

@@ -58,7 +58,8 @@ gs_model_explainer(GsModelRef *m)
 	if (m->forest == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("model \"%s\" is a neural network: gpu_explain explains tree ensembles", m->name)));
+				 errmsg("model \"%s\" is %s: gpu_explain explains tree ensembles", m->name,
+						m->model->mlp->linear_booster ? "a linear model (XGBoost's gblinear)" : "a neural network")));
 	if ((Size) m->forest->n_groups * (Size) (m->model->n_features + 1) > MaxAllocSize / sizeof(double))
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),

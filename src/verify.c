@@ -354,8 +354,11 @@ gpuscore_gpu_verify_model(PG_FUNCTION_ARGS)
 	if (f == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("model \"%s\" is a neural network: gpu_verify_model compares tree ensembles with XGBoost", name),
-				 errhint("Neural networks are checked against onnxruntime's outputs by the test suite (tests/fixtures/onnx).")));
+				 errmsg("model \"%s\" is %s: gpu_verify_model compares tree ensembles with XGBoost", name,
+						m->model->mlp->linear_booster ? "a linear model (XGBoost's gblinear)" : "a neural network"),
+				 errhint("%s", m->model->mlp->linear_booster ?
+						 "Linear boosters are checked against XGBoost's predictions by the test suite (tests/fixtures/gen_fixtures_linear.py)." :
+						 "Neural networks are checked against onnxruntime's outputs by the test suite (tests/fixtures/onnx).")));
 	if (f->format == GS_FORMAT_ONNX)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),

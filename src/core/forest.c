@@ -258,6 +258,8 @@ gs_forest_free(GsForest *f)
 		a.free(a.ctx, f->cover);
 	if (f->cat_words)
 		a.free(a.ctx, f->cat_words);
+	if (f->linear_w)
+		a.free(a.ctx, f->linear_w);
 	a.free(a.ctx, f);
 }
 

@@ -182,6 +182,13 @@ typedef struct GsForest
 	char	  **feature_names;	/* [n_features] or NULL when the model has none */
 	GsCatNames *cat_names;		/* category names of categorical features,
 								 * or NULL when the model keeps none */
+	/*
+	 * Only from gs_xgb_load_any, for XGBoost's linear booster (gblinear): its
+	 * [(n_features + 1) * n_groups] weights, weight of feature i for group
+	 * g at i * n_groups + g, the biases last; the forest has no trees and is
+	 * not a model to score: xgb_linear.h makes it a network.  NULL otherwise.
+	 */
+	float	   *linear_w;
 	GsAllocator alloc;			/* the allocator everything above came from */
 } GsForest;
 
@@ -229,6 +236,15 @@ extern GsCode gs_xgb_load(const unsigned char *bytes, size_t len,
 						  GsModelFormat fmt, const GsLimits *lim,
 						  const GsAllocator *alloc, GsForest **out,
 						  GsStatus *st);
+
+/*
+ * gs_xgb_load, except that a linear booster (gblinear, in JSON or UBJ) is
+ * read too: into a forest without trees whose linear_w holds the weights.
+ */
+extern GsCode gs_xgb_load_any(const unsigned char *bytes, size_t len,
+							  GsModelFormat fmt, const GsLimits *lim,
+							  const GsAllocator *alloc, GsForest **out,
+							  GsStatus *st);
 
 /*
  * Parse and validate a LightGBM text model (Booster.save_model); the same

@@ -168,6 +168,42 @@ fused_column(const GsMlpStep *steps, int32_t first, int32_t last, int32_t c,
 	}
 }
 
+/*
+ * The margins of XGBoost's linear booster (xgb_linear.h: steps 0-2, two
+ * imputes and the dense layer) into dst (column-major, ld n), summed as
+ * XGBoost's gblinear does: bias + base margin, then each present feature's
+ * value times its weight, in feature order, in float.  A GEMM's order
+ * differs, and with features of large scale that cancel the score moved by
+ * 1e-5 of itself.
+ */
+static void
+linear_margins(const GsMlp *m, const float *x, size_t ld, size_t n, float *dst)
+{
+	const GsMlpStep *miss = &m->steps[1],
+			   *d = &m->steps[2];
+
+	for (int32_t g = 0; g < d->n_out; g++)
+	{
+		float	   *col = dst + (size_t) g * n;
+
+		for (size_t r = 0; r < n; r++)
+			col[r] = d->p[g];
+		for (int32_t i = 0; i < d->n_in; i++)
+		{
+			const float *xi = x + (size_t) i * ld;
+			float		wi = d->w[(size_t) g * d->n_in + i];
+
+			for (size_t r = 0; r < n; r++)
+			{
+				float		v = xi[r];
+
+				if (v == v && !(miss->beta != 0.0f && v == miss->alpha))
+					col[r] += v * wi;
+			}
+		}
+	}
+}
+
 /* Score a batch on the CPU; see mlp.h. */
 void
 gs_mlp_predict(const GsMlp *m, const float *x, size_t ld, size_t n,
@@ -185,6 +221,15 @@ gs_mlp_predict(const GsMlp *m, const float *x, size_t ld, size_t n,
 	openblas_set_num_threads(1);
 	buf[0] = scratch;
 	buf[1] = scratch + n * (size_t) m->max_width;
+	if (m->linear_booster)
+	{
+		linear_margins(m, x, ld, n, buf[0]);
+		cur = buf[0];
+		cur_ld = n;
+		free_buf = 1;
+		width = m->steps[2].n_out;
+		s = 3;
+	}
 
 	while (s < m->n_steps)
 	{

@@ -110,6 +110,10 @@ typedef struct GsMlp
 	bool		reconstruction; /* score = mean squared (input - output) */
 	char		output_act[16]; /* last activation: "sigmoid", "softmax", "identity"... */
 	char		producer[64];	/* "pytorch 2.1.0" when the model says */
+	char		objective[64];	/* XGBoost's objective for a linear booster
+								 * (xgb_linear.h), else empty */
+	bool		linear_booster; /* XGBoost's gblinear (xgb_linear.h): step 1
+								 * imputes its missing value as 0 */
 	char	  **feature_names;	/* [n_features] (a DataFrame's columns), or NULL */
 	GsCatNames *cat_names;		/* categories of a DataFrame's string columns
 								 * (cat_names.h), or NULL */

@@ -11,6 +11,7 @@
 #include "cpu_engine.h"
 #include "forest_image.h"
 #include "onnx_load.h"
+#include "xgb_linear.h"
 
 /* A new, empty model from alloc, or NULL with st set. */
 static GsModel *
@@ -36,6 +37,16 @@ model_of_forest(GsModel *m)
 	m->n_features = m->forest->n_features;
 	m->n_outputs = m->forest->n_outputs;
 	m->feature_names = m->forest->feature_names;
+}
+
+/* Make m the model of its (loaded) network. */
+static void
+model_of_mlp(GsModel *m)
+{
+	m->kind = GS_MODEL_MLP;
+	m->n_features = m->mlp->n_features;
+	m->n_outputs = m->mlp->n_outputs;
+	m->feature_names = m->mlp->feature_names;
 }
 
 /* Parse and validate model bytes; see model.h. */
@@ -67,18 +78,24 @@ gs_model_load(const unsigned char *bytes, size_t len, GsModelFormat fmt,
 		if (rc == GS_OK && m->forest)
 			model_of_forest(m);
 		else if (rc == GS_OK)
-		{
-			m->kind = GS_MODEL_MLP;
-			m->n_features = m->mlp->n_features;
-			m->n_outputs = m->mlp->n_outputs;
-			m->feature_names = m->mlp->feature_names;
-		}
+			model_of_mlp(m);
 	}
 	else
 	{
-		/* every other format is a tree ensemble */
-		rc = gs_forest_load(bytes, len, fmt, lim, alloc, &m->forest, st);
-		if (rc == GS_OK)
+		/* a tree ensemble, or XGBoost's linear booster as a network */
+		rc = fmt == GS_FORMAT_LIGHTGBM ?
+			gs_forest_load(bytes, len, fmt, lim, alloc, &m->forest, st) :
+			gs_xgb_load_any(bytes, len, fmt, lim, alloc, &m->forest, st);
+		if (rc == GS_OK && m->forest->linear_w)
+		{
+			m->format = m->forest->format;
+			rc = gs_xgb_linear(m->forest, alloc, &m->mlp, st);
+			gs_forest_free(m->forest);
+			m->forest = NULL;
+			if (rc == GS_OK)
+				model_of_mlp(m);
+		}
+		else if (rc == GS_OK)
 		{
 			model_of_forest(m);
 			m->format = m->forest->format;
@@ -133,7 +150,7 @@ const char *
 gs_model_kind_name(const GsModel *m)
 {
 	if (m->kind == GS_MODEL_MLP)
-		return m->mlp->reconstruction ? "autoencoder" : "mlp";
+		return m->mlp->linear_booster ? "linear" : m->mlp->reconstruction ? "autoencoder" : "mlp";
 	return "tree-ensemble";
 }
 
@@ -187,10 +204,32 @@ gs_model_mark_missing(const GsModel *m, float *x, size_t ld, size_t n_rows)
 void
 gs_model_set_missing_value(GsModel *m, float v)
 {
-	if (m->kind == GS_MODEL_MLP || isnan(v))
+	if (isnan(v) || (m->kind == GS_MODEL_MLP && !m->mlp->linear_booster))
 		return;
+	if (m->kind == GS_MODEL_MLP)
+	{
+		gs_xgb_linear_set_missing(m->mlp, v);
+		return;
+	}
 	m->forest->has_missing_value = true;
 	m->forest->missing_value = v;
+}
+
+/* The value taken as missing besides NaN; see model.h. */
+bool
+gs_model_missing_value(const GsModel *m, float *v)
+{
+	if (m->kind == GS_MODEL_MLP)
+	{
+		if (!m->mlp->linear_booster || m->mlp->steps[1].beta == 0.0f)
+			return false;
+		*v = m->mlp->steps[1].alpha;
+		return true;
+	}
+	if (!m->forest->has_missing_value)
+		return false;
+	*v = m->forest->missing_value;
+	return true;
 }
 
 /* Score a batch on the CPU; see model.h. */

@@ -56,7 +56,10 @@ extern GsCode gs_model_load_image(const unsigned char *image, size_t len,
 /* Release a model and everything it owns; NULL is allowed. */
 extern void gs_model_free(GsModel *m);
 
-/* What the model is, for gpu_models: "tree-ensemble", "mlp" or "autoencoder". */
+/*
+ * What the model is, for gpu_models: "tree-ensemble", "mlp", "autoencoder"
+ * or "linear" (XGBoost's gblinear, a network of one layer: xgb_linear.h).
+ */
 extern const char *gs_model_kind_name(const GsModel *m);
 
 /*
@@ -85,10 +88,17 @@ extern size_t gs_model_slice_rows(const GsModel *m);
 extern void gs_model_mark_missing(const GsModel *m, float *x, size_t ld, size_t n_rows);
 
 /*
- * Take v as missing besides NaN (a tree ensemble's GsForest.missing_value:
- * gpu_load_model's missing_value); NaN, or a network, leaves m as it is.
+ * Take v as missing besides NaN (a tree ensemble's GsForest.missing_value,
+ * or an XGBoost linear booster's: gpu_load_model's missing_value); NaN, or
+ * another network, leaves m as it is.
  */
 extern void gs_model_set_missing_value(GsModel *m, float v);
+
+/*
+ * Does m take a value besides NaN as missing (its file's, or one set by
+ * gs_model_set_missing_value)?  Then *v is that value.
+ */
+extern bool gs_model_missing_value(const GsModel *m, float *v);
 
 /* Floats of scratch gs_model_predict needs for a batch of n_rows rows. */
 extern size_t gs_model_scratch_floats(const GsModel *m, size_t n_rows);

@@ -213,18 +213,58 @@ sklearn_missing(json_t *learner, GsForest *f, GsStatus *st)
 }
 
 /*
- * Build a forest from a decoded XGBoost model document.  f has been
- * allocated and zeroed by the caller, who frees it on failure.
+ * A linear booster's "weights" into f->linear_w: (n_features + 1) x
+ * n_groups finite floats.  f->n_features and f->n_groups must be set.
  */
 static GsCode
-build_forest(json_t *root, const GsLimits *lim, GsForest *f, GsStatus *st)
+linear_weights(json_t *weights, const GsLimits *lim, GsForest *f, GsStatus *st)
+{
+	int64_t		n_w = ((int64_t) f->n_features + 1) * f->n_groups;
+
+	if (!json_is_array(weights))
+		return gs_status_set(st, GS_ERR_INVALID_MODEL,
+							 "invalid XGBoost model: gblinear booster without a \"weights\" array");
+	if ((int64_t) json_array_size(weights) != n_w)
+		return gs_status_set(st, GS_ERR_INVALID_MODEL,
+							 "invalid XGBoost model: gblinear has %zu weights, not (%d features + 1) x %d groups",
+							 json_array_size(weights), f->n_features, f->n_groups);
+	if (lim->max_parameters > 0 && n_w > lim->max_parameters)
+		return gs_status_set(st, GS_ERR_LIMIT, "%lld weights, more than the limit of %lld parameters",
+							 (long long) n_w, (long long) lim->max_parameters);
+	f->linear_w = forest_alloc(f, sizeof(float) * (size_t) n_w);
+	if (f->linear_w == NULL)
+		return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
+	for (int64_t k = 0; k < n_w; k++)
+	{
+		json_t	   *v = json_array_get(weights, (size_t) k);
+		double		d = json_is_number(v) ? json_number_value(v) : NAN;
+
+		if (!(fabs(d) <= FLT_MAX))
+			return gs_status_set(st, GS_ERR_INVALID_MODEL,
+								 "invalid XGBoost model: gblinear weight %lld is not a finite float",
+								 (long long) k);
+		f->linear_w[k] = (float) d;
+	}
+	return GS_OK;
+}
+
+/*
+ * Build a forest from a decoded XGBoost model document.  f has been
+ * allocated and zeroed by the caller, who frees it on failure.  With
+ * linear, a linear booster (gblinear) is accepted: f gets everything but
+ * trees (objective, base margins, feature names, missing value) and its
+ * weights in f->linear_w (linear_weights).
+ */
+static GsCode
+build_forest(json_t *root, const GsLimits *lim, GsForest *f, bool linear,
+			 GsStatus *st)
 {
 	json_t	   *learner = gs_xgb_member(root, "learner");
 	json_t	   *mparam = gs_xgb_member(learner, "learner_model_param");
 	json_t	   *objective = gs_xgb_member(learner, "objective");
 	json_t	   *booster = gs_xgb_member(learner, "gradient_booster");
 	json_t	   *version = gs_xgb_member(root, "version");
-	json_t	   *model,
+	json_t	   *model = NULL,
 			   *trees,
 			   *tree_info,
 			   *weights = NULL,
@@ -378,9 +418,25 @@ build_forest(json_t *root, const GsLimits *lim, GsForest *f, GsStatus *st)
 	}
 	else if (strcmp(bname, "gblinear") == 0)
 	{
-		gs_status_set(st, GS_ERR_UNSUPPORTED, "XGBoost booster \"gblinear\" is not supported");
-		gs_status_detail(st, "Only tree boosters (gbtree, dart) can be scored.");
-		return st->code;
+		if (!linear)
+		{
+			gs_status_set(st, GS_ERR_UNSUPPORTED, "XGBoost booster \"gblinear\" is not a tree ensemble");
+			gs_status_detail(st, "gs_model_load reads it as a linear model.");
+			return st->code;
+		}
+		if (f->format == GS_FORMAT_XGBOOST_BINARY)
+		{
+			gs_status_set(st, GS_ERR_UNSUPPORTED,
+						  "XGBoost's linear booster (gblinear) in the legacy binary format is not supported");
+			gs_status_detail(st, "Save the model as JSON or UBJSON: booster.save_model(\"model.json\").");
+			return st->code;
+		}
+		snprintf(f->booster, sizeof(f->booster), "%s", bname);
+		if ((rc = linear_weights(gs_xgb_member(gs_xgb_member(booster, "model"), "weights"),
+								 lim, f, st)) != GS_OK ||
+			(rc = sklearn_missing(learner, f, st)) != GS_OK)
+			return rc;
+		goto names;
 	}
 	else
 		return gs_status_set(st, GS_ERR_UNSUPPORTED,
@@ -656,6 +712,7 @@ build_forest(json_t *root, const GsLimits *lim, GsForest *f, GsStatus *st)
 	f->split_kinds = f->n_cat_splits > 0 ? GS_NODE_CATEGORICAL : 0;
 
 	/* feature names, when the model has one per feature */
+names:
 	fnames = gs_xgb_member(learner, "feature_names");
 	if (json_is_array(fnames) && (int64_t) json_array_size(fnames) == num_feature)
 	{
@@ -679,7 +736,8 @@ build_forest(json_t *root, const GsLimits *lim, GsForest *f, GsStatus *st)
 	}
 
 	/* category names of a model trained on a DataFrame (3.1 and later) */
-	rc = gs_xgb_read_cats(model, f, st);
+	if (f->linear_w == NULL)
+		rc = gs_xgb_read_cats(model, f, st);
 
 done:
 	if (raw)
@@ -695,11 +753,11 @@ done:
 	return rc;
 }
 
-/* Parse, validate and build; see forest.h. */
-GsCode
-gs_xgb_load(const unsigned char *bytes, size_t len, GsModelFormat fmt,
-			const GsLimits *lim, const GsAllocator *alloc, GsForest **out,
-			GsStatus *st)
+/* Parse, validate and build a forest; a linear booster too with linear. */
+static GsCode
+xgb_load(const unsigned char *bytes, size_t len, GsModelFormat fmt,
+		 const GsLimits *lim, const GsAllocator *alloc, GsForest **out,
+		 bool linear, GsStatus *st)
 {
 	json_t	   *root = NULL;
 	GsForest   *f;
@@ -742,7 +800,7 @@ gs_xgb_load(const unsigned char *bytes, size_t len, GsModelFormat fmt,
 	memset(f, 0, sizeof(GsForest));
 	f->alloc = *alloc;
 	f->format = fmt;
-	rc = build_forest(root, lim, f, st);
+	rc = build_forest(root, lim, f, linear, st);
 	json_decref(root);
 	/* the binary format records major.minor only */
 	if (rc == GS_OK && fmt == GS_FORMAT_XGBOOST_BINARY)
@@ -759,4 +817,22 @@ gs_xgb_load(const unsigned char *bytes, size_t len, GsModelFormat fmt,
 	}
 	*out = f;
 	return GS_OK;
+}
+
+/* Parse, validate and build a forest; see forest.h. */
+GsCode
+gs_xgb_load(const unsigned char *bytes, size_t len, GsModelFormat fmt,
+			const GsLimits *lim, const GsAllocator *alloc, GsForest **out,
+			GsStatus *st)
+{
+	return xgb_load(bytes, len, fmt, lim, alloc, out, false, st);
+}
+
+/* The same, linear boosters too; see forest.h. */
+GsCode
+gs_xgb_load_any(const unsigned char *bytes, size_t len, GsModelFormat fmt,
+				const GsLimits *lim, const GsAllocator *alloc, GsForest **out,
+				GsStatus *st)
+{
+	return xgb_load(bytes, len, fmt, lim, alloc, out, true, st);
 }

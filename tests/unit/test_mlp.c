@@ -646,6 +646,83 @@ test_corruption(void)
 	}
 }
 
+/*
+ * XGBoost's linear booster (gen_fixtures_linear.py): read as a one-layer
+ * network whose gpu_models fields are XGBoost's, the missing value set and
+ * taken, and the files refused with the reason (the tree loader's API
+ * refuses every gblinear file: it is no forest).
+ */
+static void
+test_xgb_linear(void)
+{
+	const char *lin = FIXTURES "/../models/linear";
+	char		path[512];
+	GsModel    *m = NULL;
+	GsForest   *f = NULL;
+	GsStatus	st;
+	GsCode		rc;
+	float		v = 0.0f,
+				x[30],
+				out[2],
+				scratch[2 * 30 * 2];
+	size_t		len;
+	unsigned char *b;
+	const struct
+	{
+		const char *file;
+		const char *code;
+		const char *frag;
+	}			bad[] = {
+		{"bad/x3l_linear_poisson.json", "UNSUPPORTED", "with objective \"count:poisson\" is not supported"},
+		{"bad/x17l_linear_poisson.json", "UNSUPPORTED", "with objective \"count:poisson\" is not supported"},
+		{"bad/x17l_linear_binary.model", "UNSUPPORTED", "in the legacy binary format is not supported"},
+	};
+
+	snprintf(path, sizeof(path), "%s/x3l_binary.ubj", lin);
+	rc = gs_load_model_file(path, GS_FORMAT_AUTO, &m, &st);
+	gs_tap(rc == GS_OK && m->kind == GS_MODEL_MLP && strcmp(gs_model_kind_name(m), "linear") == 0 &&
+		   strcmp(m->mlp->objective, "binary:logistic") == 0 && m->mlp->n_layers == 1 &&
+		   m->mlp->n_params == 31 && strncmp(m->mlp->producer, "xgboost 3.", 10) == 0 &&
+		   m->format == GS_FORMAT_XGBOOST_UBJ && !gs_model_missing_value(m, &v),
+		   "xgb_linear", "a UBJ gblinear model: kind linear, its objective, 1 layer of 31 parameters, saved_by, no missing value");
+	if (rc == GS_OK)
+	{
+		/* -999 in every feature: with it missing, the score is the bias's */
+		for (int i = 0; i < 30; i++)
+			x[i] = -999.0f;
+		gs_model_predict(m, x, 1, 1, scratch, &out[0]);
+		gs_model_set_missing_value(m, -999.0f);
+		gs_model_predict(m, x, 1, 1, scratch, &out[1]);
+		for (int i = 0; i < 30; i++)
+			x[i] = NAN;
+		gs_model_predict(m, x, 1, 1, scratch, &out[0] + 0);
+		gs_tap(gs_model_missing_value(m, &v) && v == -999.0f && out[1] == out[0] && out[0] > 0.0f && out[0] < 1.0f,
+			   "xgb_linear", "a missing value set after loading: -999 in every feature scores as every feature NaN");
+	}
+	gs_model_free(m);
+	snprintf(path, sizeof(path), "%s/x17l_sk_missing.json", lin);
+	rc = gs_load_model_file(path, GS_FORMAT_AUTO, &m, &st);
+	gs_tap(rc == GS_OK && gs_model_missing_value(m, &v) && v == -999.0f,
+		   "xgb_linear", "the scikit-learn API's missing=-999 saved by XGBoost 1.7 is read");
+	gs_model_free(m);
+	snprintf(path, sizeof(path), "%s/x3l_regression.json", lin);
+	b = gs_read_file(path, &len);
+	rc = b ? gs_forest_load(b, len, GS_FORMAT_AUTO, NULL, &gs_malloc_allocator, &f, &st) : GS_ERR_INTERNAL;
+	gs_tap(rc == GS_ERR_UNSUPPORTED && f == NULL && strstr(st.msg, "not a tree ensemble") != NULL,
+		   "xgb_linear", "gs_forest_load refuses a gblinear model: it is no tree ensemble");
+	free(b);
+	for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++)
+	{
+		m = NULL;
+		snprintf(path, sizeof(path), "%s/%s", lin, bad[k].file);
+		rc = gs_load_model_file(path, GS_FORMAT_AUTO, &m, &st);
+		printf("# %s: %s: %s\n", bad[k].file, gs_code_name(rc), st.msg);
+		gs_tap(rc != GS_OK && m == NULL && strcmp(gs_code_name(rc), bad[k].code) == 0 &&
+			   strstr(st.msg, bad[k].frag) != NULL, bad[k].file, bad[k].frag);
+		gs_model_free(m);
+	}
+}
+
 int
 main(void)
 {
@@ -654,6 +731,7 @@ main(void)
 	test_sklearn();
 	test_sklearn_pipelines();
 	test_linear();
+	test_xgb_linear();
 	test_impute_sentinel();
 	test_keras3();
 	test_fold_cap();
