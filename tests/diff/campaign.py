@@ -29,7 +29,7 @@ tests/diff/diff_score and the kernel emulations first (make). Usage:
     (the venv of tests/fixtures/make_venv_onnx_trees.sh: XGBoost 3.2, LightGBM 4.7,
     scikit-learn 1.9, skl2onnx, onnxmltools, onnxruntime; with /usr/bin/python3, Debian's
     XGBoost 1.7.4 and the families whose libraries are missing are skipped)
-    --family F[,F...] (xgb xgb-es lgb skl skl-pipe onnx-xgb onnx-lgb mlp skl-mlp skl-mlp-pipe skl-lin skl-str df-cats torch torch2)  only those;  --keep  keep every trial's files
+    --family F[,F...] (xgb xgb-es xgb-lin lgb skl skl-pipe onnx-xgb onnx-lgb mlp skl-mlp skl-mlp-pipe skl-lin skl-str df-cats torch torch2)  only those;  --keep  keep every trial's files
 """
 import argparse
 import json
@@ -252,6 +252,55 @@ def xgb_trial(r, d, X, cats, ncat, z):
     desc = "xgb %s %s %s rounds=%d %s" % (xgb.__version__, ext, obj, rounds,
                                           json.dumps({k: v for k, v in p.items()
                                                       if k not in ("nthread", "seed", "objective")}))
+    return path, Xc, ref, 1e-6, desc
+
+
+def xgb_lin_trial(r, d, X, cats, ncat, z):
+    """XGBoost's linear booster (gblinear): objectives with an identity, logistic or softmax
+    transform, both updaters and their feature selectors, explicit base_score, JSON or UBJ;
+    reference: Booster.predict.  Scored as a one-layer network (src/core/xgb_linear.c)."""
+    import xgboost as xgb
+    ver = tuple(int(x) for x in xgb.__version__.split(".")[:2])
+    # XGBoost 1.7's gblinear often diverges to NaN weights under reg:pseudohubererror (refused:
+    # "gblinear weight 0 is not a finite float")
+    objs = ["binary:logistic", "reg:logistic", "binary:logitraw", "reg:squarederror",
+            "multi:softprob", "rank:pairwise"] + (["reg:pseudohubererror"] if ver >= (2, 0) else [])
+    obj = str(r.choice(objs))
+    updater = str(r.choice(["shotgun", "coord_descent"]))
+    p = {"booster": "gblinear", "nthread": 1, "seed": int(r.integers(1 << 30)), "objective": obj,
+         "eta": float(r.uniform(0.05, 1.0)), "lambda": float(r.choice([0, 0.1, 1, 10])),
+         "alpha": float(r.choice([0, 0.01, 1])), "updater": updater,
+         "feature_selector": str(r.choice(["cyclic", "shuffle"] if updater == "shotgun" else
+                                          ["cyclic", "shuffle", "random", "greedy", "thrifty"]))}
+    if p["feature_selector"] in ("greedy", "thrifty") and r.random() < 0.5:
+        p["top_k"] = int(r.integers(1, X.shape[1] + 1))
+    if obj in ("binary:logistic", "reg:logistic") and r.random() < 0.3:
+        p["base_score"] = float(r.uniform(0.1, 0.9))
+    if obj.startswith("binary"):
+        y = labels(r, z, "binary")
+    elif obj == "reg:logistic":
+        y = labels(r, z, "unit")
+    elif obj == "multi:softprob":
+        p["num_class"] = int(r.integers(3, 6))
+        y = labels(r, z, "multi", p["num_class"])
+    elif obj.startswith("rank:"):
+        y = np.clip(np.round(labels(r, z, "unit") * 4), 0, 4)
+    else:
+        y = labels(r, z, "reg")
+    ntr = int(len(X) * 0.8)
+    dtr = xgb.DMatrix(X[:ntr], y[:ntr], missing=np.nan)
+    if obj.startswith("rank:"):
+        dtr.set_group([ntr // 4, ntr // 4, ntr - 2 * (ntr // 4)])
+    rounds = int(r.choice(ROUNDS))
+    bst = xgb.train(p, dtr, rounds)
+    ext = str(r.choice(["json", "ubj"])) if ver >= (1, 6) else "json"
+    path = os.path.join(d, "model." + ext)
+    bst.save_model(path)
+    Xc = case_rows(r, X[ntr:], [], [], ncat)
+    ref = xgb.Booster(model_file=path).predict(xgb.DMatrix(Xc, missing=np.nan))
+    desc = "xgb-lin %s %s %s rounds=%d %s" % (xgb.__version__, ext, obj, rounds,
+                                              json.dumps({k: v for k, v in p.items()
+                                                          if k not in ("nthread", "seed", "objective")}))
     return path, Xc, ref, 1e-6, desc
 
 
@@ -1299,6 +1348,7 @@ FAMILIES = {
     "xgb": (("xgboost",), xgb_trial),
     "lgb": (("lightgbm",), lgb_trial),
     "xgb-es": (("xgboost", "sklearn"), xgb_es_trial),
+    "xgb-lin": (("xgboost",), xgb_lin_trial),
     "skl": (("sklearn", "skl2onnx", "onnxruntime"), skl_trial),
     "skl-pipe": (("sklearn", "skl2onnx", "onnxruntime"), skl_pipe_trial),
     "onnx-xgb": (("xgboost", "onnxmltools", "onnxruntime"),
@@ -1384,7 +1434,7 @@ def main():
             outcome = {0: "ok", 1: "DIFF", 2: "refused"}.get(p.returncode, "crash")
             if outcome == "crash":
                 msg = "exit %d: %s" % (p.returncode, " / ".join(out[-5:]))
-            if outcome == "ok" and not path.endswith(".onnx"):
+            if outcome == "ok" and not path.endswith(".onnx") and fam != "xgb-lin":
                 # the GPU kernels' traversal, emulated on the CPU, on the same model
                 for emu in [e for e in EMULATORS if os.access(e, os.X_OK)]:
                     q = subprocess.run([emu, "--models", d], capture_output=True, text=True)
