@@ -97,8 +97,20 @@ SELECT gpu_load_model('x3l_binary', pg_read_binary_file(:'lin' || 'x3l_binary.js
 SELECT gpu_score('x3l_binary', array_fill(-999::real, ARRAY[30])) =
        gpu_score('x3l_binary', array_fill('NaN'::real, ARRAY[30])) AS minus_999_is_missing,
        (SELECT missing_value FROM gpu_models WHERE name = 'x3l_binary') AS missing_value;
--- not a tree ensemble: no explanations, no comparison through gpu_verify_model; refused files
-SELECT * FROM gpu_explain('x3l_binary', array_fill(1::real, ARRAY[30]));
+-- explanations are XGBoost's for gblinear (each present feature's value times its weight, and
+-- the bias; test_mlp checks them against pred_contribs): they add up to the margin, a missing
+-- value (-999 here) contributes nothing; gpu_explain_query ranks them
+SELECT round(sum(contribution)::numeric, 4) = round(ln(s / (1 - s))::numeric, 4) AS adds_up_to_margin,
+       count(*) FILTER (WHERE value IS NULL AND contribution = 0) AS missing_contribute_nothing
+  FROM gpu_explain('x3l_binary', ARRAY[-999, 2, 3, -999, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17,
+                                       18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30]::real[]) e,
+       gpu_score('x3l_binary', ARRAY[-999, 2, 3, -999, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17,
+                                     18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30]::real[]) s
+ GROUP BY s;
+SELECT id, rank, feature, contribution > 0 AS raises
+  FROM gpu_explain_query('x3l_softprob', 'SELECT 1, array_fill(1::real, ARRAY[30])', top => 2)
+ WHERE output = 2 ORDER BY rank;
+-- not a tree ensemble: no comparison through gpu_verify_model; refused files
 SELECT * FROM gpu_verify_model('x3l_binary');
 SELECT gpu_load_model('x', pg_read_binary_file(:'lin' || 'bad/x3l_linear_poisson.json'));
 SELECT gpu_load_model('x', pg_read_binary_file(:'lin' || 'bad/x17l_linear_binary.model'));

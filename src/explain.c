@@ -6,7 +6,9 @@
  * path-dependent TreeSHAP of src/core/forest_shap.h, as XGBoost's
  * pred_contribs and LightGBM's pred_contrib), and the expected margin, so
  * that an analyst can say which features made a transaction look like
- * fraud.  TreeSHAP needs the node covers that scoring does not keep (nor
+ * fraud.  (XGBoost's linear booster: its own contributions, each feature's
+ * value times its weight, from a tree-less forest of its weights read again
+ * with gs_xgb_load_any.)  TreeSHAP needs the node covers that scoring does not keep (nor
  * the forest image): the first explanation of a model version in a backend
  * parses the stored model bytes again with covers, into a child context of
  * the model's own, so it lives and dies with that version in the cache.
@@ -42,6 +44,16 @@ typedef struct ExplainState
 	double	   *phi;			/* [n_groups * (n_features + 1)] */
 } ExplainState;
 
+/*
+ * Output groups of an explanation: the forest's (multi:softmax: one output,
+ * a group per class), a linear booster's outputs.
+ */
+int
+gs_explain_groups(const GsModelRef *m)
+{
+	return m->forest ? m->forest->n_groups : m->model->n_outputs;
+}
+
 /* The model's explainer, made at its first use in this backend; see gpuscore.h. */
 GsShap *
 gs_model_explainer(GsModelRef *m)
@@ -55,17 +67,16 @@ gs_model_explainer(GsModelRef *m)
 
 	if (m->shap)
 		return m->shap;
-	if (m->forest == NULL)
+	if (m->forest == NULL && !m->model->mlp->linear_booster)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("model \"%s\" is %s: gpu_explain explains tree ensembles", m->name,
-						m->model->mlp->linear_booster ? "a linear model (XGBoost's gblinear)" : "a neural network")));
-	if ((Size) m->forest->n_groups * (Size) (m->model->n_features + 1) > MaxAllocSize / sizeof(double))
+				 errmsg("model \"%s\" is a neural network: gpu_explain explains tree ensembles and XGBoost's linear boosters", m->name)));
+	if ((Size) gs_explain_groups(m) * (Size) (m->model->n_features + 1) > MaxAllocSize / sizeof(double))
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("model \"%s\" has too many outputs and features to explain", m->name),
 				 errdetail("A row's explanation would hold %d outputs of %d features and a bias each, more than one allocation can hold.",
-						   m->forest->n_groups, m->model->n_features)));
+						   gs_explain_groups(m), m->model->n_features)));
 	if (!gs_catalog_fetch(m->name, &model_id, &version, &fmt, &bytes, NULL, NULL) ||
 		model_id != m->model_id)
 		ereport(ERROR,
@@ -77,18 +88,30 @@ gs_model_explainer(GsModelRef *m)
 	MemoryContextSetIdentifier(cxt, m->mcxt->ident);
 	PG_TRY();
 	{
-		GsModel    *parsed = gs_model_parse_with_covers(m->name,
-														(unsigned char *) VARDATA_ANY(bytes),
-														VARSIZE_ANY_EXHDR(bytes), fmt, cxt);
 		GsAllocator a = gs_context_allocator(cxt);
+		const GsForest *forest;
 		GsStatus	st;
 		GsCode		rc;
 
-		if (parsed->forest == NULL || parsed->n_features != m->model->n_features ||
-			parsed->forest->n_groups != m->forest->n_groups)
+		if (m->forest)
+			forest = gs_model_parse_with_covers(m->name, (unsigned char *) VARDATA_ANY(bytes),
+												VARSIZE_ANY_EXHDR(bytes), fmt, cxt)->forest;
+		else
+		{
+			/* a linear booster: its weights, as the XGBoost loader reads them */
+			GsLimits	lim = gs_current_limits();
+			GsForest   *lf;
+
+			if (gs_xgb_load_any((unsigned char *) VARDATA_ANY(bytes), VARSIZE_ANY_EXHDR(bytes), fmt,
+								&lim, &a, &lf, &st) != GS_OK)
+				gs_report_status(&st);
+			forest = lf->linear_w ? lf : NULL;
+		}
+		if (forest == NULL || forest->n_features != m->model->n_features ||
+			forest->n_groups != gs_explain_groups(m))
 			elog(ERROR, "model \"%s\" parsed again is not the model being scored", m->name);
-		rc = gs_shap_new(parsed->forest, &a, &shap, &st);
-		if (rc == GS_ERR_UNSUPPORTED && parsed->forest->format == GS_FORMAT_ONNX)
+		rc = gs_shap_new(forest, &a, &shap, &st);
+		if (rc == GS_ERR_UNSUPPORTED && forest->format == GS_FORMAT_ONNX)
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("model \"%s\" cannot be explained: %s", m->name, st.msg),
@@ -158,7 +181,7 @@ explain_state(FunctionCallInfo fcinfo)
 	if (s->phi == NULL)
 	{
 		gs_model_explainer(s->model);
-		s->phi = MemoryContextAlloc(s->cxt, sizeof(double) * s->model->forest->n_groups *
+		s->phi = MemoryContextAlloc(s->cxt, sizeof(double) * gs_explain_groups(s->model) *
 									(s->model->model->n_features + 1));
 	}
 	return s;
@@ -218,7 +241,7 @@ gpuscore_gpu_explain(PG_FUNCTION_ARGS)
 		return (Datum) 0;
 	m = s->model;
 	nf = m->model->n_features;
-	n_groups = m->forest->n_groups;
+	n_groups = gs_explain_groups(m);
 	names = (const char *const *) m->model->feature_names;
 	gs_array_to_row(PG_GETARG_ARRAYTYPE_P(1), m, s->row);
 	gs_model_mark_missing(m->model, s->row, 1, 1);
@@ -304,7 +327,7 @@ explain_receiver_startup(DestReceiver *self, int operation, TupleDesc typeinfo)
 
 	gs_query_shape(typeinfo, r->m, &r->shape);
 	r->row = palloc(sizeof(float) * nf);
-	r->phi = palloc(sizeof(double) * r->m->forest->n_groups * (nf + 1));
+	r->phi = palloc(sizeof(double) * gs_explain_groups(r->m) * (nf + 1));
 	r->order = palloc(sizeof(int) * nf);
 	MemoryContextSwitchTo(old);
 }
@@ -328,7 +351,7 @@ explain_receiver_row(TupleTableSlot *slot, DestReceiver *self)
 	gs_query_row(&r->shape, m, slot->tts_values, slot->tts_isnull, r->row, &key, &key_null);
 	gs_model_mark_missing(m->model, r->row, 1, 1);
 	gs_shap_row(m->shap, r->row, r->phi);
-	for (int g = 0; g < m->forest->n_groups; g++)
+	for (int g = 0; g < gs_explain_groups(m); g++)
 	{
 		const double *phi = r->phi + (size_t) g * (nf + 1);
 

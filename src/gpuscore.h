@@ -184,6 +184,9 @@ extern double gs_datum_to_double(Datum d, GsColKind kind);
  */
 extern struct GsShap *gs_model_explainer(GsModelRef *m);
 
+/* Output groups of m's explanations (contributions per group per row). */
+extern int	gs_explain_groups(const GsModelRef *m);
+
 /*
  * order[0..n) = the features 0..n-1 by decreasing contribution phi[f],
  * ties in feature order (the rank of gpu_explain_query and of the alert

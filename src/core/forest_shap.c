@@ -19,6 +19,7 @@
 #include "forest_shap.h"
 #include "forest_eval.h"
 
+#include <math.h>
 #include <string.h>
 
 typedef struct PathElem
@@ -178,6 +179,18 @@ gs_shap_new(const GsForest *f, const GsAllocator *alloc, GsShap **out, GsStatus 
 	size_t		levels;
 
 	*out = NULL;
+	if (f->linear_w)
+	{
+		/* a linear booster: no trees to walk (gs_shap_row) */
+		s = alloc->alloc(alloc->ctx, sizeof(GsShap));
+		if (s == NULL)
+			return gs_status_set(st, GS_ERR_NOMEM, "out of memory preparing explanations");
+		memset(s, 0, sizeof(*s));
+		s->f = f;
+		s->alloc = *alloc;
+		*out = s;
+		return GS_OK;
+	}
 	if (f->cover == NULL)
 		return gs_status_set(st, GS_ERR_UNSUPPORTED,
 							 "the model has no usable node covers (how many training rows reached each tree node)");
@@ -235,6 +248,23 @@ gs_shap_row(GsShap *s, const float *x, double *phi)
 	int32_t		width = f->n_features + 1;
 
 	memset(phi, 0, sizeof(double) * (size_t) f->n_groups * (size_t) width);
+	if (f->linear_w)
+	{
+		/*
+		 * XGBoost's gblinear contributions: each present feature's value
+		 * times its weight; the bias plus the first base margin (which
+		 * gblinear adds to every group) as the expected margin
+		 */
+		for (int32_t g = 0; g < f->n_groups; g++)
+		{
+			for (int32_t j = 0; j < f->n_features; j++)
+				if (!isnan(x[j]))
+					phi[g * width + j] = (double) (x[j] * f->linear_w[(size_t) j * f->n_groups + g]);
+			phi[g * width + f->n_features] =
+				(double) (f->linear_w[(size_t) f->n_features * f->n_groups + g] + f->base_margin[0]);
+		}
+		return;
+	}
 	for (int32_t g = 0; g < f->n_groups; g++)
 		phi[g * width + f->n_features] = (double) f->base_margin[g];
 	s->x = x;

@@ -12,7 +12,10 @@
  * (the sum of the trees plus the base margin, before the sigmoid or
  * softmax); per output group they add up to that margin, the last one being
  * the expected margin over the training rows (the "bias").  Computed in
- * double.  No PostgreSQL here.
+ * double.  For XGBoost's linear booster (a tree-less forest with linear_w,
+ * gs_xgb_load_any) the contributions are XGBoost's for gblinear: each
+ * present feature's value times its weight, and the bias.  No PostgreSQL
+ * here.
  */
 #ifndef GS_FOREST_SHAP_H
 #define GS_FOREST_SHAP_H

@@ -198,6 +198,15 @@ gs_model_mark_missing(const GsModel *m, float *x, size_t ld, size_t n_rows)
 {
 	if (m->kind != GS_MODEL_MLP)
 		gs_forest_mark_missing(m->forest, x, ld, n_rows);
+	else if (m->mlp->linear_booster && m->mlp->steps[1].beta != 0.0f)
+	{
+		float		mv = m->mlp->steps[1].alpha;
+
+		for (int32_t j = 0; j < m->n_features; j++)
+			for (size_t r = 0; r < n_rows; r++)
+				if (x[(size_t) j * ld + r] == mv)
+					x[(size_t) j * ld + r] = NAN;
+	}
 }
 
 /* A missing value given by the caller; see model.h. */

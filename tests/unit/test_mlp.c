@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "forest_shap.h"
 #include "model.h"
 #include "mlp.h"
 #include "onnx.pb-c.h"
@@ -723,6 +724,89 @@ test_xgb_linear(void)
 	}
 }
 
+/*
+ * The explanations of XGBoost's linear booster (forest_shap.h) against
+ * XGBoost's pred_contribs for the first 40 case rows of each model.
+ */
+static void
+test_xgb_linear_contribs(void)
+{
+	const char *names[] = {"x17l_binary", "x17l_regression", "x17l_softprob",
+		"x3l_binary", "x3l_regression", "x3l_softprob"};
+
+	for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++)
+	{
+		char		path[512],
+					what[160];
+		size_t		len;
+		unsigned char *b;
+		GsForest   *f = NULL;
+		GsShap	   *sh = NULL;
+		GsStatus	st;
+		GsCases		c;
+		FILE	   *cf;
+		int			ng,
+					width,
+					nf = 30,
+					bad = 0,
+					rows = 0;
+		double		worst = 0.0;
+
+		snprintf(path, sizeof(path), FIXTURES "/../models/linear/%s.json", names[k]);
+		b = gs_read_file(path, &len);
+		if (!b || gs_xgb_load_any(b, len, GS_FORMAT_AUTO, NULL, &gs_malloc_allocator, &f, &st) != GS_OK ||
+			f->linear_w == NULL || gs_shap_new(f, &gs_malloc_allocator, &sh, &st) != GS_OK)
+		{
+			gs_tap(0, names[k], "explainer of the linear booster");
+			free(b);
+			gs_forest_free(f);
+			continue;
+		}
+		free(b);
+		ng = f->n_groups;
+		width = nf + 1;
+		snprintf(path, sizeof(path), FIXTURES "/%s.csv", names[k]);
+		if (gs_read_cases(path, nf, ng, &c) != 0)
+		{
+			gs_tap(0, names[k], "cases read");
+			gs_shap_free(sh);
+			gs_forest_free(f);
+			continue;
+		}
+		snprintf(path, sizeof(path), FIXTURES "/../models/linear/%s.contribs", names[k]);
+		cf = fopen(path, "r");
+		for (int r = 0; cf && r < 40 && r < c.n_rows; r++)
+		{
+			double		phi[3 * 31];
+
+			gs_shap_row(sh, c.x + (size_t) r * nf, phi);
+			for (int i = 0; i < ng * width; i++)
+			{
+				double		want;
+
+				if (fscanf(cf, "%lf", &want) != 1)
+				{
+					bad++;
+					break;
+				}
+				if (!(fabs(phi[i] - want) <= 1e-6 * fmax(1.0, fabs(want))))
+					bad++;
+				worst = fmax(worst, fabs(phi[i] - want));
+			}
+			rows++;
+		}
+		if (cf)
+			fclose(cf);
+		snprintf(what, sizeof(what), "%d rows' contributions equal XGBoost's pred_contribs (worst %.2g), %d off",
+				 rows, worst, bad);
+		gs_tap(rows == 40 && bad == 0, names[k], what);
+		free(c.x);
+		free(c.want);
+		gs_shap_free(sh);
+		gs_forest_free(f);
+	}
+}
+
 int
 main(void)
 {
@@ -732,6 +816,7 @@ main(void)
 	test_sklearn_pipelines();
 	test_linear();
 	test_xgb_linear();
+	test_xgb_linear_contribs();
 	test_impute_sentinel();
 	test_keras3();
 	test_fold_cap();
