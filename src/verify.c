@@ -73,6 +73,11 @@ typedef struct XgbApi
 								  const bst_ulong **, bst_ulong *, const float **);
 	int			(*free_booster) (BoosterHandle);
 	int			(*get_attr) (BoosterHandle, const char *, const char **, int *);
+	/* for the linear booster, which has no in-place prediction */
+	int			(*dmatrix_from_mat) (const float *, bst_ulong, bst_ulong, float, DMatrixHandle *);
+	int			(*dmatrix_free) (DMatrixHandle);
+	int			(*predict_dmatrix) (BoosterHandle, DMatrixHandle, const char *,
+									const bst_ulong **, bst_ulong *, const float **);
 } XgbApi;
 
 static XgbApi xgb_api;
@@ -137,6 +142,9 @@ xgb_api_load(void)
 	XGB_SYM(predict_dense, "XGBoosterPredictFromDense");
 	XGB_SYM(free_booster, "XGBoosterFree");
 	XGB_SYM(get_attr, "XGBoosterGetAttr");
+	XGB_SYM(dmatrix_from_mat, "XGDMatrixCreateFromMat");
+	XGB_SYM(dmatrix_free, "XGDMatrixFree");
+	XGB_SYM(predict_dmatrix, "XGBoosterPredictFromDMatrix");
 #undef XGB_SYM
 	/* the previous library, if any, stays loaded: XGBoost may hold threads */
 	xgb_api = api;
@@ -332,6 +340,7 @@ gpuscore_gpu_verify_model(PG_FUNCTION_ARGS)
 	char	   *predict_config;
 	EngineStats stats[2] = {{0}};	/* cpu, gpu */
 	bool		with_gpu = false;
+	bool		linear;
 	float	   *theirs_gpu = NULL;
 	int			major,
 				minor,
@@ -351,36 +360,53 @@ gpuscore_gpu_verify_model(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 	m = gs_model_acquire(name, fcinfo->flinfo->fn_mcxt);
 	f = m->forest;
-	if (f == NULL)
+	linear = f == NULL && m->model->mlp->linear_booster;
+	if (f == NULL && !linear)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("model \"%s\" is %s: gpu_verify_model compares tree ensembles with XGBoost", name,
-						m->model->mlp->linear_booster ? "a linear model (XGBoost's gblinear)" : "a neural network"),
-				 errhint("%s", m->model->mlp->linear_booster ?
-						 "Linear boosters are checked against XGBoost's predictions by the test suite (tests/fixtures/gen_fixtures_linear.py)." :
-						 "Neural networks are checked against onnxruntime's outputs by the test suite (tests/fixtures/onnx).")));
-	if (f->format == GS_FORMAT_ONNX)
+				 errmsg("model \"%s\" is a neural network: gpu_verify_model compares XGBoost models with XGBoost", name),
+				 errhint("Neural networks are checked against onnxruntime's outputs by the test suite (tests/fixtures/onnx).")));
+	if (f && f->format == GS_FORMAT_ONNX)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("model \"%s\" is an ONNX tree ensemble: gpu_verify_model compares with XGBoost", name),
 				 errhint("ONNX tree ensembles are checked against onnxruntime's scores by the test suite (tests/fixtures/gen_onnx_tree_fixtures.py).")));
-	if (f->format == GS_FORMAT_LIGHTGBM)
+	if (f && f->format == GS_FORMAT_LIGHTGBM)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("model \"%s\" is a LightGBM model: gpu_verify_model compares with XGBoost", name),
 				 errhint("LightGBM models are checked against LightGBM's own scores by the test suite (tests/fixtures/gen_fixtures_formats.py).")));
-	nf = f->n_features;
-	nout = f->n_outputs;
 	if (!gs_catalog_fetch(name, &model_id, &version, &fmt, &bytes, NULL, NULL) || model_id != m->model_id)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("model \"%s\" changed while being verified", name)));
+	if (linear)
+	{
+		/*
+		 * XGBoost's linear booster: what its learner says (saved_by, the
+		 * missing value) from the tree-less forest of its weights; scored
+		 * below by the model itself
+		 */
+		GsAllocator a = gs_context_allocator(CurrentMemoryContext);
+		GsLimits	lim = gs_current_limits();
+		GsForest   *lf;
+		GsStatus	st;
+
+		if (gs_xgb_load_any((unsigned char *) VARDATA_ANY(bytes), VARSIZE_ANY_EXHDR(bytes), fmt,
+							&lim, &a, &lf, &st) != GS_OK)
+			gs_report_status(&st);
+		lf->has_missing_value = gs_model_missing_value(m->model, &lf->missing_value);
+		f = lf;
+	}
+	nf = m->model->n_features;
+	nout = m->model->n_outputs;
 
 	collect_thresholds(f, &th);
 	pg_prng_seed(&rng, 20261123);
 	rowmajor = palloc(sizeof(float) * VERIFY_CHUNK * nf);
 	colmajor = palloc(sizeof(float) * VERIFY_CHUNK * nf);
-	margin = palloc(sizeof(float) * VERIFY_CHUNK * f->n_groups);
+	margin = palloc(sizeof(float) * (linear ? gs_model_scratch_floats(m->model, VERIFY_CHUNK) :
+									 (size_t) VERIFY_CHUNK * f->n_groups));
 	ours = palloc(sizeof(float) * VERIFY_CHUNK * nout);
 	api = xgb_api_load();
 	api->version(&major, &minor, &patch);
@@ -402,7 +428,7 @@ gpuscore_gpu_verify_model(PG_FUNCTION_ARGS)
 	}
 
 	/* the GPU engine too, when there is one and it is not switched off */
-	if (gs_device_mode != GS_DEVICE_CPU)
+	if (gs_device_mode != GS_DEVICE_CPU && !linear)
 	{
 		char		why[512];
 
@@ -438,7 +464,7 @@ gpuscore_gpu_verify_model(PG_FUNCTION_ARGS)
 		predict_config = psprintf("{\"type\": 0, \"training\": false, \"iteration_begin\": 0, "
 								  "\"iteration_end\": " INT64_FORMAT ", \"strict_shape\": false, "
 								  "\"cache_id\": 0, \"missing\": %s}",
-								  verify_iteration_end(api, booster),
+								  linear ? (int64) 0 : verify_iteration_end(api, booster),
 								  f->has_missing_value ? psprintf("%.9g", (double) f->missing_value) : "NaN");
 		for (int64 done = 0; done < n_rows; done += VERIFY_CHUNK)
 		{
@@ -458,8 +484,16 @@ gpuscore_gpu_verify_model(PG_FUNCTION_ARGS)
 					rowmajor[r * nf + k] = v;
 					colmajor[(size_t) k * n + r] = v;
 				}
-			gs_forest_mark_missing(f, colmajor, n, n);
-			gs_cpu_predict(f, colmajor, n, n, margin, ours);
+			if (linear)
+			{
+				gs_model_mark_missing(m->model, colmajor, n, n);
+				gs_model_predict(m->model, colmajor, n, n, margin, ours);
+			}
+			else
+			{
+				gs_forest_mark_missing(f, colmajor, n, n);
+				gs_cpu_predict(f, colmajor, n, n, margin, ours);
+			}
 			if (with_gpu)
 			{
 				char		why[512];
@@ -480,8 +514,23 @@ gpuscore_gpu_verify_model(PG_FUNCTION_ARGS)
 			iface = psprintf("{\"data\": [%lu, false], \"shape\": [%lld, %d], "
 							 "\"typestr\": \"<f4\", \"version\": 3}",
 							 (unsigned long) (uintptr_t) rowmajor, (long long) n, nf);
-			if (api->predict_dense(booster, iface, predict_config,
-										  NULL, &shape, &dim, &ref) != 0)
+			if (linear)
+			{
+				/* gblinear predicts from a DMatrix only */
+				DMatrixHandle dmat = NULL;
+				int			rc = api->dmatrix_from_mat(rowmajor, (bst_ulong) n, (bst_ulong) nf,
+													   f->has_missing_value ? f->missing_value : NAN,
+													   &dmat);
+
+				if (rc == 0)
+					rc = api->predict_dmatrix(booster, dmat, predict_config, &shape, &dim, &ref);
+				if (dmat)
+					api->dmatrix_free(dmat);	/* ref stays valid: it is the booster's */
+				if (rc != 0)
+					xgb_fail(api, "predict");
+			}
+			else if (api->predict_dense(booster, iface, predict_config,
+										NULL, &shape, &dim, &ref) != 0)
 				xgb_fail(api, "predict");
 			for (bst_ulong d = 0; d < dim; d++)
 				total *= shape[d];
