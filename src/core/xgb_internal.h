@@ -1,8 +1,9 @@
 /*
  * xgb_internal.h
- *	  What the three files of the XGBoost loader share: the per-tree view
- *	  of the document (RawTree), the value helpers of xgb_json.c and the
- *	  tree walk of xgb_trees.c, both used by xgb_load.c.
+ *	  What the files of the XGBoost loader share: the per-tree view
+ *	  of the document (RawTree), the value helpers of xgb_json.c, the
+ *	  tree walk of xgb_trees.c and the learner readers of xgb_learner.c,
+ *	  used by xgb_load.c.
  *	  Not an API: only the XGBoost loader's files (xgb_*.c) include it.
  */
 #ifndef GS_XGB_INTERNAL_H
@@ -140,6 +141,26 @@ extern GsCode gs_xgb_walk_tree(const RawTree *rt, int32_t t, int32_t n_features,
  */
 extern void gs_xgb_tree_covers(const RawTree *rt, const int32_t *queue, int64_t n,
 							   double *cover);
+
+/* xgb_learner.c */
+
+/*
+ * Early stopping: for a model saved by XGBoost's scikit-learn API with a
+ * "best_iteration" attribute, cut *num_trees to the trees of the rounds up
+ * to it (as its predict_proba scores) and say so in f->load_note.
+ */
+extern GsCode gs_xgb_best_iteration_trees(json_t *learner, json_t *model, GsForest *f,
+										  int64_t *num_trees, GsStatus *st);
+
+/* The scikit-learn API's saved `missing` (1.x) into f->missing_value. */
+extern GsCode gs_xgb_sklearn_missing(json_t *learner, GsForest *f, GsStatus *st);
+
+/*
+ * A linear booster's "weights" into f->linear_w: (n_features + 1) x
+ * n_groups finite floats; f->n_features and f->n_groups must be set.
+ */
+extern GsCode gs_xgb_linear_weights(json_t *weights, const GsLimits *lim, GsForest *f,
+									GsStatus *st);
 
 /* xgb_cats.c */
 
