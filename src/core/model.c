@@ -196,12 +196,12 @@ gs_model_scratch_floats(const GsModel *m, size_t n_rows)
 void
 gs_model_mark_missing(const GsModel *m, float *x, size_t ld, size_t n_rows)
 {
+	float		mv;
+
 	if (m->kind != GS_MODEL_MLP)
 		gs_forest_mark_missing(m->forest, x, ld, n_rows);
-	else if (m->mlp->linear_booster && m->mlp->steps[1].beta != 0.0f)
+	else if (m->mlp->linear_booster && gs_xgb_linear_missing(m->mlp, &mv))
 	{
-		float		mv = m->mlp->steps[1].alpha;
-
 		for (int32_t j = 0; j < m->n_features; j++)
 			for (size_t r = 0; r < n_rows; r++)
 				if (x[(size_t) j * ld + r] == mv)
@@ -229,12 +229,7 @@ bool
 gs_model_missing_value(const GsModel *m, float *v)
 {
 	if (m->kind == GS_MODEL_MLP)
-	{
-		if (!m->mlp->linear_booster || m->mlp->steps[1].beta == 0.0f)
-			return false;
-		*v = m->mlp->steps[1].alpha;
-		return true;
-	}
+		return m->mlp->linear_booster && gs_xgb_linear_missing(m->mlp, v);
 	if (!m->forest->has_missing_value)
 		return false;
 	*v = m->forest->missing_value;

@@ -65,6 +65,16 @@ gs_xgb_linear_set_missing(GsMlp *m, float v)
 	m->steps[1].beta = 1.0f;
 }
 
+/* The value a linear booster takes as missing, if any; see xgb_linear.h. */
+bool
+gs_xgb_linear_missing(const GsMlp *m, float *v)
+{
+	if (m->steps[1].beta == 0.0f)
+		return false;
+	*v = m->steps[1].alpha;
+	return true;
+}
+
 /* The network of a linear booster; see xgb_linear.h. */
 GsCode
 gs_xgb_linear(const GsForest *f, const GsAllocator *alloc, GsMlp **out, GsStatus *st)

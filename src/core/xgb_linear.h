@@ -26,4 +26,7 @@ extern GsCode gs_xgb_linear(const GsForest *f, const GsAllocator *alloc, GsMlp *
  */
 extern void gs_xgb_linear_set_missing(GsMlp *m, float v);
 
+/* Does the linear booster m take a value besides NaN as missing?  Then *v is it. */
+extern bool gs_xgb_linear_missing(const GsMlp *m, float *v);
+
 #endif							/* GS_XGB_LINEAR_H */
