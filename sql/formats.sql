@@ -33,7 +33,7 @@ BEGIN
   nf := meta[1]::int;
   nout := meta[2]::int;
   -- the objective may be two words ("regression sqrt"); a tolerance comes last
-  tol := CASE WHEN cardinality(meta) > 3 AND meta[cardinality(meta)] ~ '^[0-9.eE+-]+$'
+  tol := CASE WHEN cardinality(meta) > 3 AND translate(meta[cardinality(meta)], '0123456789.eE+-', '') = ''
               THEN meta[cardinality(meta)]::float8 ELSE 1e-6 END;
   CREATE TEMP TABLE cases_raw (line text);
   EXECUTE format('COPY cases_raw FROM %L', dir || '/cases/' || model || '.csv');
