@@ -469,7 +469,6 @@ gpuscore_gpu_verify_model(PG_FUNCTION_ARGS)
 		for (int64 done = 0; done < n_rows; done += VERIFY_CHUNK)
 		{
 			int64		n = Min((int64) VERIFY_CHUNK, n_rows - done);
-			char	   *iface;
 			const bst_ulong *shape;
 			bst_ulong	dim,
 						total = 1;
@@ -511,9 +510,6 @@ gpuscore_gpu_verify_model(PG_FUNCTION_ARGS)
 				}
 			}
 
-			iface = psprintf("{\"data\": [%lu, false], \"shape\": [%lld, %d], "
-							 "\"typestr\": \"<f4\", \"version\": 3}",
-							 (unsigned long) (uintptr_t) rowmajor, (long long) n, nf);
 			if (linear)
 			{
 				/* gblinear predicts from a DMatrix only */
@@ -529,9 +525,17 @@ gpuscore_gpu_verify_model(PG_FUNCTION_ARGS)
 				if (rc != 0)
 					xgb_fail(api, "predict");
 			}
-			else if (api->predict_dense(booster, iface, predict_config,
-										NULL, &shape, &dim, &ref) != 0)
-				xgb_fail(api, "predict");
+			else
+			{
+				char	   *iface = psprintf("{\"data\": [%lu, false], \"shape\": [%lld, %d], "
+											 "\"typestr\": \"<f4\", \"version\": 3}",
+											 (unsigned long) (uintptr_t) rowmajor, (long long) n, nf);
+
+				if (api->predict_dense(booster, iface, predict_config,
+									   NULL, &shape, &dim, &ref) != 0)
+					xgb_fail(api, "predict");
+				pfree(iface);
+			}
 			for (bst_ulong d = 0; d < dim; d++)
 				total *= shape[d];
 			if (total != (bst_ulong) (n * nout))
@@ -546,7 +550,6 @@ gpuscore_gpu_verify_model(PG_FUNCTION_ARGS)
 				compare_outputs(theirs_gpu, ref, n * nout, &stats[1]);
 				stats[1].compared += n;
 			}
-			pfree(iface);
 		}
 	}
 	PG_FINALLY();

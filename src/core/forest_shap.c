@@ -179,19 +179,7 @@ gs_shap_new(const GsForest *f, const GsAllocator *alloc, GsShap **out, GsStatus 
 	size_t		levels;
 
 	*out = NULL;
-	if (f->linear_w)
-	{
-		/* a linear booster: no trees to walk (gs_shap_row) */
-		s = alloc->alloc(alloc->ctx, sizeof(GsShap));
-		if (s == NULL)
-			return gs_status_set(st, GS_ERR_NOMEM, "out of memory preparing explanations");
-		memset(s, 0, sizeof(*s));
-		s->f = f;
-		s->alloc = *alloc;
-		*out = s;
-		return GS_OK;
-	}
-	if (f->cover == NULL)
+	if (f->cover == NULL && f->linear_w == NULL)
 		return gs_status_set(st, GS_ERR_UNSUPPORTED,
 							 "the model has no usable node covers (how many training rows reached each tree node)");
 	if (f->max_depth > GS_SHAP_MAX_DEPTH)
@@ -204,6 +192,12 @@ gs_shap_new(const GsForest *f, const GsAllocator *alloc, GsShap **out, GsStatus 
 	memset(s, 0, sizeof(*s));
 	s->f = f;
 	s->alloc = *alloc;
+	if (f->linear_w)
+	{
+		/* a linear booster: no trees to walk (gs_shap_row) */
+		*out = s;
+		return GS_OK;
+	}
 	/* level L's path (L + 1 elements) starts after L's parents' and one spare */
 	levels = (size_t) f->max_depth + 3;
 	s->mean = alloc->alloc(alloc->ctx, sizeof(double) * (size_t) (f->n_nodes > 0 ? f->n_nodes : 1));
