@@ -283,6 +283,8 @@ gs_dforest_create_ex(const GsForest *f, const GsDForestOptions *opt,
 		return GS_DFOREST_EINVAL;
 	if (f->n_groups > GS_KMAX_GROUPS)
 		return GS_DFOREST_ETOO_MANY_GROUPS;
+	if (f->linear)
+		return GS_DFOREST_ELINEAR;
 
 	df = (GsDeviceForest *) calloc(1, sizeof(GsDeviceForest));
 	if (df == NULL)
@@ -517,6 +519,8 @@ gs_dforest_strerror(int rc)
 			return "binned kernel: the complete trees exceed 256 MB";
 		case GS_DFOREST_EDOUBLE:
 			return "binned kernel: the forest's leaves are summed in double (LightGBM)";
+		case GS_DFOREST_ELINEAR:
+			return "the forest has linear leaves (LightGBM's linear trees), which only the CPU engine scores";
 		default:
 			return rc > 0 ? cudaGetErrorString((cudaError_t) rc) : "unknown error";
 	}

@@ -52,6 +52,9 @@ enum
 #define GS_LAYOUT_EINVAL		(-3)	/* bad options */
 #define GS_LAYOUT_ETILE			(-4)	/* tiled kernel asked for, a tree does
 										 * not fit the budget */
+#define GS_LAYOUT_ELINEAR		(-11)	/* linear leaves (LightGBM's linear
+										 * trees): the CPU engine's only;
+										 * -5 .. -10 are the binned kernel's */
 
 /* Dynamic shared memory assumed when the device's limit is unknown. */
 #define GS_SMEM_FALLBACK		(48 * 1024)
@@ -293,6 +296,8 @@ gs_layout_build(const GsForest *f, const GsLayoutOptions *opt, GsLayout *l)
 	int			rc;
 
 	memset(l, 0, sizeof(*l));
+	if (f->linear)
+		return GS_LAYOUT_ELINEAR;
 	tn = (uint32_t *) malloc(sizeof(uint32_t) * (size_t) (f->n_trees > 0 ? f->n_trees : 1));
 	if (tn == NULL)
 		return GS_LAYOUT_ENOMEM;

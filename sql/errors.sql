@@ -43,7 +43,7 @@ SELECT gpu_load_model('x', '\x504b0304'::bytea);
 \set bad :abs_srcdir '/tests/fixtures/models/bad/'
 \set f :bad 'xb17_gblinear.model'
 SELECT gpu_load_model('x', pg_read_binary_file(:'f'));
-\set f :bad 'lgb_linear_tree.txt'
+\set f :bad 'lgb_bad_linear_feature.txt'
 SELECT gpu_load_model('x', pg_read_binary_file(:'f'));
 \set f :bad 'unknown_objective.json'
 SELECT gpu_load_model('x', pg_read_binary_file(:'f'));

@@ -129,6 +129,26 @@ SELECT min(score) < -100 AS squares_negative_raw_scores, max(score) > 100 AS and
   FROM gpu_score_query('lgb_reg_sqrt',
                        'SELECT g, (g % 7) - 3, 1 - (g % 5), 0.5, 40 + g, (g % 3) - 1, 0, 0.2, -0.4, g % 30, g % 5
                           FROM generate_series(1, 500) g');
+-- LightGBM linear trees (linear_tree=true, gen_fixtures_lgb_linear.py): each leaf holds a
+-- linear model of some numerical features, and gives its plain value when one of them is
+-- NaN, as LightGBM's predict; binary with categorical features, regression, multiclass, rf
+SELECT pg_temp.check_format(m, m || '.txt', 'auto', :'abs_srcdir' || '/tests/fixtures')
+  FROM unnest(ARRAY['lgb_linear_binary', 'lgb_linear_regression', 'lgb_linear_multiclass',
+                    'lgb_linear_rf']) m;
+SELECT name, kind, objective, n_outputs, n_trees FROM gpu_models WHERE name LIKE 'lgb\_linear%' ORDER BY name;
+-- only the CPU engine scores them: 'gpu' is refused ('auto' stays on the CPU), and they
+-- have no explanations (LightGBM's pred_contrib refuses linear trees too)
+SET pg_gpuscore.device = 'gpu';
+SELECT count(*) FROM gpu_score_query('lgb_linear_regression',
+                                     'SELECT g, g % 5, 1, 2, 3, 4, 5, 6, 7, 1, 2 FROM generate_series(1, 100) g');
+SET pg_gpuscore.device = 'auto';
+SELECT count(*) FROM gpu_score_query('lgb_linear_regression',
+                                     'SELECT g, g % 5, 1, 2, 3, 4, 5, 6, 7, 1, 2 FROM generate_series(1, 100) g');
+RESET pg_gpuscore.device;
+SELECT * FROM gpu_explain('lgb_linear_binary', ARRAY[1, 2, 3, 4, 5, 6, 7, 8, 1, 2]);
+\set VERBOSITY sqlstate
+SELECT * FROM gpu_explain('lgb_linear_binary', ARRAY[1, 2, 3, 4, 5, 6, 7, 8, 1, 2]);
+\set VERBOSITY default
 -- LightGBM 3.3.5 (model format v3)
 SELECT pg_temp.check_format(m, m || '.txt', 'auto', :'abs_srcdir' || '/tests/fixtures')
   FROM unnest(ARRAY['lgb3_binary', 'lgb3_multiclass', 'lgb3_rf']) m;

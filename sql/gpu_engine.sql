@@ -147,6 +147,26 @@ DROP FUNCTION fault_loop(text, text, int);
 DROP FUNCTION leak_probe();
 SET pg_gpuscore.device = 'gpu';
 
+-- A model only the CPU engine scores (LightGBM's linear trees; XGBoost's gblinear is in
+-- onnx.sql): 'auto' keeps every batch on the CPU whatever its size, with no upload and no
+-- fallback; 'gpu' refuses it.
+\set lin :abs_srcdir '/tests/fixtures/models/lgb_linear_binary.txt'
+SELECT gpu_load_model('lgb_lin', pg_read_binary_file(:'lin')) > 0 AS loaded;
+SELECT gpu_used_mib() AS mib_before \gset
+CREATE TEMP TABLE stats0 AS SELECT * FROM engine_rows();
+SET pg_gpuscore.device = 'auto';
+SET pg_gpuscore.gpu_min_rows = 1;
+SELECT count(*) AS rows,
+       count(*) FILTER (WHERE g.score IS DISTINCT FROM gpu_score('lgb_lin', t.f[1:10])) AS differing
+  FROM gpu_score_query('lgb_lin', 'SELECT id, f[1:10] FROM tx') g JOIN tx t USING (id);
+SELECT s.engine, s.batches - s0.batches AS new_batches, s.fallbacks - s0.fallbacks AS new_fallbacks
+  FROM engine_rows() s JOIN stats0 s0 USING (engine) ORDER BY engine;
+SELECT gpu_used_mib() = :mib_before AS nothing_uploaded;
+SET pg_gpuscore.device = 'gpu';
+SELECT count(*) FROM gpu_score_query('lgb_lin', 'SELECT id, f[1:10] FROM tx');
+RESET pg_gpuscore.gpu_min_rows;
+DROP TABLE stats0;
+
 -- A sticky device error disables the GPU for the rest of the session.
 SET pg_gpuscore.fault_injection = 'device_lost';
 SELECT count(*) FROM gpu_score_query('fraud', 'SELECT id, f FROM tx');

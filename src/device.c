@@ -129,22 +129,24 @@ static void
 scorer_attach_gpu(GsBatchScorer *s)
 {
 	char		why[512];
+	const char *cpu_only;
 	int			rc;
 
 	if (gs_device_mode == GS_DEVICE_CPU)
 		return;
 
 	/*
-	 * XGBoost's linear booster: one dot product per row, summed in
-	 * XGBoost's order on the CPU; a GPU round trip would cost more
+	 * XGBoost's linear booster (one dot product per row, summed in
+	 * XGBoost's order on the CPU; a GPU round trip would cost more) and
+	 * LightGBM's linear trees: the CPU engine only
 	 */
-	if (s->m->model->kind == GS_MODEL_MLP && s->m->model->mlp->linear_booster)
+	if ((cpu_only = gs_model_cpu_only(s->m->model)) != NULL)
 	{
 		if (gs_device_mode == GS_DEVICE_GPU)
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("model \"%s\" is a linear model (XGBoost's gblinear), which only the CPU engine scores",
-							s->m->name),
+					 errmsg("model \"%s\" is %s, which only the CPU engine scores",
+							s->m->name, cpu_only),
 					 errhint("Set pg_gpuscore.device to 'auto' or 'cpu' to score it.")));
 		return;
 	}

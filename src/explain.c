@@ -71,6 +71,12 @@ gs_model_explainer(GsModelRef *m)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("model \"%s\" is a neural network: gpu_explain explains tree ensembles and XGBoost's linear boosters", m->name)));
+	if (m->forest && m->forest->linear)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("model \"%s\" has linear trees, whose scores cannot be explained", m->name),
+				 errdetail("LightGBM does not compute contributions of linear trees either (predict with pred_contrib=True fails)."),
+				 errhint("To explain its scores, train the model with linear_tree=false.")));
 	if ((Size) gs_explain_groups(m) * (Size) (m->model->n_features + 1) > MaxAllocSize / sizeof(double))
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),

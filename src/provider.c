@@ -198,6 +198,12 @@ gs_device_upload(GsModelRef *ref, char *why, size_t whylen)
 
 	if (ref->device_model)
 		return true;
+	if (gs_model_cpu_only(gm))
+	{
+		/* the device's layouts would not hold it (callers check first) */
+		snprintf(why, whylen, "the model is %s, which only the CPU engine scores", gs_model_cpu_only(gm));
+		return false;
+	}
 	if (ref->device_failed)
 	{
 		snprintf(why, whylen, "%s", ref->device_reason);

@@ -13,7 +13,8 @@
  * row, trees are added in model order, matching XGBoost's float summation;
  * for forests with double leaves (GsForest.leaf_lo: LightGBM) each output
  * group's trees are summed in double, in model order, as LightGBM does,
- * and rounded to float once.
+ * and rounded to float once; a leaf of a linear tree (GsForest.linear)
+ * adds its linear model of the row (gs_linear_leaf).
  */
 #include "cpu_engine.h"
 
@@ -99,8 +100,13 @@ block_margins_double(const GsForest *f, const float *x, size_t ld,
 				continue;
 			tree_block_leaves(tree, f->tree_depth[t], x, ld, r0, r1, leaf,
 							  f->cat_words, f->split_kinds);
-			for (size_t r = r0; r < r1; r++)
-				acc[r - r0] += gs_leaf_double(tree, lo, leaf[r - r0]);
+			if (f->linear)
+				for (size_t r = r0; r < r1; r++)
+					acc[r - r0] += gs_linear_leaf(f->nodes, f->leaf_lo, f->linear,
+												  f->tree_offset[t] + leaf[r - r0], x + r, ld);
+			else
+				for (size_t r = r0; r < r1; r++)
+					acc[r - r0] += gs_leaf_double(tree, lo, leaf[r - r0]);
 		}
 		for (size_t r = r0; r < r1; r++)
 			margin[r * ng + g] = (float) acc[r - r0];
@@ -174,9 +180,11 @@ gs_cpu_predict_row(const GsForest *f, const float *x, float *margin, float *out)
 				if (f->tree_group[t] == g)
 				{
 					const GsNode *tree = f->nodes + f->tree_offset[t];
+					uint32_t	leaf = gs_tree_leaf_index(tree, x, 1, f->cat_words);
 
-					acc += gs_leaf_double(tree, f->leaf_lo + f->tree_offset[t],
-										  gs_tree_leaf_index(tree, x, 1, f->cat_words));
+					acc += f->linear ?
+						gs_linear_leaf(f->nodes, f->leaf_lo, f->linear, f->tree_offset[t] + leaf, x, 1) :
+						gs_leaf_double(tree, f->leaf_lo + f->tree_offset[t], leaf);
 				}
 			margin[g] = (float) acc;
 		}

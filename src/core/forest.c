@@ -260,6 +260,20 @@ gs_forest_free(GsForest *f)
 		a.free(a.ctx, f->cat_words);
 	if (f->linear_w)
 		a.free(a.ctx, f->linear_w);
+	if (f->linear)
+	{
+		GsLinearLeaves *lin = f->linear;
+
+		if (lin->constant)
+			a.free(a.ctx, lin->constant);
+		if (lin->start)
+			a.free(a.ctx, lin->start);
+		if (lin->feature)
+			a.free(a.ctx, lin->feature);
+		if (lin->coef)
+			a.free(a.ctx, lin->coef);
+		a.free(a.ctx, lin);
+	}
 	a.free(a.ctx, f);
 }
 
@@ -272,7 +286,10 @@ gs_forest_memory_bytes(const GsForest *f)
 		(size_t) f->n_groups * sizeof(float) +
 		(size_t) f->n_cat_words * sizeof(uint32_t) +
 		(f->leaf_lo ? (size_t) f->n_nodes * sizeof(float) : 0) +
-		(f->cover ? (size_t) f->n_nodes * sizeof(double) : 0);
+		(f->cover ? (size_t) f->n_nodes * sizeof(double) : 0) +
+		(f->linear ? sizeof(GsLinearLeaves) +
+		 (size_t) f->n_nodes * (sizeof(double) + sizeof(uint32_t)) + sizeof(uint32_t) +
+		 (size_t) f->linear->n_terms * (sizeof(int32_t) + sizeof(double)) : 0);
 }
 
 /* Drop covers that explanations could not use; see forest.h. */

@@ -115,6 +115,26 @@ typedef struct GsLimits
 /* Category names of categorical features (cat_names.h). */
 typedef struct GsCatNames GsCatNames;
 
+/*
+ * The linear models in the leaves of LightGBM's linear trees
+ * (linear_tree=true), indexed like GsForest.nodes.  Leaf i's output is
+ * constant[i] + sum of coef[k] * x[feature[k]] over k in
+ * [start[i], start[i + 1]), summed in double in that order, as LightGBM's
+ * Tree::Predict does; a value within 1e-35 of zero counts as 0 (LightGBM's
+ * predictor drops it from the row), and when any of the leaf's features is
+ * NaN the leaf's plain value (the node's, with leaf_lo) is its output
+ * instead.  Split nodes have constant 0 and no terms.  A tree of the model
+ * saved without is_linear has its leaf values as constants and no terms.
+ */
+typedef struct GsLinearLeaves
+{
+	double	   *constant;		/* [n_nodes] */
+	uint32_t   *start;			/* [n_nodes + 1], start[0] = 0 */
+	int32_t    *feature;		/* [n_terms] */
+	double	   *coef;			/* [n_terms] */
+	int64_t		n_terms;
+} GsLinearLeaves;
+
 typedef struct GsForest
 {
 	GsModelFormat format;
@@ -189,6 +209,12 @@ typedef struct GsForest
 	 * not a model to score: xgb_linear.h makes it a network.  NULL otherwise.
 	 */
 	float	   *linear_w;
+	/*
+	 * Only from the LightGBM loader (or an image of its forest), for a model
+	 * with linear trees (always with leaf_lo): the leaves' linear models.
+	 * Only the CPU engine scores such a forest.  NULL otherwise.
+	 */
+	GsLinearLeaves *linear;
 	GsAllocator alloc;			/* the allocator everything above came from */
 } GsForest;
 

@@ -201,6 +201,29 @@ gs_leaf_double(const GsNode *nodes, const float *lo, uint32_t i)
 }
 
 /*
+ * Node i's output for a forest with linear leaves (GsForest.linear; nodes
+ * and lo as for gs_leaf_double), for the row whose feature j is
+ * x[j * stride]: LightGBM's Tree::Predict for a linear tree.
+ */
+GS_HD double
+gs_linear_leaf(const GsNode *nodes, const float *lo, const GsLinearLeaves *lin,
+			   uint32_t i, const float *x, size_t stride)
+{
+	double		out = lin->constant[i];
+
+	for (uint32_t k = lin->start[i]; k < lin->start[i + 1]; k++)
+	{
+		float		v = x[(size_t) lin->feature[k] * stride];
+
+		if (v != v)
+			return gs_leaf_double(nodes, lo, i);
+		if (fabsf(v) > 1e-35f)
+			out += lin->coef[k] * (double) v;
+	}
+	return out;
+}
+
+/*
  * expf for the output transforms, written once for both engines: CUDA's
  * expf differs from glibc's by up to 2 ulp, so using each platform's own
  * would make GPU and CPU outputs differ.  gs_expf below is glibc's expf

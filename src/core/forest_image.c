@@ -23,6 +23,9 @@
 									 * names (version 3) */
 #define IMAGE_MISSING	0x4u		/* the missing value follows the header
 									 * (version 4) */
+#define IMAGE_LINEAR	0x8u		/* linear leaves: their term count after
+									 * the missing value, their arrays after
+									 * leaf_lo (version 5) */
 
 /* Header: magic, then these fields in this order, then the names. */
 #define HEADER_INTS 14			/* 32-bit fields after the magic */
@@ -109,11 +112,21 @@ cat_names_bytes(const GsForest *f)
 	return 12 * (size_t) f->n_features + f->cat_names->text_bytes;
 }
 
+/* Bytes of the linear leaves' arrays and their term count; 0 without. */
+static size_t
+linear_bytes(const GsForest *f)
+{
+	if (f->linear == NULL)
+		return 0;
+	return 8 + (sizeof(double) + sizeof(uint32_t)) * (size_t) f->n_nodes + sizeof(uint32_t) +
+		(sizeof(int32_t) + sizeof(double)) * (size_t) f->linear->n_terms;
+}
+
 /* Size of the image of f; see forest_image.h. */
 size_t
 gs_forest_image_size(const GsForest *f)
 {
-	return HEADER_BYTES + (f->has_missing_value ? sizeof(float) : 0) +
+	return HEADER_BYTES + (f->has_missing_value ? sizeof(float) : 0) + linear_bytes(f) +
 		sizeof(float) * (size_t) f->n_groups +
 		(sizeof(uint32_t) + 2 * sizeof(int32_t)) * (size_t) f->n_trees +
 		sizeof(GsNode) * (size_t) f->n_nodes +
@@ -141,7 +154,7 @@ gs_forest_image_write(const GsForest *f, unsigned char *buf)
 	put_u32(&c, f->split_kinds);
 	put_u32(&c, f->feature_names != NULL);
 	put_u32(&c, (f->leaf_lo ? IMAGE_LEAF_LO : 0) | (f->cat_names ? IMAGE_CAT_NAMES : 0) |
-			(f->has_missing_value ? IMAGE_MISSING : 0));	/* flags */
+			(f->has_missing_value ? IMAGE_MISSING : 0) | (f->linear ? IMAGE_LINEAR : 0));	/* flags */
 	put_u32(&c, (uint32_t) cat_names_bytes(f));	/* reserved before version 3 */
 	put_i64(&c, f->n_nodes);
 	put_i64(&c, f->n_cat_words);
@@ -152,6 +165,8 @@ gs_forest_image_write(const GsForest *f, unsigned char *buf)
 
 	if (f->has_missing_value)
 		put(&c, &f->missing_value, sizeof(float));
+	if (f->linear)
+		put_i64(&c, f->linear->n_terms);
 	put(&c, f->base_margin, sizeof(float) * (size_t) f->n_groups);
 	put(&c, f->tree_offset, sizeof(uint32_t) * (size_t) f->n_trees);
 	put(&c, f->tree_group, sizeof(int32_t) * (size_t) f->n_trees);
@@ -159,6 +174,13 @@ gs_forest_image_write(const GsForest *f, unsigned char *buf)
 	put(&c, f->nodes, sizeof(GsNode) * (size_t) f->n_nodes);
 	if (f->leaf_lo)
 		put(&c, f->leaf_lo, sizeof(float) * (size_t) f->n_nodes);
+	if (f->linear)
+	{
+		put(&c, f->linear->constant, sizeof(double) * (size_t) f->n_nodes);
+		put(&c, f->linear->start, sizeof(uint32_t) * ((size_t) f->n_nodes + 1));
+		put(&c, f->linear->feature, sizeof(int32_t) * (size_t) f->linear->n_terms);
+		put(&c, f->linear->coef, sizeof(double) * (size_t) f->linear->n_terms);
+	}
 	put(&c, f->cat_words, sizeof(uint32_t) * (size_t) f->n_cat_words);
 	if (f->feature_names)
 		for (int32_t i = 0; i < f->n_features; i++)
@@ -378,7 +400,8 @@ read_image(Cursor *c, const GsLimits *lim, GsForest *f, GsStatus *st)
 		return bad_image(st, "the image of a LightGBM model was written before its leaves were kept in double");
 	if ((version == 1 && flags != 0) ||
 		(version < 3 && (cat_bytes != 0 || (flags & IMAGE_CAT_NAMES))) ||
-		(version < 4 && (flags & IMAGE_MISSING)))
+		(version < 4 && (flags & IMAGE_MISSING)) ||
+		(version < 5 && (flags & IMAGE_LINEAR)))
 		return bad_image(st, "impossible counts in the header");
 	if ((fmt == GS_FORMAT_LIGHTGBM) != ((flags & IMAGE_LEAF_LO) != 0))
 		return bad_image(st, "the leaves' low parts do not match the model format");
@@ -389,7 +412,8 @@ read_image(Cursor *c, const GsLimits *lim, GsForest *f, GsStatus *st)
 		f->n_nodes < f->n_trees || f->n_nodes > (int64_t) UINT32_MAX ||
 		f->n_cat_words < 0 || f->n_cat_words > (int64_t) UINT32_MAX ||
 		n_names < 0 || has_names > 1 || (!has_names && n_names != 0) ||
-		(flags & ~(IMAGE_LEAF_LO | IMAGE_CAT_NAMES | IMAGE_MISSING)) != 0 ||
+		(flags & ~(IMAGE_LEAF_LO | IMAGE_CAT_NAMES | IMAGE_MISSING | IMAGE_LINEAR)) != 0 ||
+		((flags & IMAGE_LINEAR) && !(flags & IMAGE_LEAF_LO)) ||
 		((flags & IMAGE_CAT_NAMES) != 0) != (cat_bytes != 0))
 		return bad_image(st, "impossible counts in the header");
 
@@ -402,8 +426,35 @@ read_image(Cursor *c, const GsLimits *lim, GsForest *f, GsStatus *st)
 		sizeof(GsNode) * (uint64_t) f->n_nodes + 4 * (uint64_t) f->n_cat_words +
 		((flags & IMAGE_LEAF_LO) ? 4 * (uint64_t) f->n_nodes : 0);
 	need += cat_bytes + ((flags & IMAGE_MISSING) ? 4 : 0);
+	if (flags & IMAGE_LINEAR)
+	{
+		int64_t		n_terms;
+
+		/* the term count follows the missing value */
+		need += 8 + 12 * (uint64_t) f->n_nodes + 4;
+		if (need > c->left)
+			return bad_image(st, "the image's length does not match its header");
+		memcpy(&n_terms, c->r + ((flags & IMAGE_MISSING) ? 4 : 0), 8);
+		if (n_terms < 0 || n_terms >= (int64_t) UINT32_MAX)
+			return bad_image(st, "impossible counts in the header");
+		need += 12 * (uint64_t) n_terms;
+		f->linear = image_alloc(f, sizeof(GsLinearLeaves));
+		if (!f->linear)
+			return gs_status_set(st, GS_ERR_NOMEM, "out of memory reading a forest image");
+		memset(f->linear, 0, sizeof(GsLinearLeaves));
+		f->linear->n_terms = n_terms;
+	}
 	if (need > c->left || (uint64_t) n_names != c->left - need)
 		return bad_image(st, "the image's length does not match its header");
+	if (f->linear)
+	{
+		f->linear->constant = image_alloc(f, sizeof(double) * (size_t) f->n_nodes);
+		f->linear->start = image_alloc(f, sizeof(uint32_t) * ((size_t) f->n_nodes + 1));
+		f->linear->feature = image_alloc(f, sizeof(int32_t) * (size_t) f->linear->n_terms);
+		f->linear->coef = image_alloc(f, sizeof(double) * (size_t) f->linear->n_terms);
+		if (!f->linear->constant || !f->linear->start || !f->linear->feature || !f->linear->coef)
+			return gs_status_set(st, GS_ERR_NOMEM, "out of memory reading a forest image");
+	}
 
 	f->base_margin = image_alloc(f, sizeof(float) * (size_t) f->n_groups);
 	f->tree_offset = image_alloc(f, sizeof(uint32_t) * (size_t) f->n_trees);
@@ -424,6 +475,8 @@ read_image(Cursor *c, const GsLimits *lim, GsForest *f, GsStatus *st)
 		if (isnan(f->missing_value) || isinf(f->missing_value))
 			return bad_image(st, "the missing value is not finite");
 	}
+	if (f->linear)
+		get_i64(c);				/* the term count, read above */
 	get(c, f->base_margin, sizeof(float) * (size_t) f->n_groups);
 	get(c, f->tree_offset, sizeof(uint32_t) * (size_t) f->n_trees);
 	get(c, f->tree_group, sizeof(int32_t) * (size_t) f->n_trees);
@@ -431,6 +484,13 @@ read_image(Cursor *c, const GsLimits *lim, GsForest *f, GsStatus *st)
 	get(c, f->nodes, sizeof(GsNode) * (size_t) f->n_nodes);
 	if (f->leaf_lo)
 		get(c, f->leaf_lo, sizeof(float) * (size_t) f->n_nodes);
+	if (f->linear)
+	{
+		get(c, f->linear->constant, sizeof(double) * (size_t) f->n_nodes);
+		get(c, f->linear->start, sizeof(uint32_t) * ((size_t) f->n_nodes + 1));
+		get(c, f->linear->feature, sizeof(int32_t) * (size_t) f->linear->n_terms);
+		get(c, f->linear->coef, sizeof(double) * (size_t) f->linear->n_terms);
+	}
 	if (f->n_cat_words > 0)
 		get(c, f->cat_words, sizeof(uint32_t) * (size_t) f->n_cat_words);
 	if (has_names && read_names(f, c->r, (size_t) n_names, st) != GS_OK)
@@ -560,6 +620,33 @@ check_tree(const GsForest *f, int32_t t, int64_t off, int64_t end, int32_t *dept
 	return GS_OK;
 }
 
+/*
+ * Check linear leaves: only with leaf_lo, terms in node order and only on
+ * leaves, features in range, constants and coefficients finite.
+ */
+static GsCode
+check_linear(const GsForest *f, GsStatus *st)
+{
+	const GsLinearLeaves *lin = f->linear;
+
+	if (f->leaf_lo == NULL || lin->n_terms < 0 || lin->n_terms >= (int64_t) UINT32_MAX ||
+		lin->start[0] != 0 || (int64_t) lin->start[f->n_nodes] != lin->n_terms)
+		return bad_forest(st, "impossible counts of the linear leaves");
+	for (int64_t i = 0; i < f->n_nodes; i++)
+	{
+		bool		leaf = (f->nodes[i].info & GS_NODE_LEAF) != 0;
+
+		if (lin->start[i + 1] < lin->start[i] || (!leaf && lin->start[i + 1] != lin->start[i]))
+			return bad_forest(st, "the linear leaves' terms are out of order or on a split");
+		if (!isfinite(lin->constant[i]) || (!leaf && lin->constant[i] != 0.0))
+			return bad_forest(st, "a linear leaf's constant is not finite, or a split has one");
+	}
+	for (int64_t k = 0; k < lin->n_terms; k++)
+		if (lin->feature[k] < 0 || lin->feature[k] >= f->n_features || !isfinite(lin->coef[k]))
+			return bad_forest(st, "a linear leaf's term has a feature past the model's or a coefficient that is not finite");
+	return GS_OK;
+}
+
 /* Check a forest's invariants; see forest_image.h. */
 GsCode
 gs_forest_check(const GsForest *f, const GsLimits *lim, const GsAllocator *alloc, GsStatus *st)
@@ -637,5 +724,7 @@ gs_forest_check(const GsForest *f, const GsLimits *lim, const GsAllocator *alloc
 		return rc;
 	if (kinds != f->split_kinds || n_cat != f->n_cat_splits)
 		return bad_forest(st, "the recorded kinds of splits do not match the nodes");
+	if (f->linear)
+		return check_linear(f, st);
 	return GS_OK;
 }

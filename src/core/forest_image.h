@@ -16,8 +16,10 @@
  * order, or by another image version, is refused, see GS_IMAGE_VERSION): a header of fixed size
  * (magic "GSFOREST", version, a byte-order mark, the forest's scalars and
  * names, array lengths, flags), then the missing value (a float, when the
- * flags say so), base_margin, tree_offset, tree_group,
- * tree_depth, nodes, leaf_lo (when the flags say so), cat_words, the
+ * flags say so), the linear leaves' term count (an int64, when the flags
+ * say so), base_margin, tree_offset, tree_group, tree_depth, nodes,
+ * leaf_lo (when the flags say so), the linear leaves' constant, start,
+ * feature and coef (when the flags say so), cat_words, the
  * feature names (each NUL-terminated) and the category names (when the
  * flags say so: per feature its kind, count and value for an unknown
  * name, then the names, each NUL-terminated), with nothing after them.
@@ -32,11 +34,12 @@
 /*
  * 2: a flags word and leaf_lo (LightGBM's double leaves).  3: category
  * names (cat_names.h), their length in the word reserved before.  4: a
- * missing value (GsForest.missing_value).  Images of 1 to 3 are still read,
- * except those of LightGBM models of 1 (float leaves): those models are
- * parsed again.
+ * missing value (GsForest.missing_value).  5: linear leaves
+ * (GsForest.linear, LightGBM's linear trees).  Images of 1 to 4 are still
+ * read, except those of LightGBM models of 1 (float leaves): those models
+ * are parsed again.
  */
-#define GS_IMAGE_VERSION 4
+#define GS_IMAGE_VERSION 5
 
 /* Bytes of the image of f. */
 extern size_t gs_forest_image_size(const GsForest *f);
@@ -60,7 +63,8 @@ extern GsCode gs_forest_image_read(const unsigned char *buf, size_t len,
  * caps, each tree a real tree laid out breadth-first (children after their
  * parent, each node reached once, tree_depth right), features in range,
  * leaves finite and thresholds not NaN, leaves' low parts (leaf_lo) at
- * most half a float ulp and 0 on splits, category sets inside cat_words,
+ * most half a float ulp and 0 on splits, linear leaves' terms on leaves
+ * only, in order, with features in range and finite values, category sets inside cat_words,
  * split_kinds and n_cat_splits matching the nodes, names terminated and
  * feature names valid UTF-8.  GS_OK or GS_ERR_INVALID_MODEL / GS_ERR_LIMIT
  * with the first broken one in st (GS_ERR_CANCELLED when lim's interrupt

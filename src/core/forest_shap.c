@@ -179,6 +179,9 @@ gs_shap_new(const GsForest *f, const GsAllocator *alloc, GsShap **out, GsStatus 
 	size_t		levels;
 
 	*out = NULL;
+	if (f->linear)
+		return gs_status_set(st, GS_ERR_UNSUPPORTED,
+							 "the model has linear trees, whose contributions are not defined here (nor by LightGBM)");
 	if (f->cover == NULL && f->linear_w == NULL)
 		return gs_status_set(st, GS_ERR_UNSUPPORTED,
 							 "the model has no usable node covers (how many training rows reached each tree node)");

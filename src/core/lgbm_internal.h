@@ -30,6 +30,14 @@ typedef struct LTree
 	/* training rows per node, when asked for and readable; else NULL */
 	double	   *internal_count; /* [num_leaves - 1] */
 	double	   *leaf_count;		/* [num_leaves] */
+	/* a linear tree's leaf models (is_linear=1), else NULL and 0 */
+	double	   *leaf_const;		/* [num_leaves] */
+	int32_t    *term_start;		/* [num_leaves + 1]: leaf j's terms are
+								 * term_start[j] .. term_start[j + 1] - 1 */
+	int32_t    *leaf_features;	/* [n_terms], not yet checked against the
+								 * model's features */
+	double	   *leaf_coeff;		/* [n_terms] */
+	int64_t		n_terms;
 } LTree;
 
 /* Zeroed memory (at least 1 byte) from allocator a; NULL when out of memory. */
@@ -58,14 +66,34 @@ extern int	gs_lgbm_at_line_end(const char *p);
 
 /*
  * Parse the tree block whose first line is p (just after "Tree=N") into t:
- * counts, array lengths and value ranges that do not depend on other trees.
- * Linear trees are refused (GS_ERR_UNSUPPORTED).  With counts, also
+ * counts, array lengths and value ranges that do not depend on other trees,
+ * and a linear tree's leaf models (leaf_const ... leaf_coeff).  With counts, also
  * internal_count and leaf_count, left NULL when absent or unreadable (they
  * only serve explanations).  On error t may hold
  * arrays; the caller frees them with gs_lgbm_ltree_free either way.
  */
 extern GsCode gs_lgbm_parse_tree(const GsAllocator *a, const char *p, int32_t ti,
 								 int64_t max_leaves, bool counts, LTree *t, GsStatus *st);
+
+/*
+ * Leaf models for a forest of n_nodes nodes and n_terms terms, zeroed
+ * (lgbm_linear.c); NULL when out of memory.  gs_forest_free releases them.
+ */
+extern GsLinearLeaves *gs_lgbm_linear_new(const GsAllocator *a, int64_t n_nodes, int64_t n_terms);
+
+/*
+ * Check the leaf models of parsed tree t, number ti (features below
+ * n_features, constants and coefficients finite once multiplied by
+ * leaf_scale) and, when lin is not NULL, write them for the tree's n nodes,
+ * which start at node off of the forest: items[i] is node i's item as
+ * walk_ltree numbers them (internal nodes, then leaves from num_leaves - 1
+ * on); *pos is the forest's next term and advances.  A tree that is not
+ * linear gets its scaled leaf values as constants.
+ */
+extern GsCode gs_lgbm_linear_leaves(const LTree *t, int32_t ti, int32_t n_features,
+									double leaf_scale, const int32_t *items, int64_t n,
+									GsLinearLeaves *lin, int64_t off, int64_t *pos,
+									GsStatus *st);
 
 /*
  * Read the "pandas_categorical" line of the model text into f->cat_names

@@ -30,6 +30,8 @@
  *	  bitset) right.  The forest's rule is the mirror image (in the set goes
  *	  right), so the node's children are stored swapped and NaN defaults to
  *	  the (stored) left child.
+ * Linear trees (linear_tree=true) also keep a linear model per leaf, laid
+ * out by lgbm_linear.c into GsForest.linear.
  * Leaf values and thresholds are doubles in LightGBM and become floats here;
  * LightGBM also sums and transforms in double, so scores agree to about
  * 1e-6 relative, not bit for bit (docs/reference.md).
@@ -317,7 +319,10 @@ build_lgbm(const char *text, const GsLimits *lim, GsForest *f, GsStatus *st)
 	int64_t		max_leaves = lim->max_nodes > 0 ? lim->max_nodes : INT32_MAX / 4;
 	int64_t		total_nodes = 0,
 				cat_pos = 0,
-				max_tree_leaves = 1;
+				max_tree_leaves = 1,
+				total_terms = 0,
+				term_pos = 0;
+	bool		any_linear = false;
 	int32_t		n_cat = 0;
 	int32_t    *queue = NULL,
 			   *level = NULL;
@@ -368,12 +373,6 @@ build_lgbm(const char *text, const GsLimits *lim, GsForest *f, GsStatus *st)
 			h.feature_names = v;
 		else if (gs_lgbm_line_is(p, "average_output"))
 			h.average_output = 1;
-		else if (gs_lgbm_line_key(p, "linear_tree", &v) && *v == '1')
-		{
-			gs_status_set(st, GS_ERR_UNSUPPORTED, "LightGBM linear trees are not supported");
-			gs_status_detail(st, "The model was trained with linear_tree=true; retrain with linear_tree=false.");
-			return st->code;
-		}
 	}
 	if (h.max_feature_idx < 0)
 		return LGBM_ERR(st, "invalid LightGBM model: no max_feature_idx");
@@ -526,9 +525,21 @@ build_lgbm(const char *text, const GsLimits *lim, GsForest *f, GsStatus *st)
 		}
 		rc = walk_ltree(&lt, t, f->n_features, max_depth, leaf_scale, queue, level, seen,
 						NULL, NULL, NULL, NULL, &cat_pos, &n_cat, &n, &depth, st);
+		if (rc == GS_OK)
+			rc = gs_lgbm_linear_leaves(&lt, t, f->n_features, leaf_scale, queue, n,
+									   NULL, 0, NULL, st);
+		if (lt.leaf_const)
+			any_linear = true;
+		total_terms += lt.n_terms;
 		gs_lgbm_ltree_free(a, &lt);
 		if (rc)
 			goto done;
+		if (total_terms >= (int64_t) UINT32_MAX)
+		{
+			rc = gs_status_set(st, GS_ERR_LIMIT, "the leaves of the linear trees have more than %lld terms",
+							   (long long) UINT32_MAX - 1);
+			goto done;
+		}
 		f->tree_offset[t] = (uint32_t) total_nodes;
 		f->tree_group[t] = (int32_t) (t % h.per_iter);
 		f->tree_depth[t] = depth;
@@ -551,8 +562,10 @@ build_lgbm(const char *text, const GsLimits *lim, GsForest *f, GsStatus *st)
 		f->cat_words = gs_lgbm_lalloc(a, sizeof(uint32_t) * (size_t) cat_pos);
 	if (lim->keep_covers)
 		f->cover = gs_lgbm_lalloc(a, sizeof(double) * (size_t) total_nodes);
+	if (any_linear)
+		f->linear = gs_lgbm_linear_new(a, total_nodes, total_terms);
 	if (!f->nodes || !f->leaf_lo || (cat_pos > 0 && !f->cat_words) ||
-		(lim->keep_covers && !f->cover))
+		(lim->keep_covers && !f->cover) || (any_linear && !f->linear))
 	{
 		rc = gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
 		goto done;
@@ -575,9 +588,22 @@ build_lgbm(const char *text, const GsLimits *lim, GsForest *f, GsStatus *st)
 						f->cover ? f->cover + f->tree_offset[t] : NULL,
 						f->cat_words, &cat_pos, &n_cat,
 						&n, &depth, st);
+		if (rc == GS_OK && f->linear)
+			rc = gs_lgbm_linear_leaves(&lt, t, f->n_features, leaf_scale, queue, n,
+									   f->linear, f->tree_offset[t], &term_pos, st);
 		gs_lgbm_ltree_free(a, &lt);
 		if (rc)
 			goto done;
+	}
+	if (f->linear)
+	{
+		if (term_pos != total_terms)
+		{
+			/* the same text parsed twice: cannot differ */
+			rc = LGBM_ERR(st, "invalid LightGBM model: the linear trees' terms changed between passes");
+			goto done;
+		}
+		f->linear->start[f->n_nodes] = (uint32_t) term_pos;
 	}
 
 	gs_forest_check_covers(f);

@@ -33,7 +33,7 @@ gs_lgbm_ltree_free(const GsAllocator *a, LTree *t)
 {
 	void	   *ps[] = {t->split_feature, t->threshold, t->decision_type, t->left,
 	t->right, t->leaf_value, t->cat_boundaries, t->cat_threshold, t->internal_count,
-	t->leaf_count};
+	t->leaf_count, t->leaf_const, t->term_start, t->leaf_features, t->leaf_coeff};
 
 	for (size_t i = 0; i < sizeof(ps) / sizeof(ps[0]); i++)
 		if (ps[i])
@@ -175,6 +175,59 @@ double_array(const GsAllocator *a, const char *v, int64_t n, double **out)
 }
 
 /*
+ * A linear tree's leaf models from the values of its leaf_const,
+ * num_features, leaf_features and leaf_coeff lines (each leaf's features and
+ * coefficients follow the previous leaf's on one line) into t, whose
+ * num_leaves is set.
+ */
+static GsCode
+parse_linear(const GsAllocator *a, int32_t ti, const char *v_const, const char *v_nf,
+			 const char *v_feat, const char *v_coef, LTree *t, GsStatus *st)
+{
+	int32_t    *nf = NULL;
+	int64_t		n = 0;
+	int			rc;
+
+	if (!v_const || !v_nf || !v_feat || !v_coef)
+		return LGBM_ERR(st, "invalid LightGBM model: linear tree %d lacks leaf_const, num_features, leaf_features or leaf_coeff", ti);
+	if ((rc = double_array(a, v_const, t->num_leaves, &t->leaf_const)) ||
+		(rc = int_array(a, v_nf, t->num_leaves, 0, INT32_MAX, &nf)))
+		goto bad;
+	t->term_start = gs_lgbm_lalloc(a, sizeof(int32_t) * (size_t) (t->num_leaves + 1));
+	if (!t->term_start)
+	{
+		rc = -2;
+		goto bad;
+	}
+	for (int64_t j = 0; j < t->num_leaves; j++)
+	{
+		t->term_start[j] = (int32_t) n;
+		n += nf[j];
+		if (n > INT32_MAX)
+		{
+			rc = -1;
+			goto bad;
+		}
+	}
+	t->term_start[t->num_leaves] = (int32_t) n;
+	t->n_terms = n;
+	a->free(a->ctx, nf);
+	nf = NULL;
+	/* the lengths bound the allocations: n numbers take 2n - 1 characters */
+	if ((rc = int_array(a, v_feat, n, 0, INT32_MAX, &t->leaf_features)) ||
+		(rc = double_array(a, v_coef, n, &t->leaf_coeff)))
+		goto bad;
+	return GS_OK;
+
+bad:
+	if (nf)
+		a->free(a->ctx, nf);
+	if (rc == -2)
+		return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
+	return LGBM_ERR(st, "invalid LightGBM model: linear tree %d has leaf models of the wrong length or with a value out of range", ti);
+}
+
+/*
  * Parse the tree block starting at line p (just after "Tree=N") into t.
  * Only lengths and value ranges that do not depend on other trees are
  * checked here.  Returns GS_OK or an error in st.
@@ -192,7 +245,12 @@ gs_lgbm_parse_tree(const GsAllocator *a, const char *p, int32_t ti, int64_t max_
 			   *v_cb = NULL,
 			   *v_ct = NULL,
 			   *v_ic = NULL,
-			   *v_lc2 = NULL;
+			   *v_lc2 = NULL,
+			   *v_const = NULL,
+			   *v_nf = NULL,
+			   *v_feat = NULL,
+			   *v_coef = NULL;
+	int64_t		is_linear = 0;
 	int			have_leaves = 0,
 				have_cat = 0;
 	int64_t		n_int;
@@ -237,16 +295,18 @@ gs_lgbm_parse_tree(const GsAllocator *a, const char *p, int32_t ti, int64_t max_
 			v_lc2 = v;
 		else if (gs_lgbm_line_key(p, "is_linear", &v))
 		{
-			int64_t		lin;
-
-			if (gs_lgbm_parse_int(&v, &lin) || lin != 0)
-			{
-				gs_status_set(st, GS_ERR_UNSUPPORTED,
-							  "LightGBM linear trees are not supported");
-				gs_status_detail(st, "Tree %d has a linear model in its leaves (linear_tree=true); retrain with linear_tree=false.", ti);
-				return st->code;
-			}
+			if (gs_lgbm_parse_int(&v, &is_linear) || is_linear < 0 || is_linear > 1 ||
+				!gs_lgbm_at_line_end(v))
+				return LGBM_ERR(st, "invalid LightGBM model: tree %d has an invalid is_linear", ti);
 		}
+		else if (gs_lgbm_line_key(p, "leaf_const", &v))
+			v_const = v;
+		else if (gs_lgbm_line_key(p, "num_features", &v))
+			v_nf = v;
+		else if (gs_lgbm_line_key(p, "leaf_features", &v))
+			v_feat = v;
+		else if (gs_lgbm_line_key(p, "leaf_coeff", &v))
+			v_coef = v;
 	}
 	if (!have_leaves || t->num_leaves < 1)
 		return LGBM_ERR(st, "invalid LightGBM model: tree %d has no valid num_leaves", ti);
@@ -320,6 +380,8 @@ gs_lgbm_parse_tree(const GsAllocator *a, const char *p, int32_t ti, int64_t max_
 		if (!gs_lgbm_at_line_end(v_ct))
 			return LGBM_ERR(st, "invalid LightGBM model: tree %d has more cat_threshold words than cat_boundaries says", ti);
 	}
+	if (is_linear)
+		return parse_linear(a, ti, v_const, v_nf, v_feat, v_coef, t, st);
 	return GS_OK;
 
 bad_array:

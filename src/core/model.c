@@ -154,6 +154,17 @@ gs_model_kind_name(const GsModel *m)
 	return "tree-ensemble";
 }
 
+/* Why the model is CPU-only; see model.h. */
+const char *
+gs_model_cpu_only(const GsModel *m)
+{
+	if (m->kind == GS_MODEL_MLP && m->mlp->linear_booster)
+		return "a linear model (XGBoost's gblinear)";
+	if (m->kind != GS_MODEL_MLP && m->forest->linear)
+		return "a tree ensemble with linear trees (LightGBM's linear_tree)";
+	return NULL;
+}
+
 /* Category names; see model.h. */
 const GsCatNames *
 gs_model_cat_names(const GsModel *m)

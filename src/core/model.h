@@ -63,6 +63,14 @@ extern void gs_model_free(GsModel *m);
 extern const char *gs_model_kind_name(const GsModel *m);
 
 /*
+ * Why only the CPU engine scores the model, as a phrase that follows
+ * "model X is", or NULL when the GPU engine can score it: XGBoost's
+ * linear booster (a dot product per row, summed in XGBoost's order) and
+ * LightGBM's linear trees (leaf models the GPU layouts do not hold).
+ */
+extern const char *gs_model_cpu_only(const GsModel *m);
+
+/*
  * The category names the model keeps for its categorical features
  * (cat_names.h), or NULL.
  */

@@ -411,6 +411,12 @@ def lgb_trial(r, d, X, cats, ncat, z):
         p["objective"] = obj = "cross_entropy_lambda"
     if obj in ("regression", "regression_l1", "fair", "quantile", "mape") and p["seed"] % 4 == 1:
         p["reg_sqrt"] = True
+    # and a sixth of the trials train linear trees (a linear model of numerical features in
+    # every leaf), which LightGBM refuses with zero_as_missing
+    linear = p["seed"] % 6 == 2 and not p["zero_as_missing"]
+    if linear:
+        p["linear_tree"] = True
+        p["linear_lambda"] = float(r.choice([0.0, 0.01, 1.0]))
     ntr = int(len(X) * 0.8)
     use_cat = [j for j in cats if r.random() < 0.8]
     group = None
@@ -435,13 +441,15 @@ def lgb_trial(r, d, X, cats, ncat, z):
     Xc = case_rows(r, X[ntr:], th, use_cat, ncat)
     ref = bst.predict(Xc)
     # pred_contrib adds up to raw_score, which neither averages rf trees nor applies the
-    # sigmoid parameter; pg_gpuscore's contributions add up to the margin predict transforms
-    c = np.asarray(bst.predict(Xc, pred_contrib=True), dtype=np.float64)
-    if boost == "rf":
-        c = c / bst.current_iteration()
-    if "sigmoid" in p:
-        c = c * p["sigmoid"]
-    write_contribs(d, c, len(Xc))
+    # sigmoid parameter; pg_gpuscore's contributions add up to the margin predict transforms.
+    # Linear trees have none (LightGBM refuses them, and so does pg_gpuscore).
+    if not linear:
+        c = np.asarray(bst.predict(Xc, pred_contrib=True), dtype=np.float64)
+        if boost == "rf":
+            c = c / bst.current_iteration()
+        if "sigmoid" in p:
+            c = c * p["sigmoid"]
+        write_contribs(d, c, len(Xc))
     if callable(p["objective"]):
         obj = "custom (focal loss)"
     desc = "lgb %s %s rounds=%d %s" % (lgb.__version__, obj, rounds,

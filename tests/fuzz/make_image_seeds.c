@@ -4,11 +4,12 @@
  *	  the forest images (forest_image.h) of a few small fixture models, one
  *	  of each kind of split and layout (numerical, categorical,
  *	  zero-as-missing, equality, several output groups, feature names,
- *	  category names, a missing value), and
+ *	  category names, a missing value, linear leaves), and
  *	  of a hand-made model with more output groups than trees.
  *
  * Not part of any build; run from the repository root to regenerate the
- * seeds after a change of the image layout (GS_IMAGE_VERSION):
+ * seeds after a change of the image layout (GS_IMAGE_VERSION; the seeds of
+ * older versions may stay, as the reader still reads them):
  *
  *	make src/core/onnx.pb-c.h
  *	B=/usr/lib/$(cc -print-multiarch)/openblas-serial
@@ -43,6 +44,7 @@ static const char *const fixtures[] = {
 	"models/x3_catnames_reg.json",	/* category names: text and integers */
 	"models/lgb_catnames.txt",	/* category names outside ASCII */
 	"models/x17_sk_missing.model",	/* a missing value (version 4), binary format */
+	"models/lgb_linear_rf.txt",	/* linear leaves (version 5) */
 };
 
 /* XGBoost JSON: 3 classes, one tree (the other classes score their base). */

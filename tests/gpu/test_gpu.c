@@ -230,6 +230,12 @@ check_dir(const char *dir, const char *const *suffixes)
 			gs_model_free(m);	/* a network: test_gpu_mlp.c checks those */
 			continue;
 		}
+		if (gs_model_cpu_only(m))
+		{
+			printf("# %s: %s, scored on the CPU only: skipped\n", e->d_name, gs_model_cpu_only(m));
+			gs_model_free(m);
+			continue;
+		}
 		n++;
 		check_model(e->d_name, m->forest);
 		if (strcmp(e->d_name, "fraud_binary.json") == 0 || strcmp(e->d_name, "wine_softprob.json") == 0 ||

@@ -241,7 +241,11 @@ test_bad_models(void)
 	}			bad[] = {
 		{"gblinear.json", GS_ERR_UNSUPPORTED},
 		{"xb17_gblinear.model", GS_ERR_UNSUPPORTED},
-		{"lgb_linear_tree.txt", GS_ERR_UNSUPPORTED},
+		{"lgb_bad_linear_feature.txt", GS_ERR_INVALID_MODEL},
+		{"lgb_bad_linear_count.txt", GS_ERR_INVALID_MODEL},
+		{"lgb_bad_linear_coeff.txt", GS_ERR_INVALID_MODEL},
+		{"lgb_bad_linear_lines.txt", GS_ERR_INVALID_MODEL},
+		{"lgb_bad_linear_flag.txt", GS_ERR_INVALID_MODEL},
 		{"lgb_bad_child_out_of_range.txt", GS_ERR_INVALID_MODEL},
 		{"lgb_bad_cycle.txt", GS_ERR_INVALID_MODEL},
 		{"lgb_bad_shared_child.txt", GS_ERR_INVALID_MODEL},

@@ -213,6 +213,19 @@ forest_same(const GsForest *a, const GsForest *b, char *why, size_t whylen)
 			 b->leaf_lo ? "set" : "NULL");
 	if (a->leaf_lo)
 		SAME_ARRAY(leaf_lo, a->n_nodes);
+	if ((a->linear == NULL) != (b->linear == NULL))
+		DIFF("linear leaves %s, read back %s", a->linear ? "set" : "NULL",
+			 b->linear ? "set" : "NULL");
+	if (a->linear)
+	{
+		if (a->linear->n_terms != b->linear->n_terms)
+			DIFF("linear leaves of %lld terms, read back %lld",
+				 (long long) a->linear->n_terms, (long long) b->linear->n_terms);
+		SAME_ARRAY(linear->constant, a->n_nodes);
+		SAME_ARRAY(linear->start, a->n_nodes + 1);
+		SAME_ARRAY(linear->feature, a->linear->n_terms);
+		SAME_ARRAY(linear->coef, a->linear->n_terms);
+	}
 	if ((a->cat_words == NULL) != (b->cat_words == NULL))
 		DIFF("cat_words %s, read back %s", a->cat_words ? "set" : "NULL",
 			 b->cat_words ? "set" : "NULL");
@@ -342,6 +355,30 @@ indep_check(const GsForest *f, char *why, size_t whylen)
 	if (kinds != f->split_kinds || n_cat != f->n_cat_splits)
 		FAIL("split kinds %x / %lld categorical, says %x / %d", kinds, (long long) n_cat,
 			 f->split_kinds, f->n_cat_splits);
+	if (f->linear)
+	{
+		/* each node's terms inside the term arrays, splits without any */
+		const GsLinearLeaves *lin = f->linear;
+
+		if (f->leaf_lo == NULL)
+			FAIL("linear leaves without double leaves");
+		for (int64_t i = 0; i < f->n_nodes; i++)
+		{
+			int			leaf = (f->nodes[i].info & GS_NODE_LEAF) != 0;
+
+			if (lin->start[i] > lin->start[i + 1] || (int64_t) lin->start[i + 1] > lin->n_terms)
+				FAIL("node %lld's terms run from %u to %u of %lld", (long long) i,
+					 lin->start[i], lin->start[i + 1], (long long) lin->n_terms);
+			if (!leaf && (lin->start[i] != lin->start[i + 1] || lin->constant[i] != 0.0))
+				FAIL("split node %lld has a leaf model", (long long) i);
+			if (!isfinite(lin->constant[i]))
+				FAIL("node %lld's constant is not finite", (long long) i);
+		}
+		for (int64_t k = 0; k < lin->n_terms; k++)
+			if (lin->feature[k] < 0 || lin->feature[k] >= f->n_features || !isfinite(lin->coef[k]))
+				FAIL("term %lld: feature %d of %d, coefficient %g", (long long) k,
+					 lin->feature[k], f->n_features, lin->coef[k]);
+	}
 	ok = 1;
 done:
 	free(refs);
@@ -1016,7 +1053,13 @@ typedef enum Corruption
 	C_NAME_NOT_UTF8,
 	C_LEAF_LO_NAN,
 	C_LEAF_LO_LARGE,
-	C_LEAF_LO_ON_SPLIT
+	C_LEAF_LO_ON_SPLIT,
+	C_LIN_FEATURE,
+	C_LIN_COEF_NAN,
+	C_LIN_CONST_INF,
+	C_LIN_CONST_ON_SPLIT,
+	C_LIN_TERMS_ON_SPLIT,
+	C_LIN_START_END
 } Corruption;
 
 /* Index (in nodes) of the first split node with a split child; -1 if none. */
@@ -1229,6 +1272,48 @@ corrupt(GsForest *f, Corruption c)
 				f->leaf_lo[i] = c == C_LEAF_LO_NAN ? NAN : f->nodes[i].value * 0.01f + 1.0f;
 			}
 			return 1;
+		case C_LIN_FEATURE:
+		case C_LIN_COEF_NAN:
+			if (f->linear == NULL || f->linear->n_terms == 0)
+				return 0;
+			if (c == C_LIN_FEATURE)
+				f->linear->feature[f->linear->n_terms - 1] = f->n_features;
+			else
+				f->linear->coef[0] = NAN;
+			return 1;
+		case C_LIN_CONST_INF:
+		case C_LIN_CONST_ON_SPLIT:
+		case C_LIN_TERMS_ON_SPLIT:
+			if (f->linear == NULL)
+				return 0;
+			if (c == C_LIN_CONST_INF)
+			{
+				if ((i = find_node(f, GS_NODE_LEAF, GS_NODE_LEAF)) < 0)
+					return 0;
+				f->linear->constant[i] = INFINITY;
+				return 1;
+			}
+			if ((i = find_node(f, GS_NODE_LEAF, 0)) < 0)
+				return 0;
+			if (c == C_LIN_CONST_ON_SPLIT)
+			{
+				f->linear->constant[i] = 0.5;
+				return 1;
+			}
+			/* the split takes the first term of the leaves after it */
+			if (f->linear->start[i] == f->linear->start[f->n_nodes])
+				return 0;
+			for (int64_t k = i + 1; k < f->n_nodes; k++)
+				if (f->linear->start[k] == f->linear->start[i])
+					f->linear->start[k]++;
+				else
+					break;
+			return 1;
+		case C_LIN_START_END:
+			if (f->linear == NULL)
+				return 0;
+			f->linear->start[f->n_nodes]--;
+			return 1;
 		case C_NAME_NOT_UTF8:
 			if (f->feature_names == NULL)
 				return 0;
@@ -1339,6 +1424,12 @@ test_corruptions(void)
 		{"lgb_fair_leaves.txt", C_LEAF_LO_NAN, "NaN low part of a double leaf"},
 		{"lgb_fair_leaves.txt", C_LEAF_LO_LARGE, "low part of a double leaf above half an ulp"},
 		{"lgb_fair_leaves.txt", C_LEAF_LO_ON_SPLIT, "low part on a split node"},
+		{"lgb_linear_regression.txt", C_LIN_FEATURE, "linear leaf term on feature n_features"},
+		{"lgb_linear_regression.txt", C_LIN_COEF_NAN, "NaN coefficient of a linear leaf"},
+		{"lgb_linear_regression.txt", C_LIN_CONST_INF, "infinite constant of a linear leaf"},
+		{"lgb_linear_regression.txt", C_LIN_CONST_ON_SPLIT, "linear leaf constant on a split node"},
+		{"lgb_linear_regression.txt", C_LIN_TERMS_ON_SPLIT, "linear leaf term on a split node"},
+		{"lgb_linear_regression.txt", C_LIN_START_END, "linear leaves' last start not the term count"},
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
@@ -1423,6 +1514,7 @@ main(void)
 	test_damaged("x3_cat_poisson.json");
 	test_damaged("lgb_tiny.txt");
 	test_damaged("lgb_zero_missing.txt");
+	test_damaged("lgb_linear_rf.txt");
 	test_caps("fraud_binary.json");
 	test_caps("x3_cat_binary.json");
 	test_caps("lgb_binary.txt");
