@@ -416,11 +416,27 @@ gs_transform_row(GsTransform t, const float *m, int n_groups, float *o)
 
 				for (g = 1; g < n_groups; g++)
 					wmax = m[g] > wmax ? m[g] : wmax;
-				for (g = 0; g < n_groups; g++)
+				if (wmax > 3.40282347e+38f || wmax < -3.40282347e+38f)
 				{
-					o[g] = gs_expf(m[g] - wmax);
-					wsum += o[g];
+					/*
+					 * an infinite largest margin (a double sum past float's
+					 * range: LightGBM's linear trees on extreme inputs), where
+					 * inf - inf would give NaN: the classes at the limit share
+					 * the probability, as the double softmax gives it to the
+					 * largest (all of it when one class is there)
+					 */
+					for (g = 0; g < n_groups; g++)
+					{
+						o[g] = m[g] == wmax ? 1.0f : 0.0f;
+						wsum += o[g];
+					}
 				}
+				else
+					for (g = 0; g < n_groups; g++)
+					{
+						o[g] = gs_expf(m[g] - wmax);
+						wsum += o[g];
+					}
 				for (g = 0; g < n_groups; g++)
 					o[g] /= (float) wsum;
 				break;

@@ -834,6 +834,27 @@ test_softplus(uint64_t step)
 		   gs_softplus(-INFINITY) == 0.0f && gs_softplus(0.0f) == (float) M_LN2 &&
 		   gs_softplus(1e30f) == 1e30f && gs_softplus(-200.0f) == 0.0f,
 		   "softplus", "gs_softplus of NaN, +-inf, 0, 1e30 and -200 is NaN, inf, 0, ln 2, 1e30 and 0");
+	{
+		/* softmax over infinite margins (double sums past float's range): no NaN */
+		const float one_inf[3] = {1.0f, INFINITY, 3.0f},
+					two_inf[3] = {INFINITY, -2.0f, INFINITY},
+					all_neg[2] = {-INFINITY, -INFINITY},
+					neg_one[3] = {-INFINITY, 5.0f, 4.0f};
+		float		o1[3],
+					o2[3],
+					o3[2],
+					o4[3];
+
+		gs_transform_row(GS_TRANSFORM_SOFTMAX, one_inf, 3, o1);
+		gs_transform_row(GS_TRANSFORM_SOFTMAX, two_inf, 3, o2);
+		gs_transform_row(GS_TRANSFORM_SOFTMAX, all_neg, 2, o3);
+		gs_transform_row(GS_TRANSFORM_SOFTMAX, neg_one, 3, o4);
+		gs_tap(o1[0] == 0.0f && o1[1] == 1.0f && o1[2] == 0.0f &&
+			   o2[0] == 0.5f && o2[1] == 0.0f && o2[2] == 0.5f &&
+			   o3[0] == 0.5f && o3[1] == 0.5f &&
+			   o4[0] == 0.0f && fabsf(o4[1] + o4[2] - 1.0f) < 1e-6f && o4[1] > o4[2],
+			   "softmax", "infinite margins: one +inf class gets 1, two share it, all -inf share it, a -inf class gets 0");
+	}
 }
 
 /* Every model file in dir (at least min_models of them), every plan. */
