@@ -9,7 +9,9 @@ LightGBM 4.7, onnxmltools, onnxruntime; pinned there):
    distribution (30 features, ~5% NaN), one 2,000-tree binary:logistic model
    per library: XGBoost (max_depth 8, hist) saved as JSON and UBJ, LightGBM
    (num_leaves 64, max_depth 8) saved as text and converted to ONNX-ML
-   (TreeEnsembleClassifier) with onnxmltools.  Skipped when OUT_DIR has them.
+   (TreeEnsembleClassifier) with onnxmltools; and a 500-tree LightGBM model
+   with linear trees (linear_tree=true, the same shape).  Skipped when
+   OUT_DIR has them.
 2. Writes N_ROWS scoring rows (rows.f32, row-major float32, ~5% NaN).
 3. Times each format's own library, one thread: loading the file (median of
    REPEATS) and scoring all N_ROWS rows in one call (median of REPEATS, after
@@ -29,6 +31,7 @@ N_FEATURES = 30
 N_TRAIN = 50_000
 NAN_RATE = 0.05
 N_TREES = 2000
+N_LINEAR_TREES = 500           # LightGBM linear trees: slower to train and to score
 
 
 def synth(n, rng):
@@ -77,6 +80,13 @@ def train(out):
                                            zipmap=False, target_opset=15)
         with open(os.path.join(out, "lgb2000.onnx"), "wb") as f:
             f.write(onx.SerializeToString())
+    if not os.path.exists(os.path.join(out, "lgb500_linear.txt")):
+        booster = lgb.train({"objective": "binary", "num_leaves": 64, "max_depth": 8,
+                             "learning_rate": 0.05, "num_threads": 2, "seed": 7,
+                             "verbose": -1, "deterministic": True, "linear_tree": True,
+                             "linear_lambda": 0.01},
+                            lgb.Dataset(x, label=y), num_boost_round=N_LINEAR_TREES)
+        booster.save_model(os.path.join(out, "lgb500_linear.txt"))
 
 
 def main():
@@ -105,6 +115,8 @@ def main():
         ("xgb2000.ubj", "xgboost %s" % xgb.__version__, lambda p: xgb_load(p),
          lambda m: m.inplace_predict(rows)),
         ("lgb2000.txt", "lightgbm %s" % lgb.__version__, lambda p: lgb.Booster(model_file=p),
+         lambda m: m.predict(rows, num_threads=1)),
+        ("lgb500_linear.txt", "lightgbm %s" % lgb.__version__, lambda p: lgb.Booster(model_file=p),
          lambda m: m.predict(rows, num_threads=1)),
         ("lgb2000.onnx", "onnxruntime %s" % ort.__version__,
          lambda p: ort.InferenceSession(p, so, providers=["CPUExecutionProvider"]),

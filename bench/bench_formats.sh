@@ -6,7 +6,8 @@
 #   bash bench/bench_formats.sh            # 100,000 rows, 5 repeats
 #   BENCH_ROWS=200000 BENCH_REPEATS=7 bash bench/bench_formats.sh
 #
-# Formats: XGBoost JSON and UBJ (XGBoost 3.2), LightGBM text (LightGBM 4.7),
+# Formats: XGBoost JSON and UBJ (XGBoost 3.2), LightGBM text (LightGBM 4.7; also
+# a 500-tree model with linear trees),
 # ONNX-ML TreeEnsembleClassifier (the LightGBM model converted by onnxmltools,
 # scored by onnxruntime).  bench_formats.py trains the models once into
 # bench/work/formats (fixed seeds; a few minutes on 2 cores) and times the
@@ -30,7 +31,7 @@ mkdir -p "$work"
 echo "== training (once) and timing the libraries" >&2
 libs=$("$venv/bin/python" "$here/bench_formats.py" "$work" "$rows" "$repeats")
 
-echo "### bench_formats: 2,000 trees, $rows rows x 30 features (~5% NaN), one thread, median of $repeats"
+echo "### bench_formats: 2,000 trees (the linear-tree model 500), $rows rows x 30 features (~5% NaN), one thread, median of $repeats"
 echo
 echo "| model file | size | library | load: library | load: ours | rows/s: library | rows/s: ours | ours / library | max abs diff |"
 echo "|---|---:|---|---:|---:|---:|---:|---:|---:|"

@@ -412,8 +412,8 @@ def lgb_trial(r, d, X, cats, ncat, z):
     if obj in ("regression", "regression_l1", "fair", "quantile", "mape") and p["seed"] % 4 == 1:
         p["reg_sqrt"] = True
     # and a sixth of the trials train linear trees (a linear model of numerical features in
-    # every leaf), which LightGBM refuses with zero_as_missing
-    linear = p["seed"] % 6 == 2 and not p["zero_as_missing"]
+    # every leaf), which LightGBM refuses with zero_as_missing and with regression_l1
+    linear = p["seed"] % 6 == 2 and not p["zero_as_missing"] and obj != "regression_l1"
     if linear:
         p["linear_tree"] = True
         p["linear_lambda"] = float(r.choice([0.0, 0.01, 1.0]))

@@ -196,6 +196,25 @@ fuzz_check_forest(const GsForest *f, const GsLimits *lim)
 		if (deepest > f->max_depth)
 			fuzz_fail("tree %d is deeper than the forest's max_depth", t);
 	}
+	if (f->linear)
+	{
+		/* linear leaves: terms in node order, on leaves only, features in range */
+		const GsLinearLeaves *lin = f->linear;
+
+		if (f->leaf_lo == NULL || lin->start[0] != 0 || (int64_t) lin->start[f->n_nodes] != lin->n_terms)
+			fuzz_fail("linear leaves: %lld terms, the last start %u", (long long) lin->n_terms,
+					  lin->start[f->n_nodes]);
+		for (int64_t i = 0; i < f->n_nodes; i++)
+			if (lin->start[i + 1] < lin->start[i] || !isfinite(lin->constant[i]) ||
+				(!(f->nodes[i].info & GS_NODE_LEAF) &&
+				 (lin->start[i + 1] != lin->start[i] || lin->constant[i] != 0.0)))
+				fuzz_fail("linear leaves: node %lld has terms %u..%u, constant %g", (long long) i,
+						  lin->start[i], lin->start[i + 1], lin->constant[i]);
+		for (int64_t k = 0; k < lin->n_terms; k++)
+			if (lin->feature[k] < 0 || lin->feature[k] >= f->n_features || !isfinite(lin->coef[k]))
+				fuzz_fail("linear leaves: term %lld on feature %d of %d, coefficient %g", (long long) k,
+						  lin->feature[k], f->n_features, lin->coef[k]);
+	}
 	free(depth);
 	free(refs);
 }
@@ -301,6 +320,16 @@ fuzz_explain_forest(const GsForest *f, const uint8_t *seed, size_t seed_len)
 	if (!row || !m1 || !phi)
 		fuzz_fail("out of memory in the checker");
 	rc = gs_shap_new(f, &gs_malloc_allocator, &s, &st);
+	if (f->linear)
+	{
+		/* linear trees have no contributions (LightGBM has none either) */
+		if (rc != GS_ERR_UNSUPPORTED || s != NULL)
+			fuzz_fail("gs_shap_new did not refuse linear trees: %d %s", (int) rc, st.msg);
+		free(row);
+		free(m1);
+		free(phi);
+		return;
+	}
 	if (rc != GS_OK && !(rc == GS_ERR_LIMIT && f->max_depth > GS_SHAP_MAX_DEPTH))
 		fuzz_fail("gs_shap_new refused a forest with covers: %d %s", (int) rc, st.msg);
 	for (int r = 0; s && r < 3; r++)
