@@ -24,6 +24,7 @@ const GsLimits gs_default_limits = {
 };
 
 static bool lgbm_json_dump(const unsigned char *b, size_t len);
+static bool catboost_json(const unsigned char *b, size_t len);
 
 /* Detect the format of model bytes; see forest.h. */
 GsModelFormat
@@ -59,7 +60,7 @@ gs_model_detect_format(const unsigned char *b, size_t len)
 	while (i < len && isspace(b[i]))
 		i++;
 	if (i < len && (b[i] == '"' || b[i] == '}'))
-		return lgbm_json_dump(b, len) ? GS_FORMAT_AUTO : GS_FORMAT_XGBOOST_JSON;
+		return lgbm_json_dump(b, len) || catboost_json(b, len) ? GS_FORMAT_AUTO : GS_FORMAT_XGBOOST_JSON;
 	return GS_FORMAT_AUTO;
 }
 
@@ -74,6 +75,27 @@ head_contains(const unsigned char *b, size_t len, size_t n, const char *s)
 		if (memcmp(b + i, s, k) == 0)
 			return true;
 	return false;
+}
+
+/*
+ * Whether b starts like CatBoost's JSON model (save_model(..., format="json")):
+ * an object whose first key is "features_info" (its keys are sorted:
+ * features_info, model_info, oblivious_trees, scale_and_bias).
+ */
+static bool
+catboost_json(const unsigned char *b, size_t len)
+{
+	static const char key[] = "\"features_info\"";
+	size_t		i = 0;
+
+	while (i < len && isspace(b[i]))
+		i++;
+	if (i >= len || b[i] != '{')
+		return false;
+	i++;
+	while (i < len && isspace(b[i]))
+		i++;
+	return len - i >= sizeof(key) - 1 && memcmp(b + i, key, sizeof(key) - 1) == 0;
 }
 
 /*
@@ -144,6 +166,11 @@ gs_model_foreign_kind(const unsigned char *b, size_t len, const char **hint)
 	{
 		*hint = xgb_dump_hint;
 		return "XGBoost's JSON dump of its trees (Booster.dump_model with dump_format=\"json\")";
+	}
+	if (catboost_json(b + i, len - i))
+	{
+		*hint = "Save it as ONNX, which gpu_load_model reads: model.save_model(\"model.onnx\", format=\"onnx\").";
+		return "a CatBoost model saved as JSON";
 	}
 	if (lgbm_json_dump(b + i, len - i))
 	{

@@ -526,7 +526,7 @@ test_missing_value(void)
  * Files that are no model are named, with how to export the model: the
  * first bytes of each kind (a pickle of protocol 4, a joblib file written
  * with compress, a zip archive as torch.save and Keras 3 write, a Keras 2
- * .h5, a CatBoost .cbm, XGBoost's and LightGBM's dumps, PMML), each left
+ * .h5, a CatBoost .cbm or JSON model, XGBoost's and LightGBM's dumps, PMML), each left
  * undetected as a model; no model fixture is taken for one of them.
  */
 static void
@@ -546,6 +546,7 @@ test_foreign_kinds(void)
 		{"booster[0]:\n0:[f0<0.5] yes=1,no=2\n", 34, "text dump"},
 		{"  [\n  { \"nodeid\": 0, \"depth\": 0 }]", 34, "JSON dump"},
 		{"{\"name\": \"tree\", \"version\": \"v4\", \"tree_info\": []}", 50, "LightGBM's JSON dump"},
+		{"{\n  \"features_info\":\n    {\n      \"float_features\":", 50, "CatBoost model saved as JSON"},
 		{"<?xml version=\"1.0\"?><PMML>", 27, "PMML"},
 	};
 	const char *hint;
