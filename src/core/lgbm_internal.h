@@ -82,9 +82,10 @@ extern GsCode gs_lgbm_parse_tree(const GsAllocator *a, const char *p, int32_t ti
 extern GsLinearLeaves *gs_lgbm_linear_new(const GsAllocator *a, int64_t n_nodes, int64_t n_terms);
 
 /*
- * Check the leaf models of parsed tree t, number ti (features below
- * n_features, constants and coefficients finite once multiplied by
- * leaf_scale) and, when lin is not NULL, write them for the tree's n nodes,
+ * With lin NULL (the loader's first pass), check the leaf models of parsed
+ * tree t, number ti (features below n_features, constants and coefficients
+ * finite once multiplied by leaf_scale); otherwise (the second pass, on the
+ * same text) write them for the tree's n nodes,
  * which start at node off of the forest: items[i] is node i's item as
  * walk_ltree numbers them (internal nodes, then leaves from num_leaves - 1
  * on); *pos is the forest's next term and advances.  A tree that is not

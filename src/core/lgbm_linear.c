@@ -51,8 +51,12 @@ gs_lgbm_linear_leaves(const LTree *t, int32_t ti, int32_t n_features, double lea
 {
 	int64_t		n_int = t->num_leaves - 1;
 
-	/* each leaf's model: features in range, values finite once scaled */
-	if (t->leaf_const)
+	/*
+	 * each leaf's model: features in range, values finite once scaled;
+	 * checked in the first pass (lin NULL), which the second pass follows
+	 * on the same text, as walk_ltree's passes do
+	 */
+	if (t->leaf_const && lin == NULL)
 		for (int64_t j = 0; j < t->num_leaves; j++)
 		{
 			if (!isfinite(t->leaf_const[j] * leaf_scale))
