@@ -287,21 +287,58 @@ gs_forest_free(GsForest *f)
 		a.free(a.ctx, f->cat_words);
 	if (f->linear_w)
 		a.free(a.ctx, f->linear_w);
-	if (f->linear)
-	{
-		GsLinearLeaves *lin = f->linear;
-
-		if (lin->constant)
-			a.free(a.ctx, lin->constant);
-		if (lin->start)
-			a.free(a.ctx, lin->start);
-		if (lin->feature)
-			a.free(a.ctx, lin->feature);
-		if (lin->coef)
-			a.free(a.ctx, lin->coef);
-		a.free(a.ctx, lin);
-	}
+	gs_linear_leaves_free(&a, f->linear);
 	a.free(a.ctx, f);
+}
+
+/* Linear leaves; see forest.h. */
+GsLinearLeaves *
+gs_linear_leaves_new(const GsAllocator *alloc, int64_t n_nodes, int64_t n_terms)
+{
+	GsLinearLeaves *lin = alloc->alloc(alloc->ctx, sizeof(GsLinearLeaves));
+	size_t		sizes[4] = {sizeof(double) * (size_t) n_nodes,
+		sizeof(uint32_t) * (size_t) (n_nodes + 1),
+		sizeof(int32_t) * (size_t) n_terms,
+	sizeof(double) * (size_t) n_terms};
+	void	  **arrays[4];
+
+	if (lin == NULL)
+		return NULL;
+	memset(lin, 0, sizeof(*lin));
+	lin->n_terms = n_terms;
+	arrays[0] = (void **) &lin->constant;
+	arrays[1] = (void **) &lin->start;
+	arrays[2] = (void **) &lin->feature;
+	arrays[3] = (void **) &lin->coef;
+	for (int i = 0; i < 4; i++)
+	{
+		*arrays[i] = alloc->alloc(alloc->ctx, sizes[i] > 0 ? sizes[i] : 1);
+		if (*arrays[i] == NULL)
+		{
+			gs_linear_leaves_free(alloc, lin);
+			return NULL;
+		}
+		memset(*arrays[i], 0, sizes[i]);
+	}
+	return lin;
+}
+
+/* Release linear leaves; see forest.h. */
+void
+gs_linear_leaves_free(const GsAllocator *alloc, GsLinearLeaves *lin)
+{
+	void	   *ps[4];
+
+	if (lin == NULL)
+		return;
+	ps[0] = lin->constant;
+	ps[1] = lin->start;
+	ps[2] = lin->feature;
+	ps[3] = lin->coef;
+	for (int i = 0; i < 4; i++)
+		if (ps[i])
+			alloc->free(alloc->ctx, ps[i]);
+	alloc->free(alloc->ctx, lin);
 }
 
 /* Bytes a forest occupies; see forest.h. */

@@ -295,6 +295,15 @@ extern GsCode gs_forest_load(const unsigned char *bytes, size_t len,
 extern void gs_forest_free(GsForest *f);
 
 /*
+ * Zeroed linear leaves (GsForest.linear) for n_nodes nodes and n_terms
+ * terms, from alloc; NULL when out of memory (nothing left allocated).
+ * gs_forest_free releases them with gs_linear_leaves_free.
+ */
+extern GsLinearLeaves *gs_linear_leaves_new(const GsAllocator *alloc, int64_t n_nodes,
+											int64_t n_terms);
+extern void gs_linear_leaves_free(const GsAllocator *alloc, GsLinearLeaves *lin);
+
+/*
  * Turn the values of a column-major batch (x[j * ld + r], n_rows rows; one
  * row-major row is ld = n_rows = 1) that equal f->missing_value into NaN,
  * when the forest has one (has_missing_value); a no-op otherwise.

@@ -352,7 +352,8 @@ read_image(Cursor *c, const GsLimits *lim, GsForest *f, GsStatus *st)
 				has_names,
 				flags,
 				cat_bytes;
-	int64_t		n_names;
+	int64_t		n_names,
+				n_terms = 0;
 	uint64_t	need;
 
 	if (c->left < HEADER_BYTES || memcmp(c->r, IMAGE_MAGIC, 8) != 0)
@@ -428,8 +429,6 @@ read_image(Cursor *c, const GsLimits *lim, GsForest *f, GsStatus *st)
 	need += cat_bytes + ((flags & IMAGE_MISSING) ? 4 : 0);
 	if (flags & IMAGE_LINEAR)
 	{
-		int64_t		n_terms;
-
 		/* the term count follows the missing value */
 		need += 8 + 12 * (uint64_t) f->n_nodes + 4;
 		if (need > c->left)
@@ -438,23 +437,12 @@ read_image(Cursor *c, const GsLimits *lim, GsForest *f, GsStatus *st)
 		if (n_terms < 0 || n_terms >= (int64_t) UINT32_MAX)
 			return bad_image(st, "impossible counts in the header");
 		need += 12 * (uint64_t) n_terms;
-		f->linear = image_alloc(f, sizeof(GsLinearLeaves));
-		if (!f->linear)
-			return gs_status_set(st, GS_ERR_NOMEM, "out of memory reading a forest image");
-		memset(f->linear, 0, sizeof(GsLinearLeaves));
-		f->linear->n_terms = n_terms;
 	}
 	if (need > c->left || (uint64_t) n_names != c->left - need)
 		return bad_image(st, "the image's length does not match its header");
-	if (f->linear)
-	{
-		f->linear->constant = image_alloc(f, sizeof(double) * (size_t) f->n_nodes);
-		f->linear->start = image_alloc(f, sizeof(uint32_t) * ((size_t) f->n_nodes + 1));
-		f->linear->feature = image_alloc(f, sizeof(int32_t) * (size_t) f->linear->n_terms);
-		f->linear->coef = image_alloc(f, sizeof(double) * (size_t) f->linear->n_terms);
-		if (!f->linear->constant || !f->linear->start || !f->linear->feature || !f->linear->coef)
-			return gs_status_set(st, GS_ERR_NOMEM, "out of memory reading a forest image");
-	}
+	if ((flags & IMAGE_LINEAR) &&
+		(f->linear = gs_linear_leaves_new(&f->alloc, f->n_nodes, n_terms)) == NULL)
+		return gs_status_set(st, GS_ERR_NOMEM, "out of memory reading a forest image");
 
 	f->base_margin = image_alloc(f, sizeof(float) * (size_t) f->n_groups);
 	f->tree_offset = image_alloc(f, sizeof(uint32_t) * (size_t) f->n_trees);

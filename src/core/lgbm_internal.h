@@ -76,12 +76,6 @@ extern GsCode gs_lgbm_parse_tree(const GsAllocator *a, const char *p, int32_t ti
 								 int64_t max_leaves, bool counts, LTree *t, GsStatus *st);
 
 /*
- * Leaf models for a forest of n_nodes nodes and n_terms terms, zeroed
- * (lgbm_linear.c); NULL when out of memory.  gs_forest_free releases them.
- */
-extern GsLinearLeaves *gs_lgbm_linear_new(const GsAllocator *a, int64_t n_nodes, int64_t n_terms);
-
-/*
  * With lin NULL (the loader's first pass), check the leaf models of parsed
  * tree t, number ti (features below n_features, constants and coefficients
  * finite once multiplied by leaf_scale); otherwise (the second pass, on the

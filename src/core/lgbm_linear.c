@@ -17,32 +17,6 @@
 
 #define LGBM_ERR(st, ...) gs_status_set((st), GS_ERR_INVALID_MODEL, __VA_ARGS__)
 
-/* Empty leaf models for n_nodes nodes and n_terms terms; see lgbm_internal.h. */
-GsLinearLeaves *
-gs_lgbm_linear_new(const GsAllocator *a, int64_t n_nodes, int64_t n_terms)
-{
-	GsLinearLeaves *lin = gs_lgbm_lalloc(a, sizeof(GsLinearLeaves));
-
-	if (lin == NULL)
-		return NULL;
-	lin->constant = gs_lgbm_lalloc(a, sizeof(double) * (size_t) n_nodes);
-	lin->start = gs_lgbm_lalloc(a, sizeof(uint32_t) * (size_t) (n_nodes + 1));
-	lin->feature = gs_lgbm_lalloc(a, sizeof(int32_t) * (size_t) n_terms);
-	lin->coef = gs_lgbm_lalloc(a, sizeof(double) * (size_t) n_terms);
-	lin->n_terms = n_terms;
-	if (!lin->constant || !lin->start || !lin->feature || !lin->coef)
-	{
-		void	   *ps[] = {lin->constant, lin->start, lin->feature, lin->coef};
-
-		for (size_t i = 0; i < sizeof(ps) / sizeof(ps[0]); i++)
-			if (ps[i])
-				a->free(a->ctx, ps[i]);
-		a->free(a->ctx, lin);
-		return NULL;
-	}
-	return lin;
-}
-
 /* Check and lay out one tree's leaf models; see lgbm_internal.h. */
 GsCode
 gs_lgbm_linear_leaves(const LTree *t, int32_t ti, int32_t n_features, double leaf_scale,

@@ -563,7 +563,7 @@ build_lgbm(const char *text, const GsLimits *lim, GsForest *f, GsStatus *st)
 	if (lim->keep_covers)
 		f->cover = gs_lgbm_lalloc(a, sizeof(double) * (size_t) total_nodes);
 	if (any_linear)
-		f->linear = gs_lgbm_linear_new(a, total_nodes, total_terms);
+		f->linear = gs_linear_leaves_new(a, total_nodes, total_terms);
 	if (!f->nodes || !f->leaf_lo || (cat_pos > 0 && !f->cat_words) ||
 		(lim->keep_covers && !f->cover) || (any_linear && !f->linear))
 	{
