@@ -60,7 +60,11 @@ gs_model_detect_format(const unsigned char *b, size_t len)
 	while (i < len && isspace(b[i]))
 		i++;
 	if (i < len && (b[i] == '"' || b[i] == '}'))
-		return lgbm_json_dump(b, len) || catboost_json(b, len) ? GS_FORMAT_AUTO : GS_FORMAT_XGBOOST_JSON;
+	{
+		if (catboost_json(b, len))
+			return GS_FORMAT_CATBOOST_JSON;
+		return lgbm_json_dump(b, len) ? GS_FORMAT_AUTO : GS_FORMAT_XGBOOST_JSON;
+	}
 	return GS_FORMAT_AUTO;
 }
 
@@ -79,13 +83,14 @@ head_contains(const unsigned char *b, size_t len, size_t n, const char *s)
 
 /*
  * Whether b starts like CatBoost's JSON model (save_model(..., format="json")):
- * an object whose first key is "features_info" (its keys are sorted:
- * features_info, model_info, oblivious_trees, scale_and_bias).
+ * an object whose first key is "features_info", or "ctr_data" for a model
+ * with categorical features (its keys are sorted: ctr_data, features_info,
+ * model_info, oblivious_trees or trees, scale_and_bias).
  */
 static bool
 catboost_json(const unsigned char *b, size_t len)
 {
-	static const char key[] = "\"features_info\"";
+	static const char *const keys[] = {"\"features_info\"", "\"ctr_data\""};
 	size_t		i = 0;
 
 	while (i < len && isspace(b[i]))
@@ -95,7 +100,10 @@ catboost_json(const unsigned char *b, size_t len)
 	i++;
 	while (i < len && isspace(b[i]))
 		i++;
-	return len - i >= sizeof(key) - 1 && memcmp(b + i, key, sizeof(key) - 1) == 0;
+	for (int k = 0; k < 2; k++)
+		if (len - i >= strlen(keys[k]) && memcmp(b + i, keys[k], strlen(keys[k])) == 0)
+			return true;
+	return false;
 }
 
 /*
@@ -152,7 +160,7 @@ gs_model_foreign_kind(const unsigned char *b, size_t len, const char **hint)
 	}
 	if (len >= 4 && memcmp(b, "CBM1", 4) == 0)
 	{
-		*hint = "Save it as ONNX: model.save_model(\"model.onnx\", format=\"onnx\").";
+		*hint = "Save it as JSON: model.save_model(\"model.json\", format=\"json\").";
 		return "a CatBoost model (.cbm)";
 	}
 	while (i < len && isspace(b[i]))
@@ -166,11 +174,6 @@ gs_model_foreign_kind(const unsigned char *b, size_t len, const char **hint)
 	{
 		*hint = xgb_dump_hint;
 		return "XGBoost's JSON dump of its trees (Booster.dump_model with dump_format=\"json\")";
-	}
-	if (catboost_json(b + i, len - i))
-	{
-		*hint = "Save it as ONNX, which gpu_load_model reads: model.save_model(\"model.onnx\", format=\"onnx\").";
-		return "a CatBoost model saved as JSON";
 	}
 	if (lgbm_json_dump(b + i, len - i))
 	{
@@ -204,6 +207,8 @@ gs_model_format_name(GsModelFormat fmt)
 			return "lightgbm";
 		case GS_FORMAT_XGBOOST_BINARY:
 			return "xgboost-binary";
+		case GS_FORMAT_CATBOOST_JSON:
+			return "catboost-json";
 		case GS_FORMAT_AUTO:
 			break;
 	}
@@ -229,6 +234,8 @@ gs_model_format_parse(const char *name, GsModelFormat *fmt)
 		*fmt = GS_FORMAT_LIGHTGBM;
 	else if (strcasecmp(name, "xgboost-binary") == 0 || strcasecmp(name, "binary") == 0)
 		*fmt = GS_FORMAT_XGBOOST_BINARY;
+	else if (strcasecmp(name, "catboost-json") == 0 || strcasecmp(name, "catboost") == 0)
+		*fmt = GS_FORMAT_CATBOOST_JSON;
 	else
 		return -1;
 	return 0;
@@ -396,6 +403,9 @@ gs_forest_load(const unsigned char *bytes, size_t len, GsModelFormat fmt,
 	if (fmt == GS_FORMAT_LIGHTGBM ||
 		(fmt == GS_FORMAT_AUTO && gs_model_detect_format(bytes, len) == GS_FORMAT_LIGHTGBM))
 		return gs_lgbm_load(bytes, len, GS_FORMAT_LIGHTGBM, lim, alloc, out, st);
+	if (fmt == GS_FORMAT_CATBOOST_JSON ||
+		(fmt == GS_FORMAT_AUTO && gs_model_detect_format(bytes, len) == GS_FORMAT_CATBOOST_JSON))
+		return gs_catboost_load(bytes, len, GS_FORMAT_CATBOOST_JSON, lim, alloc, out, st);
 	return gs_xgb_load(bytes, len, fmt, lim, alloc, out, st);
 }
 

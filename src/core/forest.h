@@ -93,8 +93,11 @@ typedef enum GsModelFormat
 								 * ensemble (onnx_load.h) */
 	GS_FORMAT_ONNX_AUTOENCODER,	/* the same, scored by reconstruction error */
 	GS_FORMAT_LIGHTGBM,			/* LightGBM text model (lgbm_load.c) */
-	GS_FORMAT_XGBOOST_BINARY	/* XGBoost's legacy binary format (xgb_binary.c) */
+	GS_FORMAT_XGBOOST_BINARY,	/* XGBoost's legacy binary format (xgb_binary.c) */
+	GS_FORMAT_CATBOOST_JSON		/* CatBoost's JSON model (catboost_load.c) */
 } GsModelFormat;
+
+#define GS_FORMAT_LAST GS_FORMAT_CATBOOST_JSON
 
 /* Resource caps, checked before allocating. 0 means "no cap". */
 typedef struct GsLimits
@@ -176,8 +179,8 @@ typedef struct GsForest
 	/*
 	 * [n_nodes] or NULL.  NULL (XGBoost, ONNX-ML): a leaf's value is
 	 * nodes[i].value and a row's margins are float sums, in tree order, as
-	 * XGBoost and onnxruntime add them.  Set (LightGBM, which keeps leaves
-	 * in double and sums doubles): leaf i is the double
+	 * XGBoost and onnxruntime add them.  Set (LightGBM and CatBoost, which
+	 * keep leaves in double and sum doubles): leaf i is the double
 	 * nodes[i].value + leaf_lo[i] (the float nearest the library's double,
 	 * then the float nearest what is left; about 48 bits), and margins are
 	 * double sums in tree order, rounded to float once at the end.  0 for
@@ -233,7 +236,7 @@ extern const GsLimits gs_default_limits;
 /*
  * Detect the format of model bytes: GS_FORMAT_XGBOOST_JSON,
  * GS_FORMAT_XGBOOST_UBJ, GS_FORMAT_XGBOOST_BINARY, GS_FORMAT_LIGHTGBM,
- * GS_FORMAT_ONNX, or GS_FORMAT_AUTO when it is none.
+ * GS_FORMAT_CATBOOST_JSON, GS_FORMAT_ONNX, or GS_FORMAT_AUTO when it is none.
  */
 extern GsModelFormat gs_model_detect_format(const unsigned char *bytes, size_t len);
 
@@ -283,8 +286,19 @@ extern GsCode gs_lgbm_load(const unsigned char *bytes, size_t len,
 						   GsStatus *st);
 
 /*
- * Load any tree-ensemble format: dispatches to gs_lgbm_load for LightGBM
- * (given or detected), gs_xgb_load otherwise; same contract.
+ * Parse and validate a CatBoost model saved as JSON
+ * (save_model(..., format="json")); the same contract as gs_xgb_load (fmt
+ * must be GS_FORMAT_CATBOOST_JSON or GS_FORMAT_AUTO).
+ */
+extern GsCode gs_catboost_load(const unsigned char *bytes, size_t len,
+							   GsModelFormat fmt, const GsLimits *lim,
+							   const GsAllocator *alloc, GsForest **out,
+							   GsStatus *st);
+
+/*
+ * Load any tree-ensemble format: dispatches to gs_lgbm_load for LightGBM,
+ * gs_catboost_load for CatBoost (given or detected), gs_xgb_load
+ * otherwise; same contract.
  */
 extern GsCode gs_forest_load(const unsigned char *bytes, size_t len,
 							 GsModelFormat fmt, const GsLimits *lim,

@@ -384,7 +384,7 @@ read_image(Cursor *c, const GsLimits *lim, GsForest *f, GsStatus *st)
 	get(c, f->booster, sizeof(f->booster));
 	get(c, f->saved_by, sizeof(f->saved_by));
 
-	if (fmt < GS_FORMAT_XGBOOST_JSON || fmt > GS_FORMAT_XGBOOST_BINARY ||
+	if (fmt < GS_FORMAT_XGBOOST_JSON || fmt > GS_FORMAT_LAST ||
 		fmt == GS_FORMAT_ONNX_AUTOENCODER)
 		return bad_image(st, "unknown model format");
 	f->format = (GsModelFormat) fmt;
@@ -394,8 +394,8 @@ read_image(Cursor *c, const GsLimits *lim, GsForest *f, GsStatus *st)
 	 * this layout: its XGBoost and ONNX forests are read as they are, so
 	 * an upgrade does not make every session parse those models again.
 	 * Its LightGBM forests have float leaves only: refused, the model is
-	 * parsed again and gets its double leaves.  LightGBM forests, and they
-	 * alone, have leaf_lo.
+	 * parsed again and gets its double leaves.  LightGBM and CatBoost
+	 * forests, and they alone, have leaf_lo.
 	 */
 	if (version == 1 && fmt == GS_FORMAT_LIGHTGBM)
 		return bad_image(st, "the image of a LightGBM model was written before its leaves were kept in double");
@@ -404,7 +404,7 @@ read_image(Cursor *c, const GsLimits *lim, GsForest *f, GsStatus *st)
 		(version < 4 && (flags & IMAGE_MISSING)) ||
 		(version < 5 && (flags & IMAGE_LINEAR)))
 		return bad_image(st, "impossible counts in the header");
-	if ((fmt == GS_FORMAT_LIGHTGBM) != ((flags & IMAGE_LEAF_LO) != 0))
+	if ((fmt == GS_FORMAT_LIGHTGBM || fmt == GS_FORMAT_CATBOOST_JSON) != ((flags & IMAGE_LEAF_LO) != 0))
 		return bad_image(st, "the leaves' low parts do not match the model format");
 	if (transform > GS_TRANSFORM_LAST)
 		return bad_image(st, "unknown output transform");

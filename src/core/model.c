@@ -83,7 +83,7 @@ gs_model_load(const unsigned char *bytes, size_t len, GsModelFormat fmt,
 	else
 	{
 		/* a tree ensemble, or XGBoost's linear booster as a network */
-		rc = fmt == GS_FORMAT_LIGHTGBM ?
+		rc = fmt == GS_FORMAT_LIGHTGBM || fmt == GS_FORMAT_CATBOOST_JSON ?
 			gs_forest_load(bytes, len, fmt, lim, alloc, &m->forest, st) :
 			gs_xgb_load_any(bytes, len, fmt, lim, alloc, &m->forest, st);
 		if (rc == GS_OK && m->forest->linear_w)

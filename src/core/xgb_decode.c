@@ -135,7 +135,7 @@ gs_xgb_decode(const unsigned char *bytes, size_t len, GsModelFormat fmt,
 
 	if (fmt == GS_FORMAT_XGBOOST_BINARY)
 		return gs_xgb_binary_decode(bytes, len, intr, st);
-	if (fmt == GS_FORMAT_XGBOOST_JSON)
+	if (fmt == GS_FORMAT_XGBOOST_JSON || fmt == GS_FORMAT_CATBOOST_JSON)
 	{
 		json_error_t jerr;
 		int			oom;
@@ -151,7 +151,12 @@ gs_xgb_decode(const unsigned char *bytes, size_t len, GsModelFormat fmt,
 		feed.left = len;
 		feed.intr = intr;
 		feed.interrupted = 0;
-		root = json_load_callback(json_feed, &feed, 0, &jerr);
+		/*
+		 * CatBoost writes integers past int64 (ctr_leaf_count_limit
+		 * 18446744073709551615), which jansson refuses as integers
+		 */
+		root = json_load_callback(json_feed, &feed,
+								  fmt == GS_FORMAT_CATBOOST_JSON ? JSON_DECODE_INT_AS_REAL : 0, &jerr);
 		free(patched);
 		if (feed.interrupted)
 		{
@@ -161,7 +166,8 @@ gs_xgb_decode(const unsigned char *bytes, size_t len, GsModelFormat fmt,
 		}
 		if (root == NULL)
 		{
-			gs_status_set(st, GS_ERR_INVALID_MODEL, "invalid XGBoost JSON model");
+			gs_status_set(st, GS_ERR_INVALID_MODEL, fmt == GS_FORMAT_CATBOOST_JSON ?
+						  "invalid CatBoost JSON model" : "invalid XGBoost JSON model");
 			gs_status_detail(st, "%s at line %d, column %d.", jerr.text, jerr.line, jerr.column);
 			return NULL;
 		}

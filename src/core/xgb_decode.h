@@ -13,7 +13,8 @@
 #include "gs_status.h"
 
 /*
- * Decode bytes of format fmt (GS_FORMAT_XGBOOST_JSON, _UBJ or _BINARY) into a new
+ * Decode bytes of format fmt (GS_FORMAT_XGBOOST_JSON, _UBJ or _BINARY, or
+ * GS_FORMAT_CATBOOST_JSON, plain JSON to catboost_load.c) into a new
  * document the caller must json_decref(); NULL with st filled on failure
  * (GS_ERR_CANCELLED when intr, which may be NULL, asked to stop).
  */

@@ -246,6 +246,23 @@ test_bad_models(void)
 		{"lgb_bad_linear_coeff.txt", GS_ERR_INVALID_MODEL},
 		{"lgb_bad_linear_lines.txt", GS_ERR_INVALID_MODEL},
 		{"lgb_bad_linear_flag.txt", GS_ERR_INVALID_MODEL},
+		{"cb_bad_categorical.json", GS_ERR_UNSUPPORTED},
+		{"cb_bad_uncertainty.json", GS_ERR_UNSUPPORTED},
+		{"cb_bad_loss.json", GS_ERR_UNSUPPORTED},
+		{"cb_bad_split_type.json", GS_ERR_UNSUPPORTED},
+		{"cb_bad_child.json", GS_ERR_INVALID_MODEL},
+		{"cb_bad_truncated.json", GS_ERR_INVALID_MODEL},
+		{"cb_bad_feature.json", GS_ERR_INVALID_MODEL},
+		{"cb_bad_border.json", GS_ERR_INVALID_MODEL},
+		{"cb_bad_border_huge.json", GS_ERR_INVALID_MODEL},
+		{"cb_bad_leaf_count.json", GS_ERR_INVALID_MODEL},
+		{"cb_bad_leaf_value.json", GS_ERR_INVALID_MODEL},
+		{"cb_bad_nan_mode.json", GS_ERR_INVALID_MODEL},
+		{"cb_bad_flat_index.json", GS_ERR_INVALID_MODEL},
+		{"cb_bad_bias.json", GS_ERR_INVALID_MODEL},
+		{"cb_bad_scale.json", GS_ERR_INVALID_MODEL},
+		{"cb_bad_no_trees.json", GS_ERR_INVALID_MODEL},
+		{"cb_bad_depth.json", GS_ERR_LIMIT},
 		{"lgb_bad_child_out_of_range.txt", GS_ERR_INVALID_MODEL},
 		{"lgb_bad_cycle.txt", GS_ERR_INVALID_MODEL},
 		{"lgb_bad_shared_child.txt", GS_ERR_INVALID_MODEL},
@@ -546,7 +563,6 @@ test_foreign_kinds(void)
 		{"booster[0]:\n0:[f0<0.5] yes=1,no=2\n", 34, "text dump"},
 		{"  [\n  { \"nodeid\": 0, \"depth\": 0 }]", 34, "JSON dump"},
 		{"{\"name\": \"tree\", \"version\": \"v4\", \"tree_info\": []}", 50, "LightGBM's JSON dump"},
-		{"{\n  \"features_info\":\n    {\n      \"float_features\":", 50, "CatBoost model saved as JSON"},
 		{"<?xml version=\"1.0\"?><PMML>", 27, "PMML"},
 	};
 	const char *hint;
@@ -608,6 +624,7 @@ static void
 test_formats(void)
 {
 	GsModelFormat fmt;
+	const char *hint;
 
 	check(gs_model_detect_format((const unsigned char *) "  {\"learner\": 1}", 16) == GS_FORMAT_XGBOOST_JSON,
 		  "%s%s", "detects JSON", "");
@@ -620,6 +637,13 @@ test_formats(void)
 		  gs_model_format_parse("pmml", &fmt) != 0, "%s%s", "parses format names", "");
 	check(gs_model_detect_format((const unsigned char *) "tree\nversion=v4\n", 16) == GS_FORMAT_LIGHTGBM,
 		  "%s%s", "detects LightGBM text", "");
+	check(gs_model_detect_format((const unsigned char *) "{\n  \"features_info\":\n    {", 28) == GS_FORMAT_CATBOOST_JSON &&
+		  gs_model_foreign_kind((const unsigned char *) "{\"features_info\": {}}", 21, &hint) == NULL,
+		  "%s%s", "detects CatBoost JSON, a model and no foreign file", "");
+	check(gs_model_format_parse("catboost-json", &fmt) == 0 && fmt == GS_FORMAT_CATBOOST_JSON &&
+		  gs_model_format_parse("CatBoost", &fmt) == 0 && fmt == GS_FORMAT_CATBOOST_JSON &&
+		  strcmp(gs_model_format_name(GS_FORMAT_CATBOOST_JSON), "catboost-json") == 0,
+		  "%s%s", "parses and names catboost-json", "");
 	test_foreign_kinds();
 }
 
