@@ -387,7 +387,7 @@ gs_binned_build(const GsForest *f, const GsLayoutOptions *opt, GsBinnedLayout *l
 	}
 	if (f->leaf_lo)
 	{
-		snprintf(l->why, sizeof(l->why), "the forest's leaves are summed in double (LightGBM)");
+		snprintf(l->why, sizeof(l->why), "the forest's leaves are summed in double (LightGBM, CatBoost)");
 		return GS_BINNED_EDOUBLE;
 	}
 	if (f->n_features > GS_BIN_MAX_FEATURES)

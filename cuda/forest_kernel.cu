@@ -518,7 +518,7 @@ gs_dforest_strerror(int rc)
 		case GS_DFOREST_ESIZE:
 			return "binned kernel: the complete trees exceed 256 MB";
 		case GS_DFOREST_EDOUBLE:
-			return "binned kernel: the forest's leaves are summed in double (LightGBM)";
+			return "binned kernel: the forest's leaves are summed in double (LightGBM, CatBoost)";
 		case GS_DFOREST_ELINEAR:
 			return "the forest has linear leaves (LightGBM's linear trees), which only the CPU engine scores";
 		default:

@@ -52,7 +52,7 @@ extern "C"
 										 * distinct thresholds */
 #define GS_DFOREST_EFEATURES	(-8)	/* more than 32768 features */
 #define GS_DFOREST_ESIZE		(-9)	/* complete trees above 256 MB */
-#define GS_DFOREST_EDOUBLE		(-10)	/* leaves summed in double (LightGBM) */
+#define GS_DFOREST_EDOUBLE		(-10)	/* leaves summed in double (LightGBM, CatBoost) */
 #define GS_DFOREST_ELINEAR		(-11)	/* linear leaves (LightGBM's linear
 										 * trees): scored on the CPU only */
 

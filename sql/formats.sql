@@ -152,6 +152,45 @@ SELECT * FROM gpu_explain('lgb_linear_binary', ARRAY[1, 2, 3, 4, 5, 6, 7, 8, 1, 
 -- LightGBM 3.3.5 (model format v3)
 SELECT pg_temp.check_format(m, m || '.txt', 'auto', :'abs_srcdir' || '/tests/fixtures')
   FROM unnest(ARRAY['lgb3_binary', 'lgb3_multiclass', 'lgb3_rf']) m;
+-- CatBoost models saved as JSON (save_model(..., format="json"); gen_fixtures_catboost.py,
+-- CatBoost 1.2.10), detected by 'auto': symmetric trees with NaN as the smallest value (the
+-- default) or the largest (nan_mode Max), non-symmetric trees (Depthwise; Lossguide with a
+-- vector of class values per leaf), Logloss, MultiClass, MultiClassOneVsAll, RMSE (a bias),
+-- Poisson, MultiRMSE, YetiRank, a model scaled by set_scale_and_bias, trees of depth 10; the
+-- rows include values exactly at the split borders (CatBoost goes right when x > border)
+SELECT pg_temp.check_format(m, m || '.json', 'auto', :'abs_srcdir' || '/tests/fixtures')
+  FROM unnest(ARRAY['cb_binary', 'cb_nanmax', 'cb_multiclass', 'cb_ova', 'cb_regression',
+                    'cb_poisson', 'cb_multirmse', 'cb_yetirank', 'cb_depthwise', 'cb_lossguide',
+                    'cb_scaled', 'cb_deep']) m;
+SELECT name, format, objective, n_features, n_outputs, n_trees, max_depth, saved_by
+  FROM gpu_models WHERE name LIKE 'cb\_%' ORDER BY name;
+-- a model trained on a DataFrame keeps its column names
+SELECT feature_names FROM gpu_models WHERE name = 'cb_binary';
+-- the format can be given; another format's name is refused as that format
+SELECT gpu_load_model('cb_nanmax', pg_read_binary_file(:'abs_srcdir' || '/tests/fixtures/models/cb_nanmax.json'), 'catboost-json') > 0 AS reloaded;
+SELECT gpu_load_model('cbx', pg_read_binary_file(:'abs_srcdir' || '/tests/fixtures/models/cb_nanmax.json'), 'lightgbm');
+-- refused: categorical features (CatBoost's CTRs), RMSEWithUncertainty, hostile edits
+\set cbbad :abs_srcdir '/tests/fixtures/models/bad/cb_bad_'
+SELECT gpu_load_model('cbx', pg_read_binary_file(:'cbbad' || 'categorical.json'));
+SELECT gpu_load_model('cbx', pg_read_binary_file(:'cbbad' || 'uncertainty.json'));
+SELECT gpu_load_model('cbx', pg_read_binary_file(:'cbbad' || 'split_type.json'));
+SELECT gpu_load_model('cbx', pg_read_binary_file(:'cbbad' || 'feature.json'));
+SELECT gpu_load_model('cbx', pg_read_binary_file(:'cbbad' || 'child.json'));
+SELECT gpu_load_model('cbx', pg_read_binary_file(:'cbbad' || 'truncated.json'));
+CREATE FUNCTION pg_temp.load_sqlstate(file text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM gpu_load_model('cbx', pg_read_binary_file(file));
+  RETURN 'loaded';
+EXCEPTION WHEN OTHERS THEN
+  RETURN SQLSTATE;
+END $$;
+SELECT f, pg_temp.load_sqlstate(:'cbbad' || f || '.json') AS sqlstate
+  FROM unnest(ARRAY['categorical', 'uncertainty', 'loss', 'split_type', 'feature', 'border',
+                    'border_huge', 'leaf_count', 'leaf_value', 'nan_mode', 'flat_index', 'bias',
+                    'scale', 'no_trees', 'child', 'truncated', 'depth']) f;
+SELECT count(*) AS stored FROM gpu_models WHERE name = 'cbx';
+-- explanations are not computed for CatBoost models (CatBoost computes its own)
+SELECT * FROM gpu_explain('cb_nanmax', ARRAY[1, 2, 3, 4, 5, 6, 7, 8, 1, 2]);
 -- Early stopping through XGBoost's scikit-learn API (gen_fixtures_campaign.py): the file the
 -- model saved is scored with the rounds up to best_iteration, as its predict_proba does; the same
 -- model saved from its Booster with every round, as Booster.predict does
@@ -249,6 +288,7 @@ SELECT model, engine, rows_compared, mismatches, passed FROM gpu_verify_model('x
 SET client_min_messages = warning;
 SELECT count(*) > 0 AS compared FROM gpu_verify_model('x3', 100) WHERE engine = 'cpu';
 SELECT model FROM gpu_verify_model('lgb', 100);
+SELECT model FROM gpu_verify_model('cb_nanmax', 100);
 -- early stopping: the NOTICE at load, the trees kept, and XGBoost asked for the same rounds
 RESET client_min_messages;
 \set es :abs_srcdir '/tests/fixtures/models/x17_'

@@ -167,6 +167,21 @@ SELECT count(*) FROM gpu_score_query('lgb_lin', 'SELECT id, f[1:10] FROM tx');
 RESET pg_gpuscore.gpu_min_rows;
 DROP TABLE stats0;
 
+-- CatBoost models, whose leaves are summed in double as LightGBM's: through the pipeline,
+-- the same scores as the CPU engine's (symmetric trees, and non-symmetric ones)
+SET pg_gpuscore.device = 'gpu';
+\set cbm :abs_srcdir '/tests/fixtures/models/cb_multiclass.json'
+\set cbd :abs_srcdir '/tests/fixtures/models/cb_depthwise.json'
+SELECT gpu_load_model('cbm', pg_read_binary_file(:'cbm')) > 0 AS loaded,
+       gpu_load_model('cbd', pg_read_binary_file(:'cbd')) > 0 AS loaded_too;
+SELECT count(*) AS rows,
+       count(*) FILTER (WHERE g.scores IS DISTINCT FROM gpu_predict('cbm', t.f[1:10])) AS differing
+  FROM gpu_predict_query('cbm', 'SELECT id, f[1:10] FROM tx') g JOIN tx t USING (id);
+SELECT count(*) AS rows,
+       count(*) FILTER (WHERE g.score IS DISTINCT FROM gpu_score('cbd', t.f[1:10])) AS differing
+  FROM gpu_score_query('cbd', 'SELECT id, f[1:10] FROM tx') g JOIN tx t USING (id);
+SELECT gpu_drop_model('cbm'), gpu_drop_model('cbd');
+
 -- A sticky device error disables the GPU for the rest of the session.
 SET pg_gpuscore.fault_injection = 'device_lost';
 SELECT count(*) FROM gpu_score_query('fraud', 'SELECT id, f FROM tx');

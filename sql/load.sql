@@ -49,11 +49,13 @@ SELECT gpu_load_model('x', convert_to(E'id,amount\n1,12.5\n', 'UTF8'));
 -- files that are no model but are often taken for one are named, with how to
 -- export the model: a pickle (pickle.dump or joblib.dump of an XGBClassifier),
 -- a zip archive (torch.save, Keras 3's .keras), XGBoost's and LightGBM's
--- dump_model output, a CatBoost model saved as JSON
+-- dump_model output, a CatBoost model in its binary format (.cbm; its JSON loads)
 SELECT gpu_load_model('x', '\x80049510000000'::bytea);
 SELECT gpu_load_model('x', '\x504b0304'::bytea);
 SELECT gpu_load_model('x', convert_to(E'booster[0]:\n0:[f0<0.5] yes=1,no=2,missing=1\n', 'UTF8'));
 SELECT gpu_load_model('x', convert_to('{"name": "tree", "version": "v4", "num_class": 1, "tree_info": []}', 'UTF8'));
+SELECT gpu_load_model('x', '\x43424d31'::bytea);
+-- a CatBoost JSON model is detected as one, and checked as one
 SELECT gpu_load_model('x', convert_to(E'{\n  "features_info":\n    {\n      "float_features": []}, "oblivious_trees": []}', 'UTF8'));
 SELECT gpu_load_model('x', ''::bytea);
 SELECT gpu_load_model_file('x', 'relative/model.json');

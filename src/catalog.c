@@ -297,7 +297,7 @@ store_model(const char *name, bytea *model, const char *format_name, float missi
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("unknown model format \"%s\"", format_name),
-				 errhint("Use 'auto', 'xgboost-json', 'xgboost-ubj', 'xgboost-binary', 'lightgbm', 'onnx' or 'onnx-autoencoder'.")));
+				 errhint("Use 'auto', 'xgboost-json', 'xgboost-ubj', 'xgboost-binary', 'lightgbm', 'catboost-json', 'onnx' or 'onnx-autoencoder'.")));
 	if (fmt == GS_FORMAT_AUTO)
 	{
 		const char *hint;
@@ -310,7 +310,7 @@ store_model(const char *name, bytea *model, const char *format_name, float missi
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("model \"%s\" is %s, which gpu_load_model cannot read", name, kind),
-					 errdetail("gpu_load_model reads XGBoost models (JSON, UBJSON or the binary format), LightGBM text models and ONNX."),
+					 errdetail("gpu_load_model reads XGBoost models (JSON, UBJSON or the binary format), LightGBM text models, CatBoost JSON models and ONNX."),
 					 errhint("%s", hint)));
 		if (fmt == GS_FORMAT_AUTO && len > 0)
 			ereport(ERROR,

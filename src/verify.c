@@ -371,6 +371,11 @@ gpuscore_gpu_verify_model(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("model \"%s\" is an ONNX tree ensemble: gpu_verify_model compares with XGBoost", name),
 				 errhint("ONNX tree ensembles are checked against onnxruntime's scores by the test suite (tests/fixtures/gen_onnx_tree_fixtures.py).")));
+	if (f && f->format == GS_FORMAT_CATBOOST_JSON)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("model \"%s\" is a CatBoost model: gpu_verify_model compares with XGBoost", name),
+				 errhint("CatBoost models are checked against CatBoost's own predictions by the test suite (tests/fixtures/gen_fixtures_catboost.py).")));
 	if (f && f->format == GS_FORMAT_LIGHTGBM)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),

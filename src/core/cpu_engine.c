@@ -11,9 +11,9 @@
  * independent rows hide each other's load latency and nothing mispredicts.
  * Very deep (unbalanced) trees use the plain per-row walk instead.  Within a
  * row, trees are added in model order, matching XGBoost's float summation;
- * for forests with double leaves (GsForest.leaf_lo: LightGBM) each output
- * group's trees are summed in double, in model order, as LightGBM does,
- * and rounded to float once; a leaf of a linear tree (GsForest.linear)
+ * for forests with double leaves (GsForest.leaf_lo: LightGBM, CatBoost)
+ * each output group's trees are summed in double, in model order, as those
+ * libraries do, and rounded to float once; a leaf of a linear tree (GsForest.linear)
  * adds its linear model of the row (gs_linear_leaf).
  */
 #include "cpu_engine.h"
