@@ -34,6 +34,13 @@ N_TREES = 2000
 N_LINEAR_TREES = 500           # LightGBM linear trees: slower to train and to score
 
 
+try:
+    import catboost  # noqa: F401  (CatBoost is in the venv only with requirements-catboost.txt)
+    HAVE_CATBOOST = True
+except ImportError:
+    HAVE_CATBOOST = False
+
+
 def synth(n, rng):
     """Rows and labels of bench/make_models.py's kind of data."""
     x = rng.normal(size=(n, N_FEATURES)).astype(np.float32)
@@ -80,6 +87,12 @@ def train(out):
                                            zipmap=False, target_opset=15)
         with open(os.path.join(out, "lgb2000.onnx"), "wb") as f:
             f.write(onx.SerializeToString())
+    if HAVE_CATBOOST and not os.path.exists(os.path.join(out, "cb2000.json")):
+        import catboost as cb
+        m = cb.CatBoostClassifier(iterations=N_TREES, depth=8, learning_rate=0.05, thread_count=2,
+                                  random_seed=7, verbose=0, allow_writing_files=False)
+        m.fit(x, y)
+        m.save_model(os.path.join(out, "cb2000.json"), format="json")
     if not os.path.exists(os.path.join(out, "lgb500_linear.txt")):
         booster = lgb.train({"objective": "binary", "num_leaves": 64, "max_depth": 8,
                              "learning_rate": 0.05, "num_threads": 2, "seed": 7,
@@ -122,6 +135,15 @@ def main():
          lambda p: ort.InferenceSession(p, so, providers=["CPUExecutionProvider"]),
          lambda m: m.run(None, {"x": rows})[1][:, 1]),
     ]
+    if HAVE_CATBOOST:
+        import catboost as cb
+
+        def cb_load(path):
+            m = cb.CatBoost()
+            m.load_model(path, format="json")
+            return m
+        cases.append(("cb2000.json", "catboost %s" % cb.__version__, cb_load,
+                      lambda m: m.predict(rows, prediction_type="Probability", thread_count=1)[:, 1]))
     for name, lib, load, predict in cases:
         path = os.path.join(out, name)
         load_s = median_time(lambda: load(path), repeats)

@@ -9,7 +9,8 @@
 # Formats: XGBoost JSON and UBJ (XGBoost 3.2), LightGBM text (LightGBM 4.7; also
 # a 500-tree model with linear trees),
 # ONNX-ML TreeEnsembleClassifier (the LightGBM model converted by onnxmltools,
-# scored by onnxruntime).  bench_formats.py trains the models once into
+# scored by onnxruntime), CatBoost JSON (symmetric trees of depth 8; CatBoost
+# 1.2, when the venv has it: tests/fixtures/requirements-catboost.txt).  bench_formats.py trains the models once into
 # bench/work/formats (fixed seeds; a few minutes on 2 cores) and times the
 # libraries; bench_formats.c times our loader and CPU engine and checks that
 # our P(class 1) equals the library's within 1e-5 on every row.  Needs the
@@ -47,5 +48,5 @@ echo
 echo "Loading: the library's constructor on the file (XGBoost Booster, LightGBM Booster,"
 echo "onnxruntime InferenceSession); ours: bytes in memory to a validated model, as gpu_load_model"
 echo "and each backend's first use do.  Scoring: the library gets all rows in one call"
-echo "(inplace_predict / predict / run, 1 thread); ours scores 65,536-row chunks, each transposed"
+echo "(inplace_predict / predict / run, 1 thread; CatBoost's predict of probabilities); ours scores 65,536-row chunks, each transposed"
 echo "to the column-major batch gpu_score_query builds (transposes included)."

@@ -6,7 +6,7 @@ The fixtures under tests/fixtures are chosen by hand; this tries what a new user
 each trial draws a data set (3-40 features, scales from 1e-3 to 1e5, integer-valued columns,
 exact zeros, NaN rates up to 30 %, categorical columns) and a training configuration at random
 (objective, booster, depth or leaf-wise growth, bins, trees, sampling, constraints, ...), trains
-with XGBoost, LightGBM or scikit-learn (then converted to ONNX by skl2onnx / onnxmltools), saves
+with XGBoost, LightGBM, CatBoost (campaign_catboost.py) or scikit-learn (then converted to ONNX by skl2onnx / onnxmltools), saves
 the model in one of its formats and scores held-out rows plus rows on, just above and just below
 the model's own split thresholds, -0, subnormals, +-FLT_MAX, NaN-heavy rows and odd category
 codes. The reference is the library's predict (onnxruntime for ONNX files).
@@ -29,7 +29,7 @@ tests/diff/diff_score and the kernel emulations first (make). Usage:
     (the venv of tests/fixtures/make_venv_onnx_trees.sh: XGBoost 3.2, LightGBM 4.7,
     scikit-learn 1.9, skl2onnx, onnxmltools, onnxruntime; with /usr/bin/python3, Debian's
     XGBoost 1.7.4 and the families whose libraries are missing are skipped)
-    --family F[,F...] (xgb xgb-es xgb-lin lgb skl skl-pipe onnx-xgb onnx-lgb mlp skl-mlp skl-mlp-pipe skl-lin skl-str df-cats torch torch2)  only those;  --keep  keep every trial's files
+    --family F[,F...] (xgb xgb-es xgb-lin lgb cb skl skl-pipe onnx-xgb onnx-lgb mlp skl-mlp skl-mlp-pipe skl-lin skl-str df-cats torch torch2)  only those;  --keep  keep every trial's files
 """
 import argparse
 import json
@@ -42,6 +42,8 @@ import traceback
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import campaign_catboost  # noqa: E402
 DIFF = os.path.join(HERE, "diff_score")
 # CPU emulations of the GPU kernels (tests/unit), run on every tree model that scored right
 EMULATORS = [os.path.join(HERE, "..", "unit", t) for t in ("test_kernel_emulation", "test_binned")]
@@ -1372,6 +1374,7 @@ FAMILIES = {
     "df-cats": (("xgboost", "lightgbm", "pandas"), df_cats_trial),
     "torch": (("torch", "onnx"), torch_trial),
     "torch2": (("torch", "onnx", "onnxscript"), lambda *a: torch_trial(*a, v2=True)),
+    "cb": (("catboost",), lambda *a: campaign_catboost.cb_trial(*a, h=sys.modules[__name__])),
 }
 
 

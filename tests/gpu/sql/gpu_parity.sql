@@ -1,6 +1,6 @@
 -- In-PostgreSQL GPU parity, run by tests/gpu/device_run.sh on a machine with
 -- a GPU (where there is none, 'gpu' mode makes it fail with "no GPU engine").
--- Every fixture model (XGBoost, LightGBM, ONNX-ML trees) is scored through
+-- Every fixture model (XGBoost, LightGBM, CatBoost, ONNX-ML trees) is scored through
 -- gpu_predict_query with the GPU forced and compared with the CPU engine
 -- (gpu_predict, row by row: identical) and with the expected outputs of the
 -- library that made it; then a 1,000,003-row table, NaNs included.
@@ -18,7 +18,7 @@ SET pg_gpuscore.batch_size = 4099;
 
 CREATE TEMP TABLE parity (model text, n_rows int, gpu_vs_cpu int, gpu_vs_xgboost int,
                           cpu_only boolean DEFAULT false);
--- A case's model is models/<name>.json, .ubj or .txt (LightGBM) or onnx/trees/<name>.onnx,
+-- A case's model is models/<name>.json (XGBoost or CatBoost), .ubj or .txt (LightGBM) or onnx/trees/<name>.onnx,
 -- loaded with format 'auto'; its .meta gives features, outputs, objective and, for models
 -- whose reference sums differently (LightGBM, ONNX AVERAGE), the tolerance against it (last,
 -- after an objective of one or two words).  Models only the CPU engine scores (LightGBM's

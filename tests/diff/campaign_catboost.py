@@ -1,0 +1,104 @@
+"""campaign_catboost.py -- the "cb" family of the differential campaign (campaign.py): a random
+CatBoost model of the trial's numerical rows, saved as JSON (save_model(..., format="json")),
+scored by CatBoost's own predict (predict_proba's probabilities for classifiers, exp for Poisson
+and Tweedie, the raw value otherwise).
+
+Drawn: the loss function (classification, multi-class, one-vs-all, regression losses, Poisson,
+Tweedie, MultiRMSE, a ranking loss), the grow policy (symmetric trees, Depthwise, Lossguide),
+depth or leaves, border_count, nan_mode (Min or Max), learning rate, l2_leaf_reg, rounds,
+boost_from_average, and in a tenth of the trials a scale and bias (set_scale_and_bias). The
+case rows add rows on, just above and just below the model's borders (CatBoost goes right when
+x > border). l2_leaf_reg is never 0: with 0, Huber models diverge to leaves of 1e21 whose sums
+cancel to noise (CatBoost's own double sums are off by 1e5 there; pg_gpuscore keeps leaves to
+48 bits). Category columns of the data are plain numbers here: CatBoost's categorical
+features are refused by the loader (docs/reference.md).
+"""
+import json
+import os
+
+import numpy as np
+
+
+def cb_trial(r, d, X, cats, ncat, z, h):
+    """One trial; h is the campaign module (labels, case_rows, ROUNDS)."""
+    import catboost as cb
+    loss = str(r.choice(["Logloss", "Logloss", "CrossEntropy", "MultiClass", "MultiClassOneVsAll",
+                         "RMSE", "RMSE", "MAE", "Quantile", "Poisson", "Tweedie", "MAPE",
+                         "Huber", "Expectile", "MultiRMSE", "YetiRank"]))
+    policy = str(r.choice(["SymmetricTree", "SymmetricTree", "Depthwise", "Lossguide"]))
+    p = {"thread_count": 1, "random_seed": int(r.integers(1 << 30)), "verbose": 0,
+         "allow_writing_files": False, "iterations": int(r.choice(h.ROUNDS)),
+         "learning_rate": float(r.uniform(0.03, 0.5)), "grow_policy": policy,
+         "border_count": int(r.choice([1, 8, 32, 254])), "l2_leaf_reg": float(r.choice([0.5, 3.0, 10.0])),
+         "nan_mode": str(r.choice(["Min", "Max"]))}
+    if policy == "Lossguide":
+        p["max_leaves"] = int(r.choice([2, 7, 31, 64]))
+    else:
+        p["depth"] = int(r.integers(1, 11))
+    if loss in ("RMSE", "MAE", "Quantile", "MAPE") and r.random() < 0.5:
+        p["boost_from_average"] = bool(r.random() < 0.5)
+    ntr = int(len(X) * 0.8)
+    kind = "RawFormulaVal"
+    k = int(r.integers(3, 6))
+    if loss in ("Logloss", "CrossEntropy"):
+        y = h.labels(r, z, "binary" if loss == "Logloss" else "unit")
+        kind = "Probability"
+    elif loss.startswith("MultiClass"):
+        y = h.labels(r, z, "multi", k)
+        kind = "Probability"
+    elif loss == "Poisson":
+        y = h.labels(r, z, "count")
+        kind = "Exponent"
+    elif loss in ("Tweedie", "MAPE"):
+        y = h.labels(r, z, "positive")
+        kind = "Exponent" if loss == "Tweedie" else kind
+    elif loss == "MultiRMSE":
+        y = np.c_[h.labels(r, z, "reg"), h.labels(r, -z, "reg")]
+    elif loss == "YetiRank":
+        y = np.clip(np.round(h.labels(r, z, "unit") * 4), 0, 4)
+    else:
+        y = h.labels(r, z, "reg")
+    full = {"Quantile": "Quantile:alpha=%.2f" % r.uniform(0.1, 0.9),
+            "Tweedie": "Tweedie:variance_power=%.2f" % r.uniform(1.1, 1.9),
+            "Huber": "Huber:delta=%.2f" % r.uniform(0.5, 5.0),
+            "Expectile": "Expectile:alpha=%.2f" % r.uniform(0.1, 0.9)}.get(loss, loss)
+    p["loss_function"] = full
+    if loss == "YetiRank":
+        m = cb.CatBoostRanker(**p)
+        m.fit(X[:ntr], y[:ntr], group_id=np.arange(ntr) // 10)
+    elif kind == "Probability":
+        m = cb.CatBoostClassifier(**p)
+        m.fit(X[:ntr], y[:ntr])
+    else:
+        m = cb.CatBoostRegressor(**p)
+        m.fit(X[:ntr], y[:ntr])
+    if r.random() < 0.1:
+        scale, bias = m.get_scale_and_bias()
+        nb = len(bias) if hasattr(bias, "__len__") else 1
+        m.set_scale_and_bias(float(r.uniform(0.3, 2.0)), [float(b) for b in r.normal(size=nb)])
+        p["scale_and_bias"] = "set"
+    path = os.path.join(d, "model.json")
+    m.save_model(path, format="json")
+    doc = json.load(open(path))
+    flat = {f["feature_index"]: f["flat_feature_index"] for f in doc["features_info"]["float_features"]}
+    th = []
+    stack = list(doc.get("trees", []))
+    for t in doc.get("oblivious_trees", []):
+        th += [(flat[s["float_feature_index"]], s["border"]) for s in t["splits"]]
+    while stack:
+        n = stack.pop()
+        if "split" in n:
+            th.append((flat[n["split"]["float_feature_index"]], n["split"]["border"]))
+            stack += [n["left"], n["right"]]
+    Xc = h.case_rows(r, X[ntr:], th, [], ncat)
+    back = cb.CatBoost()
+    back.load_model(path, format="json")
+    ref = back.predict(Xc, prediction_type=kind)
+    if kind == "Probability" and ref.ndim == 2 and ref.shape[1] == 2 and not loss.startswith("MultiClass"):
+        ref = ref[:, 1]
+    desc = "cb %s %s rounds=%d %s" % (cb.__version__, full, p["iterations"],
+                                      json.dumps({k: v for k, v in p.items()
+                                                  if k not in ("thread_count", "random_seed", "verbose",
+                                                               "allow_writing_files", "loss_function",
+                                                               "iterations")}))
+    return path, Xc, ref, 1e-6, desc
