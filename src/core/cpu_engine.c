@@ -14,7 +14,9 @@
  * for forests with double leaves (GsForest.leaf_lo: LightGBM, CatBoost)
  * each output group's trees are summed in double, in model order, as those
  * libraries do, and rounded to float once; a leaf of a linear tree (GsForest.linear)
- * adds its linear model of the row (gs_linear_leaf).
+ * adds its linear model of the row (gs_linear_leaf).  The leaves of symmetric
+ * trees (CatBoost's, gs_forest_symmetric) are found level by level, one
+ * column slice per level, with no traversal.
  */
 #include "cpu_engine.h"
 
@@ -76,6 +78,39 @@ tree_block(const GsNode *tree, int depth, const float *x, size_t ld,
 }
 
 /*
+ * Leaf indices of rows r0..r1 in a symmetric tree (gs_forest_symmetric) of
+ * depth d: level by level, each row's path gains the bit "went right", the
+ * decision of gs_node_step_num (right unless x < threshold; NaN right unless
+ * the default is left), over contiguous column slices with no branch.
+ */
+static inline void
+symmetric_block_leaves(const GsNode *tree, int d, const float *x, size_t ld,
+					   size_t r0, size_t r1, uint32_t *leaf)
+{
+	const size_t n = r1 - r0;
+
+	for (size_t i = 0; i < n; i++)
+		leaf[i] = 0;
+	for (int k = 0; k < d; k++)
+	{
+		const GsNode s = tree[(1u << k) - 1];
+		const float *col = x + (size_t) (s.info & GS_NODE_FEATURE_MASK) * ld + r0;
+		const float t = s.value;
+		const uint32_t nan_right = (s.info & GS_NODE_DEFAULT_LEFT) ? 0u : 1u;
+
+		for (size_t i = 0; i < n; i++)
+		{
+			float		v = col[i];
+			uint32_t	right = (uint32_t) (v >= t) | ((uint32_t) (v != v) & nan_right);
+
+			leaf[i] = (leaf[i] << 1) | right;
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		leaf[i] += (1u << d) - 1;
+}
+
+/*
  * Margins of rows r0..r1 (at most GS_CPU_BLOCK) of a forest with double
  * leaves: one output group at a time, its trees summed in double.
  */
@@ -84,6 +119,7 @@ block_margins_double(const GsForest *f, const float *x, size_t ld,
 					 size_t r0, size_t r1, float *margin)
 {
 	const int	ng = f->n_groups;
+	const bool	symmetric = gs_forest_symmetric(f);
 	double		acc[GS_CPU_BLOCK];
 	uint32_t	leaf[GS_CPU_BLOCK];
 
@@ -98,8 +134,11 @@ block_margins_double(const GsForest *f, const float *x, size_t ld,
 
 			if (f->tree_group[t] != g)
 				continue;
-			tree_block_leaves(tree, f->tree_depth[t], x, ld, r0, r1, leaf,
-							  f->cat_words, f->split_kinds);
+			if (symmetric)
+				symmetric_block_leaves(tree, f->tree_depth[t], x, ld, r0, r1, leaf);
+			else
+				tree_block_leaves(tree, f->tree_depth[t], x, ld, r0, r1, leaf,
+								  f->cat_words, f->split_kinds);
 			if (f->linear)
 				for (size_t r = r0; r < r1; r++)
 					acc[r - r0] += gs_linear_leaf(f->nodes, f->leaf_lo, f->linear,

@@ -348,6 +348,14 @@ gs_linear_leaves_free(const GsAllocator *alloc, GsLinearLeaves *lin)
 	alloc->free(alloc->ctx, lin);
 }
 
+/* Whether every tree is symmetric; see forest.h. */
+bool
+gs_forest_symmetric(const GsForest *f)
+{
+	return f->format == GS_FORMAT_CATBOOST_JSON && strcmp(f->booster, "symmetric") == 0 &&
+		f->split_kinds == 0 && f->leaf_lo != NULL && f->linear == NULL;
+}
+
 /* Bytes a forest occupies; see forest.h. */
 size_t
 gs_forest_memory_bytes(const GsForest *f)

@@ -324,6 +324,17 @@ extern void gs_linear_leaves_free(const GsAllocator *alloc, GsLinearLeaves *lin)
  */
 extern void gs_forest_mark_missing(const GsForest *f, float *x, size_t ld, size_t n_rows);
 
+/*
+ * Whether every tree of f is symmetric (CatBoost's oblivious trees, what
+ * gs_catboost_load builds for booster "symmetric"): a complete tree of its
+ * depth d in breadth-first order whose nodes of each level share one split
+ * (feature, threshold, default direction), so that a row's leaf is
+ * 2^d - 1 + sum of (went right at level k) << (d - 1 - k), with numerical
+ * splits only and double leaves.  gs_forest_check refuses a forest that
+ * claims it falsely; the CPU engine then finds leaves level by level.
+ */
+extern bool gs_forest_symmetric(const GsForest *f);
+
 /* Bytes a forest occupies in memory (for reporting and device uploads). */
 extern size_t gs_forest_memory_bytes(const GsForest *f);
 

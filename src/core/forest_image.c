@@ -609,6 +609,29 @@ check_tree(const GsForest *f, int32_t t, int64_t off, int64_t end, int32_t *dept
 }
 
 /*
+ * Check that tree t (nodes [off, end), already checked by check_tree) is
+ * symmetric, as gs_forest_symmetric claims of its forest.
+ */
+static GsCode
+check_symmetric(const GsForest *f, int32_t t, int64_t off, int64_t end, GsStatus *st)
+{
+	const GsNode *tree = f->nodes + off;
+	int32_t		d = f->tree_depth[t];
+
+	if (d > 30 || end - off != ((int64_t) 2 << d) - 1)
+		return bad_forest(st, "a symmetric tree is not complete");
+	for (int32_t k = 0; k < d; k++)
+	{
+		const GsNode *first = tree + ((int64_t) 1 << k) - 1;
+
+		for (int64_t j = ((int64_t) 1 << k) - 1; j < ((int64_t) 2 << k) - 1; j++)
+			if (tree[j].info != first->info || memcmp(&tree[j].value, &first->value, sizeof(float)) != 0)
+				return bad_node(st, t, j, "differs from its level's split in a symmetric tree");
+	}
+	return GS_OK;
+}
+
+/*
  * Check linear leaves: only with leaf_lo, terms in node order and only on
  * leaves, features in range, constants and coefficients finite.
  */
@@ -706,6 +729,8 @@ gs_forest_check(const GsForest *f, const GsLimits *lim, const GsAllocator *alloc
 		if ((t & 1023) == 1023 && (rc = gs_check_interrupt(&lim->interrupt, st)))
 			break;
 		rc = check_tree(f, t, off, end, depth, &kinds, &n_cat, st);
+		if (rc == GS_OK && f->format == GS_FORMAT_CATBOOST_JSON && strcmp(f->booster, "symmetric") == 0)
+			rc = check_symmetric(f, t, off, end, st);
 	}
 	alloc->free(alloc->ctx, depth);
 	if (rc != GS_OK)

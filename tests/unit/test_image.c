@@ -1059,7 +1059,9 @@ typedef enum Corruption
 	C_LIN_CONST_INF,
 	C_LIN_CONST_ON_SPLIT,
 	C_LIN_TERMS_ON_SPLIT,
-	C_LIN_START_END
+	C_LIN_START_END,
+	C_SYM_LEVEL,
+	C_SYM_CLAIMED
 } Corruption;
 
 /* Index (in nodes) of the first split node with a split child; -1 if none. */
@@ -1314,6 +1316,18 @@ corrupt(GsForest *f, Corruption c)
 				return 0;
 			f->linear->start[f->n_nodes]--;
 			return 1;
+		case C_SYM_LEVEL:
+			/* a symmetric tree's second node of level 1 gets another threshold */
+			if (!gs_forest_symmetric(f) || f->tree_depth[0] < 1)
+				return 0;
+			f->nodes[2].value = nextafterf(f->nodes[2].value, INFINITY);
+			return 1;
+		case C_SYM_CLAIMED:
+			/* a CatBoost forest of non-symmetric trees claims to be symmetric */
+			if (f->format != GS_FORMAT_CATBOOST_JSON || gs_forest_symmetric(f))
+				return 0;
+			snprintf(f->booster, sizeof(f->booster), "symmetric");
+			return 1;
 		case C_NAME_NOT_UTF8:
 			if (f->feature_names == NULL)
 				return 0;
@@ -1430,6 +1444,8 @@ test_corruptions(void)
 		{"lgb_linear_regression.txt", C_LIN_CONST_ON_SPLIT, "linear leaf constant on a split node"},
 		{"lgb_linear_regression.txt", C_LIN_TERMS_ON_SPLIT, "linear leaf term on a split node"},
 		{"lgb_linear_regression.txt", C_LIN_START_END, "linear leaves' last start not the term count"},
+		{"cb_nanmax.json", C_SYM_LEVEL, "a symmetric tree's level with two thresholds"},
+		{"cb_depthwise.json", C_SYM_CLAIMED, "non-symmetric CatBoost trees claimed symmetric"},
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
