@@ -166,6 +166,12 @@ SELECT name, format, objective, n_features, n_outputs, n_trees, max_depth, saved
   FROM gpu_models WHERE name LIKE 'cb\_%' ORDER BY name;
 -- a model trained on a DataFrame keeps its column names
 SELECT feature_names FROM gpu_models WHERE name = 'cb_binary';
+-- catboost.sum_models writes no loss function: raw values, as CatBoost's predict, with a NOTICE
+SET client_min_messages = notice;
+SELECT gpu_load_model('cb_summed', pg_read_binary_file(:'abs_srcdir' || '/tests/fixtures/models/cb_summed.json')) > 0 AS loaded;
+SET client_min_messages = warning;
+SELECT pg_temp.check_format('cb_summed', 'cb_summed.json', 'auto', :'abs_srcdir' || '/tests/fixtures');
+SELECT name, objective, n_trees FROM gpu_models WHERE name = 'cb_summed';
 -- the format can be given; another format's name is refused as that format
 SELECT gpu_load_model('cb_nanmax', pg_read_binary_file(:'abs_srcdir' || '/tests/fixtures/models/cb_nanmax.json'), 'catboost-json') > 0 AS reloaded;
 SELECT gpu_load_model('cbx', pg_read_binary_file(:'abs_srcdir' || '/tests/fixtures/models/cb_nanmax.json'), 'lightgbm');

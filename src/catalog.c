@@ -368,6 +368,11 @@ store_model(const char *name, bytea *model, const char *format_name, float missi
 				(errmsg("model \"%s\" was trained with a custom objective: its scores are raw scores", name),
 				 errdetail("The file names no objective, so it does not say how to turn raw scores into predictions; LightGBM's predict gives the raw scores too."),
 				 errhint("Apply the objective's link in SQL, for example 1 / (1 + exp(-score)) after a logistic (focal) loss.")));
+	if (forest && forest->format == GS_FORMAT_CATBOOST_JSON && strcmp(forest->objective, "none") == 0)
+		ereport(NOTICE,
+				(errmsg("model \"%s\" names no loss function: its scores are raw values", name),
+				 errdetail("CatBoost writes none for a model made by catboost.sum_models; its predict gives the raw values too."),
+				 errhint("Apply the loss function's link in SQL, for example 1 / (1 + exp(-score)) for a Logloss classifier.")));
 	/* a network's "objective": what its score is (an XGBoost objective for gblinear) */
 	if (mlp && mlp->objective[0])
 		strlcpy(objective, mlp->objective, sizeof(objective));

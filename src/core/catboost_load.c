@@ -17,7 +17,8 @@
  * (scale_and_bias), kept here in the double leaves (GsForest.leaf_lo): each
  * leaf is scale * value, and the first tree of each group carries the bias.
  * The loss function (model_info.params.loss_function.type) names the
- * output transform, as CatBoost's predict applies it.
+ * output transform, as CatBoost's predict applies it; a model without one
+ * (catboost.sum_models writes none) gives raw values, objective "none".
  *
  * Models with categorical, text or embedding features (CatBoost's
  * CTRs and estimated features) are refused: their splits read statistics
@@ -244,9 +245,14 @@ cb_read_model(json_t *root, const GsAllocator *a, CbModel *cm, GsStatus *st)
 			   *nt = json_object_get(root, "trees"),
 			   *bias;
 
-	if (!json_is_string(loss))
-		return CB_ERR(st, "invalid CatBoost model: model_info.params.loss_function.type is missing");
-	cm->loss = json_string_value(loss);
+	/*
+	 * A model made by catboost.sum_models names no loss function: CatBoost's
+	 * predict gives its raw values, and so do we ("none"; the SQL glue
+	 * says so at load)
+	 */
+	if (loss != NULL && !json_is_string(loss))
+		return CB_ERR(st, "invalid CatBoost model: model_info.params.loss_function.type is not a string");
+	cm->loss = loss ? json_string_value(loss) : "none";
 	if ((ob != NULL) == (nt != NULL) || !json_is_array(ob ? ob : nt))
 		return CB_ERR(st, "invalid CatBoost model: it needs one array of trees, oblivious_trees or trees");
 	cm->oblivious = ob != NULL;
@@ -277,6 +283,11 @@ cb_read_model(json_t *root, const GsAllocator *a, CbModel *cm, GsStatus *st)
 		gs_status_set(st, GS_ERR_UNSUPPORTED, "CatBoost's loss function \"RMSEWithUncertainty\" is not supported");
 		gs_status_detail(st, "Its two outputs are a mean and a log-scale variance, not scores.");
 		return st->code;
+	}
+	if (loss == NULL)
+	{
+		cm->tf = GS_TRANSFORM_IDENTITY;
+		return GS_OK;
 	}
 	return cb_loss(cm->loss, cm->dim, &cm->tf, st);
 }
