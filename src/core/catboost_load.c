@@ -183,7 +183,8 @@ cb_read_features(json_t *root, const GsLimits *lim, const GsAllocator *a, CbMode
 			gs_status_set(st, GS_ERR_UNSUPPORTED, "CatBoost models with %s are not supported",
 						  k == 0 ? "categorical features" : k == 1 ? "text features" : "embedding features");
 			gs_status_detail(st, "CatBoost turns such features into statistics of the training data "
-							 "(CTRs, estimated features); only numerical features can be scored.");
+							 "(CTRs, estimated features), which rows of numbers cannot feed; train on "
+							 "numerical features only (category codes as numbers) to score the model here.");
 			return st->code;
 		}
 	}
