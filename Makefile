@@ -31,6 +31,7 @@ CORE_OBJS = \
 	src/core/lgbm_text.o \
 	src/core/lgbm_linear.o \
 	src/core/catboost_load.o \
+	src/core/forest_bins.o \
 	src/core/cpu_engine.o \
 	src/core/cat_names.o \
 	src/core/xgb_cats.o \
@@ -95,7 +96,7 @@ src/core/onnx.pb-c.c src/core/onnx.pb-c.h &: $(ONNX_PROTO)
 	protoc-c --c_out=src/core --proto_path=$(dir $(ONNX_PROTO)) $(ONNX_PROTO)
 src/core/onnx_load.o src/core/onnx_output.o src/core/onnx_ops.o src/core/onnx_linear.o src/core/onnx_act.o src/core/onnx_shape.o src/core/onnx_fuse.o src/core/onnx_fuse_norm.o src/core/onnx_fold.o src/core/onnx_tensor.o src/core/onnx_trees.o \
 	src/core/onnx_trees_walk.o src/core/onnx_trees_graph.o src/core/onnx_trees_v5.o src/core/onnx_trees_prep.o src/core/onnx_trees_fold.o src/core/onnx_prep_cat.o src/core/onnx_mlp_prep.o: src/core/onnx.pb-c.h
-CORE_SRC = src/core/forest.c src/core/forest_image.c src/core/gs_status.c src/core/utf8_valid.c src/core/ubj_decode.c src/core/ubj_reader.c src/core/xgb_decode.c src/core/xgb_binary.c src/core/xgb_load.c src/core/xgb_learner.c src/core/xgb_json.c src/core/xgb_trees.c src/core/lgbm_load.c src/core/lgbm_text.c src/core/lgbm_linear.c src/core/catboost_load.c src/core/cpu_engine.c src/core/cat_names.c src/core/xgb_cats.c src/core/lgbm_cats.c src/core/forest_shap.c
+CORE_SRC = src/core/forest.c src/core/forest_image.c src/core/gs_status.c src/core/utf8_valid.c src/core/ubj_decode.c src/core/ubj_reader.c src/core/xgb_decode.c src/core/xgb_binary.c src/core/xgb_load.c src/core/xgb_learner.c src/core/xgb_json.c src/core/xgb_trees.c src/core/lgbm_load.c src/core/lgbm_text.c src/core/lgbm_linear.c src/core/catboost_load.c src/core/forest_bins.c src/core/cpu_engine.c src/core/cat_names.c src/core/xgb_cats.c src/core/lgbm_cats.c src/core/forest_shap.c
 NN_SRC = src/core/onnx.pb-c.c src/core/onnx_load.c src/core/onnx_output.c src/core/onnx_ops.c src/core/onnx_linear.c src/core/onnx_act.c src/core/onnx_shape.c \
 	src/core/onnx_fuse.c src/core/onnx_fuse_norm.c src/core/onnx_fold.c \
 	src/core/onnx_tensor.c \
@@ -170,6 +171,13 @@ tests/unit/test_kernel_emulation: tests/unit/test_kernel_emulation.c $(CORE_SRC)
 tests/unit/test_kernel_emulation_asan: tests/unit/test_kernel_emulation.c $(CORE_SRC) src/core/*.h cuda/*.h
 	$(CC) $(UNIT_CFLAGS) $(ASAN_FLAGS) -Icuda -o $@ tests/unit/test_kernel_emulation.c $(CORE_SRC) -ljansson -lm
 
+# The CPU engine's binned path for symmetric forests (src/core/forest_bins.c).
+tests/unit/test_bins: tests/unit/test_bins.c $(CORE_SRC) src/core/*.h
+	$(CC) $(UNIT_CFLAGS) -o $@ tests/unit/test_bins.c $(CORE_SRC) -ljansson -lm
+
+tests/unit/test_bins_asan: tests/unit/test_bins.c $(CORE_SRC) src/core/*.h
+	$(CC) $(UNIT_CFLAGS) $(ASAN_FLAGS) -o $@ tests/unit/test_bins.c $(CORE_SRC) -ljansson -lm
+
 # Emulation of the binned GPU kernel (cuda/forest_binned.h, cuda/binned_phases.h).
 tests/unit/test_binned: tests/unit/test_binned.c $(CORE_SRC) src/core/*.h cuda/*.h
 	$(CC) $(UNIT_CFLAGS) -Icuda -o $@ tests/unit/test_binned.c $(CORE_SRC) -ljansson -lm
@@ -184,13 +192,13 @@ bench/bench_core: bench/bench_core.c bench/bench_util.h $(CORE_SRC) src/core/*.h
 	$(CC) $(UNIT_CFLAGS) -o $@ bench/bench_core.c $(CORE_SRC) -ljansson -lxgboost -lm
 
 .PHONY: unittest unittest-asan
-unittest: tests/unit/test_core tests/unit/test_catnames tests/unit/test_shap tests/unit/test_ubj tests/unit/test_kernel_emulation tests/unit/test_binned tests/unit/test_mlp \
+unittest: tests/unit/test_core tests/unit/test_bins tests/unit/test_catnames tests/unit/test_shap tests/unit/test_ubj tests/unit/test_kernel_emulation tests/unit/test_binned tests/unit/test_mlp \
 		tests/unit/test_onnx_trees tests/unit/test_image
-	cd tests/unit && ./test_ubj && ./test_core && ./test_catnames && ./test_shap && ./test_kernel_emulation && ./test_binned && ./test_mlp && ./test_onnx_trees && ./test_image
+	cd tests/unit && ./test_ubj && ./test_core && ./test_bins && ./test_catnames && ./test_shap && ./test_kernel_emulation && ./test_binned && ./test_mlp && ./test_onnx_trees && ./test_image
 
-unittest-asan: tests/unit/test_core_asan tests/unit/test_catnames_asan tests/unit/test_shap_asan tests/unit/test_ubj_asan tests/unit/test_kernel_emulation_asan tests/unit/test_binned_asan \
+unittest-asan: tests/unit/test_core_asan tests/unit/test_bins_asan tests/unit/test_catnames_asan tests/unit/test_shap_asan tests/unit/test_ubj_asan tests/unit/test_kernel_emulation_asan tests/unit/test_binned_asan \
 		tests/unit/test_mlp_asan tests/unit/test_onnx_trees_asan tests/unit/test_image_asan
-	cd tests/unit && ./test_ubj_asan && ./test_core_asan && ./test_catnames_asan && ./test_shap_asan && ./test_kernel_emulation_asan && ./test_binned_asan && ./test_mlp_asan && ./test_onnx_trees_asan && ./test_image_asan
+	cd tests/unit && ./test_ubj_asan && ./test_core_asan && ./test_bins_asan && ./test_catnames_asan && ./test_shap_asan && ./test_kernel_emulation_asan && ./test_binned_asan && ./test_mlp_asan && ./test_onnx_trees_asan && ./test_image_asan
 
 EXTRA_CLEAN = $(MOCK_PROVIDER) bench/bench_formats tests/diff/diff_score tests/unit/test_mlp tests/unit/test_mlp_asan tests/unit/test_onnx_trees tests/unit/test_onnx_trees_asan tests/unit/test_image tests/unit/test_image_asan bench/bench_mlp src/core/onnx.pb-c.c src/core/onnx.pb-c.h tests/unit/test_kernel_emulation tests/unit/test_kernel_emulation_asan tests/unit/test_binned tests/unit/test_binned_asan tests/unit/test_core tests/unit/test_core_asan tests/unit/test_catnames tests/unit/test_catnames_asan tests/unit/test_shap tests/unit/test_shap_asan tests/unit/test_ubj \
 	tests/unit/test_ubj_asan bench/bench_core bench/bench_explain

@@ -25,6 +25,7 @@
  * that a JSON file keeps in a form no row of numbers can feed.
  */
 #include "forest.h"
+#include "forest_bins.h"
 #include "utf8_valid.h"
 #include "xgb_decode.h"
 
@@ -722,6 +723,8 @@ gs_catboost_load(const unsigned char *bytes, size_t len, GsModelFormat fmt,
 	f->format = GS_FORMAT_CATBOOST_JSON;
 	rc = build_catboost(root, lim, f, st);
 	json_decref(root);
+	if (rc == GS_OK)
+		rc = gs_forest_bins_build(f, st);
 	if (rc != GS_OK)
 	{
 		gs_forest_free(f);

@@ -15,15 +15,24 @@
  * each output group's trees are summed in double, in model order, as those
  * libraries do, and rounded to float once; a leaf of a linear tree (GsForest.linear)
  * adds its linear model of the row (gs_linear_leaf).  The leaves of symmetric
- * trees (CatBoost's, gs_forest_symmetric) are found level by level, one
- * column slice per level, with no traversal.
+ * trees (CatBoost's, gs_forest_symmetric) are found level by level, with no
+ * traversal: from the block's features binned once to bytes when the
+ * forest has bins (forest_bins.h), from one float column slice per level
+ * when it has none.
  */
 #include "cpu_engine.h"
 
+#include "forest_bins.h"
 #include "forest_eval.h"
 
 #define GS_CPU_BLOCK 64
 #define GS_CPU_LANES 8
+/* Binned blocks (forest_bins.h): at most this many rows and bytes of bins */
+#define GS_CPU_BINS_ROWS 512
+#define GS_CPU_BINS_BYTES (GS_BINS_MAX_USED * 128)
+/* Trees whose leaves a row of a binned block adds at once (still in order;
+ * bins_block_margins names four). */
+#define GS_CPU_BINS_TREES 4
 /* Trees deeper than this are walked row by row (lockstep would waste steps). */
 #define GS_CPU_LOCKSTEP_MAX_DEPTH 16
 
@@ -120,6 +129,133 @@ symmetric_block_leaves(const GsNode *tree, int d, const float *x, size_t ld,
 }
 
 /*
+ * Leaf indices of GS_CPU_BLOCK binned rows (q[u * stride + i]: the bin of
+ * used feature u in row i) in a symmetric tree whose d levels read used
+ * features u[k] at thresholds j[k]: level by level, each row's index gains
+ * the bit "bin > j" (forest_bins.h).  Byte-wide for trees of depth 8 or
+ * less, sixteen rows to an SSE2 instruction.
+ */
+static inline void
+bins_leaves(const uint8_t *q, size_t stride, int d, const uint16_t *u, const uint8_t *j,
+			uint16_t *leaf)
+{
+	if (d <= 8)
+	{
+		uint8_t		acc[GS_CPU_BLOCK] = {0};
+
+		for (int k = 0; k < d; k++)
+		{
+			const uint8_t *col = q + u[k] * stride;
+			const uint8_t jk = j[k];
+
+			for (size_t i = 0; i < GS_CPU_BLOCK; i++)
+				acc[i] = (uint8_t) ((acc[i] << 1) | (col[i] > jk));
+		}
+		for (size_t i = 0; i < GS_CPU_BLOCK; i++)
+			leaf[i] = acc[i];
+	}
+	else
+	{
+		uint16_t	acc[GS_CPU_BLOCK] = {0};
+
+		for (int k = 0; k < d; k++)
+		{
+			const uint8_t *col = q + u[k] * stride;
+			const uint8_t jk = j[k];
+
+			for (size_t i = 0; i < GS_CPU_BLOCK; i++)
+				acc[i] = (uint16_t) ((acc[i] << 1) | (col[i] > jk));
+		}
+		for (size_t i = 0; i < GS_CPU_BLOCK; i++)
+			leaf[i] = acc[i];
+	}
+}
+
+/*
+ * Rows a binned block takes: as many as fit GS_CPU_BINS_BYTES of bins (at
+ * most GS_CPU_BINS_ROWS), a multiple of GS_CPU_BLOCK.  The more rows, the
+ * more of them share each tree's leaves while those are in cache.
+ */
+static size_t
+bins_block_rows(const GsForestBins *b)
+{
+	size_t		rows = GS_CPU_BINS_BYTES / (size_t) (b->n_used > 0 ? b->n_used : 1);
+
+	rows -= rows % GS_CPU_BLOCK;
+	return rows > GS_CPU_BINS_ROWS ? GS_CPU_BINS_ROWS : rows;
+}
+
+/*
+ * Margins of rows r0..r1 (at most bins_block_rows) of a forest with bins:
+ * the block's features binned once (rows past r1, up to a whole
+ * GS_CPU_BLOCK, get bin 0 and are dropped), then each output group's trees,
+ * GS_CPU_BINS_TREES at a time, their double leaves added to each row in
+ * tree order, as block_margins_double does.
+ */
+static void
+bins_block_margins(const GsForest *f, const float *x, size_t ld, size_t r0, size_t r1,
+				   float *margin)
+{
+	const GsForestBins *b = f->bins;
+	const size_t n = r1 - r0;
+	const size_t stride = (n + GS_CPU_BLOCK - 1) / GS_CPU_BLOCK * GS_CPU_BLOCK;
+	const int	ng = f->n_groups;
+	uint8_t		q[GS_CPU_BINS_BYTES];
+	uint16_t	leaf[GS_CPU_BINS_TREES][GS_CPU_BINS_ROWS];
+	double		acc[GS_CPU_BINS_ROWS];
+
+	for (int32_t u = 0; u < b->n_used; u++)
+	{
+		const float *col = x + (size_t) b->feature[u] * ld + r0;
+		const float *t = b->border + b->border_start[u];
+		const uint32_t nt = b->border_start[u + 1] - b->border_start[u];
+		uint8_t    *qu = q + (size_t) u * stride;
+
+		for (size_t i = 0; i < n; i++)
+			qu[i] = gs_bins_of(col[i], t, nt, b->nan_bin[u]);
+		for (size_t i = n; i < stride; i++)
+			qu[i] = 0;
+	}
+	for (int g = 0; g < ng; g++)
+	{
+		int32_t		t = 0;
+
+		for (size_t i = 0; i < n; i++)
+			acc[i] = (double) f->base_margin[g];
+		while (t < f->n_trees)
+		{
+			const double *lv[GS_CPU_BINS_TREES];
+			int			m = 0;
+
+			/* the group's next trees, in order */
+			for (; t < f->n_trees && m < GS_CPU_BINS_TREES; t++)
+			{
+				if (f->tree_group[t] != g)
+					continue;
+				for (size_t c = 0; c < stride; c += GS_CPU_BLOCK)
+					bins_leaves(q + c, stride, f->tree_depth[t],
+								b->level_used + b->level_start[t],
+								b->level_bin + b->level_start[t], leaf[m] + c);
+				lv[m++] = b->leaf + b->leaf_start[t];
+			}
+			if (m == GS_CPU_BINS_TREES)
+			{
+				const double *l0 = lv[0], *l1 = lv[1], *l2 = lv[2], *l3 = lv[3];
+
+				for (size_t i = 0; i < n; i++)
+					acc[i] = acc[i] + l0[leaf[0][i]] + l1[leaf[1][i]] + l2[leaf[2][i]] + l3[leaf[3][i]];
+			}
+			else
+				for (int k = 0; k < m; k++)
+					for (size_t i = 0; i < n; i++)
+						acc[i] += lv[k][leaf[k][i]];
+		}
+		for (size_t i = 0; i < n; i++)
+			margin[(r0 + i) * ng + g] = (float) acc[i];
+	}
+}
+
+/*
  * Margins of rows r0..r1 (at most GS_CPU_BLOCK) of a forest with double
  * leaves: one output group at a time, its trees summed in double.
  */
@@ -169,6 +305,14 @@ gs_cpu_margins(const GsForest *f, const float *x, size_t ld, size_t n_rows,
 	const int	ng = f->n_groups;
 	size_t		r0;
 
+	if (f->bins)
+	{
+		const size_t rows = bins_block_rows(f->bins);
+
+		for (r0 = 0; r0 < n_rows; r0 += rows)
+			bins_block_margins(f, x, ld, r0, r0 + rows < n_rows ? r0 + rows : n_rows, margin);
+		return;
+	}
 	if (f->leaf_lo)
 	{
 		for (r0 = 0; r0 < n_rows; r0 += GS_CPU_BLOCK)

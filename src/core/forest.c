@@ -5,6 +5,7 @@
  */
 #include "forest.h"
 #include "cat_names.h"
+#include "forest_bins.h"
 #include "onnx_load.h"
 #include "xgb_decode.h"
 
@@ -295,6 +296,7 @@ gs_forest_free(GsForest *f)
 	if (f->linear_w)
 		a.free(a.ctx, f->linear_w);
 	gs_linear_leaves_free(&a, f->linear);
+	gs_forest_bins_free(&a, f->bins);
 	a.free(a.ctx, f);
 }
 
@@ -368,7 +370,8 @@ gs_forest_memory_bytes(const GsForest *f)
 		(f->cover ? (size_t) f->n_nodes * sizeof(double) : 0) +
 		(f->linear ? sizeof(GsLinearLeaves) +
 		 (size_t) f->n_nodes * (sizeof(double) + sizeof(uint32_t)) + sizeof(uint32_t) +
-		 (size_t) f->linear->n_terms * (sizeof(int32_t) + sizeof(double)) : 0);
+		 (size_t) f->linear->n_terms * (sizeof(int32_t) + sizeof(double)) : 0) +
+		gs_forest_bins_bytes(f);
 }
 
 /* Drop covers that explanations could not use; see forest.h. */

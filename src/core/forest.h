@@ -118,6 +118,9 @@ typedef struct GsLimits
 /* Category names of categorical features (cat_names.h). */
 typedef struct GsCatNames GsCatNames;
 
+/* The quantized form of a forest of symmetric trees (forest_bins.h). */
+typedef struct GsForestBins GsForestBins;
+
 /*
  * The linear models in the leaves of LightGBM's linear trees
  * (linear_tree=true), indexed like GsForest.nodes.  Leaf i's output is
@@ -218,6 +221,13 @@ typedef struct GsForest
 	 * Only the CPU engine scores such a forest.  NULL otherwise.
 	 */
 	GsLinearLeaves *linear;
+	/*
+	 * The bins the CPU engine scores a symmetric forest with
+	 * (forest_bins.h), derived from the nodes when the forest is loaded or
+	 * read from its image; not in the image.  NULL for other forests and
+	 * for symmetric ones that do not fit.
+	 */
+	GsForestBins *bins;
 	GsAllocator alloc;			/* the allocator everything above came from */
 } GsForest;
 

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cat_names.h"
+#include "forest_bins.h"
 #include "utf8_valid.h"
 
 #define IMAGE_MAGIC "GSFOREST"
@@ -511,6 +512,8 @@ gs_forest_image_read(const unsigned char *buf, size_t len, const GsLimits *lim,
 	rc = read_image(&c, lim, f, st);
 	if (rc == GS_OK)
 		rc = gs_forest_check(f, lim, alloc, st);
+	if (rc == GS_OK)
+		rc = gs_forest_bins_build(f, st);
 	if (rc != GS_OK)
 	{
 		/* arrays not yet allocated are NULL, names NULL-filled: all freed */
