@@ -195,8 +195,22 @@ SELECT f, pg_temp.load_sqlstate(:'cbbad' || f || '.json') AS sqlstate
                     'border_huge', 'leaf_count', 'leaf_value', 'nan_mode', 'flat_index', 'bias',
                     'scale', 'no_trees', 'child', 'truncated', 'depth']) f;
 SELECT count(*) AS stored FROM gpu_models WHERE name = 'cbx';
--- explanations are not computed for CatBoost models (CatBoost computes its own)
-SELECT * FROM gpu_explain('cb_nanmax', ARRAY[1, 2, 3, 4, 5, 6, 7, 8, 1, 2]);
+-- Explanations of CatBoost models are CatBoost's ShapValues
+-- (get_feature_importance(type="ShapValues")), weighed by the model's leaf weights:
+-- 300 rows spread over every border, some reaching leaves no training row reached
+-- (gen_fixtures_shap.py), 3 classes, each line the row's 10 features then CatBoost's
+-- 3 x 11 contributions
+CREATE TEMP TABLE cb_wide (line text);
+\set f :abs_srcdir '/tests/fixtures/shap/cb_multiclass_wide.csv'
+COPY cb_wide FROM :'f';
+SELECT count(DISTINCT w.id) AS rows, count(*) AS contributions,
+       max(abs(e.contribution - w.phi[(e.output - 1) * 11 + coalesce(e.feature, 11)])
+           / greatest(1, abs(w.phi[(e.output - 1) * 11 + coalesce(e.feature, 11)]))) < 1e-6 AS agrees_with_catboost
+  FROM (SELECT a[1]::int AS id, a[2:11]::real[] AS x, a[12:44]::float8[] AS phi
+          FROM (SELECT string_to_array(line, ',') FROM cb_wide) s(a)) w,
+       gpu_explain('cb_multiclass', w.x) e;
+-- CatBoost explains no model with a scale other than 1 (set_scale_and_bias), nor do we
+SELECT * FROM gpu_explain('cb_scaled', ARRAY[1, 2, 3, 4, 5, 6, 7, 8, 1, 2]);
 -- Early stopping through XGBoost's scikit-learn API (gen_fixtures_campaign.py): the file the
 -- model saved is scored with the rounds up to best_iteration, as its predict_proba does; the same
 -- model saved from its Booster with every round, as Booster.predict does

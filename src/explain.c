@@ -77,13 +77,6 @@ gs_model_explainer(GsModelRef *m)
 				 errmsg("model \"%s\" has linear trees, whose scores cannot be explained", m->name),
 				 errdetail("LightGBM does not compute contributions of linear trees either (predict with pred_contrib=True fails)."),
 				 errhint("To explain its scores, train the model with linear_tree=false.")));
-	if (m->forest && m->forest->format == GS_FORMAT_CATBOOST_JSON)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("model \"%s\" is a CatBoost model, whose scores cannot be explained yet", m->name),
-				 errdetail("Explanations weigh each branch by the training rows that reached it; "
-						   "CatBoost's symmetric trees have many branches that no training row reached."),
-				 errhint("CatBoost computes them itself: model.get_feature_importance(data, type=\"ShapValues\").")));
 	if ((Size) gs_explain_groups(m) * (Size) (m->model->n_features + 1) > MaxAllocSize / sizeof(double))
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
@@ -132,6 +125,15 @@ gs_model_explainer(GsModelRef *m)
 							   "(XGBoost's \"sum_hessian\", LightGBM's internal_count and leaf_count); "
 							   "ONNX-ML tree ensembles do not store them."),
 					 errhint("Load the model in its library's own format (XGBoost JSON or UBJSON, LightGBM text).")));
+		if (rc == GS_ERR_UNSUPPORTED && forest->format == GS_FORMAT_CATBOOST_JSON)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("model \"%s\" cannot be explained: %s", m->name, st.msg),
+					 errdetail("Explanations of CatBoost models weigh each branch by the model's leaf_weights, "
+							   "as CatBoost's ShapValues do; CatBoost computes none for a model with a scale "
+							   "other than 1 (set_scale_and_bias), and needs a dataset for one without "
+							   "leaf weights or with a value in a leaf that no training row reached."),
+					 errhint("CatBoost computes them itself: model.get_feature_importance(data, type=\"ShapValues\").")));
 		if (rc == GS_ERR_UNSUPPORTED)
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),

@@ -363,13 +363,27 @@ cb_leaf_value(json_t *v, int32_t dim, int32_t g, double *out)
 	return dim == 1 ? cb_number(v, out) : -1;
 }
 
+/* Weight k of array w of n weights; NaN when there is none. */
+static double
+cb_weight(json_t *w, int64_t k, int64_t n)
+{
+	double		v = NAN;
+
+	if (w != NULL && (!json_is_array(w) || json_array_size(w) == (size_t) n))
+		cb_number(json_is_array(w) ? json_array_get(w, (size_t) k) : w, &v);
+	return isfinite(v) && v >= 0.0 ? v : NAN;
+}
+
 /*
  * Symmetric tree t: check it (nodes NULL) and count its nodes and depth, or
  * lay out output group g into nodes / lo.  add is added to every leaf.
+ * With cover, the leaves' weights (leaf_weights, NaN where there are none)
+ * and each split's, the sum of its children's.
  */
 static GsCode
 cb_oblivious(const CbModel *cm, json_t *tree, int32_t t, int32_t max_depth, int32_t g,
-			 double add, GsNode *nodes, float *lo, int64_t *n_nodes, int32_t *depth, GsStatus *st)
+			 double add, GsNode *nodes, float *lo, double *cover, int64_t *n_nodes,
+			 int32_t *depth, GsStatus *st)
 {
 	json_t	   *splits = json_object_get(tree, "splits"),
 			   *leaves = json_object_get(tree, "leaf_values");
@@ -424,7 +438,11 @@ cb_oblivious(const CbModel *cm, json_t *tree, int32_t t, int32_t max_depth, int3
 
 		cb_number(json_array_get(leaves, p * cm->dim + g), &v);
 		cb_leaf(&nodes[n_leaves - 1 + p], &lo[n_leaves - 1 + p], v * cm->scale + add);
+		if (cover)
+			cover[n_leaves - 1 + p] = cb_weight(json_object_get(tree, "leaf_weights"), p, n_leaves);
 	}
+	for (int64_t j = n_leaves - 2; cover && j >= 0; j--)
+		cover[j] = cover[2 * j + 1] + cover[2 * j + 2];
 	return GS_OK;
 }
 
@@ -432,12 +450,14 @@ cb_oblivious(const CbModel *cm, json_t *tree, int32_t t, int32_t max_depth, int3
  * Non-symmetric tree t ({"split", "left", "right"} or {"value"} objects),
  * walked breadth-first with queue (room for *queue_cap entries, grown from
  * a as needed): check it (nodes NULL) and count its nodes and depth, or lay
- * out output group g into nodes / lo.  add is added to every leaf.
+ * out output group g into nodes / lo.  add is added to every leaf.  With
+ * cover, the leaves' weights ("weight", NaN where there is none) and each
+ * split's, the sum of its children's.
  */
 static GsCode
 cb_nonsym(const CbModel *cm, json_t *tree, int32_t t, int32_t max_depth, int64_t max_nodes,
 		  int32_t g, double add, json_t ***queue, int64_t *queue_cap, const GsAllocator *a,
-		  GsNode *nodes, float *lo, int64_t *n_nodes, int32_t *depth, GsStatus *st)
+		  GsNode *nodes, float *lo, double *cover, int64_t *n_nodes, int32_t *depth, GsStatus *st)
 {
 	int64_t		head = 0,
 				tail = 1,
@@ -463,6 +483,8 @@ cb_nonsym(const CbModel *cm, json_t *tree, int32_t t, int32_t max_depth, int64_t
 					return CB_ERR(st, "invalid CatBoost model: tree %d has a leaf without a finite value for each output", t);
 			if (nodes)
 				cb_leaf(&nodes[head], &lo[head], v * cm->scale + add);
+			if (cover)
+				cover[head] = cb_weight(json_object_get(node, "weight"), 0, 1);
 		}
 		else
 		{
@@ -507,6 +529,9 @@ cb_nonsym(const CbModel *cm, json_t *tree, int32_t t, int32_t max_depth, int64_t
 	}
 	*n_nodes = tail;
 	*depth = d;
+	for (int64_t i = tail - 1; cover && i >= 0; i--)
+		if (!(nodes[i].info & GS_NODE_LEAF))
+			cover[i] = cover[nodes[i].left] + cover[nodes[i].left + 1];
 	return GS_OK;
 }
 
@@ -618,9 +643,9 @@ build_catboost(json_t *root, const GsLimits *lim, GsForest *f, GsStatus *st)
 		if ((t & 63) == 63 && (rc = gs_check_interrupt(&lim->interrupt, st)))
 			goto done;
 		rc = cm.oblivious ?
-			cb_oblivious(&cm, tree, t, max_depth, 0, 0.0, NULL, NULL, &n, &depth, st) :
+			cb_oblivious(&cm, tree, t, max_depth, 0, 0.0, NULL, NULL, NULL, &n, &depth, st) :
 			cb_nonsym(&cm, tree, t, max_depth, cap_nodes, 0, 0.0, &queue, &queue_cap, a,
-					  NULL, NULL, &n, &depth, st);
+					  NULL, NULL, NULL, &n, &depth, st);
 		if (rc)
 			goto done;
 		if (n * cm.dim > cap_nodes - total)
@@ -644,13 +669,20 @@ build_catboost(json_t *root, const GsLimits *lim, GsForest *f, GsStatus *st)
 	f->n_nodes = total;
 	f->nodes = cb_alloc(a, sizeof(GsNode) * (size_t) total);
 	f->leaf_lo = cb_alloc(a, sizeof(float) * (size_t) total);
-	if (!f->nodes || !f->leaf_lo)
+	/* covers, for explanations: none when scaled (CatBoost explains no such model) */
+	if (lim->keep_covers && cm.scale == 1.0)
+		f->cover = cb_alloc(a, sizeof(double) * (size_t) total);
+	if (!f->nodes || !f->leaf_lo || (lim->keep_covers && cm.scale == 1.0 && !f->cover))
 	{
 		rc = gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
 		goto done;
 	}
 
-	/* second pass: lay out each tree once per output group; the first carries the bias */
+	/*
+	 * second pass: lay out each tree once per output group; the first
+	 * carries the bias (kept apart as the base margin for explanations,
+	 * which weigh each tree's own leaves)
+	 */
 	for (int32_t t = 0; t < n_cb; t++)
 	{
 		json_t	   *tree = json_array_get(cm.trees, t);
@@ -660,20 +692,25 @@ build_catboost(json_t *root, const GsLimits *lim, GsForest *f, GsStatus *st)
 		for (int32_t g = 0; g < cm.dim; g++)
 		{
 			uint32_t	off = f->tree_offset[t * cm.dim + g];
-			double		add = t == 0 ? cm.bias[g] : 0.0;
+			double		add = t == 0 && !lim->keep_covers ? cm.bias[g] : 0.0;
 			int64_t		n;
 			int32_t		depth;
 
 			rc = cm.oblivious ?
 				cb_oblivious(&cm, tree, t, max_depth, g, add, f->nodes + off, f->leaf_lo + off,
-							 &n, &depth, st) :
+							 f->cover ? f->cover + off : NULL, &n, &depth, st) :
 				cb_nonsym(&cm, tree, t, max_depth, cap_nodes, g, add, &queue, &queue_cap, a,
-						  f->nodes + off, f->leaf_lo + off, &n, &depth, st);
+						  f->nodes + off, f->leaf_lo + off, f->cover ? f->cover + off : NULL,
+						  &n, &depth, st);
 			if (rc)
 				goto done;
 		}
 	}
 
+	if (lim->keep_covers)
+		for (int32_t g = 0; g < cm.dim; g++)
+			f->base_margin[g] = (float) cm.bias[g];
+	gs_forest_check_covers(f);
 	snprintf(f->objective, sizeof(f->objective), "%s", cm.loss);
 	snprintf(f->booster, sizeof(f->booster), "%s", cm.oblivious ? "symmetric" : "non-symmetric");
 	cb_saved_by(root, f->saved_by, sizeof(f->saved_by));

@@ -394,8 +394,14 @@ gs_forest_check_covers(GsForest *f)
 				goto drop;
 			if (f->nodes[off + i].info & GS_NODE_LEAF)
 				continue;
-			/* the children split the parent's rows: their covers add up to its own */
-			if (!(c[i] > 0.0) || !(fabs(c[l] + c[l + 1] - c[i]) <= 1e-3 * c[i]))
+			/*
+			 * the children split the parent's rows: their covers add up to
+			 * its own; a split no row reached (cover 0) only in CatBoost's
+			 * trees, below a root that some did
+			 */
+			if (!(c[i] > 0.0) && (f->format != GS_FORMAT_CATBOOST_JSON || i == 0 || c[i] != 0.0))
+				goto drop;
+			if (!(fabs(c[l] + c[l + 1] - c[i]) <= 1e-3 * c[i]))
 				goto drop;
 		}
 	}

@@ -193,11 +193,13 @@ typedef struct GsForest
 	/*
 	 * [n_nodes] or NULL: each node's cover, what the library recorded of
 	 * the training rows that reached it (XGBoost's "sum_hessian", LightGBM's
-	 * internal_count / leaf_count), in the order of nodes.  Only
-	 * explanations use it (forest_shap.h); engines never read it, and the
-	 * forest image does not keep it.  Filled only when the loader is asked
-	 * (GsLimits.keep_covers).  NULL when not asked, when the model has none or they
-	 * are unusable (gs_forest_check_covers).
+	 * internal_count / leaf_count, CatBoost's leaf weights summed up the
+	 * tree), in the order of nodes.  Only explanations use it
+	 * (forest_shap.h); engines never read it, and the forest image does not
+	 * keep it.  Filled only when the loader is asked (GsLimits.keep_covers);
+	 * a CatBoost forest loaded so keeps its bias as the base margin, not in
+	 * its first trees' leaves.  NULL when not asked, when the model has none
+	 * or they are unusable (gs_forest_check_covers).
 	 */
 	double	   *cover;
 	uint32_t   *cat_words;		/* [n_cat_words] category sets of the
@@ -233,8 +235,9 @@ typedef struct GsForest
 
 /*
  * Keep f->cover only when every value is finite and not negative and every
- * split node's cover is positive and, within 1e-3 of it, the sum of its
- * children's (they split its rows); otherwise free it and set it to NULL.
+ * split node's cover is positive (or, in a CatBoost tree, 0 below the
+ * root) and, within 1e-3 of it, the sum of its children's (they split its
+ * rows); otherwise free it and set it to NULL.
  * Inconsistent covers would make the explanations' fractions exceed 1 and
  * their arithmetic meaningless.
  */

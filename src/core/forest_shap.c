@@ -15,6 +15,14 @@
  * and is skipped.  The tree decisions are the engines' (forest_eval.h),
  * so NaN, categorical and LightGBM zero-as-missing splits go where scoring
  * sends them.
+ *
+ * CatBoost's trees (its ShapValues, "Regular"): covers are the leaf
+ * weights, and a child that no training row reached (weight <= 1e-13) is
+ * skipped, the one the row takes too; its leaves are 0 (a model whose
+ * unreached leaves are not is refused: CatBoost then weighs them by a
+ * dataset's rows).  For a MultiClass model each leaf's share is of its
+ * value less the mean over the classes of its tree's expected values, as
+ * CatBoost computes it.
  */
 #include "forest_shap.h"
 #include "forest_eval.h"
@@ -35,7 +43,11 @@ struct GsShap
 	const GsForest *f;
 	GsAllocator alloc;
 	double	   *mean;			/* [n_nodes] cover-weighted mean leaf value
-								 * of each node's subtree */
+								 * of each node's subtree (0 where the
+								 * cover is) */
+	double	   *shift;			/* [n_trees] subtracted from each tree's
+								 * leaves: CatBoost MultiClass; else NULL */
+	bool		catboost;		/* CatBoost's skipping of unreached branches */
 	PathElem   *paths;			/* scratch: the path of every level */
 	/* the tree and row being explained */
 	const GsNode *tree;
@@ -43,7 +55,11 @@ struct GsShap
 	const float *leaf_lo;
 	const float *x;
 	double	   *phi;
+	double		leaf_shift;
 };
+
+/* CatBoost's test for a weight of 0 (FuzzyEquals(1 + w, 1)). */
+#define CB_ZERO_WEIGHT 1e-13
 
 /* Add a feature with fractions (zero, one) as element d of path p. */
 static void
@@ -142,7 +158,7 @@ shap_node(GsShap *s, uint32_t j, PathElem *parent, int d, double zero, double on
 	path_extend(p, d, zero, one, feature);
 	if (n.info & GS_NODE_LEAF)
 	{
-		double		v = leaf_value(s, j);
+		double		v = leaf_value(s, j) - s->leaf_shift;
 
 		for (int i = 1; i <= d; i++)
 			s->phi[p[i].feature] += path_unwound_sum(p, d, i) * (p[i].one - p[i].zero) * v;
@@ -165,10 +181,79 @@ shap_node(GsShap *s, uint32_t j, PathElem *parent, int d, double zero, double on
 		path_unwind(p, d, k);
 		d--;
 	}
+	if (s->catboost)
+	{
+		/* CatBoost: a branch no training row reached is left out, taken or not */
+		if (s->cover[hot] > CB_ZERO_WEIGHT)
+			shap_node(s, hot, p, d + 1, hot_zero * in_zero, in_one, split);
+		if (s->cover[cold] > CB_ZERO_WEIGHT)
+			shap_node(s, cold, p, d + 1, cold_zero * in_zero, 0.0, split);
+		return;
+	}
 	if (hot_zero * in_zero != 0.0 || in_one != 0.0)
 		shap_node(s, hot, p, d + 1, hot_zero * in_zero, in_one, split);
 	if (cold_zero * in_zero != 0.0)
 		shap_node(s, cold, p, d + 1, cold_zero * in_zero, 0.0, split);
+}
+
+/*
+ * Whether CatBoost takes the forest for MultiClass: its loss says so, or,
+ * without one (catboost.sum_models), the last class's leaves are all 0.
+ */
+static bool
+catboost_multiclass(const GsForest *f)
+{
+	if (strcmp(f->objective, "MultiClass") == 0)
+		return true;
+	if (strcmp(f->objective, "none") != 0 || f->n_groups < 2)
+		return false;
+	for (int32_t t = 0; t < f->n_trees; t++)
+	{
+		int64_t		end = t + 1 < f->n_trees ? (int64_t) f->tree_offset[t + 1] : f->n_nodes;
+
+		if (f->tree_group[t] != f->n_groups - 1)
+			continue;
+		for (int64_t i = f->tree_offset[t]; i < end; i++)
+			if ((f->nodes[i].info & GS_NODE_LEAF) &&
+				fabs(gs_leaf_double(f->nodes, f->leaf_lo, (uint32_t) i)) > 1e-12)
+				return false;
+	}
+	return true;
+}
+
+/*
+ * CatBoost's part of preparing: refuse leaves no training row reached whose
+ * values are not 0, and for MultiClass the shift of each tree (the mean
+ * over the classes of the expected values of the trees made from one of
+ * CatBoost's, which are n_groups consecutive trees).
+ */
+static GsCode
+shap_catboost(GsShap *s, GsStatus *st)
+{
+	const GsForest *f = s->f;
+	const int32_t ng = f->n_groups;
+
+	for (int64_t i = 0; i < f->n_nodes; i++)
+		if ((f->nodes[i].info & GS_NODE_LEAF) && f->cover[i] <= CB_ZERO_WEIGHT &&
+			gs_leaf_double(f->nodes, f->leaf_lo, (uint32_t) i) != 0.0)
+			return gs_status_set(st, GS_ERR_UNSUPPORTED,
+								 "the model has leaves that no training row reached whose values are not 0 "
+								 "(CatBoost explains such a model only with the leaf counts of a dataset)");
+	if (!catboost_multiclass(f))
+		return GS_OK;
+	s->shift = s->alloc.alloc(s->alloc.ctx, sizeof(double) * (size_t) (f->n_trees > 0 ? f->n_trees : 1));
+	if (s->shift == NULL)
+		return gs_status_set(st, GS_ERR_NOMEM, "out of memory preparing explanations");
+	for (int32_t t0 = 0; t0 < f->n_trees; t0 += ng)
+	{
+		double		sum = 0.0;
+
+		for (int32_t g = 0; g < ng && t0 + g < f->n_trees; g++)
+			sum += s->mean[f->tree_offset[t0 + g]];
+		for (int32_t g = 0; g < ng && t0 + g < f->n_trees; g++)
+			s->shift[t0 + g] = sum / ng;
+	}
+	return GS_OK;
 }
 
 /* Prepare explanations; see forest_shap.h. */
@@ -177,6 +262,7 @@ gs_shap_new(const GsForest *f, const GsAllocator *alloc, GsShap **out, GsStatus 
 {
 	GsShap	   *s;
 	size_t		levels;
+	GsCode		rc;
 
 	*out = NULL;
 	if (f->linear)
@@ -195,6 +281,7 @@ gs_shap_new(const GsForest *f, const GsAllocator *alloc, GsShap **out, GsStatus 
 	memset(s, 0, sizeof(*s));
 	s->f = f;
 	s->alloc = *alloc;
+	s->catboost = f->format == GS_FORMAT_CATBOOST_JSON;
 	if (f->linear_w)
 	{
 		/* a linear booster: no trees to walk (gs_shap_row) */
@@ -229,9 +316,15 @@ gs_shap_new(const GsForest *f, const GsAllocator *alloc, GsShap **out, GsStatus 
 			{
 				uint32_t	l = tree[i].left;
 
-				mean[i] = (mean[l] * cover[l] + mean[l + 1] * cover[l + 1]) / cover[i];
+				mean[i] = cover[i] > 0.0 ?
+					(mean[l] * cover[l] + mean[l + 1] * cover[l + 1]) / cover[i] : 0.0;
 			}
 		}
+	}
+	if (s->catboost && (rc = shap_catboost(s, st)) != GS_OK)
+	{
+		gs_shap_free(s);
+		return rc;
 	}
 	*out = s;
 	return GS_OK;
@@ -274,6 +367,7 @@ gs_shap_row(GsShap *s, const float *x, double *phi)
 		s->cover = f->cover + off;
 		s->leaf_lo = f->leaf_lo ? f->leaf_lo + off : NULL;
 		s->phi = group;
+		s->leaf_shift = s->shift ? s->shift[t] : 0.0;
 		group[f->n_features] += s->mean[off];
 		shap_node(s, 0, s->paths, 0, 1.0, 1.0, -1);
 	}
@@ -286,6 +380,8 @@ gs_shap_free(GsShap *s)
 		return;
 	if (s->mean)
 		s->alloc.free(s->alloc.ctx, s->mean);
+	if (s->shift)
+		s->alloc.free(s->alloc.ctx, s->shift);
 	if (s->paths)
 		s->alloc.free(s->alloc.ctx, s->paths);
 	s->alloc.free(s->alloc.ctx, s);

@@ -77,12 +77,31 @@ static const ShapCase cases[] = {
 	{"lgb_poisson.txt", "lgb_poisson", "lgb_poisson", 0, 0},
 	{"lgb3_binary.txt", "lgb3_binary", "lgb3_binary", 0, 0},
 	{"lgb3_multiclass.txt", "lgb3_multiclass", "lgb3_multiclass", 0, 0},
+	/* CatBoost: get_feature_importance(type="ShapValues"), in double */
+	{"cb_binary.json", "cb_binary", "cb_binary", 0, 1e-9},
+	{"cb_nanmax.json", "cb_nanmax", "cb_nanmax", 0, 1e-9},
+	{"cb_multiclass.json", "cb_multiclass", "cb_multiclass", 0, 1e-9},
+	{"cb_ova.json", "cb_ova", "cb_ova", 0, 1e-9},
+	{"cb_regression.json", "cb_regression", "cb_regression", 0, 1e-9},
+	{"cb_poisson.json", "cb_poisson", "cb_poisson", 0, 1e-9},
+	{"cb_multirmse.json", "cb_multirmse", "cb_multirmse", 0, 1e-9},
+	{"cb_yetirank.json", "cb_yetirank", "cb_yetirank", 0, 1e-9},
+	{"cb_depthwise.json", "cb_depthwise", "cb_depthwise", 0, 1e-9},
+	{"cb_lossguide.json", "cb_lossguide", "cb_lossguide", 0, 1e-9},
+	{"cb_deep.json", "cb_deep", "cb_deep", 0, 1e-9},
 };
 
 static void
 ok(int cond, const char *label, const char *what)
 {
 	gs_tap(cond, label, what);
+}
+
+/* The larger of two errors, a NaN being the worst of all. */
+static double
+worse(double a, double b)
+{
+	return isnan(a) || isnan(b) ? INFINITY : fmax(a, b);
 }
 
 /* Load model bytes with covers (or without); NULL and st set when it fails. */
@@ -224,10 +243,10 @@ check_case(const ShapCase *c)
 				scale = fmax(scale, fabs(k * w[j]));
 			for (int j = 0; j <= f->n_features; j++)
 			{
-				worst = fmax(worst, fabs(p[j] - k * w[j]) / scale);
+				worst = worse(worst, fabs(p[j] - k * w[j]) / scale);
 				sum += p[j];
 			}
-			worst_sum = fmax(worst_sum, fabs(sum - margin[g]) / fmax(1.0, fabs(sum)));
+			worst_sum = worse(worst_sum, fabs(sum - margin[g]) / fmax(1.0, fabs(sum)));
 		}
 	}
 	snprintf(what, sizeof(what), "%d rows x %d outputs agree with the library (worst %.2g of the row's largest term)",
@@ -242,6 +261,103 @@ check_case(const ShapCase *c)
 	free(rows.want);
 	gs_shap_free(s);
 	gs_forest_free(f);
+}
+
+/*
+ * A CatBoost fixture on shap/NAME_wide.csv (gen_fixtures_shap.py): rows
+ * spread over the model's borders, which reach many leaves no training row
+ * reached (CatBoost's explanations skip those branches), each line the
+ * row's features then CatBoost's contributions; when additive, they must
+ * also add up to the margin.  Returns how many rows reach such a leaf in
+ * some tree, so that the caller knows the skipping was exercised.
+ */
+static int
+check_wide(const ShapCase *c, bool additive)
+{
+	GsStatus	st;
+	GsForest   *f = load_file(c->model, true, &st);
+	GsShap	   *s = NULL;
+	char		path[512],
+				what[256],
+				label[300];
+	static char line[1 << 16];
+	FILE	   *fh;
+	int			width,
+				n_rows = 0,
+				n_unreached = 0;
+	double		worst = 0.0,
+				worst_sum = 0.0;
+	float	   *x;
+	double	   *phi,
+			   *margin;
+
+	snprintf(label, sizeof(label), "%s (wide rows)", c->model);
+	snprintf(path, sizeof(path), FIXTURES "/shap/%s_wide.csv", c->shap);
+	if (f == NULL || gs_shap_new(f, &gs_malloc_allocator, &s, &st) != GS_OK ||
+		(fh = fopen(path, "r")) == NULL)
+	{
+		ok(0, label, "loads, explains and has its wide rows");
+		gs_shap_free(s);
+		gs_forest_free(f);
+		return 0;
+	}
+	width = f->n_groups * (f->n_features + 1);
+	x = malloc(sizeof(float) * (size_t) f->n_features);
+	phi = malloc(sizeof(double) * (size_t) width);
+	margin = malloc(sizeof(double) * (size_t) f->n_groups);
+	while (fgets(line, sizeof(line), fh))
+	{
+		char	   *p = line,
+				   *end;
+		int			unreached = 0;
+
+		strtol(p, &end, 10);
+		p = end;
+		for (int j = 0; j < f->n_features; j++, p = end)
+			x[j] = strtof(p + 1, &end);
+		gs_shap_row(s, x, phi);
+		gs_margins_double(f, x, margin);
+		for (int32_t t = 0; t < f->n_trees; t++)
+		{
+			uint32_t	leaf = gs_tree_leaf_index(f->nodes + f->tree_offset[t], x, 1, f->cat_words);
+
+			unreached |= f->cover[f->tree_offset[t] + leaf] == 0.0;
+		}
+		n_unreached += unreached;
+		for (int g = 0; g < f->n_groups; g++)
+		{
+			const double *pg = phi + g * (f->n_features + 1);
+			double		w[1024],
+						scale = 1.0,
+						sum = 0.0;
+
+			for (int j = 0; j <= f->n_features && j < 1024; j++, p = end)
+			{
+				w[j] = strtod(p + 1, &end);
+				scale = fmax(scale, fabs(w[j]));
+			}
+			for (int j = 0; j <= f->n_features && j < 1024; j++)
+			{
+				worst = worse(worst, fabs(pg[j] - w[j]) / scale);
+				sum += pg[j];
+			}
+			worst_sum = worse(worst_sum, fabs(sum - margin[g]) / fmax(1.0, fabs(sum)));
+		}
+		n_rows++;
+	}
+	fclose(fh);
+	snprintf(what, sizeof(what), "%d rows (%d reach a leaf no training row reached) x %d outputs agree with CatBoost (worst %.2g of the row's largest term)",
+			 n_rows, n_unreached, f->n_groups, worst);
+	ok(n_rows == 300 && worst <= c->tol, label, what);
+	snprintf(what, sizeof(what), "contributions %s the margin (worst %.2g relative)",
+			 additive ? "add up to" : "need not add up to (nor do CatBoost's)", worst_sum);
+	ok(!additive || worst_sum <= 1e-9, label, what);
+	free(x);
+	free(phi);
+	free(margin);
+	gs_shap_free(s);
+	gs_forest_free(f);
+	return n_unreached;
 }
 
 /* Replace the first occurrence of from by to in a copy of text. */
@@ -351,6 +467,44 @@ check_no_covers(void)
 		check_damaged_covers("lgb_binary.txt", edits, sizeof(edits) / sizeof(edits[0]));
 	}
 
+	/* CatBoost: leaf_weights gone, a negative weight, a leaf's weight not a number */
+	{
+		const char *edits[][2] = {
+			{"\"leaf_weights\"", "\"leaf_weightz\""},
+			{"\"leaf_weights\":\n          [\n            541,", "\"leaf_weights\": [-541,"},
+			{"\"leaf_weights\":\n          [\n            541,", "\"leaf_weights\": [\"x\","},
+		};
+		const char *nonsym[][2] = {{"\"weight\":", "\"weight\":-"}};
+
+		check_damaged_covers("cb_binary.json", edits, sizeof(edits) / sizeof(edits[0]));
+		check_damaged_covers("cb_depthwise.json", nonsym, 1);
+	}
+	/* CatBoost with a scale other than 1: CatBoost explains no such model */
+	f = load_file("cb_scaled.json", true, &st);
+	ok(f && f->cover == NULL && gs_shap_new(f, &gs_malloc_allocator, &s, &st) == GS_ERR_UNSUPPORTED,
+	   "no covers", "a scaled CatBoost model keeps none and is refused");
+	gs_forest_free(f);
+	/* CatBoost: a leaf no training row reached whose value is not 0 */
+	f = load_file("cb_binary.json", true, &st);
+	if (f && f->cover)
+	{
+		int64_t		i = 0;
+
+		while (i < f->n_nodes && !((f->nodes[i].info & GS_NODE_LEAF) && f->cover[i] == 0.0))
+			i++;
+		ok(i < f->n_nodes, "unreached leaf", "cb_binary has a leaf no training row reached");
+		if (i < f->n_nodes)
+		{
+			f->nodes[i].value = 0.5f;
+			ok(gs_shap_new(f, &gs_malloc_allocator, &s, &st) == GS_ERR_UNSUPPORTED && s == NULL &&
+			   strstr(st.msg, "no training row reached") != NULL,
+			   "unreached leaf", "a value other than 0 there is refused");
+		}
+	}
+	else
+		ok(0, "unreached leaf", "cb_binary loads with covers");
+	gs_forest_free(f);
+
 	/* an ONNX-ML forest has no covers */
 	lim.keep_covers = true;
 	b = gs_read_file(FIXTURES "/onnx/trees/onnx_cb_binary.onnx", &len);
@@ -369,8 +523,28 @@ check_no_covers(void)
 int
 main(void)
 {
+	int			unreached = 0;
+
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+	{
 		check_case(&cases[i]);
+		if (strncmp(cases[i].model, "cb_", 3) == 0)
+			unreached += check_wide(&cases[i], true);
+	}
+	ok(unreached >= 100, "CatBoost", "wide rows reach leaves no training row reached");
+	{
+		/*
+		 * cb_multiclass with 0.25 more in class 0 of each reached leaf: the
+		 * classes' leaves no longer sum to 0, so CatBoost's MultiClass shift
+		 * of the leaves changes the contributions of rows that reach an
+		 * unreached leaf
+		 */
+		const ShapCase shifted = {"../shap/cb_multiclass_shifted.json", "cb_multiclass_shifted",
+		NULL, 0, 1e-9};
+
+		unreached = check_wide(&shifted, false);
+		ok(unreached > 0, "cb_multiclass_shifted", "some rows reach a leaf no training row reached");
+	}
 	check_no_covers();
 	printf("1..%d\nshap: %d passed, %d failed\n", n_pass + n_fail, n_pass, n_fail);
 	return n_fail > 0;
