@@ -352,15 +352,58 @@ gs_cpu_predict(const GsForest *f, const float *x, size_t ld, size_t n_rows,
 }
 
 /*
+ * Margins of one row-major row of a forest with bins: its features binned,
+ * then each tree's leaf index from a byte comparison per level, the leaves
+ * summed in double in tree order, as bins_block_margins does.  A tree's
+ * levels are three bytes each and its leaves contiguous: far fewer cache
+ * lines than walking its nodes.
+ */
+static void
+bins_row_margins(const GsForest *f, const float *x, float *margin)
+{
+	const GsForestBins *b = f->bins;
+	uint8_t		q[GS_BINS_MAX_USED];
+
+	for (int32_t u = 0; u < b->n_used; u++)
+		q[u] = gs_bins_of(x[b->feature[u]], b->border + b->border_start[u],
+						  b->border_start[u + 1] - b->border_start[u], b->nan_bin[u]);
+	for (int g = 0; g < f->n_groups; g++)
+	{
+		double		acc = (double) f->base_margin[g];
+
+		for (int32_t t = 0; t < f->n_trees; t++)
+		{
+			const uint16_t *u = b->level_used + b->level_start[t];
+			const uint8_t *j = b->level_bin + b->level_start[t];
+			uint32_t	leaf = 0;
+
+			if (f->tree_group[t] != g)
+				continue;
+			for (int k = 0; k < f->tree_depth[t]; k++)
+				leaf = (leaf << 1) | (uint32_t) (q[u[k]] > j[k]);
+			acc += b->leaf[b->leaf_start[t] + leaf];
+		}
+		margin[g] = (float) acc;
+	}
+}
+
+/*
  * Outputs for one row-major row; see cpu_engine.h.  With a single row there
  * are no rows to interleave, so GS_CPU_LANES trees walk in lockstep
- * instead; their leaves are then added in tree order.
+ * instead; their leaves are then added in tree order.  A forest with bins
+ * takes bins_row_margins.
  */
 void
 gs_cpu_predict_row(const GsForest *f, const float *x, float *margin, float *out)
 {
 	int32_t		t = 0;
 
+	if (f->bins)
+	{
+		bins_row_margins(f, x, margin);
+		gs_transform_row(f->transform, margin, f->n_groups, out);
+		return;
+	}
 	if (f->leaf_lo)
 	{
 		/* double leaves: each group's trees summed in double, in order */

@@ -17,8 +17,9 @@
  *	- margins of the fixture cases, 1,000 random rows (ld > n_rows),
  *	  adversarial rows, and batches of 1, 63, 64, 65 and 1,100 rows
  *	  (around the 64-row and binned-block sizes): equal bit for bit to the
- *	  same forest scored without bins (level by level on floats) and to the
- *	  row-by-row traversal (gs_cpu_predict_row);
+ *	  same forest scored without bins (level by level on floats), and row
+ *	  by row (gs_cpu_predict_row) with the bins and without (the nodes'
+ *	  traversal);
  *	- a forest read back from its image has the same bins.
  * Non-symmetric forests (CatBoost Depthwise, XGBoost, LightGBM fixtures)
  * have none.  Synthetic symmetric forests check what does not fit (a
@@ -62,8 +63,9 @@ count_diff(const float *a, const float *b, size_t n, char *msg, size_t msglen)
 /*
  * Margins of n rows (column-major, stride ld) with the bins, and without
  * them (the float symmetric path), and outputs row by row through
- * gs_cpu_predict_row against gs_cpu_predict with the bins.  Returns the
- * number of values that differ.
+ * gs_cpu_predict_row, with the bins and without (walking the nodes),
+ * against gs_cpu_predict with the bins.  Returns the number of values that
+ * differ.
  */
 static long
 check_batch(GsForest *f, const float *x, size_t n, size_t ld, char *msg, size_t msglen)
@@ -85,13 +87,19 @@ check_batch(GsForest *f, const float *x, size_t n, size_t ld, char *msg, size_t 
 	f->bins = bins;
 	bad = count_diff(m1, m2, nm, msg, msglen);
 	gs_cpu_predict(f, x, ld, n, m1, o1);
-	for (size_t r = 0; r < n; r++)
+	/* row by row, with the bins and with the traversal of the nodes */
+	for (int with_bins = 1; with_bins >= 0; with_bins--)
 	{
-		for (int k = 0; k < f->n_features; k++)
-			row[k] = x[(size_t) k * ld + r];
-		gs_cpu_predict_row(f, row, rm, o2 + r * (size_t) f->n_outputs);
+		f->bins = with_bins ? bins : NULL;
+		for (size_t r = 0; r < n; r++)
+		{
+			for (int k = 0; k < f->n_features; k++)
+				row[k] = x[(size_t) k * ld + r];
+			gs_cpu_predict_row(f, row, rm, o2 + r * (size_t) f->n_outputs);
+		}
+		f->bins = bins;
+		bad += count_diff(o1, o2, no, msg, msglen);
 	}
-	bad += count_diff(o1, o2, no, msg, msglen);
 	free(m1);
 	free(m2);
 	free(o1);
