@@ -1,7 +1,9 @@
 """campaign_catboost.py -- the "cb" family of the differential campaign (campaign.py): a random
 CatBoost model of the trial's numerical rows, saved as JSON (save_model(..., format="json")),
 scored by CatBoost's own predict (predict_proba's probabilities for classifiers, exp for Poisson
-and Tweedie, the raw value otherwise).
+and Tweedie, the raw value otherwise), and explained by its get_feature_importance(type=
+"ShapValues") where CatBoost explains the model alone (scale 1, no value in a leaf that no
+training row reached).
 
 Drawn: the loss function (classification, multi-class, one-vs-all, regression losses, Poisson,
 Tweedie, MultiRMSE, a ranking loss), the grow policy (symmetric trees, Depthwise, Lossguide),
@@ -17,6 +19,23 @@ import json
 import os
 
 import numpy as np
+
+
+def unreached_values(doc):
+    """Whether a CatBoost JSON model has a leaf of weight 0 whose value is not 0."""
+    for t in doc.get("oblivious_trees", []):
+        w, v = t["leaf_weights"], t["leaf_values"]
+        dim = len(v) // max(len(w), 1)
+        if any(w[i] == 0 and any(v[i * dim:(i + 1) * dim]) for i in range(len(w))):
+            return True
+    stack = list(doc.get("trees", []))
+    while stack:
+        n = stack.pop()
+        if "split" in n:
+            stack += [n["left"], n["right"]]
+        elif n.get("weight", 1) == 0 and any(np.atleast_1d(n["value"])):
+            return True
+    return False
 
 
 def cb_trial(r, d, X, cats, ncat, z, h):
@@ -96,6 +115,12 @@ def cb_trial(r, d, X, cats, ncat, z, h):
     ref = back.predict(Xc, prediction_type=kind)
     if kind == "Probability" and ref.ndim == 2 and ref.shape[1] == 2 and not loss.startswith("MultiClass"):
         ref = ref[:, 1]
+    # CatBoost's ShapValues for the case rows (diff_score compares gpu_explain's engine), where
+    # CatBoost computes them from the model alone: scale 1 and no value in a leaf that no training
+    # row reached (it weighs the leaves by a dataset's rows otherwise; the loader refuses both)
+    if "scale_and_bias" not in p and not unreached_values(doc):
+        c = back.get_feature_importance(cb.Pool(Xc), type="ShapValues", thread_count=1)
+        h.write_contribs(d, c, len(Xc))
     desc = "cb %s %s rounds=%d %s" % (cb.__version__, full, p["iterations"],
                                       json.dumps({k: v for k, v in p.items()
                                                   if k not in ("thread_count", "random_seed", "verbose",
