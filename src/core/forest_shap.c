@@ -23,6 +23,14 @@
  * dataset's rows).  For a MultiClass model each leaf's share is of its
  * value less the mean over the classes of its tree's expected values, as
  * CatBoost computes it.
+ *
+ * In a symmetric tree every node of a level splits alike, so the branch a
+ * row takes at any node of level k is the one it takes on its own path:
+ * the tree's contributions depend only on the leaf the row reaches.  They
+ * are computed once per (tree, leaf), at the first row that reaches it,
+ * and kept (up to GS_SHAP_LEAF_CACHE_BYTES), as CatBoost's ShapValues
+ * prepare them per leaf; each tree's are added to the row's as a whole,
+ * so a row's contributions are the same whether they were kept or not.
  */
 #include "forest_shap.h"
 #include "forest_eval.h"
@@ -56,7 +64,27 @@ struct GsShap
 	const float *x;
 	double	   *phi;
 	double		leaf_shift;
+	/*
+	 * symmetric trees, by leaf (see the header comment): NULL tfeat for
+	 * other forests, NULL slot when there are too many leaves to keep
+	 */
+	int32_t    *tfeat_start;	/* [n_trees + 1] each tree's features in tfeat */
+	int32_t    *tfeat;			/* each tree's distinct split features */
+	double	   *scratch;		/* [n_features]: 0 between trees */
+	double	   *one;			/* [max_depth]: a leaf's, when not kept */
+	int64_t    *slot_start;		/* [n_trees] each tree's leaves in slot */
+	int64_t    *slot;			/* where a leaf's contributions are kept:
+								 * chunk * LEAF_CHUNK + offset, or -1 */
+	double	  **chunk;			/* [max_chunks] of LEAF_CHUNK doubles */
+	int32_t		n_chunks,
+				max_chunks,
+				chunk_used;		/* doubles used in the last chunk */
 };
+
+/* Doubles a chunk of the kept contributions holds. */
+#define LEAF_CHUNK 8192
+/* Most leaves (summed over the trees) whose contributions are kept. */
+#define LEAF_SLOTS_MAX ((int64_t) 1 << 22)
 
 /* CatBoost's test for a weight of 0 (FuzzyEquals(1 + w, 1)). */
 #define CB_ZERO_WEIGHT 1e-13
@@ -256,6 +284,119 @@ shap_catboost(GsShap *s, GsStatus *st)
 	return GS_OK;
 }
 
+/*
+ * For a symmetric forest: each tree's distinct split features, the scratch,
+ * and when the leaves are few enough the slots of the kept contributions.
+ */
+static GsCode
+shap_by_leaf(GsShap *s, GsStatus *st)
+{
+	const GsForest *f = s->f;
+	const GsAllocator *a = &s->alloc;
+	int64_t		n_feat = 0,
+				n_leaves = 0;
+
+	for (int32_t t = 0; t < f->n_trees; t++)
+	{
+		n_feat += f->tree_depth[t];
+		n_leaves += (int64_t) 1 << f->tree_depth[t];
+	}
+	s->tfeat_start = a->alloc(a->ctx, sizeof(int32_t) * ((size_t) f->n_trees + 1));
+	s->tfeat = a->alloc(a->ctx, sizeof(int32_t) * (size_t) (n_feat > 0 ? n_feat : 1));
+	s->scratch = a->alloc(a->ctx, sizeof(double) * (size_t) (f->n_features > 0 ? f->n_features : 1));
+	s->one = a->alloc(a->ctx, sizeof(double) * (size_t) (f->max_depth > 0 ? f->max_depth : 1));
+	if (!s->tfeat_start || !s->tfeat || !s->scratch || !s->one)
+		return gs_status_set(st, GS_ERR_NOMEM, "out of memory preparing explanations");
+	memset(s->scratch, 0, sizeof(double) * (size_t) f->n_features);
+	n_feat = 0;
+	for (int32_t t = 0; t < f->n_trees; t++)
+	{
+		s->tfeat_start[t] = (int32_t) n_feat;
+		for (int32_t k = 0; k < f->tree_depth[t]; k++)
+		{
+			int32_t		feat = (int32_t) (f->nodes[f->tree_offset[t] + (1u << k) - 1].info & GS_NODE_FEATURE_MASK);
+			int64_t		i = s->tfeat_start[t];
+
+			while (i < n_feat && s->tfeat[i] != feat)
+				i++;
+			if (i == n_feat)
+				s->tfeat[n_feat++] = feat;
+		}
+	}
+	s->tfeat_start[f->n_trees] = (int32_t) n_feat;
+	if (n_leaves > LEAF_SLOTS_MAX)
+		return GS_OK;
+	s->max_chunks = (int32_t) (GS_SHAP_LEAF_CACHE_BYTES / (LEAF_CHUNK * sizeof(double)));
+	s->slot_start = a->alloc(a->ctx, sizeof(int64_t) * (size_t) (f->n_trees > 0 ? f->n_trees : 1));
+	s->slot = a->alloc(a->ctx, sizeof(int64_t) * (size_t) n_leaves);
+	s->chunk = a->alloc(a->ctx, sizeof(double *) * (size_t) s->max_chunks);
+	if (!s->slot_start || !s->slot || !s->chunk)
+		return gs_status_set(st, GS_ERR_NOMEM, "out of memory preparing explanations");
+	n_leaves = 0;
+	for (int32_t t = 0; t < f->n_trees; t++)
+	{
+		s->slot_start[t] = n_leaves;
+		n_leaves += (int64_t) 1 << f->tree_depth[t];
+	}
+	for (int64_t i = 0; i < n_leaves; i++)
+		s->slot[i] = -1;
+	return GS_OK;
+}
+
+/*
+ * Room for n doubles of kept contributions, or NULL when the cache is full
+ * (or cannot grow); *at is where they will be found again.
+ */
+static double *
+leaf_room(GsShap *s, int32_t n, int64_t *at)
+{
+	if (s->n_chunks == 0 || s->chunk_used + n > LEAF_CHUNK)
+	{
+		double	   *c;
+
+		if (s->n_chunks == s->max_chunks ||
+			(c = s->alloc.alloc(s->alloc.ctx, sizeof(double) * LEAF_CHUNK)) == NULL)
+			return NULL;
+		s->chunk[s->n_chunks++] = c;
+		s->chunk_used = 0;
+	}
+	*at = (int64_t) (s->n_chunks - 1) * LEAF_CHUNK + s->chunk_used;
+	s->chunk_used += n;
+	return s->chunk[s->n_chunks - 1] + (*at % LEAF_CHUNK);
+}
+
+/*
+ * The contributions of symmetric tree t (its node array set up in s) for
+ * the row s->x, which reaches leaf `leaf` of it: one per feature of
+ * tfeat[tfeat_start[t]..], kept ones when there are, else computed (and
+ * kept when there is room).
+ */
+static const double *
+leaf_contributions(GsShap *s, int32_t t, uint32_t leaf)
+{
+	int32_t		lo = s->tfeat_start[t],
+				n = s->tfeat_start[t + 1] - lo;
+	int64_t    *slot = s->slot ? &s->slot[s->slot_start[t] + leaf] : NULL;
+	int64_t		at = -1;
+	double	   *out;
+
+	if (slot && *slot >= 0)
+		return s->chunk[*slot / LEAF_CHUNK] + *slot % LEAF_CHUNK;
+	s->phi = s->scratch;
+	shap_node(s, 0, s->paths, 0, 1.0, 1.0, -1);
+	out = slot ? leaf_room(s, n, &at) : NULL;
+	if (out == NULL)
+		out = s->one;
+	for (int32_t i = 0; i < n; i++)
+	{
+		out[i] = s->scratch[s->tfeat[lo + i]];
+		s->scratch[s->tfeat[lo + i]] = 0.0;
+	}
+	if (slot && at >= 0)
+		*slot = at;
+	return out;
+}
+
 /* Prepare explanations; see forest_shap.h. */
 GsCode
 gs_shap_new(const GsForest *f, const GsAllocator *alloc, GsShap **out, GsStatus *st)
@@ -321,7 +462,8 @@ gs_shap_new(const GsForest *f, const GsAllocator *alloc, GsShap **out, GsStatus 
 			}
 		}
 	}
-	if (s->catboost && (rc = shap_catboost(s, st)) != GS_OK)
+	if ((s->catboost && (rc = shap_catboost(s, st)) != GS_OK) ||
+		(gs_forest_symmetric(f) && (rc = shap_by_leaf(s, st)) != GS_OK))
 	{
 		gs_shap_free(s);
 		return rc;
@@ -369,7 +511,17 @@ gs_shap_row(GsShap *s, const float *x, double *phi)
 		s->phi = group;
 		s->leaf_shift = s->shift ? s->shift[t] : 0.0;
 		group[f->n_features] += s->mean[off];
-		shap_node(s, 0, s->paths, 0, 1.0, 1.0, -1);
+		if (s->tfeat)
+		{
+			/* a symmetric tree: by the leaf the row reaches */
+			uint32_t	first = (1u << f->tree_depth[t]) - 1;
+			const double *v = leaf_contributions(s, t, gs_tree_leaf_index(s->tree, x, 1, NULL) - first);
+
+			for (int32_t i = s->tfeat_start[t]; i < s->tfeat_start[t + 1]; i++)
+				group[s->tfeat[i]] += v[i - s->tfeat_start[t]];
+		}
+		else
+			shap_node(s, 0, s->paths, 0, 1.0, 1.0, -1);
 	}
 }
 
@@ -382,6 +534,16 @@ gs_shap_free(GsShap *s)
 		s->alloc.free(s->alloc.ctx, s->mean);
 	if (s->shift)
 		s->alloc.free(s->alloc.ctx, s->shift);
+	for (int32_t i = 0; i < s->n_chunks; i++)
+		s->alloc.free(s->alloc.ctx, s->chunk[i]);
+	{
+		void	   *arrays[] = {s->tfeat_start, s->tfeat, s->scratch, s->one, s->slot_start,
+		s->slot, s->chunk};
+
+		for (size_t i = 0; i < sizeof(arrays) / sizeof(arrays[0]); i++)
+			if (arrays[i])
+				s->alloc.free(s->alloc.ctx, arrays[i]);
+	}
 	if (s->paths)
 		s->alloc.free(s->alloc.ctx, s->paths);
 	s->alloc.free(s->alloc.ctx, s);

@@ -25,6 +25,8 @@
 
 /* Deepest tree an explanation walks (scratch grows with its square). */
 #define GS_SHAP_MAX_DEPTH	1024
+/* Most memory the contributions kept by leaf of symmetric trees take. */
+#define GS_SHAP_LEAF_CACHE_BYTES ((size_t) 32 << 20)
 
 typedef struct GsShap GsShap;
 
@@ -32,7 +34,10 @@ typedef struct GsShap GsShap;
  * Prepare explanations for forest f (which must outlive the result):
  * GS_ERR_UNSUPPORTED when f has no covers, GS_ERR_LIMIT for trees deeper
  * than GS_SHAP_MAX_DEPTH, GS_ERR_NOMEM.  Memory from alloc: 8 bytes per
- * node plus a scratch of O(depth^2).
+ * node plus a scratch of O(depth^2); for symmetric trees 8 bytes a leaf,
+ * and up to GS_SHAP_LEAF_CACHE_BYTES more as rows reach leaves (their
+ * contributions kept; gs_shap_row goes on without keeping them when
+ * that memory is spent or cannot be had).
  */
 extern GsCode gs_shap_new(const GsForest *f, const GsAllocator *alloc, GsShap **out,
 						  GsStatus *st);

@@ -360,6 +360,105 @@ check_wide(const ShapCase *c, bool additive)
 	return n_unreached;
 }
 
+/* An allocator on malloc that refuses everything once `full` is set. */
+static bool alloc_full = false;
+
+static void *
+alloc_until_full(void *ctx, size_t size)
+{
+	(void) ctx;
+	return alloc_full ? NULL : malloc(size);
+}
+
+static void
+free_any(void *ctx, void *p)
+{
+	(void) ctx;
+	free(p);
+}
+
+/*
+ * The contributions of a symmetric tree are kept by leaf once computed (at
+ * the first row that reaches it): explaining the wide rows of cb_binary a
+ * second time (every leaf kept), in reverse order with a fresh explainer,
+ * and with one that can keep nothing (its allocator refuses after
+ * gs_shap_new) must give the same doubles, bit for bit.
+ */
+static void
+check_leaf_cache(void)
+{
+	GsStatus	st;
+	GsForest   *f = load_file("cb_binary.json", true, &st);
+	const GsAllocator full = {alloc_until_full, free_any, NULL};
+	GsShap	   *kept = NULL,
+			   *rev = NULL,
+			   *none = NULL;
+	char		path[512];
+	static char line[1 << 16];
+	FILE	   *fh;
+	float	   *x;
+	double	   *first,
+			   *phi;
+	int			n = 0,
+				width,
+				bad_again = 0,
+				bad_rev = 0,
+				bad_none = 0;
+
+	snprintf(path, sizeof(path), FIXTURES "/shap/cb_binary_wide.csv");
+	if (f == NULL || (fh = fopen(path, "r")) == NULL ||
+		gs_shap_new(f, &gs_malloc_allocator, &kept, &st) != GS_OK ||
+		gs_shap_new(f, &gs_malloc_allocator, &rev, &st) != GS_OK ||
+		gs_shap_new(f, &full, &none, &st) != GS_OK)
+	{
+		ok(0, "leaf cache", "cb_binary explains its wide rows");
+		gs_forest_free(f);
+		return;
+	}
+	alloc_full = true;
+	width = f->n_features + 1;
+	x = malloc(sizeof(float) * 300 * (size_t) f->n_features);
+	first = malloc(sizeof(double) * 300 * (size_t) width);
+	phi = malloc(sizeof(double) * (size_t) width);
+	while (n < 300 && fgets(line, sizeof(line), fh))
+	{
+		char	   *p = line,
+				   *end;
+
+		strtol(p, &end, 10);
+		p = end;
+		for (int j = 0; j < f->n_features; j++, p = end)
+			x[(size_t) n * f->n_features + j] = strtof(p + 1, &end);
+		n++;
+	}
+	fclose(fh);
+	for (int r = 0; r < n; r++)
+		gs_shap_row(kept, x + (size_t) r * f->n_features, first + (size_t) r * width);
+	for (int r = 0; r < n; r++)
+	{
+		gs_shap_row(kept, x + (size_t) r * f->n_features, phi);
+		bad_again += memcmp(phi, first + (size_t) r * width, sizeof(double) * (size_t) width) != 0;
+		gs_shap_row(none, x + (size_t) r * f->n_features, phi);
+		bad_none += memcmp(phi, first + (size_t) r * width, sizeof(double) * (size_t) width) != 0;
+	}
+	for (int r = n - 1; r >= 0; r--)
+	{
+		gs_shap_row(rev, x + (size_t) r * f->n_features, phi);
+		bad_rev += memcmp(phi, first + (size_t) r * width, sizeof(double) * (size_t) width) != 0;
+	}
+	alloc_full = false;
+	snprintf(path, sizeof(path), "%d rows again: %d differ; in reverse order: %d; keeping nothing: %d",
+			 n, bad_again, bad_rev, bad_none);
+	ok(n == 300 && bad_again == 0 && bad_rev == 0 && bad_none == 0, "leaf cache", path);
+	free(x);
+	free(first);
+	free(phi);
+	gs_shap_free(kept);
+	gs_shap_free(rev);
+	gs_shap_free(none);
+	gs_forest_free(f);
+}
+
 /* Replace the first occurrence of from by to in a copy of text. */
 static char *
 edited(const char *text, const char *from, const char *to)
@@ -545,6 +644,7 @@ main(void)
 		unreached = check_wide(&shifted, false);
 		ok(unreached > 0, "cb_multiclass_shifted", "some rows reach a leaf no training row reached");
 	}
+	check_leaf_cache();
 	check_no_covers();
 	printf("1..%d\nshap: %d passed, %d failed\n", n_pass + n_fail, n_pass, n_fail);
 	return n_fail > 0;
