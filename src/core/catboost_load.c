@@ -760,7 +760,8 @@ gs_catboost_load(const unsigned char *bytes, size_t len, GsModelFormat fmt,
 	f->format = GS_FORMAT_CATBOOST_JSON;
 	rc = build_catboost(root, lim, f, st);
 	json_decref(root);
-	if (rc == GS_OK)
+	/* bins for scoring; a load for explanations (keep_covers) is never scored */
+	if (rc == GS_OK && !lim->keep_covers)
 		rc = gs_forest_bins_build(f, st);
 	if (rc != GS_OK)
 	{

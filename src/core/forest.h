@@ -225,9 +225,9 @@ typedef struct GsForest
 	GsLinearLeaves *linear;
 	/*
 	 * The bins the CPU engine scores a symmetric forest with
-	 * (forest_bins.h), derived from the nodes when the forest is loaded or
-	 * read from its image; not in the image.  NULL for other forests and
-	 * for symmetric ones that do not fit.
+	 * (forest_bins.h), derived from the nodes when the forest is loaded
+	 * (not with keep_covers) or read from its image; not in the image.
+	 * NULL for other forests and for symmetric ones that do not fit.
 	 */
 	GsForestBins *bins;
 	GsAllocator alloc;			/* the allocator everything above came from */

@@ -27,8 +27,9 @@
  * leaf_lo[i], as gs_leaf_double) in the order of the leaf index the levels
  * give: sum of (went right at level k) << (d - 1 - k), the root's level
  * first.  The bins are derived from the nodes, built by gs_forest_bins_build
- * when a forest is loaded or read from its image, never stored in the image,
- * and freed with the forest.
+ * when a forest is loaded (but not by a load that keeps covers, which only
+ * explanations use) or read from its image, never stored in the image, and
+ * freed with the forest.
  */
 #ifndef GS_FOREST_BINS_H
 #define GS_FOREST_BINS_H
