@@ -126,6 +126,21 @@ UPDATE tx SET amount = 1 WHERE id = 1500;
 CALL gpu_score_table('st_fraud', 'tx', 'id', batch_size => 1000);
 SELECT status, rows_scored FROM gpu_score_runs ORDER BY run_id DESC LIMIT 1;
 
+-- A deferred constraint of the written table is checked in each batch, so a
+-- batch that breaks it fails like any other (status failed, the batches
+-- before it kept, the run lock released), not at its COMMIT.
+CREATE TABLE tx_known (id bigint PRIMARY KEY);
+INSERT INTO tx_known SELECT id FROM tx WHERE id <> 1500;
+CREATE TABLE tx_checked (id bigint PRIMARY KEY
+                           REFERENCES tx_known DEFERRABLE INITIALLY DEFERRED,
+                         score real);
+CALL gpu_score_table('st_fraud', 'tx', 'id', target => 'tx_checked', batch_size => 1000);
+SELECT status, rows_scored, error FROM gpu_score_runs ORDER BY run_id DESC LIMIT 1;
+SELECT count(*) AS kept FROM tx_checked;
+SELECT count(*) AS run_locks_left FROM pg_locks
+ WHERE locktype = 'advisory' AND pid = pg_backend_pid();
+DROP TABLE tx_checked, tx_known;
+
 -- Cancel (statement_timeout here, hitting a batch slowed down by its filter):
 -- the run is logged as cancelled and the cancel reaches the caller.
 UPDATE tx SET score = NULL WHERE id <= 5;
@@ -152,10 +167,22 @@ CALL gpu_score_table('st_fraud', 'tx', 'id', target => 'bc_rows');
 CREATE TABLE no_key_scores (id bigint, score real);
 CALL gpu_score_table('st_fraud', 'tx', 'id', target => 'no_key_scores');
 CALL gpu_score_table('st_fraud', 'tx', NULL);
--- Inside a transaction block it cannot commit its batches.
+-- It commits its batches, so it refuses to start where it cannot commit:
+-- inside a transaction block, or called from a function.  Either way it
+-- takes no run lock and logs no run.
+SELECT count(*) AS runs_before FROM gpu_score_runs \gset
 BEGIN;
 CALL gpu_score_table('st_fraud', 'tx', 'id');
 ROLLBACK;
+CREATE FUNCTION score_tx_from_function() RETURNS void LANGUAGE plpgsql AS
+  $$BEGIN CALL gpu_score_table('st_fraud', 'tx', 'id'); END$$;
+SELECT score_tx_from_function();
+DROP FUNCTION score_tx_from_function();
+SELECT count(*) AS run_locks_left FROM pg_locks
+ WHERE locktype = 'advisory' AND pid = pg_backend_pid();
+SELECT count(*) - :runs_before AS runs_logged FROM gpu_score_runs;
+-- Its helpers are for it alone: called from a query, the run lock refuses.
+SELECT gpu_score_run_lock(1, false);
 
 -- The run log is read-only for ordinary users.
 CREATE ROLE score_table_user;
