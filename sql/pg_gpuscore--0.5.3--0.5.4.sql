@@ -22,13 +22,13 @@ LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 COMMENT ON FUNCTION @extschema@.gpu_score_run_lock(bigint, boolean) IS
 'internal to gpu_score_table: take a run''s session-level advisory lock (or return false when busy and not wait) and hold query cancels until gpu_score_run_resume';
 
-CREATE FUNCTION @extschema@.gpu_score_run_hold()
+CREATE FUNCTION @extschema@.gpu_score_run_hold(key bigint)
 RETURNS void
 AS 'MODULE_PATHNAME', 'gpuscore_gpu_score_run_hold'
-LANGUAGE C VOLATILE PARALLEL UNSAFE;
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 
-COMMENT ON FUNCTION @extschema@.gpu_score_run_hold() IS
-'internal to gpu_score_table: hold query cancels over its next COMMIT (an error or a second COMMIT ends the hold)';
+COMMENT ON FUNCTION @extschema@.gpu_score_run_hold(bigint) IS
+'internal to gpu_score_table: while holding the run lock of key, hold query cancels over its next COMMIT (an error or a second COMMIT ends the hold)';
 
 CREATE FUNCTION @extschema@.gpu_score_run_resume()
 RETURNS void
@@ -371,7 +371,7 @@ BEGIN
         END IF;
         last_key := resume_key;
         run_id := @extschema@.gpu_score_run_begin(model, version, source::text, target_name, mode, 'running');
-        PERFORM @extschema@.gpu_score_run_hold();
+        PERFORM @extschema@.gpu_score_run_hold(lock_key);
     EXCEPTION WHEN OTHERS OR query_canceled THEN
         PERFORM pg_catalog.pg_advisory_unlock(lock_key);
         RAISE;
@@ -414,9 +414,9 @@ BEGIN
                 n_batches := n_batches + 1;
             END IF;
             last_key := coalesce(upper_key, greatest(max_key, last_key));
-            PERFORM @extschema@.gpu_score_run_hold();
+            PERFORM @extschema@.gpu_score_run_hold(lock_key);
         EXCEPTION WHEN OTHERS OR query_canceled THEN
-            PERFORM @extschema@.gpu_score_run_hold();
+            PERFORM @extschema@.gpu_score_run_hold(lock_key);
             GET STACKED DIAGNOSTICS err_state = RETURNED_SQLSTATE, err_msg = MESSAGE_TEXT,
                                     err_detail = PG_EXCEPTION_DETAIL, err_hint = PG_EXCEPTION_HINT;
         END;
@@ -431,7 +431,7 @@ BEGIN
         PERFORM @extschema@.gpu_score_run_update(run_id, total, n_batches, last_key,
                                                  CASE WHEN err_state = '57014' THEN 'cancelled' ELSE 'failed' END,
                                                  err_msg);
-        PERFORM @extschema@.gpu_score_run_hold();
+        PERFORM @extschema@.gpu_score_run_hold(lock_key);
         COMMIT;
         PERFORM pg_catalog.pg_advisory_unlock(lock_key);
         PERFORM @extschema@.gpu_score_run_resume();

@@ -181,8 +181,11 @@ DROP FUNCTION score_tx_from_function();
 SELECT count(*) AS run_locks_left FROM pg_locks
  WHERE locktype = 'advisory' AND pid = pg_backend_pid();
 SELECT count(*) - :runs_before AS runs_logged FROM gpu_score_runs;
--- Its helpers are for it alone: called from a query, the run lock refuses.
+-- Its helpers are for it alone: called from a query, the run lock and the
+-- hold of cancels refuse.
 SELECT gpu_score_run_lock(1, false);
+SELECT gpu_score_run_hold(1);
+SELECT gpu_score_run_resume();
 
 -- The run log is read-only for ordinary users.
 CREATE ROLE score_table_user;

@@ -32,6 +32,7 @@
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "storage/lock.h"
 #include "utils/fmgrprotos.h"
 
 #include "gpuscore.h"
@@ -145,10 +146,24 @@ gpuscore_gpu_score_run_lock(PG_FUNCTION_ARGS)
 
 PG_FUNCTION_INFO_V1(gpuscore_gpu_score_run_hold);
 
-/* gpu_score_run_hold() -> void: hold query cancels until the next resume. */
+/*
+ * gpu_score_run_hold(key bigint) -> void: hold query cancels until the next
+ * resume.  Only while this session holds the run lock of key: a query
+ * holding its session's cancels would make its own next statement
+ * uncancellable.
+ */
 Datum
 gpuscore_gpu_score_run_hold(PG_FUNCTION_ARGS)
 {
+	int64		key = PG_GETARG_INT64(0);
+	LOCKTAG		tag;
+
+	/* the tag pg_advisory_lock(bigint) locks */
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) (key >> 32), (uint32) key, 1);
+	if (!LockHeldByMe(&tag, ExclusiveLock))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("gpu_score_run_hold can only be used by gpu_score_table")));
 	hold_cancels();
 	PG_RETURN_VOID();
 }
