@@ -44,7 +44,7 @@ CORE_OBJS = \
 NN_OBJS = src/core/onnx.pb-c.o src/core/onnx_load.o src/core/onnx_output.o src/core/onnx_ops.o src/core/onnx_linear.o src/core/onnx_act.o src/core/onnx_shape.o \
 	src/core/onnx_fuse.o src/core/onnx_fuse_norm.o src/core/onnx_fold.o \
 	src/core/onnx_tensor.o src/core/onnx_trees.o src/core/onnx_trees_walk.o src/core/onnx_trees_graph.o \
-	src/core/onnx_trees_v5.o src/core/onnx_trees_prep.o src/core/onnx_trees_fold.o src/core/onnx_prep_cat.o src/core/onnx_mlp_prep.o src/core/mlp.o src/core/xgb_linear.o src/core/model.o
+	src/core/onnx_trees_v5.o src/core/onnx_trees_prep.o src/core/onnx_trees_fold.o src/core/onnx_iforest.o src/core/onnx_iforest_eval.o src/core/onnx_prep_cat.o src/core/onnx_mlp_prep.o src/core/mlp.o src/core/xgb_linear.o src/core/model.o
 
 GLUE_OBJS = \
 	src/pg_gpuscore.o \
@@ -96,13 +96,13 @@ ONNX_PROTO ?= /usr/include/onnx/onnx.proto
 src/core/onnx.pb-c.c src/core/onnx.pb-c.h &: $(ONNX_PROTO)
 	protoc-c --c_out=src/core --proto_path=$(dir $(ONNX_PROTO)) $(ONNX_PROTO)
 src/core/onnx_load.o src/core/onnx_output.o src/core/onnx_ops.o src/core/onnx_linear.o src/core/onnx_act.o src/core/onnx_shape.o src/core/onnx_fuse.o src/core/onnx_fuse_norm.o src/core/onnx_fold.o src/core/onnx_tensor.o src/core/onnx_trees.o \
-	src/core/onnx_trees_walk.o src/core/onnx_trees_graph.o src/core/onnx_trees_v5.o src/core/onnx_trees_prep.o src/core/onnx_trees_fold.o src/core/onnx_prep_cat.o src/core/onnx_mlp_prep.o: src/core/onnx.pb-c.h
+	src/core/onnx_trees_walk.o src/core/onnx_trees_graph.o src/core/onnx_trees_v5.o src/core/onnx_trees_prep.o src/core/onnx_trees_fold.o src/core/onnx_iforest.o src/core/onnx_iforest_eval.o src/core/onnx_prep_cat.o src/core/onnx_mlp_prep.o: src/core/onnx.pb-c.h
 CORE_SRC = src/core/forest.c src/core/forest_image.c src/core/gs_status.c src/core/utf8_valid.c src/core/ubj_decode.c src/core/ubj_reader.c src/core/xgb_decode.c src/core/xgb_binary.c src/core/xgb_load.c src/core/xgb_learner.c src/core/xgb_json.c src/core/xgb_trees.c src/core/lgbm_load.c src/core/lgbm_text.c src/core/lgbm_linear.c src/core/catboost_load.c src/core/forest_bins.c src/core/cpu_engine.c src/core/cat_names.c src/core/xgb_cats.c src/core/lgbm_cats.c src/core/forest_shap.c
 NN_SRC = src/core/onnx.pb-c.c src/core/onnx_load.c src/core/onnx_output.c src/core/onnx_ops.c src/core/onnx_linear.c src/core/onnx_act.c src/core/onnx_shape.c \
 	src/core/onnx_fuse.c src/core/onnx_fuse_norm.c src/core/onnx_fold.c \
 	src/core/onnx_tensor.c \
 	src/core/onnx_trees.c src/core/onnx_trees_walk.c src/core/onnx_trees_graph.c \
-	src/core/onnx_trees_v5.c src/core/onnx_trees_prep.c src/core/onnx_trees_fold.c src/core/onnx_prep_cat.c src/core/onnx_mlp_prep.c src/core/mlp.c src/core/xgb_linear.c src/core/model.c
+	src/core/onnx_trees_v5.c src/core/onnx_trees_prep.c src/core/onnx_trees_fold.c src/core/onnx_iforest.c src/core/onnx_iforest_eval.c src/core/onnx_prep_cat.c src/core/onnx_mlp_prep.c src/core/mlp.c src/core/xgb_linear.c src/core/model.c
 NN_CFLAGS = -I$(OPENBLAS_INC)
 
 tests/unit/test_mlp: tests/unit/test_mlp.c tests/unit/test_mlp_sklearn.c $(CORE_SRC) $(NN_SRC) src/core/*.h src/core/onnx.pb-c.h
@@ -166,11 +166,11 @@ tests/unit/test_ubj_asan: tests/unit/test_ubj.c src/core/ubj_decode.c src/core/u
 	$(CC) $(UNIT_CFLAGS) $(ASAN_FLAGS) -o $@ tests/unit/test_ubj.c src/core/ubj_decode.c src/core/ubj_reader.c src/core/utf8_valid.c -ljansson -lm
 
 # Emulation of the GPU kernels' phase code on the CPU (cuda/kernel_phases.h).
-tests/unit/test_kernel_emulation: tests/unit/test_kernel_emulation.c $(CORE_SRC) src/core/*.h cuda/*.h
-	$(CC) $(UNIT_CFLAGS) -Icuda -o $@ tests/unit/test_kernel_emulation.c $(CORE_SRC) -ljansson -lm
+tests/unit/test_kernel_emulation: tests/unit/test_kernel_emulation.c $(CORE_SRC) $(NN_SRC) src/core/*.h src/core/onnx.pb-c.h cuda/*.h
+	$(CC) $(UNIT_CFLAGS) $(NN_CFLAGS) -Icuda -o $@ tests/unit/test_kernel_emulation.c $(CORE_SRC) $(NN_SRC) -ljansson -lm $(NN_LIBS)
 
-tests/unit/test_kernel_emulation_asan: tests/unit/test_kernel_emulation.c $(CORE_SRC) src/core/*.h cuda/*.h
-	$(CC) $(UNIT_CFLAGS) $(ASAN_FLAGS) -Icuda -o $@ tests/unit/test_kernel_emulation.c $(CORE_SRC) -ljansson -lm
+tests/unit/test_kernel_emulation_asan: tests/unit/test_kernel_emulation.c $(CORE_SRC) $(NN_SRC) src/core/*.h src/core/onnx.pb-c.h cuda/*.h
+	$(CC) $(UNIT_CFLAGS) $(NN_CFLAGS) $(ASAN_FLAGS) -Icuda -o $@ tests/unit/test_kernel_emulation.c $(CORE_SRC) $(NN_SRC) -ljansson -lm $(NN_LIBS)
 
 # The CPU engine's binned path for symmetric forests (src/core/forest_bins.c).
 tests/unit/test_bins: tests/unit/test_bins.c $(CORE_SRC) src/core/*.h

@@ -238,6 +238,8 @@ binned_args(const GsDeviceForest *df, const float *d_x, size_t ld, size_t n_rows
 	a.k.n_groups = df->n_groups;
 	a.k.n_outputs = df->n_outputs;
 	a.k.transform = (int32_t) df->transform;
+	a.k.transform_param[0] = df->transform_param[0];
+	a.k.transform_param[1] = df->transform_param[1];
 	a.k.raw_margins = raw;
 	a.thr = df->d_thr;
 	a.thr_off = df->d_thr_off;

@@ -321,6 +321,8 @@ gs_dforest_create_ex(const GsForest *f, const GsDForestOptions *opt,
 	df->n_groups = f->n_groups;
 	df->n_outputs = f->n_outputs;
 	df->transform = f->transform;
+	df->transform_param[0] = f->transform_param[0];
+	df->transform_param[1] = f->transform_param[1];
 	df->split_kinds = f->split_kinds;
 	if (lo.kernel == GS_KERNEL_BINNED)
 		return gs_dforest_create_binned(f, &lo, optin, df, out);
@@ -452,6 +454,8 @@ predict(const GsDeviceForest *df, const float *d_x, size_t ld, size_t n_rows,
 	a.n_groups = df->n_groups;
 	a.n_outputs = df->n_outputs;
 	a.transform = (int32_t) df->transform;
+	a.transform_param[0] = df->transform_param[0];
+	a.transform_param[1] = df->transform_param[1];
 	a.raw_margins = raw;
 
 	fn<<<(unsigned int) blocks, GS_KTHREADS,

@@ -40,6 +40,7 @@ struct GsDeviceForest
 	int32_t		n_groups;
 	int32_t		n_outputs;
 	GsTransform transform;
+	float		transform_param[2];
 	GsVec4	   *d_nodes;
 	GsTreeDesc *d_trees;
 	GsTile	   *d_tiles;

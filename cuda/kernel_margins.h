@@ -214,7 +214,7 @@ GS_M(gs_phase_output) (const GsKernelArgs *a, size_t block, int tid, int nthread
 				a->out[r * (size_t) ng + (size_t) g] = mm[g];
 			continue;
 		}
-		gs_transform_row((GsTransform) a->transform, mm, ng, o);
+		gs_transform_row((GsTransform) a->transform, a->transform_param, mm, ng, o);
 		no = ngb == 1 ? 1 : a->n_outputs;
 		for (int j = 0; j < no; j++)
 			a->out[r * (size_t) no + (size_t) j] = o[j];

@@ -135,6 +135,7 @@ typedef struct GsKernelArgs
 	int32_t		n_groups;
 	int32_t		n_outputs;
 	int32_t		transform;		/* GsTransform */
+	float		transform_param[2];	/* GsForest.transform_param */
 	int32_t		raw_margins;	/* 1: write margins, 0: transformed outputs */
 } GsKernelArgs;
 

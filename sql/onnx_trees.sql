@@ -88,6 +88,12 @@ SELECT pg_temp.check_ot(m, 'auto', :'fx')
                     'onnx_pipe_edit_impute_modes', 'onnx_pipe_edit_impute_v5',
                     'onnx_pipe_df_ct_rf', 'onnx_pipe_df_hgb_3class', 'onnx_pipe_df_vec_gb',
                     'onnx_pipe_onehot_rf', 'onnx_pipe_onehot_drop_gb_reg', 'onnx_pipe_onehot_hgb_3class']) m;
+-- scikit-learn's IsolationForest (gen_onnx_iforest_fixtures.py): skl2onnx writes one tree node
+-- per tree whose output is a leaf's id, element-wise nodes turning it into the tree's path
+-- length, and offset - 2^(-sum / d) at the end: the score is scikit-learn's decision_function
+-- (negative: an outlier).  Tolerance 1e-6 (onnxruntime's Log against the C library's).
+SELECT pg_temp.check_ot(m, 'auto', :'fx')
+  FROM unnest(ARRAY['onnx_iforest', 'onnx_iforest_boot', 'onnx_iforest_tiny']) m;
 RESET client_min_messages;
 SELECT * FROM ot_parity ORDER BY model;
 
@@ -105,6 +111,10 @@ SELECT round(gpu_score('onnx_skl_gb_binary', ARRAY[0.5, -0.2, 0.1, 30, 0, 0, 1, 
        gpu_score('onnx_lgb_binary', ARRAY[0.5, -0.2, 'NaN', 30, 0, 0, 1, 0.3]::real[]) AS null_is_nan;
 SELECT round(sum(p)::numeric, 5) AS prob_sum, count(*) AS classes
   FROM unnest(gpu_predict('onnx_lgb_3class', ARRAY[0.5, -0.2, 0.1, 30, 0, 0, 1, 0.3])) p;
+-- An IsolationForest flags what is far from its training rows: an ordinary row scores above 0,
+-- one with an amount of 10,000 (the training rows' amounts are at most a few hundred) below.
+SELECT round(gpu_score('onnx_iforest', ARRAY[0.1, -0.3, 0.2, 45, 0.1, 0, 1, 0.2])::numeric, 4) AS ordinary,
+       round(gpu_score('onnx_iforest', ARRAY[4, -4, 3, 10000, 4, 3, 3, -4])::numeric, 4) AS far_out;
 -- A pipeline takes raw values.  SimpleImputer(strategy="median") learned 67.875 for the fourth
 -- column: a NULL there scores exactly as 67.875 does, and not as 0 does
 SELECT gpu_score('onnx_pipe_impute_std_gb', ARRAY[0.5, -0.2, 0.1, NULL, 0, 0, 1, 0.3]) =
@@ -159,7 +169,7 @@ CREATE TEMP TABLE ot_rows AS
 SELECT m AS model, count(*) AS n_rows,
        count(*) FILTER (WHERE q.scores <> gpu_predict(m, r.f)) AS differing
   FROM unnest(ARRAY['onnx_edit_modes', 'onnx_edit_softmax_zero', 'onnx_xgb_binary', 'onnx_lgb_3class',
-                    'onnx_skl_hgb_binary', 'onnx_v5_modes_member']) m,
+                    'onnx_skl_hgb_binary', 'onnx_v5_modes_member', 'onnx_iforest']) m,
        LATERAL gpu_predict_query(m, 'SELECT id, f FROM ot_rows') q JOIN ot_rows r USING (id)
  GROUP BY m ORDER BY m;
 SELECT engine, batches, rows FROM gpu_engine_stats() ORDER BY engine;

@@ -145,7 +145,7 @@ fil_kernel(const FilNode *__restrict__ nodes, const uint32_t *__restrict__ roots
 		if (raw)
 			o = m[k];
 		else
-			gs_transform_row((GsTransform) transform, &m[k], 1, &o);
+			gs_transform_row((GsTransform) transform, NULL, &m[k], 1, &o);
 		out[r] = o;
 	}
 }

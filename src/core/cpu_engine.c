@@ -347,7 +347,7 @@ gs_cpu_predict(const GsForest *f, const float *x, size_t ld, size_t n_rows,
 
 	gs_cpu_margins(f, x, ld, n_rows, margin);
 	for (r = 0; r < n_rows; r++)
-		gs_transform_row(f->transform, margin + r * f->n_groups, f->n_groups,
+		gs_transform_row(f->transform, f->transform_param, margin + r * f->n_groups, f->n_groups,
 						 out + r * f->n_outputs);
 }
 
@@ -401,7 +401,7 @@ gs_cpu_predict_row(const GsForest *f, const float *x, float *margin, float *out)
 	if (f->bins)
 	{
 		bins_row_margins(f, x, margin);
-		gs_transform_row(f->transform, margin, f->n_groups, out);
+		gs_transform_row(f->transform, f->transform_param, margin, f->n_groups, out);
 		return;
 	}
 	if (f->leaf_lo)
@@ -423,7 +423,7 @@ gs_cpu_predict_row(const GsForest *f, const float *x, float *margin, float *out)
 				}
 			margin[g] = (float) acc;
 		}
-		gs_transform_row(f->transform, margin, f->n_groups, out);
+		gs_transform_row(f->transform, f->transform_param, margin, f->n_groups, out);
 		return;
 	}
 
@@ -455,7 +455,7 @@ gs_cpu_predict_row(const GsForest *f, const float *x, float *margin, float *out)
 	}
 	for (; t < f->n_trees; t++)
 		margin[f->tree_group[t]] += gs_tree_leaf(f->nodes + f->tree_offset[t], x, 1, f->cat_words);
-	gs_transform_row(f->transform, margin, f->n_groups, out);
+	gs_transform_row(f->transform, f->transform_param, margin, f->n_groups, out);
 }
 
 /* Row-major rows into a column-major batch; see cpu_engine.h. */

@@ -79,10 +79,13 @@ typedef enum GsTransform
 	GS_TRANSFORM_ORT_SOFTMAX_ZERO,	/* SOFTMAX_ZERO: zeros stay zero */
 	/* new transforms go last: forest images store the number */
 	GS_TRANSFORM_SOFTPLUS,		/* LightGBM cross_entropy_lambda: log(1 + e^m) */
-	GS_TRANSFORM_SIGNED_SQUARE	/* LightGBM reg_sqrt: sign(m) * m^2 */
+	GS_TRANSFORM_SIGNED_SQUARE,	/* LightGBM reg_sqrt: sign(m) * m^2 */
+	GS_TRANSFORM_ISOLATION		/* scikit-learn's IsolationForest (through
+								 * skl2onnx): param[1] - 2^(-m / param[0]),
+								 * m the sum of the trees' path lengths */
 } GsTransform;
 
-#define GS_TRANSFORM_LAST GS_TRANSFORM_SIGNED_SQUARE
+#define GS_TRANSFORM_LAST GS_TRANSFORM_ISOLATION
 
 typedef enum GsModelFormat
 {
@@ -168,6 +171,7 @@ typedef struct GsForest
 								 * numerical splits, scored by the faster
 								 * gs_node_step_num */
 	GsTransform transform;
+	float		transform_param[2];	/* GS_TRANSFORM_ISOLATION's; 0 otherwise */
 	int32_t		n_features;
 	int32_t		n_groups;		/* margins per row (classes or targets) */
 	int32_t		n_outputs;		/* outputs per row after transform */

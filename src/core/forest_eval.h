@@ -323,6 +323,60 @@ gs_expf(float x)
 	return (float) y;
 }
 
+/*
+ * 2^x, bit-identical to glibc's exp2f (the algorithm of gs_expf above with
+ * the table's unscaled polynomial: x = k/32 + r, 2^(k/32) from the table,
+ * 2^r ~ c0 r^3 + c1 r^2 + c2 r + 1 in double, rounded to float once).
+ */
+GS_HD float
+gs_exp2f(float x)
+{
+	const double shift = 0x1.8p+52 / 32;
+	const double c0 = 0x1.c6af84b912394p-5;
+	const double c1 = 0x1.ebfce50fac4f3p-3;
+	const double c2 = 0x1.62e42ff0c52d6p-1;
+	const double xd = (double) x;
+	uint32_t	ux;
+	uint64_t	ki,
+				t;
+	double		kd,
+				r,
+				s,
+				z,
+				r2,
+				y;
+
+	memcpy(&ux, &x, sizeof(ux));
+	if (((ux >> 20) & 0x7ff) >= 0x430)	/* |x| >= 128, or x is NaN */
+	{
+		if (ux == 0xff800000u)	/* -inf */
+			return 0.0f;
+		if (((ux >> 20) & 0x7ff) >= 0x7f8)	/* +inf, NaN */
+			return x + x;
+		if (x > 0.0f)
+			return INFINITY;
+		if (x <= -150.0f)
+			return 0.0f;
+	}
+	kd = GS_DADD(xd, shift);
+	memcpy(&ki, &kd, sizeof(ki));
+	kd = GS_DADD(kd, -shift);
+	r = GS_DADD(xd, -kd);
+#ifdef __CUDA_ARCH__
+	t = gs_exp2f_tab_dev[ki % 32];
+#else
+	t = gs_exp2f_tab[ki % 32];
+#endif
+	t += ki << (52 - 5);
+	memcpy(&s, &t, sizeof(s));
+	z = GS_DFMA(c0, r, c1);
+	r2 = GS_DMUL(r, r);
+	y = GS_DFMA(c2, r, 1.0);
+	y = GS_DFMA(z, r2, y);
+	y = GS_DMUL(y, s);
+	return (float) y;
+}
+
 /* Logistic function as XGBoost computes it in float (common/math.h). */
 GS_HD float
 gs_sigmoid(float x)
@@ -371,11 +425,12 @@ gs_softplus(float x)
 }
 
 /*
- * Turn one row's margins m[0..n_groups) into outputs o[0..n_outputs).
- * m and o may not alias for the softmax/argmax transforms.
+ * Turn one row's margins m[0..n_groups) into outputs o[0..n_outputs);
+ * param: the forest's transform_param.  m and o may not alias for the
+ * softmax/argmax transforms.
  */
 GS_HD void
-gs_transform_row(GsTransform t, const float *m, int n_groups, float *o)
+gs_transform_row(GsTransform t, const float *param, const float *m, int n_groups, float *o)
 {
 	int			g;
 
@@ -400,6 +455,18 @@ gs_transform_row(GsTransform t, const float *m, int n_groups, float *o)
 		case GS_TRANSFORM_SOFTPLUS:
 			for (g = 0; g < n_groups; g++)
 				o[g] = gs_softplus(m[g]);
+			break;
+		case GS_TRANSFORM_ISOLATION:
+			/*
+			 * skl2onnx's Div, Neg, Pow(2, .), Neg, Add: offset - 2^(-m / d),
+			 * each step rounded to float
+			 */
+			for (g = 0; g < n_groups; g++)
+			{
+				float		q = m[g] / param[0];
+
+				o[g] = -gs_exp2f(-q) + param[1];
+			}
 			break;
 		case GS_TRANSFORM_SIGNED_SQUARE:
 			/* LightGBM's Sign(x) * x * x: -0 becomes 0, NaN stays */

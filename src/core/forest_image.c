@@ -27,6 +27,8 @@
 #define IMAGE_LINEAR	0x8u		/* linear leaves: their term count after
 									 * the missing value, their arrays after
 									 * leaf_lo (version 5) */
+#define IMAGE_TPARAM	0x10u		/* the transform's two parameters follow
+									 * the term count (version 6) */
 
 /* Header: magic, then these fields in this order, then the names. */
 #define HEADER_INTS 14			/* 32-bit fields after the magic */
@@ -128,6 +130,7 @@ size_t
 gs_forest_image_size(const GsForest *f)
 {
 	return HEADER_BYTES + (f->has_missing_value ? sizeof(float) : 0) + linear_bytes(f) +
+		(f->transform == GS_TRANSFORM_ISOLATION ? 2 * sizeof(float) : 0) +
 		sizeof(float) * (size_t) f->n_groups +
 		(sizeof(uint32_t) + 2 * sizeof(int32_t)) * (size_t) f->n_trees +
 		sizeof(GsNode) * (size_t) f->n_nodes +
@@ -155,7 +158,8 @@ gs_forest_image_write(const GsForest *f, unsigned char *buf)
 	put_u32(&c, f->split_kinds);
 	put_u32(&c, f->feature_names != NULL);
 	put_u32(&c, (f->leaf_lo ? IMAGE_LEAF_LO : 0) | (f->cat_names ? IMAGE_CAT_NAMES : 0) |
-			(f->has_missing_value ? IMAGE_MISSING : 0) | (f->linear ? IMAGE_LINEAR : 0));	/* flags */
+			(f->has_missing_value ? IMAGE_MISSING : 0) | (f->linear ? IMAGE_LINEAR : 0) |
+			(f->transform == GS_TRANSFORM_ISOLATION ? IMAGE_TPARAM : 0));	/* flags */
 	put_u32(&c, (uint32_t) cat_names_bytes(f));	/* reserved before version 3 */
 	put_i64(&c, f->n_nodes);
 	put_i64(&c, f->n_cat_words);
@@ -168,6 +172,8 @@ gs_forest_image_write(const GsForest *f, unsigned char *buf)
 		put(&c, &f->missing_value, sizeof(float));
 	if (f->linear)
 		put_i64(&c, f->linear->n_terms);
+	if (f->transform == GS_TRANSFORM_ISOLATION)
+		put(&c, f->transform_param, 2 * sizeof(float));
 	put(&c, f->base_margin, sizeof(float) * (size_t) f->n_groups);
 	put(&c, f->tree_offset, sizeof(uint32_t) * (size_t) f->n_trees);
 	put(&c, f->tree_group, sizeof(int32_t) * (size_t) f->n_trees);
@@ -403,18 +409,21 @@ read_image(Cursor *c, const GsLimits *lim, GsForest *f, GsStatus *st)
 	if ((version == 1 && flags != 0) ||
 		(version < 3 && (cat_bytes != 0 || (flags & IMAGE_CAT_NAMES))) ||
 		(version < 4 && (flags & IMAGE_MISSING)) ||
-		(version < 5 && (flags & IMAGE_LINEAR)))
+		(version < 5 && (flags & IMAGE_LINEAR)) ||
+		(version < 6 && (flags & IMAGE_TPARAM)))
 		return bad_image(st, "impossible counts in the header");
 	if ((fmt == GS_FORMAT_LIGHTGBM || fmt == GS_FORMAT_CATBOOST_JSON) != ((flags & IMAGE_LEAF_LO) != 0))
 		return bad_image(st, "the leaves' low parts do not match the model format");
 	if (transform > GS_TRANSFORM_LAST)
 		return bad_image(st, "unknown output transform");
 	f->transform = (GsTransform) transform;
+	if ((transform == GS_TRANSFORM_ISOLATION) != ((flags & IMAGE_TPARAM) != 0))
+		return bad_image(st, "the transform's parameters do not match the transform");
 	if (f->n_trees < 1 || f->n_groups < 1 || f->n_features < 1 ||
 		f->n_nodes < f->n_trees || f->n_nodes > (int64_t) UINT32_MAX ||
 		f->n_cat_words < 0 || f->n_cat_words > (int64_t) UINT32_MAX ||
 		n_names < 0 || has_names > 1 || (!has_names && n_names != 0) ||
-		(flags & ~(IMAGE_LEAF_LO | IMAGE_CAT_NAMES | IMAGE_MISSING | IMAGE_LINEAR)) != 0 ||
+		(flags & ~(IMAGE_LEAF_LO | IMAGE_CAT_NAMES | IMAGE_MISSING | IMAGE_LINEAR | IMAGE_TPARAM)) != 0 ||
 		((flags & IMAGE_LINEAR) && !(flags & IMAGE_LEAF_LO)) ||
 		((flags & IMAGE_CAT_NAMES) != 0) != (cat_bytes != 0))
 		return bad_image(st, "impossible counts in the header");
@@ -427,7 +436,7 @@ read_image(Cursor *c, const GsLimits *lim, GsForest *f, GsStatus *st)
 	need = 4 * (uint64_t) f->n_groups + 12 * (uint64_t) f->n_trees +
 		sizeof(GsNode) * (uint64_t) f->n_nodes + 4 * (uint64_t) f->n_cat_words +
 		((flags & IMAGE_LEAF_LO) ? 4 * (uint64_t) f->n_nodes : 0);
-	need += cat_bytes + ((flags & IMAGE_MISSING) ? 4 : 0);
+	need += cat_bytes + ((flags & IMAGE_MISSING) ? 4 : 0) + ((flags & IMAGE_TPARAM) ? 8 : 0);
 	if (flags & IMAGE_LINEAR)
 	{
 		/* the term count follows the missing value */
@@ -466,6 +475,8 @@ read_image(Cursor *c, const GsLimits *lim, GsForest *f, GsStatus *st)
 	}
 	if (f->linear)
 		get_i64(c);				/* the term count, read above */
+	if (flags & IMAGE_TPARAM)
+		get(c, f->transform_param, 2 * sizeof(float));
 	get(c, f->base_margin, sizeof(float) * (size_t) f->n_groups);
 	get(c, f->tree_offset, sizeof(uint32_t) * (size_t) f->n_trees);
 	get(c, f->tree_group, sizeof(int32_t) * (size_t) f->n_trees);
@@ -684,6 +695,10 @@ gs_forest_check(const GsForest *f, const GsLimits *lim, const GsAllocator *alloc
 		return bad_forest(st, "unknown output transform");
 	if (f->n_outputs != (f->transform == GS_TRANSFORM_ARGMAX ? 1 : f->n_groups))
 		return bad_forest(st, "the number of outputs does not match the output groups");
+	if (f->transform == GS_TRANSFORM_ISOLATION &&
+		(!(f->transform_param[0] > 0.0f) || !isfinite(f->transform_param[0]) ||
+		 !isfinite(f->transform_param[1]) || f->n_groups != 1))
+		return bad_forest(st, "the isolation forest's parameters are not a positive denominator and a finite offset");
 	if (memchr(f->objective, '\0', sizeof(f->objective)) == NULL ||
 		memchr(f->booster, '\0', sizeof(f->booster)) == NULL ||
 		memchr(f->saved_by, '\0', sizeof(f->saved_by)) == NULL)

@@ -17,7 +17,8 @@
  * (magic "GSFOREST", version, a byte-order mark, the forest's scalars and
  * names, array lengths, flags), then the missing value (a float, when the
  * flags say so), the linear leaves' term count (an int64, when the flags
- * say so), base_margin, tree_offset, tree_group, tree_depth, nodes,
+ * say so), the transform's two parameters (floats, when the flags say so:
+ * IsolationForest), base_margin, tree_offset, tree_group, tree_depth, nodes,
  * leaf_lo (when the flags say so), the linear leaves' constant, start,
  * feature and coef (when the flags say so), cat_words, the
  * feature names (each NUL-terminated) and the category names (when the
@@ -35,11 +36,12 @@
  * 2: a flags word and leaf_lo (LightGBM's double leaves).  3: category
  * names (cat_names.h), their length in the word reserved before.  4: a
  * missing value (GsForest.missing_value).  5: linear leaves
- * (GsForest.linear, LightGBM's linear trees).  Images of 1 to 4 are still
+ * (GsForest.linear, LightGBM's linear trees).  6: the transform's
+ * parameters (GsForest.transform_param).  Images of 1 to 5 are still
  * read, except those of LightGBM models of 1 (float leaves): those models
  * are parsed again.
  */
-#define GS_IMAGE_VERSION 5
+#define GS_IMAGE_VERSION 6
 
 /* Bytes of the image of f. */
 extern size_t gs_forest_image_size(const GsForest *f);

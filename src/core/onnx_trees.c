@@ -558,15 +558,15 @@ onnx_trees_build(Loader *L, const Onnx__ModelProto *model, GsForest **out)
 {
 	const Onnx__GraphProto *g = model->graph;
 	const Onnx__NodeProto *tree = NULL;
-	GsForest   *f;
 	TAttrs		A;
-	TWork		w;
 	TPrep		P;
 	int32_t		n_features = 0;
 	int			n_trees = 0;
 	GsCode		rc;
 
 	*out = NULL;
+	if (onnx_iforest_applies(g))
+		return onnx_iforest_build(L, model, out);
 	for (size_t i = 0; i < g->n_node; i++)
 		if (onnx_trees_is_tree_node(g->node[i]))
 		{
@@ -598,11 +598,30 @@ onnx_trees_build(Loader *L, const Onnx__ModelProto *model, GsForest **out)
 		return rc;
 	}
 
+	rc = onnx_trees_forest(L, model, &A, &P, n_features, out);
+	onnx_trees_free_attrs(L, &A);
+	return rc;
+}
+
+/*
+ * The forest of tree attributes A over n_features features, with the
+ * names of P's inputs when it has them (P is freed here; a zeroed P has
+ * none).  On success *out is a new forest owned by the caller; A stays the
+ * caller's.
+ */
+GsCode
+onnx_trees_forest(Loader *L, const Onnx__ModelProto *model, const TAttrs *A, TPrep *P,
+				  int32_t n_features, GsForest **out)
+{
+	GsForest   *f;
+	TWork		w;
+	GsCode		rc;
+
+	*out = NULL;
 	f = fz_alloc(&L->alloc, sizeof(GsForest));
 	if (f == NULL)
 	{
-		onnx_trees_prep_free(L, &P);
-		onnx_trees_free_attrs(L, &A);
+		onnx_trees_prep_free(L, P);
 		return onnx_nomem(L);
 	}
 	f->alloc = L->alloc;
@@ -612,18 +631,17 @@ onnx_trees_build(Loader *L, const Onnx__ModelProto *model, GsForest **out)
 	if (model->producer_name && model->producer_name[0])
 		onnx_producer(f->saved_by, sizeof(f->saved_by), model->producer_name, model->producer_version);
 	memset(&w, 0, sizeof(w));
-	rc = P.names ? onnx_trees_prep_names(L, &P, &f->feature_names) : GS_OK;
+	rc = P->names ? onnx_trees_prep_names(L, P, &f->feature_names) : GS_OK;
 	if (rc == GS_OK)
-		rc = onnx_prep_cat_names(L, &P, &f->cat_names);
-	onnx_trees_prep_free(L, &P);
+		rc = onnx_prep_cat_names(L, P, &f->cat_names);
+	onnx_trees_prep_free(L, P);
 	if (rc == GS_OK)
-		rc = onnx_trees_walk(L, &A, n_features, &w);
+		rc = onnx_trees_walk(L, A, n_features, &w);
 	if (rc == GS_OK)
-		rc = onnx_trees_attach_weights(L, &A, &w);
+		rc = onnx_trees_attach_weights(L, A, &w);
 	if (rc == GS_OK)
-		rc = build_forest(L, &A, &w, f);
+		rc = build_forest(L, A, &w, f);
 	onnx_trees_free_work(L, &w);
-	onnx_trees_free_attrs(L, &A);
 	if (rc != GS_OK)
 	{
 		gs_forest_free(f);

@@ -252,6 +252,18 @@ extern GsCode onnx_trees_prep_tree(Loader *L, TPrep *P, const char *name);
 extern GsCode onnx_trees_fold(Loader *L, const TPrep *P, TAttrs *A);
 extern void onnx_trees_prep_free(Loader *L, TPrep *P);
 
+/* onnx_trees.c: the forest of tree attributes (P freed; a zeroed P names nothing) */
+extern GsCode onnx_trees_forest(Loader *L, const Onnx__ModelProto *model, const TAttrs *A,
+								TPrep *P, int32_t n_features, GsForest **out);
+
+/*
+ * onnx_iforest.c: scikit-learn's IsolationForest as skl2onnx writes it (one
+ * tree node per tree, each tree's path length computed from its leaf by
+ * element-wise nodes, then offset - 2^(-sum / denominator))
+ */
+extern bool onnx_iforest_applies(const Onnx__GraphProto *g);
+extern GsCode onnx_iforest_build(Loader *L, const Onnx__ModelProto *model, GsForest **out);
+
 /* onnx_trees_graph.c */
 extern GsCode onnx_trees_check_graph(Loader *L, const Onnx__NodeProto *tree, int32_t *n_features,
 									 TPrep *P);

@@ -135,6 +135,8 @@ make_args(const GsForest *f, const GsBinnedLayout *l, const Batch *b, float *out
 	a.k.n_groups = f->n_groups;
 	a.k.n_outputs = f->n_outputs;
 	a.k.transform = (int32_t) f->transform;
+	a.k.transform_param[0] = f->transform_param[0];
+	a.k.transform_param[1] = f->transform_param[1];
 	a.k.raw_margins = raw;
 	a.thr = l->thr;
 	a.thr_off = l->thr_off;

@@ -654,11 +654,11 @@ test_transforms(void)
 	float		m[3] = {1000.0f, -1000.0f, 0.0f},
 				o[3];
 
-	gs_transform_row(GS_TRANSFORM_SOFTMAX, m, 3, o);
+	gs_transform_row(GS_TRANSFORM_SOFTMAX, NULL, m, 3, o);
 	check(o[0] == 1.0f && o[1] == 0.0f && isfinite(o[2]), "%s%s", "softmax stable on extreme margins", "");
 	check(gs_sigmoid(-1000.0f) >= 0.0f && gs_sigmoid(1000.0f) == 1.0f && gs_sigmoid(0.0f) == 0.5f,
 		  "%s%s", "sigmoid bounded", "");
-	gs_transform_row(GS_TRANSFORM_ARGMAX, m, 3, o);
+	gs_transform_row(GS_TRANSFORM_ARGMAX, NULL, m, 3, o);
 	check(o[0] == 0.0f, "%s%s", "argmax picks the largest margin", "");
 }
 

@@ -55,6 +55,8 @@
 
 #include "cpu_engine.h"
 #include "forest.h"
+#include "mlp.h"
+#include "onnx_load.h"
 #include "forest_eval.h"
 #include "forest_layout.h"
 #include "../common/test_util.h"
@@ -285,6 +287,8 @@ run_layout(const GsForest *f, const GsLayout *l, char *msg, size_t msglen)
 				a.n_groups = f->n_groups;
 				a.n_outputs = f->n_outputs;
 				a.transform = (int32_t) f->transform;
+				a.transform_param[0] = f->transform_param[0];
+				a.transform_param[1] = f->transform_param[1];
 				a.raw_margins = raw;
 				if (l->kernel == GS_KERNEL_TILED)
 					emulate_tiled(l, &a, rpt);
@@ -588,7 +592,7 @@ test_synthetic(void)
  * hosts whose expf is glibc's FMA variant.
  */
 static void
-libm_transform_row(GsTransform t, const float *m, int ng, float *o)
+libm_transform_row(GsTransform t, const float *param, const float *m, int ng, float *o)
 {
 	int			g;
 
@@ -683,6 +687,15 @@ libm_transform_row(GsTransform t, const float *m, int ng, float *o)
 			for (g = 0; g < ng; g++)
 				o[g] = (float) ((double) ((m[g] > 0) - (m[g] < 0)) * m[g] * m[g]);
 			break;
+		case GS_TRANSFORM_ISOLATION:
+			/* onnxruntime's Div, Neg, Pow(2, .), Neg, Add; 2^x from libm */
+			for (g = 0; g < ng; g++)
+			{
+				float		q = m[g] / param[0];
+
+				o[g] = -exp2f(-q) + param[1];
+			}
+			break;
 	}
 }
 
@@ -764,6 +777,8 @@ test_expf(uint64_t step)
 		float		m[GS_KMAX_GROUPS],
 					o1[GS_KMAX_GROUPS],
 					o2[GS_KMAX_GROUPS];
+		/* an IsolationForest's: 100 trees x c(256) and contamination 'auto' */
+		const float tparam[2] = {1034.7858f, 0.5f};
 		long		tbad = 0;
 
 		for (int it = 0; it < 20000; it++)
@@ -778,8 +793,8 @@ test_expf(uint64_t step)
 			{
 				int			no = t == GS_TRANSFORM_ARGMAX ? 1 : ng;
 
-				gs_transform_row((GsTransform) t, m, ng, o1);
-				libm_transform_row((GsTransform) t, m, ng, o2);
+				gs_transform_row((GsTransform) t, tparam, m, ng, o1);
+				libm_transform_row((GsTransform) t, tparam, m, ng, o2);
 				for (int k = 0; k < no; k++)
 					tbad += !same(o1[k], o2[k]);
 			}
@@ -789,6 +804,46 @@ test_expf(uint64_t step)
 				 (int) GS_TRANSFORM_LAST + 1, tbad);
 		gs_tap(tbad == 0, "transform", what);
 	}
+}
+
+/*
+ * gs_exp2f (IsolationForest's 2^x) against the host's exp2f, bit for bit:
+ * every step-th float bit pattern, plus special values.
+ */
+static void
+test_exp2f(uint64_t step)
+{
+	const float special[] = {0.0f, -0.0f, 1.0f, -1.0f, 0.5f, -0.5f, INFINITY, -INFINITY, NAN,
+		127.0f, 127.99999f, 128.0f, -126.0f, -127.5f, -128.0f, -149.0f, -149.5f, -150.0f,
+		-150.00002f, 1e-30f, -1e-30f, 0x1p-149f, 1e30f, -1e30f, -0.73f, -1.4f};
+	uint64_t	n = 0,
+				bad = 0;
+	float		first = 0.0f;
+	char		what[256];
+
+	for (uint64_t u = 0; u <= 0xFFFFFFFFull; u += step)
+	{
+		uint32_t	w = (uint32_t) u;
+		float		x;
+
+		memcpy(&x, &w, 4);
+		n++;
+		if (!same(exp2f(x), gs_exp2f(x)) && bad++ == 0)
+			first = x;
+	}
+	for (size_t i = 0; i < sizeof(special) / sizeof(special[0]); i++)
+	{
+		n++;
+		if (!same(exp2f(special[i]), gs_exp2f(special[i])) && bad++ == 0)
+			first = special[i];
+	}
+	snprintf(what, sizeof(what),
+			 "gs_exp2f equals the host's exp2f on %llu inputs (every %llu-th float and special values): %llu differ",
+			 (unsigned long long) n, (unsigned long long) step, (unsigned long long) bad);
+	gs_tap(bad == 0, "exp2f", what);
+	if (bad)
+		printf("# first difference: x = %a: host %a, gs_exp2f %a\n",
+			   (double) first, (double) exp2f(first), (double) gs_exp2f(first));
 }
 
 /*
@@ -845,10 +900,10 @@ test_softplus(uint64_t step)
 					o3[2],
 					o4[3];
 
-		gs_transform_row(GS_TRANSFORM_SOFTMAX, one_inf, 3, o1);
-		gs_transform_row(GS_TRANSFORM_SOFTMAX, two_inf, 3, o2);
-		gs_transform_row(GS_TRANSFORM_SOFTMAX, all_neg, 2, o3);
-		gs_transform_row(GS_TRANSFORM_SOFTMAX, neg_one, 3, o4);
+		gs_transform_row(GS_TRANSFORM_SOFTMAX, NULL, one_inf, 3, o1);
+		gs_transform_row(GS_TRANSFORM_SOFTMAX, NULL, two_inf, 3, o2);
+		gs_transform_row(GS_TRANSFORM_SOFTMAX, NULL, all_neg, 2, o3);
+		gs_transform_row(GS_TRANSFORM_SOFTMAX, NULL, neg_one, 3, o4);
 		gs_tap(o1[0] == 0.0f && o1[1] == 1.0f && o1[2] == 0.0f &&
 			   o2[0] == 0.5f && o2[1] == 0.0f && o2[2] == 0.5f &&
 			   o3[0] == 0.5f && o3[1] == 0.5f &&
@@ -858,8 +913,42 @@ test_softplus(uint64_t step)
 }
 
 /* Every model file in dir (at least min_models of them), every plan. */
+/* Load dir/name as gs_load_fixture_forest does (1, 0 or -1). */
+typedef int (*FixtureLoader) (const char *dir, const char *name, GsForest **f, GsStatus *st);
+
+/*
+ * An ONNX-ML tree-ensemble fixture (onnx/trees/onnx_*.onnx) as a forest:
+ * 1 with *f set, 0 when name is no such file (or a network), -1 when it
+ * does not load.
+ */
+static int
+load_onnx_forest(const char *dir, const char *name, GsForest **f, GsStatus *st)
+{
+	size_t		len = strlen(name),
+				blen;
+	char		path[1024];
+	unsigned char *b;
+	GsMlp	   *m = NULL;
+	GsCode		rc;
+
+	*f = NULL;
+	if (len < 6 || strcmp(name + len - 5, ".onnx") != 0)
+		return 0;
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if ((b = gs_read_file(path, &blen)) == NULL)
+		return 0;
+	rc = gs_onnx_load(b, blen, false, NULL, &gs_malloc_allocator, &m, f, st);
+	free(b);
+	if (m)
+	{
+		gs_mlp_free(m);
+		return 0;
+	}
+	return rc == GS_OK ? 1 : -1;
+}
+
 static void
-test_fixtures(const char *dir, int min_models)
+test_fixtures_with(const char *dir, int min_models, FixtureLoader load)
 {
 	DIR		   *d = opendir(dir);
 	struct dirent *e;
@@ -874,11 +963,11 @@ test_fixtures(const char *dir, int min_models)
 	}
 	while ((e = readdir(d)) != NULL)
 	{
-		char		label[300];
+		char		label[400];
 		GsForest   *f;
 		GsStatus	st;
 		GsLayoutOptions o;
-		int			got = gs_load_fixture_forest(dir, e->d_name, &f, &st);
+		int			got = load(dir, e->d_name, &f, &st);
 
 		if (got == 0)
 			continue;
@@ -932,6 +1021,12 @@ test_fixtures(const char *dir, int min_models)
 	}
 }
 
+static void
+test_fixtures(const char *dir, int min_models)
+{
+	test_fixtures_with(dir, min_models, gs_load_fixture_forest);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -944,9 +1039,12 @@ main(int argc, char **argv)
 	else
 	{
 		test_expf(exhaustive ? 1 : 4099);
+		test_exp2f(exhaustive ? 1 : 4099);
 		test_softplus(exhaustive ? 1 : 4099);
 		test_planner();
 		test_fixtures(FIXTURES "/models", 40);
+		/* ONNX-ML forests: onnxruntime's transforms, IsolationForest's */
+		test_fixtures_with(FIXTURES "/onnx/trees", 40, load_onnx_forest);
 		test_synthetic();
 	}
 	printf("1..%d\nkernel-emulation: %d passed, %d failed\n", n_pass + n_fail, n_pass, n_fail);

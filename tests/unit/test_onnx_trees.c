@@ -230,6 +230,7 @@ test_bad(void)
 {
 	gs_check_bad_files(FIXTURES "/onnx/bad/trees_expected.txt", FIXTURES "/onnx/bad", 15);
 	gs_check_bad_files(FIXTURES "/onnx/bad/pipe_expected.txt", FIXTURES "/onnx/bad", 10);
+	gs_check_bad_files(FIXTURES "/onnx/bad/iforest_expected.txt", FIXTURES "/onnx/bad", 7);
 }
 
 /*
@@ -486,14 +487,14 @@ test_node_semantics(void)
 		float		vmax = 2.0f,
 					sum = 0.0f;
 
-		gs_transform_row(GS_TRANSFORM_ORT_SOFTMAX, m, 4, o);
+		gs_transform_row(GS_TRANSFORM_ORT_SOFTMAX, NULL, m, 4, o);
 		for (int k = 0; k < 4; k++)
 			sum += (want[k] = expf(m[k] - vmax));
 		ok = 1;
 		for (int k = 0; k < 4; k++)
 			ok &= o[k] == want[k] / sum;
 		gs_tap(ok, "semantics", "ORT softmax: float sum, divided");
-		gs_transform_row(GS_TRANSFORM_ORT_SOFTMAX_ZERO, m, 4, o);
+		gs_transform_row(GS_TRANSFORM_ORT_SOFTMAX_ZERO, NULL, m, 4, o);
 		sum = 0.0f;
 		for (int k = 0; k < 4; k++)
 			if (m[k] != 0.0f)
@@ -504,7 +505,7 @@ test_node_semantics(void)
 		for (int k = 0; k < 4; k++)
 			ok &= o[k] == want[k] / sum;
 		gs_tap(ok && o[1] == 0.0f, "semantics", "ORT softmax_zero: a zero margin stays 0");
-		gs_transform_row(GS_TRANSFORM_ORT_LOGISTIC, m, 4, o);
+		gs_transform_row(GS_TRANSFORM_ORT_LOGISTIC, NULL, m, 4, o);
 		ok = o[0] == 1.0f / (1.0f + expf(-2.0f)) && o[1] == 0.5f &&
 			o[2] == 1.0f - 1.0f / (1.0f + expf(-1.5f));
 		gs_tap(ok, "semantics", "ORT logistic: 1 - v for negative margins");
@@ -522,6 +523,7 @@ main(void)
 	test_nomem(FIXTURES "/onnx/trees/onnx_pipe_edit_signs.onnx");
 	test_nomem(FIXTURES "/onnx/trees/onnx_lgb_binary.onnx");
 	test_nomem(FIXTURES "/onnx/trees/onnx_v5_modes_member.onnx");
+	test_nomem(FIXTURES "/onnx/trees/onnx_iforest_tiny.onnx");
 	test_corruption();
 	test_node_semantics();
 	printf("%d passed, %d failed\n", n_pass, n_fail);
