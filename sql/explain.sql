@@ -147,6 +147,26 @@ SELECT count(*) AS alerts, count(*) FILTER (WHERE a.reasons = q.reasons) AS same
          GROUP BY id) q ON q.id = a.key;
 SELECT count(*) = (SELECT count(*) FROM payment_alerts) AS every_alert_above_threshold
   FROM gpu_score_query('lcat', 'SELECT id, amount, country, hour, mcc, channel FROM payments') WHERE score >= 0.7;
+-- flag_when=below alerts on scores under the threshold, and the reasons are
+-- then the features that pulled the score down most (negative contributions,
+-- most negative first)
+CREATE TABLE payments_low (LIKE payments);
+CREATE TABLE low_alerts (LIKE payment_alerts);
+CREATE TRIGGER alert_low AFTER INSERT ON payments_low REFERENCING NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION gpu_alert_trigger('model=lcat', 'key_column=id', 'threshold=0.3',
+                                                        'flag_when=below', 'alerts_table=low_alerts',
+                                                        'reasons=2');
+INSERT INTO payments_low SELECT * FROM payments;
+SELECT count(*) AS alerts, bool_and(a.score < 0.3) AS all_below,
+       count(*) FILTER (WHERE a.reasons = q.reasons) AS same_reasons
+  FROM low_alerts a
+  JOIN (SELECT id, coalesce((array_agg(feature_name ORDER BY contribution, rank)
+                             FILTER (WHERE contribution < 0))[1:2], '{}') AS reasons
+          FROM gpu_explain_query('lcat', 'SELECT id, amount, country, hour, mcc, channel FROM payments')
+         WHERE feature IS NOT NULL GROUP BY id) q ON q.id = a.key;
+SELECT count(*) = (SELECT count(*) FROM low_alerts) AS every_row_below_alerted
+  FROM gpu_score_query('lcat', 'SELECT id, amount, country, hour, mcc, channel FROM payments') WHERE score < 0.3;
+DROP TABLE payments_low, low_alerts;
 -- reasons need the column and a number from 1 to 100
 CREATE TABLE plain_alerts (key bigint, score real, model text, model_version integer, alerted_at timestamptz);
 CREATE TRIGGER alert_plain AFTER INSERT ON payments_in REFERENCING NEW TABLE AS new_rows

@@ -88,6 +88,21 @@ SELECT count(*) FILTER (WHERE fraud_score <> xgb_score) AS rescored,
        count(*) FILTER (WHERE is_suspicious IS DISTINCT FROM (fraud_score >= 0.02::float8)) AS wrong_flags
   FROM transactions t;
 
+-- flag_when=below flags scores under the threshold instead, for scores where
+-- lower is worse (an IsolationForest's): the same scores here, flagged when low.
+ALTER TABLE transactions ADD COLUMN low_score real, ADD COLUMN looks_normal boolean;
+CREATE TRIGGER flag_low BEFORE INSERT OR UPDATE ON transactions FOR EACH ROW
+  EXECUTE FUNCTION gpu_score_trigger('model=tg_fraud', 'score_column=low_score',
+                                     'flag_column=looks_normal', 'threshold=0.02',
+                                     'flag_when=below');
+UPDATE transactions SET hour = hour;
+SELECT count(*) FILTER (WHERE looks_normal) AS flagged_low,
+       count(*) FILTER (WHERE looks_normal IS DISTINCT FROM (low_score < 0.02::float8)) AS wrong_flags,
+       count(*) FILTER (WHERE looks_normal = is_suspicious) AS flagged_both_ways
+  FROM transactions;
+DROP TRIGGER flag_low ON transactions;
+ALTER TABLE transactions DROP COLUMN low_score, DROP COLUMN looks_normal;
+
 -- A model replaced between statements is seen by the next statement; rows
 -- scored before keep their scores.  Two triggers with the same function on
 -- one table each keep their own configuration.
@@ -178,6 +193,8 @@ SELECT pg_temp.try('''model=tg_iris'', ''score_column=s'', ''features=a,b,c,d'',
 SELECT pg_temp.try('''model=tg_iris'', ''score_column=s'', ''features=a,b,c,d'', ''threshold=0.5''');
 SELECT pg_temp.try('''model=tg_iris'', ''score_column=s'', ''features=a,b,c,d'', ''flag_column=flag'', ''threshold=high''');
 SELECT pg_temp.try('''model=tg_iris'', ''score_column=s'', ''features=a,b,c,d'', ''flag_column=flag'', ''threshold=Infinity''');
+SELECT pg_temp.try('''model=tg_iris'', ''score_column=s'', ''features=a,b,c,d'', ''flag_column=flag'', ''threshold=1'', ''flag_when=sideways''');
+SELECT pg_temp.try('''model=tg_iris'', ''score_column=s'', ''features=a,b,c,d'', ''flag_when=below''');
 SELECT pg_temp.try('''model=tg_iris'', ''score_column=s'', ''features=a,b,c,d'', ''key_column=id''');
 SELECT pg_temp.try('''model=' || repeat('m', 64) || ''', ''score_column=s''');
 -- the model

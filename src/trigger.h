@@ -42,7 +42,11 @@ typedef struct TrigArgs
 	char	   *alerts_table;
 	char	   *on_error_text;
 	char	   *reasons_text;
+	char	   *flag_when_text;
 	double		threshold;		/* threshold_text parsed */
+	bool		flag_below;		/* flag_when_text parsed: flag score < threshold
+								 * (anomaly scores where lower is worse),
+								 * else score >= threshold */
 	int			reasons;		/* reasons_text parsed; 0 when absent */
 	OnError		on_error;		/* on_error_text parsed */
 } TrigArgs;

@@ -4,10 +4,11 @@
  *	  NEW TABLE.  Reads the inserted rows from the transition table through
  *	  SPI in batches of pg_gpuscore.batch_size, scores them with the batch
  *	  scorer (GPU for large batches where one is usable, CPU otherwise, the
- *	  same scores), and inserts those scoring >= threshold into an alerts
- *	  table, one INSERT per batch; with the argument reasons, each alert
- *	  with the names of the feature columns that pushed its score up most
- *	  (its explanation, explain.c).
+ *	  same scores), and inserts those scoring >= threshold (< threshold
+ *	  with flag_when=below) into an alerts table, one INSERT per batch;
+ *	  with the argument reasons, each alert with the names of the feature
+ *	  columns that pushed its score toward the alert most (its explanation,
+ *	  explain.c).
  *
  * Memory: all work happens in one context ("pg_gpuscore alert trigger")
  * deleted at the end, or with its parent on ERROR; the scorer's reset
@@ -52,7 +53,7 @@ PG_FUNCTION_INFO_V1(gpuscore_gpu_alert_trigger);
  */
 
 static const char *const alert_trigger_args[] =
-{"model", "key_column", "threshold", "alerts_table", "features", "on_error", "reasons", NULL};
+{"model", "key_column", "threshold", "flag_when", "alerts_table", "features", "on_error", "reasons", NULL};
 
 #define ALERT_TRIGGER_HINT \
 	"Create it as AFTER INSERT ON t REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpu_alert_trigger('model=m', 'key_column=id', 'threshold=0.9', 'alerts_table=alerts')."
@@ -171,6 +172,7 @@ typedef struct AlertRun
 	char	   *key_name;
 	GsColKind	key_kind;
 	double		threshold;
+	bool		flag_below;		/* alert on score < threshold, not >= */
 	OnError		on_error;
 	char	   *alerts;			/* schema-qualified, quoted */
 	size_t		max_rows;		/* rows per batch */
@@ -215,6 +217,7 @@ alert_trigger_setup(TriggerData *td, AlertRun *run)
 	trig_require_arg(id, a.threshold_text, "threshold", "threshold=0.9");
 	trig_require_arg(id, a.alerts_table, "alerts_table", "alerts_table=table");
 	run->threshold = a.threshold;
+	run->flag_below = a.flag_below;
 	run->on_error = a.on_error;
 	run->model = trig_acquire_model(id, a.model, run->run_cxt);
 	trig_resolve_features(id, desc, run->model, a.features, false, &run->fm);
@@ -258,8 +261,9 @@ alert_trigger_setup(TriggerData *td, AlertRun *run)
 
 /*
  * The reasons of row r of a batch of n rows (x column-major): the names of
- * the feature columns with the largest positive contributions to its score,
- * at most run->reasons, largest first, as the text of a text[] literal.
+ * the feature columns with the largest positive contributions to its score
+ * (the largest negative ones with flag_when=below), at most run->reasons,
+ * largest first, as the text of a text[] literal.
  */
 static Datum
 alert_reasons(AlertRun *run, const float *x, size_t n, size_t r)
@@ -271,6 +275,10 @@ alert_reasons(AlertRun *run, const float *x, size_t n, size_t r)
 	for (int f = 0; f < nf; f++)
 		run->row[f] = x[(size_t) f * n + r];
 	gs_shap_row(run->shap, run->row, run->phi);
+	/* alerting on low scores: what pulled the score down most */
+	if (run->flag_below)
+		for (int f = 0; f < nf; f++)
+			run->phi[f] = -run->phi[f];
 	gs_rank_contributions(run->phi, nf, run->order);
 	while (k < run->reasons && k < nf && run->phi[run->order[k]] > 0.0)
 	{
@@ -300,7 +308,10 @@ execute_insert(AlertRun *run, Datum *args)
 		elog(ERROR, "SPI_execute_plan failed: %s", SPI_result_code_string(rc));
 }
 
-/* Insert the rows of one scored batch (slot) at or above the threshold. */
+/*
+ * Insert the rows of one scored batch (slot) at or above the threshold
+ * (below it with flag_when=below; a NaN score never alerts).
+ */
 static void
 insert_alerts(AlertRun *run, const float *out, size_t n, int slot)
 {
@@ -312,7 +323,8 @@ insert_alerts(AlertRun *run, const float *out, size_t n, int slot)
 
 	for (size_t r = 0; r < n; r++)
 	{
-		if (run->unscored[slot][r] || !((double) out[r] >= run->threshold))
+		if (run->unscored[slot][r] ||
+			!(run->flag_below ? (double) out[r] < run->threshold : (double) out[r] >= run->threshold))
 			continue;
 		run->alert_keys[na] = Int64GetDatum(run->keys[slot][r]);
 		run->alert_key_nulls[na] = run->key_null[slot][r];

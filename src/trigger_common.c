@@ -54,6 +54,8 @@ trig_arg_slot(TrigArgs *a, const char *key)
 		return &a->on_error_text;
 	if (strcmp(key, "reasons") == 0)
 		return &a->reasons_text;
+	if (strcmp(key, "flag_when") == 0)
+		return &a->flag_when_text;
 	return NULL;
 }
 
@@ -139,6 +141,19 @@ trig_parse_args(const TrigIdent *id, const Trigger *tg, const char *const *allow
 					 errmsg(TRIG_FMT "threshold \"%s\" is not a finite number",
 							TRIG_ARGS(id), a->threshold_text)));
 	}
+	if (a->flag_when_text && strcmp(a->flag_when_text, "below") == 0)
+		a->flag_below = true;
+	else if (a->flag_when_text && strcmp(a->flag_when_text, "above") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg(TRIG_FMT "flag_when must be \"above\" or \"below\", not \"%s\"",
+						TRIG_ARGS(id), a->flag_when_text),
+				 errhint("'flag_when=above' (the default) flags scores at or above the threshold, "
+						 "'flag_when=below' scores below it (an IsolationForest's outliers).")));
+	if (a->threshold_text == NULL && a->flag_when_text)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg(TRIG_FMT "flag_when is given without a threshold", TRIG_ARGS(id))));
 	if (a->reasons_text)
 	{
 		char	   *end;

@@ -2,8 +2,8 @@
  * trigger_score.c
  *	  gpu_score_trigger(): BEFORE INSERT OR UPDATE FOR EACH ROW.  Scores the
  *	  new row on the CPU engine (one row never pays for a GPU round trip)
- *	  and writes the score, and optionally a boolean flag score >= threshold,
- *	  into columns of that row.  Arguments and memory: see trigger_common.c
+ *	  and writes the score, and optionally a boolean flag score >= threshold
+ *	  (score < threshold with flag_when=below), into columns of that row.  Arguments and memory: see trigger_common.c
  *	  and the comment of gpuscore_gpu_score_trigger.
  *
  * Memory: the resolved configuration lives in fn_extra, in a child context
@@ -48,7 +48,7 @@ PG_FUNCTION_INFO_V1(gpuscore_gpu_score_trigger);
  */
 
 static const char *const score_trigger_args[] =
-{"model", "score_column", "flag_column", "threshold", "features", "on_error", NULL};
+{"model", "score_column", "flag_column", "threshold", "flag_when", "features", "on_error", NULL};
 
 #define SCORE_TRIGGER_HINT \
 	"Create it as BEFORE INSERT OR UPDATE ON t FOR EACH ROW EXECUTE FUNCTION gpu_score_trigger('model=m', 'score_column=score')."
@@ -70,6 +70,7 @@ typedef struct ScoreTriggerState
 	int32		score_typmod;
 	AttrNumber	flag_att;		/* InvalidAttrNumber: no flag */
 	double		threshold;
+	bool		flag_below;		/* flag score < threshold, not >= */
 	OnError		on_error;
 	bool		warned;			/* on_error=null has warned this statement */
 	int			natts;
@@ -143,6 +144,7 @@ score_trigger_setup(FunctionCallInfo fcinfo, TriggerData *td, const TrigIdent *i
 				 errmsg(TRIG_FMT "threshold is given without flag_column", TRIG_ARGS(id)),
 				 errhint("Add the trigger argument 'flag_column=column' (a boolean column set to score >= threshold).")));
 	s->threshold = a.threshold;
+	s->flag_below = a.flag_below;
 	s->on_error = a.on_error;
 
 	s->model = trig_acquire_model(id, a.model, cxt);
@@ -282,7 +284,9 @@ gpuscore_gpu_score_trigger(PG_FUNCTION_ARGS)
 		gs_model_predict(s->model->model, s->row, 1, 1, s->margin, s->out);
 		s->values[s->score_att - 1] = score_datum(s, s->out[0]);
 		if (s->flag_att != InvalidAttrNumber)
-			s->values[s->flag_att - 1] = BoolGetDatum((double) s->out[0] >= s->threshold);
+			s->values[s->flag_att - 1] = BoolGetDatum(s->flag_below ?
+													  (double) s->out[0] < s->threshold :
+													  (double) s->out[0] >= s->threshold);
 	}
 
 	/*
