@@ -62,7 +62,7 @@ tree_columns(IfCtx *C, const Onnx__NodeProto *n, int32_t n_features, int64_t **c
 		return if_refuse_at(C, n, "reads neither the graph's input nor a Gather of its columns");
 	if (onnx_attr_int(C->L, gather, "axis", 0, &axis) != GS_OK)
 		return C->L->st->code;
-	t = onnx_find_const_anywhere(C->L, gather->input[1]);
+	t = if_const_tensor(C, gather->input[1]);
 	if (axis != 1 || t == NULL || t->n_dims != 1)
 		return if_refuse_at(C, gather, "is not a Gather of columns (axis 1) by a constant list");
 	*cols = onnx_alloc(C->L, sizeof(int64_t) * (size_t) (n_features + 1));
@@ -207,8 +207,9 @@ onnx_iforest_build(Loader *L, const Onnx__ModelProto *model, GsForest **out)
 		n_nodes += g->node[i]->n_output;
 	C.prod = onnx_alloc(L, sizeof(Producer) * (n_nodes + 1));
 	C.stamp = onnx_alloc(L, sizeof(int32_t) * (g->n_node + 1));
+	C.seen = onnx_alloc(L, sizeof(int32_t) * (g->n_node + 1));
 	C.memo = onnx_alloc(L, sizeof(Val) * (g->n_node + 1));
-	if (!C.prod || !C.stamp || !C.memo)
+	if (!C.prod || !C.stamp || !C.seen || !C.memo)
 	{
 		rc = onnx_nomem(L);
 		goto done;
@@ -216,6 +217,7 @@ onnx_iforest_build(Loader *L, const Onnx__ModelProto *model, GsForest **out)
 	for (size_t i = 0; i < g->n_node; i++)
 	{
 		C.stamp[i] = -1;
+		C.seen[i] = 0;
 		for (size_t k = 0; k < g->node[i]->n_output; k++)
 			if (g->node[i]->output[k] && g->node[i]->output[k][0])
 			{
@@ -253,12 +255,17 @@ onnx_iforest_build(Loader *L, const Onnx__ModelProto *model, GsForest **out)
 	{
 		const Onnx__NodeProto *tn;
 
+		if ((k & 63) == 63 && (rc = gs_check_interrupt(&L->lim->interrupt, L->st)) != GS_OK)
+			break;
+		C.term = (int32_t) k + 1;
+		C.n_seen = 0;
 		tree_of[k] = if_term_tree(&C, terms[k], 0, -1);
 		if (tree_of[k] < 0)
 		{
 			rc = gs_status_set(L->st, GS_ERR_UNSUPPORTED,
-							   "IsolationForest graph: term %zu of the Sum does not depend on exactly one tree node",
-							   k + 1);
+							   "IsolationForest graph: term %zu of the Sum does not depend on exactly one tree node "
+							   "through at most %d element-wise nodes",
+							   k + 1, IF_MAX_TERM_NODES);
 			break;
 		}
 		for (size_t j = 0; j < k; j++)
@@ -426,6 +433,8 @@ done:
 		L->alloc.free(L->alloc.ctx, C.prod);
 	if (C.stamp)
 		L->alloc.free(L->alloc.ctx, C.stamp);
+	if (C.seen)
+		L->alloc.free(L->alloc.ctx, C.seen);
 	if (C.memo)
 		L->alloc.free(L->alloc.ctx, C.memo);
 	return rc;

@@ -11,6 +11,8 @@
 #include "onnx_trees.h"
 
 #define IF_MAX_EXPR_DEPTH	64		/* nested element-wise nodes of one term */
+#define IF_MAX_TERM_NODES	256		/* nodes one tree's path length reads
+									 * (skl2onnx writes about 27) */
 #define IF_MAX_KEYS			(1 << 22)	/* a LabelEncoder's keys */
 
 typedef enum VKind
@@ -44,6 +46,9 @@ typedef struct IfCtx
 	int64_t		tree;			/* tree node of the term being evaluated */
 	float		leaf;			/* its output for this evaluation */
 	int32_t    *stamp;			/* [n_node] evaluation that filled memo */
+	int32_t    *seen;			/* [n_node] term whose walk saw the node */
+	int32_t		term;			/* the term being walked, from 1 */
+	int32_t		n_seen;			/* nodes it has seen */
 	Val		   *memo;			/* [n_node] */
 	int32_t		cur;
 } IfCtx;
@@ -53,6 +58,7 @@ extern int	if_cmp_producer(const void *a, const void *b);
 extern int64_t if_producer_of(const IfCtx *C, const char *name);
 extern bool if_is_op(const Onnx__NodeProto *n, const char *op);
 extern GsCode if_refuse_at(IfCtx *C, const Onnx__NodeProto *n, const char *why);
+extern const Onnx__TensorProto *if_const_tensor(IfCtx *C, const char *name);
 extern bool if_const_scalar(IfCtx *C, const char *name, Val *v);
 extern GsCode if_eval(IfCtx *C, const char *name, int depth, Val *out);
 extern int64_t if_term_tree(IfCtx *C, const char *name, int depth, int64_t found);

@@ -59,11 +59,30 @@ if_refuse_at(IfCtx *C, const Onnx__NodeProto *n, const char *why)
 	return C->L->st->code;
 }
 
-/* A constant scalar (float, int64 or bool) named name; false when not one. */
+/*
+ * The tensor of a constant: an initializer, or a Constant node's value;
+ * NULL for any other value.  Looked up through the producers' index (a
+ * scan of every node per lookup would make a large model's load quadratic).
+ */
+const Onnx__TensorProto *
+if_const_tensor(IfCtx *C, const char *name)
+{
+	int64_t		p = if_producer_of(C, name);
+	const Onnx__AttributeProto *a;
+
+	if (p < 0)
+		return onnx_find_const(C->L, name);
+	if (if_is_op(C->g->node[p], "Constant") && C->g->node[p]->n_input == 0 &&
+		(a = onnx_attr_find(C->g->node[p], "value")) != NULL)
+		return a->t;
+	return NULL;
+}
+
+/* A constant scalar (float or int64) named name; false when not one. */
 bool
 if_const_scalar(IfCtx *C, const char *name, Val *v)
 {
-	const Onnx__TensorProto *t = onnx_find_const_anywhere(C->L, name);
+	const Onnx__TensorProto *t = if_const_tensor(C, name);
 	int64_t		n = 0;
 
 	if (t == NULL || !t->has_data_type)
@@ -347,7 +366,9 @@ if_eval(IfCtx *C, const char *name, int depth, Val *out)
  * The one tree node the value name depends on, walking producers (not
  * through constants) from found (-1: none yet): its index, -1 when it
  * depends on none, -2 when on several or on something else (the graph's
- * input, an unknown value).  Sets no status.
+ * input, an unknown value, more than IF_MAX_TERM_NODES nodes: every leaf
+ * evaluates them).  Each node is walked once per term (C->seen, C->term).
+ * Sets no status.
  */
 int64_t
 if_term_tree(IfCtx *C, const char *name, int depth, int64_t found)
@@ -357,13 +378,18 @@ if_term_tree(IfCtx *C, const char *name, int depth, int64_t found)
 
 	if (found == -2 || depth > IF_MAX_EXPR_DEPTH)
 		return -2;
-	if (onnx_find_const_anywhere(C->L, name) != NULL)
+	if (if_const_tensor(C, name) != NULL)
 		return found;			/* a constant (a Reshape's shape too) */
 	if ((p = if_producer_of(C, name)) < 0)
 		return -2;
 	n = C->g->node[p];
 	if (onnx_trees_is_tree_node(n))
 		return found == -1 || found == p ? p : -2;
+	if (C->seen[p] == C->term)
+		return found;
+	C->seen[p] = C->term;
+	if (++C->n_seen > IF_MAX_TERM_NODES)
+		return -2;
 	for (size_t k = 0; k < n->n_input && found != -2; k++)
 		found = if_term_tree(C, n->input[k], depth + 1, found);
 	return found;

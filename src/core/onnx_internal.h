@@ -233,6 +233,13 @@ extern GsCode onnx_add_imputer(Loader *L, const Onnx__NodeProto *node);
 extern bool onnx_mlp_wants_prep(const Loader *L);
 extern GsCode onnx_mlp_prep(Loader *L);
 
+/*
+ * onnx_iforest.c: does the graph look like scikit-learn's IsolationForest as
+ * skl2onnx writes it (tree nodes and a Pow)?  It may then have up to
+ * GS_ONNX_MAX_IFOREST_NODES nodes.
+ */
+extern bool onnx_iforest_applies(const Onnx__GraphProto *g);
+
 /* onnx_trees.c: does the graph hold an ai.onnx.ml TreeEnsemble* node? */
 extern bool onnx_graph_has_trees(const Onnx__GraphProto *g);
 

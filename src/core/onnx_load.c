@@ -371,16 +371,18 @@ build(Loader *L, const Onnx__ModelProto *model, bool reconstruction)
 static GsCode
 build_trees(Loader *L, const Onnx__ModelProto *model, bool reconstruction, GsForest **out)
 {
+	int			max_nodes = onnx_iforest_applies(L->g) ? GS_ONNX_MAX_IFOREST_NODES : GS_ONNX_MAX_NODES;
+
 	if (!model->has_ir_version || model->ir_version < 1)
 		return gs_status_set(L->st, GS_ERR_INVALID_MODEL, "the ONNX model has no IR version");
-	if (L->g->n_node > GS_ONNX_MAX_NODES)
+	if (L->g->n_node > (size_t) max_nodes)
 		return gs_status_set(L->st, GS_ERR_LIMIT, "the graph has %zu nodes, more than the limit of %d",
-							 L->g->n_node, GS_ONNX_MAX_NODES);
+							 L->g->n_node, max_nodes);
 	if (L->g->n_initializer > GS_ONNX_MAX_INITIALIZERS)
 		return gs_status_set(L->st, GS_ERR_LIMIT,
 							 "the graph has %zu initializers, more than the limit of %d",
 							 L->g->n_initializer, GS_ONNX_MAX_INITIALIZERS);
-	if (L->g->n_input > GS_ONNX_MAX_INITIALIZERS + 1 || L->g->n_output > GS_ONNX_MAX_NODES)
+	if (L->g->n_input > GS_ONNX_MAX_INITIALIZERS + 1 || L->g->n_output > (size_t) max_nodes)
 		return gs_status_set(L->st, GS_ERR_LIMIT, "the graph has %zu inputs and %zu outputs",
 							 L->g->n_input, L->g->n_output);
 	if (reconstruction)

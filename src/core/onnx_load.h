@@ -26,6 +26,8 @@
 
 /* Caps of the graph itself, on top of GsLimits and the GS_MLP_* caps. */
 #define GS_ONNX_MAX_NODES			4096
+#define GS_ONNX_MAX_IFOREST_NODES	(1 << 21)	/* an IsolationForest's graph: about
+												 * 27 nodes per tree (onnx_iforest.c) */
 #define GS_ONNX_MAX_INITIALIZERS	4096
 #define GS_ONNX_MAX_STACK			(256 * 1024)	/* bytes of C stack protobuf-c may use */
 

@@ -261,7 +261,6 @@ extern GsCode onnx_trees_forest(Loader *L, const Onnx__ModelProto *model, const 
  * tree node per tree, each tree's path length computed from its leaf by
  * element-wise nodes, then offset - 2^(-sum / denominator))
  */
-extern bool onnx_iforest_applies(const Onnx__GraphProto *g);
 extern GsCode onnx_iforest_build(Loader *L, const Onnx__ModelProto *model, GsForest **out);
 
 /* onnx_trees_graph.c */

@@ -586,6 +586,26 @@ def skl_trial(r, d, X, cats, ncat, z):
     return path, Xc, ref, 1e-5, "skl " + desc
 
 
+def iforest_trial(r, d, X, cats, ncat, z):
+    """A random scikit-learn IsolationForest converted by skl2onnx; the reference is
+    onnxruntime's "scores" output (scikit-learn's decision_function)."""
+    from sklearn.ensemble import IsolationForest
+    ntr = int(len(X) * 0.8)
+    n_est = int(r.choice([1, 3, 30, 100, 200]))
+    samples = [str(r.choice(["auto"])), int(r.choice([2, 3, 16, 64])), float(r.choice([0.05, 0.5, 1.0]))]
+    ms = samples[int(r.integers(3))]
+    cont = ["auto", float(r.choice([0.01, 0.1, 0.3]))][int(r.integers(2))]
+    boot = bool(r.random() < 0.3)
+    m = IsolationForest(n_estimators=n_est, max_samples=ms, contamination=cont, bootstrap=boot,
+                        random_state=int(r.integers(1 << 30)))
+    m.fit(np.nan_to_num(X[:ntr]))              # scikit-learn refuses NaN
+    path = skl_save(m, X, d)
+    Xc = case_rows(r, X[ntr:], onnx_thresholds(path), [], ncat)
+    ref = ort_scores(path, Xc)
+    return path, Xc, ref, 1e-6, "iforest n_est=%d max_samples=%s contamination=%s bootstrap=%s" % (
+        n_est, ms, cont, boot)
+
+
 def skl_pipe_trial(r, d, X, cats, ncat, z):
     """A scikit-learn pipeline: imputers and scalers (or a ColumnTransformer of them) before a
     random tree model, folded into the splits by pg_gpuscore; rows around the raw values the
@@ -1361,6 +1381,7 @@ FAMILIES = {
     "xgb-lin": (("xgboost",), xgb_lin_trial),
     "skl": (("sklearn", "skl2onnx", "onnxruntime"), skl_trial),
     "skl-pipe": (("sklearn", "skl2onnx", "onnxruntime"), skl_pipe_trial),
+    "iforest": (("sklearn", "skl2onnx", "onnxruntime"), iforest_trial),
     "onnx-xgb": (("xgboost", "onnxmltools", "onnxruntime"),
                  lambda *a: onnx_gbm_trial(*a, which="xgb")),
     "onnx-lgb": (("lightgbm", "onnxmltools", "onnxruntime"),

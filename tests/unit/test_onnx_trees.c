@@ -230,7 +230,7 @@ test_bad(void)
 {
 	gs_check_bad_files(FIXTURES "/onnx/bad/trees_expected.txt", FIXTURES "/onnx/bad", 15);
 	gs_check_bad_files(FIXTURES "/onnx/bad/pipe_expected.txt", FIXTURES "/onnx/bad", 10);
-	gs_check_bad_files(FIXTURES "/onnx/bad/iforest_expected.txt", FIXTURES "/onnx/bad", 7);
+	gs_check_bad_files(FIXTURES "/onnx/bad/iforest_expected.txt", FIXTURES "/onnx/bad", 8);
 }
 
 /*
