@@ -93,6 +93,13 @@ def train(out):
                                   random_seed=7, verbose=0, allow_writing_files=False)
         m.fit(x, y)
         m.save_model(os.path.join(out, "cb2000.json"), format="json")
+    if not os.path.exists(os.path.join(out, "iforest500.onnx")):
+        from sklearn.ensemble import IsolationForest
+        from skl2onnx import to_onnx
+        iso = IsolationForest(n_estimators=N_LINEAR_TREES, random_state=7).fit(np.nan_to_num(x))
+        onx = to_onnx(iso, x[:1], target_opset={"": 17, "ai.onnx.ml": 3})
+        with open(os.path.join(out, "iforest500.onnx"), "wb") as f:
+            f.write(onx.SerializeToString())
     if not os.path.exists(os.path.join(out, "lgb500_linear.txt")):
         booster = lgb.train({"objective": "binary", "num_leaves": 64, "max_depth": 8,
                              "learning_rate": 0.05, "num_threads": 2, "seed": 7,
@@ -134,6 +141,9 @@ def main():
         ("lgb2000.onnx", "onnxruntime %s" % ort.__version__,
          lambda p: ort.InferenceSession(p, so, providers=["CPUExecutionProvider"]),
          lambda m: m.run(None, {"x": rows})[1][:, 1]),
+        ("iforest500.onnx", "onnxruntime %s" % ort.__version__,
+         lambda p: ort.InferenceSession(p, so, providers=["CPUExecutionProvider"]),
+         lambda m: m.run(None, {"X": rows})[1].ravel()),
     ]
     if HAVE_CATBOOST:
         import catboost as cb

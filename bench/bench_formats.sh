@@ -9,7 +9,8 @@
 # Formats: XGBoost JSON and UBJ (XGBoost 3.2), LightGBM text (LightGBM 4.7; also
 # a 500-tree model with linear trees),
 # ONNX-ML TreeEnsembleClassifier (the LightGBM model converted by onnxmltools,
-# scored by onnxruntime), CatBoost JSON (symmetric trees of depth 8; CatBoost
+# scored by onnxruntime), a scikit-learn IsolationForest of 500 trees converted
+# by skl2onnx (its anomaly score, scored by onnxruntime), CatBoost JSON (symmetric trees of depth 8; CatBoost
 # 1.2, when the venv has it: tests/fixtures/requirements-catboost.txt).  bench_formats.py trains the models once into
 # bench/work/formats (fixed seeds; a few minutes on 2 cores) and times the
 # libraries; bench_formats.c times our loader and CPU engine and checks that
@@ -32,7 +33,7 @@ mkdir -p "$work"
 echo "== training (once) and timing the libraries" >&2
 libs=$("$venv/bin/python" "$here/bench_formats.py" "$work" "$rows" "$repeats")
 
-echo "### bench_formats: 2,000 trees (the linear-tree model 500), $rows rows x 30 features (~5% NaN), one thread, median of $repeats"
+echo "### bench_formats: 2,000 trees (the linear-tree and IsolationForest models 500), $rows rows x 30 features (~5% NaN), one thread, median of $repeats"
 echo
 echo "| model file | size | library | load: library | load: ours | rows/s: library | rows/s: ours | ours / library | max abs diff |"
 echo "|---|---:|---|---:|---:|---:|---:|---:|---:|"
