@@ -27,10 +27,11 @@
  * library's by an ulp, so a leaf's path length may too: scores agree within
  * 1e-6, not bit for bit.
  *
- * onnx_iforest_eval.c interprets the element-wise nodes.  Anything else in the way (another op, a tree whose output feeds another
- * tree's path length, a leaf with several weights) is refused with the
- * node named.  Nothing outlives the call but the forest: the merged
- * attributes are freed here.
+ * onnx_iforest_eval.c interprets the element-wise nodes.  Anything else
+ * in the way (another op, a tree whose output feeds another tree's path
+ * length) is refused with the node named; a leaf with several weights is
+ * refused by onnx_trees_walk.c, as for any forest.  Nothing outlives the
+ * call but the forest: the merged attributes are freed here.
  */
 #include <math.h>
 #include <stdio.h>
@@ -161,6 +162,7 @@ onnx_iforest_build(Loader *L, const Onnx__ModelProto *model, GsForest **out)
 	const char *const *terms = NULL;
 	const char *scores = NULL;
 	size_t		n_terms = 0,
+				n_outputs = 0,
 				n_nodes = 0,
 				n_w = 0,
 				at = 0,
@@ -204,8 +206,8 @@ onnx_iforest_build(Loader *L, const Onnx__ModelProto *model, GsForest **out)
 
 	/* the producers, for lookups by name */
 	for (size_t i = 0; i < g->n_node; i++)
-		n_nodes += g->node[i]->n_output;
-	C.prod = onnx_alloc(L, sizeof(Producer) * (n_nodes + 1));
+		n_outputs += g->node[i]->n_output;
+	C.prod = onnx_alloc(L, sizeof(Producer) * (n_outputs + 1));
 	C.stamp = onnx_alloc(L, sizeof(int32_t) * (g->n_node + 1));
 	C.seen = onnx_alloc(L, sizeof(int32_t) * (g->n_node + 1));
 	C.memo = onnx_alloc(L, sizeof(Val) * (g->n_node + 1));
@@ -290,17 +292,12 @@ onnx_iforest_build(Loader *L, const Onnx__ModelProto *model, GsForest **out)
 		for (size_t i = 1; rc == GS_OK && i < A[k].n; i++)
 			if (A[k].treeids[i] != A[k].treeids[0])
 				rc = if_refuse_at(&C, tn, "holds more than one tree");
-		for (size_t i = 0; rc == GS_OK && i < A[k].nw; i++)
-			for (size_t j = 0; rc == GS_OK && j < i; j++)
-				if (A[k].w_nodeids[j] == A[k].w_nodeids[i])
-					rc = if_refuse_at(&C, tn, "has a leaf with more than one weight");
 		any_tracks |= A[k].tracks != NULL;
 	}
 	if (rc != GS_OK)
 		goto done;
 
 	/* the merged attributes: tree k's nodes and its leaves' path lengths */
-	n_nodes = 0;
 	for (size_t k = 0; k < n_terms; k++)
 	{
 		n_nodes += A[k].n;
