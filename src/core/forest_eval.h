@@ -268,6 +268,34 @@ static __device__ const uint64_t gs_exp2f_tab_dev[32] = GS_EXP2F_TABLE;
 #endif
 static const uint64_t gs_exp2f_tab[32] = GS_EXP2F_TABLE;
 
+/*
+ * 2^(k/32) * (c0 r^3 + c1 r^2 + c2 r + 1) rounded to float, ki holding k in
+ * its low bits: the common end of glibc's expf and exp2f.
+ */
+GS_HD float
+gs_exp2_table_poly(uint64_t ki, double r, double c0, double c1, double c2)
+{
+	uint64_t	t;
+	double		s,
+				z,
+				r2,
+				y;
+
+#ifdef __CUDA_ARCH__
+	t = gs_exp2f_tab_dev[ki % 32];
+#else
+	t = gs_exp2f_tab[ki % 32];
+#endif
+	t += ki << (52 - 5);
+	memcpy(&s, &t, sizeof(s));
+	z = GS_DFMA(c0, r, c1);
+	r2 = GS_DMUL(r, r);
+	y = GS_DFMA(c2, r, 1.0);
+	y = GS_DFMA(z, r2, y);
+	y = GS_DMUL(y, s);
+	return (float) y;
+}
+
 /* expf(x), bit-identical to glibc's on FMA hardware; see above. */
 GS_HD float
 gs_expf(float x)
@@ -280,14 +308,9 @@ gs_expf(float x)
 	const double xd = (double) x;
 	uint32_t	ux;
 	uint32_t	abstop;
-	uint64_t	ki,
-				t;
+	uint64_t	ki;
 	double		kd,
-				r,
-				s,
-				z,
-				r2,
-				y;
+				r;
 
 	memcpy(&ux, &x, sizeof(ux));
 	abstop = (ux >> 20) & 0x7ff;
@@ -308,19 +331,7 @@ gs_expf(float x)
 	kd = GS_DADD(kd, -shift);
 	r = GS_DFMA(inv_ln2_n, xd, -kd);
 	/* 2^(k/32) * 2^(r/32), the latter ~ c0 r^3 + c1 r^2 + c2 r + 1 */
-#ifdef __CUDA_ARCH__
-	t = gs_exp2f_tab_dev[ki % 32];
-#else
-	t = gs_exp2f_tab[ki % 32];
-#endif
-	t += ki << (52 - 5);
-	memcpy(&s, &t, sizeof(s));
-	z = GS_DFMA(c0, r, c1);
-	r2 = GS_DMUL(r, r);
-	y = GS_DFMA(c2, r, 1.0);
-	y = GS_DFMA(z, r2, y);
-	y = GS_DMUL(y, s);
-	return (float) y;
+	return gs_exp2_table_poly(ki, r, c0, c1, c2);
 }
 
 /*
@@ -337,14 +348,9 @@ gs_exp2f(float x)
 	const double c2 = 0x1.62e42ff0c52d6p-1;
 	const double xd = (double) x;
 	uint32_t	ux;
-	uint64_t	ki,
-				t;
+	uint64_t	ki;
 	double		kd,
-				r,
-				s,
-				z,
-				r2,
-				y;
+				r;
 
 	memcpy(&ux, &x, sizeof(ux));
 	if (((ux >> 20) & 0x7ff) >= 0x430)	/* |x| >= 128, or x is NaN */
@@ -362,19 +368,7 @@ gs_exp2f(float x)
 	memcpy(&ki, &kd, sizeof(ki));
 	kd = GS_DADD(kd, -shift);
 	r = GS_DADD(xd, -kd);
-#ifdef __CUDA_ARCH__
-	t = gs_exp2f_tab_dev[ki % 32];
-#else
-	t = gs_exp2f_tab[ki % 32];
-#endif
-	t += ki << (52 - 5);
-	memcpy(&s, &t, sizeof(s));
-	z = GS_DFMA(c0, r, c1);
-	r2 = GS_DMUL(r, r);
-	y = GS_DFMA(c2, r, 1.0);
-	y = GS_DFMA(z, r2, y);
-	y = GS_DMUL(y, s);
-	return (float) y;
+	return gs_exp2_table_poly(ki, r, c0, c1, c2);
 }
 
 /* Logistic function as XGBoost computes it in float (common/math.h). */
