@@ -18,13 +18,7 @@ gs_make_tx($node, 'tx', 20000);
 
 # Every write of a score is recorded, so a row scored twice shows up even
 # when both writes set the same value.
-$node->safe_psql('postgres', q{
-	CREATE TABLE score_writes (id bigint NOT NULL);
-	CREATE FUNCTION note_write() RETURNS trigger LANGUAGE plpgsql AS
-	  $$BEGIN INSERT INTO score_writes VALUES (NEW.id); RETURN NEW; END$$;
-	CREATE TRIGGER note_write AFTER UPDATE OF score ON tx
-	  FOR EACH ROW WHEN (NEW.score IS NOT NULL) EXECUTE FUNCTION note_write();
-});
+gs_record_score_writes($node, 'tx');
 
 # ---- two runs at once ----
 # Each batch sleeps a little (through the filter) so the runs overlap.

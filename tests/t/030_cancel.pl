@@ -241,15 +241,9 @@ is($node->safe_psql('postgres', q{SELECT count(*) FROM gpu_models WHERE name = '
 	'a cancelled load stores nothing');
 
 # ---- gpu_score_table ----
-# Every write of a score is recorded (as in 010_score_table.pl), so a row
+# Every write of a score is recorded (gs_record_score_writes), so a row
 # scored twice shows up even when both writes set the same value.
-$node->safe_psql('postgres', q{
-	CREATE TABLE score_writes (id bigint NOT NULL);
-	CREATE FUNCTION note_write() RETURNS trigger LANGUAGE plpgsql AS
-	  $$BEGIN INSERT INTO score_writes VALUES (NEW.id); RETURN NEW; END$$;
-	CREATE TRIGGER note_write AFTER UPDATE OF score ON st
-	  FOR EACH ROW WHEN (NEW.score IS NOT NULL) EXECUTE FUNCTION note_write();
-});
+gs_record_score_writes($node, 'st');
 my $b = $work{st_batch};
 my $call = "CALL gpu_score_table('big', 'st', 'id', batch_size => $b)";
 my $scored_before = 0;

@@ -41,13 +41,7 @@ my $node = gs_node('cancel_commit', 'fsync = on');
 gs_load_fraud($node);
 gs_make_tx($node, 'tx', $rows);
 gs_make_tx($node, 'ten_batches', 10 * $batch);
-$node->safe_psql('postgres', q{
-	CREATE TABLE score_writes (id bigint NOT NULL);
-	CREATE FUNCTION note_write() RETURNS trigger LANGUAGE plpgsql AS
-	  $$BEGIN INSERT INTO score_writes VALUES (NEW.id); RETURN NEW; END$$;
-	CREATE TRIGGER note_write AFTER UPDATE OF score ON tx
-	  FOR EACH ROW WHEN (NEW.score IS NOT NULL) EXECUTE FUNCTION note_write();
-});
+gs_record_score_writes($node, 'tx');
 
 my $ctl = gs_session($node);
 my $victim = gs_session($node);

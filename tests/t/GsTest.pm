@@ -13,6 +13,11 @@
 #                             model's 30 feature names and n x 60 trees
 # gs_server_crashes(node)     lines of the server log that tell of a crashed
 #                             backend (none is the only good answer)
+# gs_record_score_writes(node, table)
+#                             record the id of every write of a score into
+#                             table.score in score_writes, so a row scored
+#                             twice shows up even when both writes set the
+#                             same value
 package GsTest;
 
 use strict;
@@ -24,7 +29,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 
 our @EXPORT = qw(gs_node gs_load_fraud gs_make_tx gs_start_call gs_feature_names
-  gs_session gs_write_model gs_server_crashes);
+  gs_session gs_write_model gs_server_crashes gs_record_score_writes);
 
 my $fixtures = $ENV{GS_FIXTURES} or die "GS_FIXTURES is not set (run tests/t/run.sh)";
 
@@ -147,6 +152,19 @@ sub gs_write_model
 
 # Lines of the server log saying that a backend crashed (a signal, an
 # exception, a PANIC) or that the server reinitialized after one.
+sub gs_record_score_writes
+{
+	my ($node, $table) = @_;
+	$node->safe_psql('postgres', qq{
+		CREATE TABLE score_writes (id bigint NOT NULL);
+		CREATE FUNCTION note_write() RETURNS trigger LANGUAGE plpgsql AS
+		  \$\$BEGIN INSERT INTO score_writes VALUES (NEW.id); RETURN NEW; END\$\$;
+		CREATE TRIGGER note_write AFTER UPDATE OF score ON $table
+		  FOR EACH ROW WHEN (NEW.score IS NOT NULL) EXECUTE FUNCTION note_write();
+	});
+	return;
+}
+
 sub gs_server_crashes
 {
 	my ($node) = @_;
