@@ -283,7 +283,7 @@ gs_dforest_create_ex(const GsForest *f, const GsDForestOptions *opt,
 		return GS_DFOREST_EINVAL;
 	if (f->n_groups > GS_KMAX_GROUPS)
 		return GS_DFOREST_ETOO_MANY_GROUPS;
-	if (f->linear)
+	if (f->linear || f->cb_ctrs)
 		return GS_DFOREST_ELINEAR;
 
 	df = (GsDeviceForest *) calloc(1, sizeof(GsDeviceForest));
@@ -524,7 +524,7 @@ gs_dforest_strerror(int rc)
 		case GS_DFOREST_EDOUBLE:
 			return "binned kernel: the forest's leaves are summed in double (LightGBM, CatBoost)";
 		case GS_DFOREST_ELINEAR:
-			return "the forest has linear leaves (LightGBM's linear trees), which only the CPU engine scores";
+			return "the forest has linear leaves (LightGBM's linear trees) or categorical features (CatBoost's CTRs), which only the CPU engine scores";
 		default:
 			return rc > 0 ? cudaGetErrorString((cudaError_t) rc) : "unknown error";
 	}

@@ -54,7 +54,7 @@ extern "C"
 #define GS_DFOREST_ESIZE		(-9)	/* complete trees above 256 MB */
 #define GS_DFOREST_EDOUBLE		(-10)	/* leaves summed in double (LightGBM, CatBoost) */
 #define GS_DFOREST_ELINEAR		(-11)	/* linear leaves (LightGBM's linear
-										 * trees): scored on the CPU only */
+										 * trees) or CatBoost CTRs: CPU only */
 
 typedef struct GsDeviceForest GsDeviceForest;	/* opaque */
 

@@ -53,7 +53,8 @@ enum
 #define GS_LAYOUT_ETILE			(-4)	/* tiled kernel asked for, a tree does
 										 * not fit the budget */
 #define GS_LAYOUT_ELINEAR		(-11)	/* linear leaves (LightGBM's linear
-										 * trees): the CPU engine's only;
+										 * trees) or CatBoost's categorical
+										 * features: the CPU engine's only;
 										 * -5 .. -10 are the binned kernel's */
 
 /* Dynamic shared memory assumed when the device's limit is unknown. */
@@ -296,7 +297,7 @@ gs_layout_build(const GsForest *f, const GsLayoutOptions *opt, GsLayout *l)
 	int			rc;
 
 	memset(l, 0, sizeof(*l));
-	if (f->linear)
+	if (f->linear || f->cb_ctrs)
 		return GS_LAYOUT_ELINEAR;
 	tn = (uint32_t *) malloc(sizeof(uint32_t) * (size_t) (f->n_trees > 0 ? f->n_trees : 1));
 	if (tn == NULL)

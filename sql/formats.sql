@@ -162,6 +162,12 @@ SELECT pg_temp.check_format(m, m || '.json', 'auto', :'abs_srcdir' || '/tests/fi
   FROM unnest(ARRAY['cb_binary', 'cb_nanmax', 'cb_multiclass', 'cb_ova', 'cb_regression',
                     'cb_poisson', 'cb_multirmse', 'cb_yetirank', 'cb_depthwise', 'cb_lossguide',
                     'cb_scaled', 'cb_deep']) m;
+-- with categorical features (gen_fixtures_catboost_cats.py): one-hot splits and CTRs of
+-- categories given as codes in the arrays (NaN: a name the model never saw); by name in
+-- catboost_cats.sql
+SELECT pg_temp.check_format(m, m || '.json', 'auto', :'abs_srcdir' || '/tests/fixtures')
+  FROM unnest(ARRAY['cb_cat_binary', 'cb_cat_multiclass', 'cb_cat_regression', 'cb_cat_combo',
+                    'cb_cat_depthwise']) m;
 SELECT name, format, objective, n_features, n_outputs, n_trees, max_depth, saved_by
   FROM gpu_models WHERE name LIKE 'cb\_%' ORDER BY name;
 -- a model trained on a DataFrame keeps its column names
@@ -175,7 +181,7 @@ SELECT name, objective, n_trees FROM gpu_models WHERE name = 'cb_summed';
 -- the format can be given; another format's name is refused as that format
 SELECT gpu_load_model('cb_nanmax', pg_read_binary_file(:'abs_srcdir' || '/tests/fixtures/models/cb_nanmax.json'), 'catboost-json') > 0 AS reloaded;
 SELECT gpu_load_model('cbx', pg_read_binary_file(:'abs_srcdir' || '/tests/fixtures/models/cb_nanmax.json'), 'lightgbm');
--- refused: categorical features (CatBoost's CTRs), RMSEWithUncertainty, hostile edits
+-- refused: categorical features without their names, RMSEWithUncertainty, hostile edits
 \set cbbad :abs_srcdir '/tests/fixtures/models/bad/cb_bad_'
 SELECT gpu_load_model('cbx', pg_read_binary_file(:'cbbad' || 'categorical.json'));
 SELECT gpu_load_model('cbx', pg_read_binary_file(:'cbbad' || 'uncertainty.json'));

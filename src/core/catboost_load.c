@@ -20,10 +20,14 @@
  * output transform, as CatBoost's predict applies it; a model without one
  * (catboost.sum_models writes none) gives raw values, objective "none".
  *
- * Models with categorical, text or embedding features (CatBoost's
- * CTRs and estimated features) are refused: their splits read statistics
- * that a JSON file keeps in a form no row of numbers can feed.
+ * Categorical features (catboost_ctr.c) become derived features after the
+ * input columns: a OneHotFeature split reads the indicator of its value, an
+ * OnlineCtr split (found by its split_index) the CTR's value, both with
+ * x > border as for numbers.  Models with text or embedding features
+ * (CatBoost's estimated features) are refused.
  */
+#include "catboost_ctr.h"
+#include "cat_names.h"
 #include "forest.h"
 #include "forest_bins.h"
 #include "utf8_valid.h"
@@ -61,6 +65,7 @@ typedef struct CbModel
 	double		max_abs_bias;
 	GsTransform tf;
 	const char *loss;
+	GsCbCtrs   *ctrs;			/* categorical features, or NULL */
 } CbModel;
 
 /* Zeroed memory (at least 1 byte) from allocator a. */
@@ -166,8 +171,7 @@ static GsCode
 cb_read_features(json_t *root, const GsLimits *lim, const GsAllocator *a, CbModel *cm,
 				 GsStatus *st)
 {
-	static const char *const other[] = {"categorical_features", "text_features",
-	"embedding_features"};
+	static const char *const other[] = {"text_features", "embedding_features"};
 	json_t	   *info = json_object_get(root, "features_info"),
 			   *ff = json_object_get(info, "float_features");
 	int64_t		cap = lim->max_features > 0 ? lim->max_features : INT32_MAX - 1;
@@ -175,22 +179,19 @@ cb_read_features(json_t *root, const GsLimits *lim, const GsAllocator *a, CbMode
 
 	if (!json_is_object(info) || !json_is_array(ff))
 		return CB_ERR(st, "invalid CatBoost model: no features_info.float_features array");
-	for (int k = 0; k < 3; k++)
+	for (int k = 0; k < 2; k++)
 	{
 		json_t	   *o = json_object_get(info, other[k]);
 
 		if (o && (!json_is_array(o) || json_array_size(o) > 0))
 		{
 			gs_status_set(st, GS_ERR_UNSUPPORTED, "CatBoost models with %s are not supported",
-						  k == 0 ? "categorical features" : k == 1 ? "text features" : "embedding features");
-			gs_status_detail(st, "CatBoost turns such features into statistics of the training data "
-							 "(CTRs, estimated features), which rows of numbers cannot feed; train on "
-							 "numerical features only (category codes as numbers) to score the model here.");
+						  k == 0 ? "text features" : "embedding features");
+			gs_status_detail(st, "CatBoost turns such features into estimated features computed by "
+							 "models of their own, which pg_gpuscore does not evaluate.");
 			return st->code;
 		}
 	}
-	if (json_object_get(root, "ctr_data") != NULL)
-		return gs_status_set(st, GS_ERR_UNSUPPORTED, "CatBoost models with categorical features are not supported");
 	if (json_array_size(ff) > (size_t) cap)
 		return gs_status_set(st, GS_ERR_LIMIT, "the model has %zu features, more than the limit of %lld",
 							 json_array_size(ff), (long long) cap);
@@ -217,7 +218,8 @@ cb_read_features(json_t *root, const GsLimits *lim, const GsAllocator *a, CbMode
 		if (flat + 1 > cm->n_features)
 			cm->n_features = (int32_t) flat + 1;
 	}
-	if (cm->n_float == 0)
+	if (cm->n_float == 0 &&
+		json_array_size(json_object_get(info, "categorical_features")) == 0)
 		return CB_ERR(st, "invalid CatBoost model: it has no features");
 	/* flat indices are distinct */
 	seen = cb_alloc(a, (size_t) cm->n_features);
@@ -295,31 +297,60 @@ cb_read_model(json_t *root, const GsAllocator *a, CbModel *cm, GsStatus *st)
 }
 
 /*
- * A split of tree t: float feature and the float32 border, checked.
- * GS_OK, or the error.
+ * A split of tree t as a node's feature, threshold (left when x < it) and
+ * NaN direction: a float feature's border, a one-hot value's indicator or
+ * a CTR's border.  GS_OK, or the error.
  */
 static GsCode
-cb_split(const CbModel *cm, json_t *s, int32_t t, int32_t *feat, float *border, GsStatus *st)
+cb_split(const CbModel *cm, json_t *s, int32_t t, int32_t *feat, float *thr, bool *nan_right,
+		 GsStatus *st)
 {
 	json_t	   *type = json_object_get(s, "split_type");
-	int64_t		fi;
+	const char *ty = json_is_string(type) ? json_string_value(type) : NULL;
+	int64_t		fi,
+				idx,
+				tb;
 	double		b;
 
 	if (!json_is_object(s))
 		return CB_ERR(st, "invalid CatBoost model: tree %d has a split that is not an object", t);
-	if (type && (!json_is_string(type) || strcmp(json_string_value(type), "FloatFeature") != 0))
+	if (ty && strcmp(ty, "OneHotFeature") == 0)
+	{
+		json_t	   *v = json_object_get(s, "value");
+
+		if (cb_int(s, "cat_feature_index", 0, INT32_MAX, &idx) || cb_number(v, &b) ||
+			b != floor(b) || (*feat = gs_cb_onehot_feature(cm->ctrs, idx, (int64_t) b)) < 0)
+			return CB_ERR(st, "invalid CatBoost model: tree %d has a one-hot split on a value its feature lacks", t);
+		*thr = 0.5f;
+		*nan_right = false;
+		return GS_OK;
+	}
+	if (ty && strcmp(ty, "OnlineCtr") == 0)
+	{
+		if (cb_int(s, "split_index", 0, INT32_MAX, &idx) ||
+			cb_int(s, "ctr_target_border_idx", 0, 255, &tb) ||
+			cb_number(json_object_get(s, "border"), &b) ||
+			(*feat = gs_cb_ctr_feature(cm->ctrs, idx, b, tb)) < 0)
+			return CB_ERR(st, "invalid CatBoost model: tree %d has a CTR split that names no CTR border of the model", t);
+		*thr = nextafterf((float) b, INFINITY);
+		*nan_right = false;
+		return GS_OK;
+	}
+	if (type && (!ty || strcmp(ty, "FloatFeature") != 0))
 	{
 		gs_status_set(st, GS_ERR_UNSUPPORTED, "CatBoost splits of type \"%.32s\" are not supported (tree %d)",
-					  json_is_string(type) ? json_string_value(type) : "?", t);
-		gs_status_detail(st, "Only splits on numerical features (FloatFeature) can be scored.");
+					  ty ? ty : "?", t);
+		gs_status_detail(st, "Splits on numerical features (FloatFeature), one-hot categories (OneHotFeature) "
+						 "and CTRs (OnlineCtr) can be scored.");
 		return st->code;
 	}
 	if (cb_int(s, "float_feature_index", 0, cm->n_float - 1, &fi))
 		return CB_ERR(st, "invalid CatBoost model: tree %d splits on a float feature the model lacks", t);
 	if (cb_number(json_object_get(s, "border"), &b) || !isfinite((float) b))
 		return CB_ERR(st, "invalid CatBoost model: tree %d has a border that is no finite float", t);
-	*feat = (int32_t) fi;
-	*border = (float) b;
+	*feat = cm->feat[fi].flat;
+	*thr = nextafterf((float) b, INFINITY);
+	*nan_right = cm->feat[fi].nan_right;
 	return GS_OK;
 }
 
@@ -332,14 +363,14 @@ cb_leaf_ok(const CbModel *cm, double v)
 	return isfinite(w) && fabs(w) + cm->max_abs_bias <= FLT_MAX;
 }
 
-/* A split node: left when x <= border (x < the next float up), NaN as the feature says. */
+/* A split node: left when x < thr (x <= the border), NaN right or left. */
 static GsNode
-cb_split_node(const CbModel *cm, int32_t feat, float border, uint32_t left)
+cb_split_node(int32_t feat, float thr, bool nan_right, uint32_t left)
 {
 	GsNode		n;
 
-	n.value = nextafterf(border, INFINITY);
-	n.info = (uint32_t) cm->feat[feat].flat | (cm->feat[feat].nan_right ? 0 : GS_NODE_DEFAULT_LEFT);
+	n.value = thr;
+	n.info = (uint32_t) feat | (nan_right ? 0 : GS_NODE_DEFAULT_LEFT);
 	n.left = left;
 	return n;
 }
@@ -390,7 +421,9 @@ cb_oblivious(const CbModel *cm, json_t *tree, int32_t t, int32_t max_depth, int3
 	int32_t		d;
 	int64_t		n_leaves;
 
-	if (!json_is_object(tree) || !json_is_array(splits) || !json_is_array(leaves))
+	/* a tree without a split (a lone leaf) has "splits": null */
+	if (!json_is_object(tree) || !(json_is_array(splits) || json_is_null(splits)) ||
+		!json_is_array(leaves))
 		return CB_ERR(st, "invalid CatBoost model: tree %d lacks splits or leaf_values", t);
 	if (json_array_size(splits) > (size_t) max_depth)
 		return gs_status_set(st, GS_ERR_LIMIT, "tree %d is %zu levels deep, more than the limit of %d",
@@ -407,8 +440,9 @@ cb_oblivious(const CbModel *cm, json_t *tree, int32_t t, int32_t max_depth, int3
 		for (int32_t i = 0; i < d; i++)
 		{
 			int32_t		feat;
-			float		border;
-			GsCode		rc = cb_split(cm, json_array_get(splits, i), t, &feat, &border, st);
+			float		thr;
+			bool		nan_right;
+			GsCode		rc = cb_split(cm, json_array_get(splits, i), t, &feat, &thr, &nan_right, st);
 
 			if (rc)
 				return rc;
@@ -426,11 +460,12 @@ cb_oblivious(const CbModel *cm, json_t *tree, int32_t t, int32_t max_depth, int3
 	for (int32_t k = 0; k < d; k++)
 	{
 		int32_t		feat;
-		float		border;
+		float		thr;
+		bool		nan_right;
 
-		cb_split(cm, json_array_get(splits, d - 1 - k), t, &feat, &border, st);
+		cb_split(cm, json_array_get(splits, d - 1 - k), t, &feat, &thr, &nan_right, st);
 		for (int64_t j = ((int64_t) 1 << k) - 1; j < ((int64_t) 2 << k) - 1; j++)
-			nodes[j] = cb_split_node(cm, feat, border, (uint32_t) (2 * j + 1));
+			nodes[j] = cb_split_node(feat, thr, nan_right, (uint32_t) (2 * j + 1));
 	}
 	for (int64_t p = 0; p < n_leaves; p++)
 	{
@@ -491,8 +526,9 @@ cb_nonsym(const CbModel *cm, json_t *tree, int32_t t, int32_t max_depth, int64_t
 			json_t	   *l = json_object_get(node, "left"),
 					   *r = json_object_get(node, "right");
 			int32_t		feat;
-			float		border;
-			GsCode		rc = cb_split(cm, split, t, &feat, &border, st);
+			float		thr;
+			bool		nan_right;
+			GsCode		rc = cb_split(cm, split, t, &feat, &thr, &nan_right, st);
 
 			if (rc)
 				return rc;
@@ -514,7 +550,7 @@ cb_nonsym(const CbModel *cm, json_t *tree, int32_t t, int32_t max_depth, int64_t
 				*queue_cap = cap;
 			}
 			if (nodes)
-				nodes[head] = cb_split_node(cm, feat, border, (uint32_t) tail);
+				nodes[head] = cb_split_node(feat, thr, nan_right, (uint32_t) tail);
 			(*queue)[tail++] = l;
 			(*queue)[tail++] = r;
 		}
@@ -549,18 +585,34 @@ cb_saved_by(json_t *root, char *out, size_t size)
 		snprintf(out, size, "catboost");
 }
 
+/* The feature_id of column col's feature (float or categorical), or NULL. */
+static json_t *
+cb_feature_id(json_t *root, const CbModel *cm, int32_t col)
+{
+	json_t	   *info = json_object_get(root, "features_info"),
+			   *ff = json_object_get(info, "float_features"),
+			   *cf = json_object_get(info, "categorical_features");
+
+	for (int32_t i = 0; i < cm->n_float; i++)
+		if (cm->feat[i].flat == col)
+			return json_object_get(json_array_get(ff, i), "feature_id");
+	for (int32_t j = 0; cm->ctrs && j < cm->ctrs->n_catf; j++)
+		if (cm->ctrs->catf_col[j] == col)
+			return json_object_get(json_array_get(cf, j), "feature_id");
+	return NULL;
+}
+
 /* Feature names: every column's feature_id, when each is a non-empty UTF-8 string. */
 static GsCode
 cb_feature_names(json_t *root, const CbModel *cm, GsForest *f, GsStatus *st)
 {
 	const GsAllocator *a = &f->alloc;
-	json_t	   *ff = json_object_get(json_object_get(root, "features_info"), "float_features");
 
-	if (cm->n_float != cm->n_features)
+	if (cm->n_float + (cm->ctrs ? cm->ctrs->n_catf : 0) != cm->n_features)
 		return GS_OK;
-	for (int32_t i = 0; i < cm->n_float; i++)
+	for (int32_t i = 0; i < cm->n_features; i++)
 	{
-		json_t	   *id = json_object_get(json_array_get(ff, i), "feature_id");
+		json_t	   *id = cb_feature_id(root, cm, i);
 
 		if (!json_is_string(id) || json_string_length(id) == 0 || json_string_length(id) > 1024 ||
 			!gs_utf8_valid((const unsigned char *) json_string_value(id), json_string_length(id)))
@@ -569,17 +621,52 @@ cb_feature_names(json_t *root, const CbModel *cm, GsForest *f, GsStatus *st)
 	f->feature_names = cb_alloc(a, sizeof(char *) * (size_t) f->n_features);
 	if (!f->feature_names)
 		return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
-	for (int32_t i = 0; i < cm->n_float; i++)
+	for (int32_t i = 0; i < cm->n_features; i++)
 	{
-		json_t	   *id = json_object_get(json_array_get(ff, i), "feature_id");
+		json_t	   *id = cb_feature_id(root, cm, i);
 		char	   *name = cb_alloc(a, json_string_length(id) + 1);
 
 		if (!name)
 			return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
 		memcpy(name, json_string_value(id), json_string_length(id));
-		f->feature_names[cm->feat[i].flat] = name;
+		f->feature_names[i] = name;
 	}
 	return GS_OK;
+}
+
+/* The categorical features of the model into cm->ctrs and f: GS_OK or the error. */
+static GsCode
+cb_read_categorical(json_t *root, const GsLimits *lim, CbModel *cm, GsForest *f, GsStatus *st)
+{
+	const GsAllocator *a = &f->alloc;
+	int32_t    *col = cb_alloc(a, sizeof(int32_t) * (size_t) cm->n_float);
+	bool	   *nan_right = cb_alloc(a, sizeof(bool) * (size_t) cm->n_float);
+	GsCode		rc;
+
+	if (!col || !nan_right)
+		rc = gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
+	else
+	{
+		for (int32_t i = 0; i < cm->n_float; i++)
+		{
+			col[i] = cm->feat[i].flat;
+			nan_right[i] = cm->feat[i].nan_right;
+		}
+		rc = gs_cb_ctrs_read(root, cm->n_float, col, nan_right, lim, a, &cm->n_features,
+							 &cm->ctrs, &f->cat_names, st);
+	}
+	if (col)
+		a->free(a->ctx, col);
+	if (nan_right)
+		a->free(a->ctx, nan_right);
+	if (rc == GS_OK && cm->ctrs)
+	{
+		f->cb_ctrs = cm->ctrs;	/* the forest frees them from now on */
+		f->n_derived = cm->ctrs->n_onehot + cm->ctrs->n_ctr;
+		if ((int64_t) cm->n_features + f->n_derived > (int64_t) GS_NODE_FEATURE_MASK)
+			return gs_status_set(st, GS_ERR_LIMIT, "the model has too many features and CTRs");
+	}
+	return rc;
 }
 
 /* The forest of a decoded CatBoost document: GS_OK or the error. */
@@ -601,7 +688,8 @@ build_catboost(json_t *root, const GsLimits *lim, GsForest *f, GsStatus *st)
 	if (!json_is_object(root))
 		return CB_ERR(st, "invalid CatBoost model: not a JSON object");
 	if ((rc = cb_read_features(root, lim, a, &cm, st)) ||
-		(rc = cb_read_model(root, a, &cm, st)))
+		(rc = cb_read_model(root, a, &cm, st)) ||
+		(rc = cb_read_categorical(root, lim, &cm, f, st)))
 		goto done;
 	n_cb = json_array_size(cm.trees) > (size_t) INT32_MAX ? INT32_MAX : (int32_t) json_array_size(cm.trees);
 	if ((int64_t) n_cb * cm.dim > cap_trees)

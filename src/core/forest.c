@@ -5,6 +5,7 @@
  */
 #include "forest.h"
 #include "cat_names.h"
+#include "catboost_ctr.h"
 #include "forest_bins.h"
 #include "onnx_load.h"
 #include "xgb_decode.h"
@@ -270,6 +271,7 @@ gs_forest_free(GsForest *f)
 		return;
 	a = f->alloc;
 	gs_catnames_free(f->cat_names);
+	gs_cb_ctrs_free(&a, f->cb_ctrs);
 	if (f->feature_names)
 	{
 		for (int32_t i = 0; i < f->n_features; i++)
@@ -371,6 +373,7 @@ gs_forest_memory_bytes(const GsForest *f)
 		(f->linear ? sizeof(GsLinearLeaves) +
 		 (size_t) f->n_nodes * (sizeof(double) + sizeof(uint32_t)) + sizeof(uint32_t) +
 		 (size_t) f->linear->n_terms * (sizeof(int32_t) + sizeof(double)) : 0) +
+		(f->cb_ctrs ? f->cb_ctrs->bytes : 0) +
 		gs_forest_bins_bytes(f);
 }
 

@@ -121,6 +121,9 @@ typedef struct GsLimits
 /* Category names of categorical features (cat_names.h). */
 typedef struct GsCatNames GsCatNames;
 
+/* The categorical features of a CatBoost model (catboost_ctr.h). */
+typedef struct GsCbCtrs GsCbCtrs;
+
 /* The quantized form of a forest of symmetric trees (forest_bins.h). */
 typedef struct GsForestBins GsForestBins;
 
@@ -234,6 +237,17 @@ typedef struct GsForest
 	 * NULL for other forests and for symmetric ones that do not fit.
 	 */
 	GsForestBins *bins;
+	/*
+	 * Only from the CatBoost loader, for a model with categorical features:
+	 * how the n_derived features after the n_features input columns
+	 * (one-hot indicators and CTRs) are computed from a row
+	 * (gs_cb_ctrs_expand).  Split nodes read features up to n_features +
+	 * n_derived; gs_model_predict expands each batch first.  Only the CPU
+	 * engine scores such a forest, and it has no image.  NULL and 0
+	 * otherwise.
+	 */
+	GsCbCtrs   *cb_ctrs;
+	int32_t		n_derived;
 	GsAllocator alloc;			/* the allocator everything above came from */
 } GsForest;
 

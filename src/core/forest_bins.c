@@ -106,7 +106,7 @@ bins_fit(const GsForest *f, uint8_t *nan_seen, int64_t *n_levels, int64_t *n_lea
 			const GsNode *s = level_split(f, t, k);
 			uint32_t	feat = s->info & GS_NODE_FEATURE_MASK;
 
-			if (s->value != s->value || feat >= (uint32_t) f->n_features)
+			if (s->value != s->value || feat >= (uint32_t) (f->n_features + f->n_derived))
 				return false;
 			if (nan_seen[feat] == 0)
 				(*n_used)++;
@@ -131,7 +131,7 @@ bins_borders(const GsForest *f, const uint8_t *nan_seen, int32_t *used_of, float
 	int32_t		u = 0;
 	int64_t		n = 0;
 
-	for (int32_t j = 0; j < f->n_features; j++)
+	for (int32_t j = 0; j < f->n_features + f->n_derived; j++)
 	{
 		used_of[j] = -1;
 		if (nan_seen[j] == 0)
@@ -232,10 +232,10 @@ gs_forest_bins_build(GsForest *f, GsStatus *st)
 
 	if (f->bins != NULL || !gs_forest_symmetric(f) || f->n_trees <= 0)
 		return GS_OK;
-	nan_seen = bins_alloc(a, (size_t) f->n_features);
+	nan_seen = bins_alloc(a, (size_t) (f->n_features + f->n_derived));
 	if (nan_seen == NULL)
 		goto nomem;
-	memset(nan_seen, 0, (size_t) f->n_features);
+	memset(nan_seen, 0, (size_t) (f->n_features + f->n_derived));
 	if (!bins_fit(f, nan_seen, &n_levels, &n_leaves, &n_used))
 	{
 		/* not for bins: scored from the floats */
@@ -249,7 +249,7 @@ gs_forest_bins_build(GsForest *f, GsStatus *st)
 	b->n_used = n_used;
 	b->n_levels = n_levels;
 	b->n_leaves = n_leaves;
-	used_of = bins_alloc(a, sizeof(int32_t) * (size_t) f->n_features);
+	used_of = bins_alloc(a, sizeof(int32_t) * (size_t) (f->n_features + f->n_derived));
 	tmp = bins_alloc(a, sizeof(float) * (size_t) n_levels);
 	fill = bins_alloc(a, sizeof(uint32_t) * ((size_t) n_used + 1));
 	b->feature = bins_alloc(a, sizeof(int32_t) * (size_t) n_used);

@@ -593,7 +593,8 @@ check_tree(const GsForest *f, int32_t t, int64_t off, int64_t end, int32_t *dept
 		if (lo && lo[i] != 0.0f)
 			return bad_node(st, t, i, "is a split with a leaf's low part");
 		next_child += 2;
-		if ((int64_t) feature >= f->n_features)
+		/* a CatBoost model's derived features follow its columns (never in an image) */
+		if ((int64_t) feature >= (int64_t) f->n_features + f->n_derived)
 			return bad_node(st, t, i, "splits on a feature past the model's features");
 		if ((n.info & GS_NODE_CATEGORICAL) && (n.info & GS_NODE_EQUAL))
 			return bad_node(st, t, i, "is both a categorical and an equality split");

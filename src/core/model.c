@@ -4,6 +4,7 @@
  *	  code by model kind (see model.h).
  */
 #include "model.h"
+#include "catboost_ctr.h"
 
 #include <math.h>
 #include <string.h>
@@ -162,6 +163,8 @@ gs_model_cpu_only(const GsModel *m)
 		return "a linear model (XGBoost's gblinear)";
 	if (m->kind != GS_MODEL_MLP && m->forest->linear)
 		return "a tree ensemble with linear trees (LightGBM's linear_tree)";
+	if (m->kind != GS_MODEL_MLP && m->forest->cb_ctrs)
+		return "a CatBoost model with categorical features";
 	return NULL;
 }
 
@@ -198,9 +201,15 @@ gs_model_slice_rows(const GsModel *m)
 size_t
 gs_model_scratch_floats(const GsModel *m, size_t n_rows)
 {
+	size_t		n = n_rows ? n_rows : 1;
+
 	if (m->kind == GS_MODEL_MLP)
 		return gs_mlp_scratch_floats(m->mlp, n_rows);
-	return (n_rows ? n_rows : 1) * (size_t) m->forest->n_groups;
+	/* a CatBoost model's categories: the rows expanded with their derived features */
+	if (m->forest->cb_ctrs)
+		return n * ((size_t) m->forest->n_groups + (size_t) m->forest->n_features +
+					(size_t) m->forest->n_derived);
+	return n * (size_t) m->forest->n_groups;
 }
 
 /* Missing values by another name; see model.h. */
@@ -254,6 +263,15 @@ gs_model_predict(const GsModel *m, const float *x, size_t ld, size_t n_rows,
 {
 	if (m->kind == GS_MODEL_MLP)
 		gs_mlp_predict(m->mlp, x, ld, n_rows, scratch, out);
+	else if (m->forest->cb_ctrs && n_rows > 0)
+	{
+		/* the columns, then the derived features, then the margins */
+		float	   *margin = scratch + n_rows * ((size_t) m->forest->n_features +
+												 (size_t) m->forest->n_derived);
+
+		gs_cb_ctrs_expand(m->forest->cb_ctrs, x, ld, n_rows, scratch);
+		gs_cpu_predict(m->forest, scratch, n_rows, n_rows, margin, out);
+	}
 	else
 		gs_cpu_predict(m->forest, x, ld, n_rows, scratch, out);
 }

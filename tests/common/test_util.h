@@ -96,12 +96,13 @@ gs_rnd(void)
 /*
  * Fill a column-major batch x[f * ld + r] of n rows (rows n..ld-1 NaN) with
  * values taken from the model's nodes (thresholds exactly, or nudged), 10%
- * missing.
+ * missing; every feature a node reads (a CatBoost model's derived ones
+ * too: f->n_features + f->n_derived columns).
  */
 static inline void
 gs_fill_batch(const GsForest *f, float *x, size_t n, size_t ld)
 {
-	for (int k = 0; k < f->n_features; k++)
+	for (int k = 0; k < f->n_features + f->n_derived; k++)
 		for (size_t r = 0; r < ld; r++)
 		{
 			double		u = gs_rnd();

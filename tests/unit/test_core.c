@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "catboost_ctr.h"
 #include "cpu_engine.h"
 #include "forest.h"
 #include "forest_eval.h"
@@ -57,6 +58,43 @@ max_err(const float *got, const float *want, size_t n)
 }
 
 /* Score cases with forest f in several batchings; check each against XGBoost. */
+/*
+ * gs_cpu_predict, after the derived features of a CatBoost model with
+ * categorical features (what gs_model_predict does for it).
+ */
+static void
+predict_cols(const GsForest *f, const float *col, size_t n, float *margin, float *out)
+{
+	float	   *xe;
+
+	if (f->cb_ctrs == NULL)
+	{
+		gs_cpu_predict(f, col, n, n, margin, out);
+		return;
+	}
+	xe = malloc(sizeof(float) * n * (size_t) (f->n_features + f->n_derived));
+	gs_cb_ctrs_expand(f->cb_ctrs, col, n, n, xe);
+	gs_cpu_predict(f, xe, n, n, margin, out);
+	free(xe);
+}
+
+/* gs_cpu_predict_row, the same way. */
+static void
+predict_row(const GsForest *f, const float *row, float *margin, float *out)
+{
+	float	   *xe;
+
+	if (f->cb_ctrs == NULL)
+	{
+		gs_cpu_predict_row(f, row, margin, out);
+		return;
+	}
+	xe = malloc(sizeof(float) * (size_t) (f->n_features + f->n_derived));
+	gs_cb_ctrs_expand(f->cb_ctrs, row, 1, 1, xe);
+	gs_cpu_predict_row(f, xe, margin, out);
+	free(xe);
+}
+
 static void
 check_model(const char *label, const GsForest *f, const Cases *c, double tol)
 {
@@ -79,7 +117,7 @@ check_model(const char *label, const GsForest *f, const Cases *c, double tol)
 	for (size_t r = 0; r < n; r++)
 		for (int k = 0; k < c->nf; k++)
 			col[(size_t) k * n + r] = rows[r * c->nf + k];
-	gs_cpu_predict(f, col, n, n, margin, out);
+	predict_cols(f, col, n, margin, out);
 	snprintf(what, sizeof(what), "one batch of %zu rows within %g of the library (max error %.3g)",
 			 n, tol, max_err(out, c->want, n * c->nout));
 	check(max_err(out, c->want, n * c->nout) <= tol, "%s: %s", label, what);
@@ -97,7 +135,7 @@ check_model(const char *label, const GsForest *f, const Cases *c, double tol)
 			for (size_t r = 0; r < m; r++)
 				for (int k = 0; k < c->nf; k++)
 					col[(size_t) k * m + r] = rows[(r0 + r) * c->nf + k];
-			gs_cpu_predict(f, col, m, m, margin, out);
+			predict_cols(f, col, m, margin, out);
 			worst = fmax(worst, max_err(out, c->want + r0 * c->nout, m * c->nout));
 		}
 		snprintf(what, sizeof(what), "batches of %zu rows within %g", bs, tol);
@@ -110,7 +148,7 @@ check_model(const char *label, const GsForest *f, const Cases *c, double tol)
 
 		for (size_t r = 0; r < n; r++)
 		{
-			gs_cpu_predict_row(f, rows + r * c->nf, margin, out);
+			predict_row(f, rows + r * c->nf, margin, out);
 			worst = fmax(worst, max_err(out, c->want + r * c->nout, c->nout));
 		}
 		check(worst <= tol, "%s: %s", label, "row by row within the tolerance");
@@ -249,7 +287,8 @@ test_bad_models(void)
 		{"cb_bad_categorical.json", GS_ERR_UNSUPPORTED},
 		{"cb_bad_uncertainty.json", GS_ERR_UNSUPPORTED},
 		{"cb_bad_loss.json", GS_ERR_UNSUPPORTED},
-		{"cb_bad_split_type.json", GS_ERR_UNSUPPORTED},
+		{"cb_bad_split_type.json", GS_ERR_INVALID_MODEL},	/* OnlineCtr without CTRs */
+		{"cb_bad_cat_subset.json", GS_ERR_UNSUPPORTED},
 		{"cb_bad_child.json", GS_ERR_INVALID_MODEL},
 		{"cb_bad_truncated.json", GS_ERR_INVALID_MODEL},
 		{"cb_bad_feature.json", GS_ERR_INVALID_MODEL},

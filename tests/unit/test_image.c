@@ -322,7 +322,7 @@ indep_check(const GsForest *f, char *why, size_t whylen)
 					 (long long) size);
 			if (f->leaf_lo && f->leaf_lo[off + i] != 0.0f)
 				FAIL("tree %d split %lld has a leaf's low part", t, (long long) i);
-			if ((int64_t) (n.info & GS_NODE_FEATURE_MASK) >= f->n_features)
+			if ((int64_t) (n.info & GS_NODE_FEATURE_MASK) >= (int64_t) f->n_features + f->n_derived)
 				FAIL("tree %d node %lld splits on feature %u", t, (long long) i,
 					 n.info & GS_NODE_FEATURE_MASK);
 			if (n.info & GS_NODE_CATEGORICAL)
@@ -516,6 +516,26 @@ roundtrip(const char *path, const char *name)
 	rc = gs_forest_check(f, &no_caps, &gs_malloc_allocator, &st);
 	CHECK(rc == GS_OK, "gs_forest_check refuses the loaded forest: %s", st.msg);
 	CHECK(indep_check(f, diff, sizeof(diff)), "the independent check refuses the loaded forest: %s", diff);
+
+	if (ok && f->cb_ctrs)
+	{
+		/*
+		 * CatBoost's CTRs are in no image: the catalog stores none for such
+		 * a model (each session parses it), and its image, which reads
+		 * derived features the image has not, is refused when read back
+		 */
+		img = image_of(f, &len, 0x00, NULL);
+		rc = gs_forest_image_read(img, len, &gs_default_limits, &ar, &g, &st);
+		CHECK(rc == GS_ERR_INVALID_MODEL && g == NULL, "the image of a forest with CTRs is read back");
+		CHECK(tr.live == 0, "%ld allocations of the reader left after a refusal", tr.live);
+		snprintf(what, sizeof(what), "%d trees with CTRs: %s", f->n_trees,
+				 ok ? "its image is refused when read back (the model is parsed instead)" : why);
+		gs_tap(ok, name, what);
+		free(img);
+		gs_model_free(m1);
+		gs_model_free(m2);
+		return 1;
+	}
 
 	/* the image is deterministic and fills its buffer */
 	img = image_of(f, &len, 0x00, &guard1);

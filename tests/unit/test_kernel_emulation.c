@@ -979,14 +979,15 @@ test_fixtures_with(const char *dir, int min_models, FixtureLoader load)
 		n_models++;
 		snprintf(label, sizeof(label), "%s (%d trees, depth %d, %d groups, %d categorical splits)",
 				 e->d_name, f->n_trees, f->max_depth, f->n_groups, f->n_cat_splits);
-		if (f->linear)
+		if (f->linear || f->cb_ctrs)
 		{
 			GsLayout	l;
 
-			/* linear trees: the CPU engine's only; the layouts refuse them */
+			/* linear trees, CatBoost's CTRs: the CPU engine's only; the layouts refuse them */
 			memset(&o, 0, sizeof(o));
 			gs_tap(gs_layout_build(f, &o, &l) == GS_LAYOUT_ELINEAR, label,
-				   "linear trees: gs_layout_build refuses them (GS_LAYOUT_ELINEAR)");
+				   f->linear ? "linear trees: gs_layout_build refuses them (GS_LAYOUT_ELINEAR)" :
+				   "CatBoost CTRs: gs_layout_build refuses them (GS_LAYOUT_ELINEAR)");
 			gs_forest_free(f);
 			continue;
 		}

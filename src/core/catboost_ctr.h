@@ -1,0 +1,151 @@
+/*
+ * catboost_ctr.h
+ *	  The categorical features of a CatBoost model: its one-hot splits and
+ *	  its CTRs (statistics of the training rows per category, or per
+ *	  combination of categories and binarized numbers), computed for each
+ *	  row as extra features that the model's trees split on.
+ *
+ * CatBoost hashes a category name to 32 bits; a JSON model saved with its
+ * training pool (save_model(path, format="json", pool=...)) lists every
+ * name with its hash ("cat_features_hash").  A row holds, for each
+ * categorical feature, the code of its name (the name's position in that
+ * list, cat_names.h); a code the list lacks (NaN, a name the model never
+ * saw) is a category of no known hash.
+ *
+ * Derived feature k (the forest's feature n_input + k) is, for the first
+ * n_onehot, 1 when the row's category of a one-hot feature has a given
+ * hash (0 otherwise); for the next n_ctr, the value of CTR k - n_onehot:
+ * the projection's hash (CatBoost's CalcHash over the categories' hashes,
+ * then each binarized element's 0 or 1) looked up in the CTR's table, the
+ * counts found (none when it is not there, or when a category is unknown)
+ * made a float as CatBoost's TModelCtr::Calc does:
+ * ((count + prior_num) / (total + prior_denom) + shift) * scale.
+ */
+#ifndef GS_CATBOOST_CTR_H
+#define GS_CATBOOST_CTR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "cat_names.h"
+#include "forest.h"
+
+/* CTR types CatBoost evaluates on the CPU */
+#define GS_CB_CTR_BORDERS	0
+#define GS_CB_CTR_BUCKETS	1
+#define GS_CB_CTR_COUNTER	2	/* Counter and FeatureFreq */
+
+/* An element of a projection after its categories: a binarized value. */
+typedef struct GsCbBin
+{
+	int32_t		column;			/* input column (onehot: categorical feature) */
+	uint8_t		onehot;			/* 1: the category's hash == hash; 0: x > border */
+	uint8_t		nan_right;		/* a float NaN counts as 1 (nan_value_treatment AsTrue) */
+	float		border;
+	int32_t		hash;
+} GsCbBin;
+
+/* A table of counts, the statistics of one projection. */
+typedef struct GsCbTable
+{
+	int32_t		n_cat;			/* categories hashed first: cat_of[cat_off ..] */
+	int32_t		cat_off;
+	int32_t		n_bin;			/* then binarized elements: bin[bin_off ..] */
+	int32_t		bin_off;
+	int32_t		type;			/* GS_CB_CTR_* */
+	int32_t		stride;			/* counts per bucket */
+	uint32_t	denominator;	/* Counter's */
+	uint64_t	mask;			/* slots - 1 (a power of two) */
+	int64_t		slot_off;		/* first slot in keys / bucket */
+	int64_t		count_off;		/* first count in counts */
+} GsCbTable;
+
+/* One CTR: a table and how its counts become a value. */
+typedef struct GsCbCtr
+{
+	int32_t		table;
+	int32_t		target_border;	/* ctr's target_border_idx */
+	float		prior_num;
+	float		prior_denom;
+	float		shift;
+	float		scale;
+} GsCbCtr;
+
+typedef struct GsCbCtrs
+{
+	int32_t		n_input;		/* the model's input columns */
+	int32_t		n_catf;			/* categorical features */
+	int32_t	   *catf_col;		/* [n_catf] the input column of each */
+	int32_t		n_onehot;
+	int32_t		n_ctr;
+	int32_t		n_table;
+	int32_t		n_hash;			/* known category names */
+	int32_t	   *hash;			/* [n_hash] hash of category code c */
+	int32_t	   *onehot_cat;		/* [n_onehot] categorical feature */
+	int32_t	   *onehot_hash;	/* [n_onehot] */
+	GsCbCtr    *ctr;			/* [n_ctr] */
+	uint32_t   *ctr_border_start;	/* [n_ctr + 1] into ctr_border */
+	float	   *ctr_border;		/* each CTR's borders, for its splits */
+	int64_t		split_base;		/* split_index of the first CTR border */
+	GsCbTable  *table;			/* [n_table] */
+	int32_t    *table_ctr_start;	/* [n_table + 1] into table_ctr */
+	int32_t    *table_ctr;		/* the CTRs of each table */
+	int32_t    *cat_of;			/* categorical features of the projections */
+	GsCbBin    *bin;			/* binarized elements of the projections */
+	uint64_t   *keys;			/* slots of all tables; GS_CB_EMPTY when free */
+	int32_t    *bucket;			/* [slots] the slot's bucket */
+	uint32_t   *counts;			/* [buckets * stride] per table */
+	int64_t		n_slots;
+	int64_t		n_counts;
+	int32_t		n_cat_of;
+	int32_t		n_bin;
+	size_t		bytes;			/* memory of all the above */
+} GsCbCtrs;
+
+#define GS_CB_EMPTY UINT64_MAX
+
+/*
+ * Read the categorical features of CatBoost document root (features_info:
+ * categorical_features, cat_features_hash, ctrs; ctr_data).  The model's
+ * float feature i reads input column float_col[i] (a NaN counting as 1
+ * when float_nan_right[i]); *n_input, its input columns so far, grows to
+ * take the categorical ones.  *out is NULL (and GS_OK) for a model without
+ * categorical features; otherwise new tables from a, released with
+ * gs_cb_ctrs_free, and *names the names of the categories (every
+ * categorical feature has every name: the file does not say which
+ * feature a name belongs to).  Errors: GS_ERR_INVALID_MODEL,
+ * GS_ERR_UNSUPPORTED (a CTR type CatBoost's CPU evaluator does not have; a
+ * file without the names, or without some), GS_ERR_LIMIT, GS_ERR_NOMEM.
+ */
+extern GsCode gs_cb_ctrs_read(json_t *root, int32_t n_float, const int32_t *float_col,
+							  const bool *float_nan_right, const GsLimits *lim,
+							  const GsAllocator *a, int32_t *n_input, GsCbCtrs **out,
+							  GsCatNames **names, GsStatus *st);
+
+/* Release tables; NULL is allowed. */
+extern void gs_cb_ctrs_free(const GsAllocator *a, GsCbCtrs *c);
+
+/*
+ * The forest feature of a OneHotFeature split of categorical feature cat on
+ * hash, or -1 when the model has no such one-hot value.
+ */
+extern int32_t gs_cb_onehot_feature(const GsCbCtrs *c, int64_t cat, int64_t hash);
+
+/*
+ * The forest feature of an OnlineCtr split (its split_index, border and
+ * ctr_target_border_idx), or -1 when they name no CTR border of the model.
+ */
+extern int32_t gs_cb_ctr_feature(const GsCbCtrs *c, int64_t split_index, double border,
+								 int64_t target_border);
+
+/*
+ * The derived features of n_rows rows: x is column-major (x[j * ld + r],
+ * j < n_input), xe column-major with ld n_rows and n_input + n_onehot +
+ * n_ctr columns; the first n_input are copied from x.
+ */
+extern void gs_cb_ctrs_expand(const GsCbCtrs *c, const float *x, size_t ld, size_t n_rows,
+							  float *xe);
+
+#endif							/* GS_CATBOOST_CTR_H */
