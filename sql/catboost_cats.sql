@@ -1,0 +1,79 @@
+-- CatBoost models with categorical features.  CatBoost turns a category
+-- into numbers of its own: one-hot splits for features of few categories,
+-- and CTRs, statistics of the training rows per category (or per
+-- combination of categories and binarized numbers), which its JSON export
+-- keeps in tables.  Saved with its training data
+-- (save_model(path, format="json", pool=train_pool)), the file also names
+-- every category, so columns of text are scored by name.  The rows and
+-- reference scores come from CatBoost 1.2.10's own predict on a DataFrame
+-- of the same strings (tests/fixtures/gen_fixtures_catboost_cats.py).
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set fx :abs_srcdir '/tests/fixtures'
+SELECT gpu_load_model('cbcat', pg_read_binary_file(:'fx' || '/models/cb_cat_binary.json')) > 0 AS loaded;
+SELECT gpu_load_model('cbcombo', pg_read_binary_file(:'fx' || '/models/cb_cat_combo.json')) > 0 AS loaded;
+SELECT name, kind, format, objective, n_features, n_trees, feature_names
+  FROM gpu_models WHERE name IN ('cbcat', 'cbcombo') ORDER BY name;
+
+-- Every categorical feature knows every name of the file (it does not say
+-- which feature a name belongs to); code n is the n-th name
+SELECT feature, feature_name, count(*) AS categories
+  FROM gpu_model_categories('cbcat') GROUP BY 1, 2 ORDER BY 1;
+SELECT gpu_category_code('cbcat', 'country', 'FR') IS NOT NULL AS known,
+       gpu_category_code('cbcat', 'country', 'Narnia') IS NULL AS unknown_is_null;
+
+-- The rows by name (60 of them with a name CatBoost never saw, 15 with no amount)
+CREATE TABLE cb_rows (id bigint, amount real, mcc text, country text, hour real, device text,
+                      want float8);
+\set tsv :fx '/catnames/cb_cat_binary.tsv'
+COPY cb_rows FROM :'tsv' WITH (FORMAT text, HEADER true);
+CREATE TABLE cb_combo_rows (LIKE cb_rows);
+\set tsv :fx '/catnames/cb_cat_combo.tsv'
+COPY cb_combo_rows FROM :'tsv' WITH (FORMAT text, HEADER true);
+
+-- gpu_score_query reads the text columns by name; within 1e-6 of CatBoost's
+-- predict_proba, unseen names included (CatBoost's CTRs give them the prior)
+SELECT count(*) AS n,
+       count(*) FILTER (WHERE 'zz-never-seen' IN (r.mcc, r.country, r.device)) AS unseen,
+       max(abs(q.score - r.want)) < 1e-6 AS within_1e6
+  FROM gpu_score_query('cbcat', 'SELECT id, amount, mcc, country, hour, device FROM cb_rows') q
+  JOIN cb_rows r USING (id);
+-- CTRs of two categories and a binarized number, one-hot values in combinations
+SELECT count(*) AS n, max(abs(q.score - r.want)) < 1e-6 AS within_1e6
+  FROM gpu_score_query('cbcombo', 'SELECT id, amount, mcc, country, hour, device FROM cb_combo_rows') q
+  JOIN cb_combo_rows r USING (id);
+-- the same as the codes in a feature array (an unknown name: NULL, a missing value)
+SELECT count(*) AS n, bool_and(q.score = gpu_score('cbcat', ARRAY[r.amount,
+         gpu_category_code('cbcat', 'mcc', r.mcc), gpu_category_code('cbcat', 'country', r.country),
+         r.hour, gpu_category_code('cbcat', 'device', r.device)])) AS same
+  FROM gpu_score_query('cbcat', 'SELECT id, amount, mcc, country, hour, device FROM cb_rows') q
+  JOIN cb_rows r USING (id);
+-- a NULL category is scored as one CatBoost never saw (CatBoost itself takes no missing category)
+SELECT a.score = b.score AS null_as_unseen
+  FROM gpu_score_query('cbcat', $$SELECT 1, 50::real, NULL::text, 'US', 3::real, 'web'$$) a,
+       gpu_score_query('cbcat', $$SELECT 1, 50::real, 'zz-never-seen', 'US', 3::real, 'web'$$) b;
+
+-- The aggregate's column form and the score trigger read names too
+SELECT count(*) AS n, max(abs(s.score - r.want)) < 1e-6 AS within_1e6
+  FROM gpu_scores((SELECT gpu_score_agg('cbcat', id, amount, mcc, country, hour, device) FROM cb_rows)) s
+  JOIN cb_rows r USING (id);
+CREATE TABLE cb_tx (id bigint, amount real, mcc text, country text, hour real, device text, risk real);
+CREATE TRIGGER cb_score BEFORE INSERT ON cb_tx FOR EACH ROW
+  EXECUTE FUNCTION gpu_score_trigger('model=cbcat', 'score_column=risk');
+INSERT INTO cb_tx SELECT id, amount, mcc, country, hour, device FROM cb_rows;
+SELECT count(*) AS n, max(abs(t.risk - r.want)) < 1e-6 AS within_1e6
+  FROM cb_tx t JOIN cb_rows r USING (id);
+
+-- Only the CPU engine scores such a model: 'gpu' refuses it (before looking for a device)
+SET pg_gpuscore.device = 'gpu';
+SELECT count(*) FROM gpu_score_query('cbcat', 'SELECT id, amount, mcc, country, hour, device FROM cb_rows');
+RESET pg_gpuscore.device;
+-- and it cannot be explained
+SELECT * FROM gpu_explain('cbcat', ARRAY[50, 1, 1, 3, 1]::real[]);
+
+-- Refused: a file saved without the training data names no category; one
+-- saved with only part of it lacks names of categories the model has statistics of
+\set cbbad :abs_srcdir '/tests/fixtures/models/bad/cb_bad_'
+SELECT gpu_load_model('cbx', pg_read_binary_file(:'cbbad' || 'categorical.json'));
+SELECT gpu_load_model('cbx', pg_read_binary_file(:'cbbad' || 'cat_subset.json'));
+
+SELECT gpu_drop_model('cbcat'), gpu_drop_model('cbcombo');
