@@ -75,5 +75,18 @@ SELECT * FROM gpu_explain('cbcat', ARRAY[50, 1, 1, 3, 1]::real[]);
 \set cbbad :abs_srcdir '/tests/fixtures/models/bad/cb_bad_'
 SELECT gpu_load_model('cbx', pg_read_binary_file(:'cbbad' || 'categorical.json'));
 SELECT gpu_load_model('cbx', pg_read_binary_file(:'cbbad' || 'cat_subset.json'));
+-- hostile edits of cb_cat_combo.json: each refused with a message naming what is wrong
+CREATE FUNCTION pg_temp.load_error(file text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM gpu_load_model('cbx', pg_read_binary_file(file));
+  RETURN 'loaded';
+EXCEPTION WHEN OTHERS THEN
+  RETURN SQLSTATE || ' ' || SQLERRM;
+END $$;
+SELECT f, pg_temp.load_error(:'cbbad' || 'cat_' || f || '.json') AS error
+  FROM unnest(ARRAY['ctr_type', 'stride', 'key_number', 'key_twice', 'count', 'ctr_border',
+                    'ctr_split_index', 'onehot_value', 'prior', 'target_border', 'element',
+                    'no_table', 'flat_index', 'name_hash']) f;
+SELECT count(*) AS none_loaded FROM gpu_models WHERE name = 'cbx';
 
 SELECT gpu_drop_model('cbcat'), gpu_drop_model('cbcombo');

@@ -409,6 +409,9 @@ gs_shap_new(const GsForest *f, const GsAllocator *alloc, GsShap **out, GsStatus 
 	if (f->linear)
 		return gs_status_set(st, GS_ERR_UNSUPPORTED,
 							 "the model has linear trees, whose contributions are not defined here (nor by LightGBM)");
+	if (f->cb_ctrs)
+		return gs_status_set(st, GS_ERR_UNSUPPORTED,
+							 "the model splits on CatBoost's CTRs, whose contributions are not computed here");
 	if (f->cover == NULL && f->linear_w == NULL)
 		return gs_status_set(st, GS_ERR_UNSUPPORTED,
 							 "the model has no usable node covers (how many training rows reached each tree node)");

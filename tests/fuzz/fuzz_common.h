@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "catboost_ctr.h"
 #include "cpu_engine.h"
 #include "forest.h"
 #include "forest_eval.h"
@@ -184,9 +185,9 @@ fuzz_check_forest(const GsForest *f, const GsLimits *lim)
 						  (long long) i, n.left, n.left + 1, (long long) size);
 			if (f->leaf_lo && f->leaf_lo[off + i] != 0.0f)
 				fuzz_fail("tree %d split %lld has a leaf's low part", t, (long long) i);
-			if ((int64_t) (n.info & GS_NODE_FEATURE_MASK) >= f->n_features)
+			if ((int64_t) (n.info & GS_NODE_FEATURE_MASK) >= (int64_t) f->n_features + f->n_derived)
 				fuzz_fail("tree %d node %lld splits on feature %u of %d", t, (long long) i,
-						  n.info & GS_NODE_FEATURE_MASK, f->n_features);
+						  n.info & GS_NODE_FEATURE_MASK, f->n_features + f->n_derived);
 			refs[n.left]++;
 			refs[n.left + 1]++;
 			depth[n.left] = depth[n.left + 1] = depth[i] + 1;
@@ -196,6 +197,10 @@ fuzz_check_forest(const GsForest *f, const GsLimits *lim)
 		if (deepest > f->max_depth)
 			fuzz_fail("tree %d is deeper than the forest's max_depth", t);
 	}
+	/* derived features only for a CatBoost model's CTRs and one-hot values */
+	if (f->cb_ctrs ? f->n_derived != f->cb_ctrs->n_onehot + f->cb_ctrs->n_ctr ||
+		f->cb_ctrs->n_input != f->n_features : f->n_derived != 0)
+		fuzz_fail("%d derived features, CTR tables %s", f->n_derived, f->cb_ctrs ? "set" : "none");
 	if (f->linear)
 	{
 		/* linear leaves: terms in node order, on leaves only, features in range */
@@ -237,15 +242,17 @@ fuzz_score_forest(const GsForest *f, const uint8_t *seed, size_t seed_len)
 	enum
 	{
 	N_ROWS = 4};
-	size_t		nf = (size_t) f->n_features;
-	float	   *cols = malloc(sizeof(float) * nf * N_ROWS);
-	float	   *row = malloc(sizeof(float) * nf);
+	size_t		nf = (size_t) f->n_features,
+				width = nf + (size_t) f->n_derived;	/* a CatBoost model's CTRs after */
+	float	   *cols = malloc(sizeof(float) * width * N_ROWS);
+	float	   *row = malloc(sizeof(float) * width);
+	float	   *xe = malloc(sizeof(float) * width * N_ROWS);
 	float	   *margin = malloc(sizeof(float) * (size_t) f->n_groups * N_ROWS);
 	float	   *out = malloc(sizeof(float) * (size_t) f->n_outputs * N_ROWS);
 	float	   *out1 = malloc(sizeof(float) * (size_t) f->n_outputs);
 	float	   *m1 = malloc(sizeof(float) * (size_t) f->n_groups);
 
-	if (!cols || !row || !margin || !out || !out1 || !m1)
+	if (!cols || !row || !xe || !margin || !out || !out1 || !m1)
 		fuzz_fail("out of memory in the checker");
 	for (size_t k = 0; k < nf; k++)
 	{
@@ -256,10 +263,16 @@ fuzz_score_forest(const GsForest *f, const uint8_t *seed, size_t seed_len)
 		cols[k * N_ROWS + 2] = ((float) b - 128.0f) / 16.0f;
 		cols[k * N_ROWS + 3] = (k & 1) ? -3.0e38f : 3.0e38f;
 	}
+	if (f->cb_ctrs)
+	{
+		/* the derived features, as gs_model_predict computes them */
+		gs_cb_ctrs_expand(f->cb_ctrs, cols, N_ROWS, N_ROWS, xe);
+		memcpy(cols, xe, sizeof(float) * width * N_ROWS);
+	}
 	gs_cpu_predict(f, cols, N_ROWS, N_ROWS, margin, out);
 	for (size_t r = 0; r < N_ROWS; r++)
 	{
-		for (size_t k = 0; k < nf; k++)
+		for (size_t k = 0; k < width; k++)
 			row[k] = cols[k * N_ROWS + r];
 		gs_cpu_predict_row(f, row, m1, out1);
 		for (int o = 0; o < f->n_outputs; o++)
@@ -275,6 +288,7 @@ fuzz_score_forest(const GsForest *f, const uint8_t *seed, size_t seed_len)
 	}
 	free(cols);
 	free(row);
+	free(xe);
 	free(margin);
 	free(out);
 	free(out1);
