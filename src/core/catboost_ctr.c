@@ -893,11 +893,12 @@ ctr_value(const GsCbCtrs *c, const GsCbCtr *r, const GsCbTable *t, int64_t b)
 	uint64_t	good = 0,
 				total = 0;
 
+	/* a Counter's denominator is the table's, found or not (the prior matters then) */
+	if (t->type == GS_CB_CTR_COUNTER)
+		return ctr_calc(r, b < 0 ? 0 : c->counts[t->count_off + b], t->denominator);
 	if (b < 0)
 		return ctr_calc(r, 0, 0);
 	cnt = c->counts + t->count_off + b * classes;
-	if (t->type == GS_CB_CTR_COUNTER)
-		return ctr_calc(r, cnt[0], t->denominator);
 	if (t->type == GS_CB_CTR_BUCKETS)
 	{
 		for (int32_t k = 0; k < classes; k++)

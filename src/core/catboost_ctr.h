@@ -19,7 +19,8 @@
  * then each binarized element's 0 or 1) looked up in the CTR's table, the
  * counts found (none when it is not there, or when a category is unknown)
  * made a float as CatBoost's TModelCtr::Calc does:
- * ((count + prior_num) / (total + prior_denom) + shift) * scale.
+ * ((count + prior_num) / (total + prior_denom) + shift) * scale, where a
+ * Counter's total is its table's denominator, found or not.
  */
 #ifndef GS_CATBOOST_CTR_H
 #define GS_CATBOOST_CTR_H

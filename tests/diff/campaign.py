@@ -1396,6 +1396,7 @@ FAMILIES = {
     "torch": (("torch", "onnx"), torch_trial),
     "torch2": (("torch", "onnx", "onnxscript"), lambda *a: torch_trial(*a, v2=True)),
     "cb": (("catboost",), lambda *a: campaign_catboost.cb_trial(*a, h=sys.modules[__name__])),
+    "cb-cat": (("catboost", "pandas"), lambda *a: campaign_catboost.cb_cat_trial(*a, h=sys.modules[__name__])),
 }
 
 

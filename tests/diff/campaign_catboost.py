@@ -12,8 +12,8 @@ boost_from_average, and in a tenth of the trials a scale and bias (set_scale_and
 case rows add rows on, just above and just below the model's borders (CatBoost goes right when
 x > border). l2_leaf_reg is never 0: with 0, Huber models diverge to leaves of 1e21 whose sums
 cancel to noise (CatBoost's own double sums are off by 1e5 there; pg_gpuscore keeps leaves to
-48 bits). Category columns of the data are plain numbers here: CatBoost's categorical
-features are refused by the loader (docs/reference.md).
+48 bits). Category columns of the data are plain numbers here; family "cb-cat" (cb_cat_trial)
+makes them CatBoost categorical features.
 """
 import json
 import os
@@ -126,4 +126,92 @@ def cb_trial(r, d, X, cats, ncat, z, h):
                                                   if k not in ("thread_count", "random_seed", "verbose",
                                                                "allow_writing_files", "loss_function",
                                                                "iterations")}))
+    return path, Xc, ref, 1e-6, desc
+
+
+def cb_cat_trial(r, d, X, cats, ncat, z, h):
+    """Family "cb-cat": a random CatBoost model with categorical features (the trial's category
+    columns, at least one, as strings "c<code>"; "none" for a NaN), saved as JSON with its
+    training pool so that it names its categories, and scored by CatBoost's predict on the same
+    strings.  Drawn: the loss (Logloss, MultiClass, RMSE, Poisson), symmetric or Depthwise trees,
+    depth, one_hot_max_size, max_ctr_complexity, the simple and combination CTR types (Borders,
+    Buckets, Counter) and their priors.  The rows hold each category as its code in the file's
+    cat_features_hash (NaN for a name it lacks: the case rows' odd codes -1, 2.5, 1e7 ... are
+    names CatBoost never saw)."""
+    import catboost as cb
+    import pandas as pd
+    X = X.copy()
+    if not cats:
+        cats = [int(r.integers(X.shape[1]))]
+        X[:, cats[0]] = r.integers(0, ncat, len(X))
+    loss = str(r.choice(["Logloss", "Logloss", "MultiClass", "RMSE", "Poisson"]))
+    kinds = ["Borders", "Buckets", "Counter"]
+
+    def ctr_list():
+        picked = [k for k in kinds if r.random() < 0.5] or ["Borders"]
+        out = []
+        for k in picked:
+            if r.random() < 0.3:
+                out.append("%s:Prior=%.2f/1" % (k, r.uniform(0, 2)))   # CPU: denominator 1 only
+            else:
+                out.append(k)
+        return out
+    p = {"thread_count": 1, "random_seed": int(r.integers(1 << 30)), "verbose": 0,
+         "allow_writing_files": False, "iterations": int(r.choice(h.ROUNDS)),
+         "learning_rate": float(r.uniform(0.05, 0.5)),
+         "grow_policy": str(r.choice(["SymmetricTree", "SymmetricTree", "Depthwise"])),
+         "depth": int(r.integers(1, 9)), "nan_mode": str(r.choice(["Min", "Max"])),
+         "one_hot_max_size": int(r.choice([1, 2, 4, 10])),
+         "max_ctr_complexity": int(r.choice([1, 2, 3, 4])),
+         "simple_ctr": ctr_list(), "combinations_ctr": ctr_list(), "loss_function": loss}
+    if loss == "Poisson":   # Buckets need class labels
+        p["simple_ctr"] = [c for c in p["simple_ctr"] if not c.startswith("Buckets")] or ["Borders"]
+        p["combinations_ctr"] = [c for c in p["combinations_ctr"] if not c.startswith("Buckets")] or ["Counter"]
+    ntr = int(len(X) * 0.8)
+    k = int(r.integers(3, 6))
+    kind = "Probability" if loss in ("Logloss", "MultiClass") else "Exponent" if loss == "Poisson" else "RawFormulaVal"
+    y = (h.labels(r, z, "binary") if loss == "Logloss" else h.labels(r, z, "multi", k) if loss == "MultiClass"
+         else h.labels(r, z, "count") if loss == "Poisson" else h.labels(r, z, "reg"))
+
+    def frame(A):
+        df = pd.DataFrame({"f%d" % j: A[:, j].astype(np.float32) for j in range(A.shape[1])})
+        for j in cats:
+            df["f%d" % j] = ["none" if np.isnan(v) else "c%d" % v if v == int(v) else "c%r" % float(v)
+                             for v in A[:, j]]
+        return df
+    names = ["f%d" % j for j in cats]
+    pool = cb.Pool(frame(X[:ntr]), y[:ntr], cat_features=names)
+    m = (cb.CatBoostClassifier if kind == "Probability" else cb.CatBoostRegressor)(**p)
+    m.fit(pool)
+    path = os.path.join(d, "model.json")
+    m.save_model(path, format="json", pool=pool)
+    doc = json.load(open(path))
+    flat = {f["feature_index"]: f["flat_feature_index"] for f in doc["features_info"]["float_features"]}
+    th = []
+    stack = list(doc.get("trees", []))
+    for t in doc.get("oblivious_trees", []):
+        th += [(flat[s["float_feature_index"]], s["border"]) for s in (t["splits"] or [])
+               if s["split_type"] == "FloatFeature"]
+    while stack:
+        n = stack.pop()
+        if "split" in n:
+            if n["split"]["split_type"] == "FloatFeature":
+                th.append((flat[n["split"]["float_feature_index"]], n["split"]["border"]))
+            stack += [n["left"], n["right"]]
+    Xc = h.case_rows(r, X[ntr:], th, cats, ncat)
+    back = cb.CatBoost()
+    back.load_model(path, format="json")
+    ref = back.predict(frame(Xc), prediction_type=kind)
+    if kind == "Probability" and loss == "Logloss":
+        ref = ref[:, 1]
+    # the rows as pg_gpuscore takes them: each category its code in the file's names
+    code = {e["value"]: i for i, e in enumerate(doc["features_info"].get("cat_features_hash", []))}
+    strings = frame(Xc)
+    for j in cats:
+        Xc[:, j] = [code.get(s, np.nan) for s in strings["f%d" % j]]
+    desc = "cb-cat %s %s rounds=%d cats=%s %s" % (cb.__version__, loss, p["iterations"], cats,
+                                                json.dumps({k: v for k, v in p.items()
+                                                            if k not in ("thread_count", "random_seed",
+                                                                         "verbose", "allow_writing_files",
+                                                                         "loss_function", "iterations")}))
     return path, Xc, ref, 1e-6, desc
