@@ -71,8 +71,8 @@ gs_cb_ctrs_free(const GsAllocator *a, GsCbCtrs *c)
 	ctr_free_ptr(a, c->table);
 	ctr_free_ptr(a, c->cat_of);
 	ctr_free_ptr(a, c->bin);
-	ctr_free_ptr(a, c->keys);
-	ctr_free_ptr(a, c->bucket);
+	ctr_free_ptr(a, c->slots);
+	ctr_free_ptr(a, c->values);
 	ctr_free_ptr(a, c->counts);
 	ctr_free_ptr(a, c->table_ctr_start);
 	ctr_free_ptr(a, c->table_ctr);
@@ -429,35 +429,115 @@ read_table(CtrRead *R, json_t *data, int32_t ti, GsStatus *st)
 		}
 		for (s = key & t->mask;; s = (s + 1) & t->mask)
 		{
-			uint64_t   *slot = &c->keys[t->slot_off + (int64_t) s];
+			GsCbSlot   *slot = &c->slots[t->slot_off + (int64_t) s];
 
-			if (*slot == key)
+			if (slot->key == key)
 				return CB_ERR(st, "invalid CatBoost model: CTR table %d holds one key twice", ti);
-			if (*slot == GS_CB_EMPTY)
+			if (slot->key == GS_CB_EMPTY)
 			{
-				*slot = key;
-				c->bucket[t->slot_off + (int64_t) s] = (int32_t) bucket;
+				slot->key = key;
+				slot->bucket = bucket;
 				break;
 			}
 		}
 		bucket++;
 	}
+	t->n_buckets = bucket;
 	return GS_OK;
 }
 
-/* The bucket of key in table t, or -1. */
+/* The bucket of key in table t, or t->n_buckets when it is not there. */
 static inline int64_t
 table_find(const GsCbCtrs *c, const GsCbTable *t, uint64_t key)
 {
+	const GsCbSlot *slots = c->slots + t->slot_off;
+
 	for (uint64_t s = key & t->mask;; s = (s + 1) & t->mask)
 	{
-		uint64_t	k = c->keys[t->slot_off + (int64_t) s];
-
-		if (k == key)
-			return c->bucket[t->slot_off + (int64_t) s];
-		if (k == GS_CB_EMPTY)
-			return -1;
+		if (slots[s].key == key)
+			return slots[s].bucket;
+		if (slots[s].key == GS_CB_EMPTY)
+			return t->n_buckets;
 	}
+}
+
+/* TModelCtr::Calc, in float */
+static inline float
+ctr_calc(const GsCbCtr *r, uint64_t count, uint64_t total)
+{
+	float		v = ((float) count + r->prior_num) / ((float) total + r->prior_denom);
+
+	return (v + r->shift) * r->scale;
+}
+
+/* The value of CTR r for the counts of bucket b of its table t (n_buckets: none). */
+static float
+ctr_value(const GsCbCtrs *c, const GsCbCtr *r, const GsCbTable *t, int64_t b)
+{
+	const uint32_t *cnt;
+	int32_t		classes = t->stride - 1;
+	uint64_t	good = 0,
+				total = 0;
+
+	/* a Counter's denominator is the table's, found or not (the prior matters then) */
+	if (t->type == GS_CB_CTR_COUNTER)
+		return ctr_calc(r, b == t->n_buckets ? 0 : c->counts[t->count_off + b], t->denominator);
+	if (b == t->n_buckets)
+		return ctr_calc(r, 0, 0);
+	cnt = c->counts + t->count_off + b * classes;
+	if (t->type == GS_CB_CTR_BUCKETS)
+	{
+		for (int32_t k = 0; k < classes; k++)
+			total += cnt[k];
+		return ctr_calc(r, cnt[r->target_border], total);
+	}
+	if (classes == 2)
+		return ctr_calc(r, cnt[1], (uint64_t) cnt[0] + cnt[1]);
+	/* Borders of a multi-class target: the classes above the border are good */
+	for (int32_t k = 0; k < classes; k++)
+		if (k <= r->target_border)
+			total += cnt[k];
+		else
+			good += cnt[k];
+	return ctr_calc(r, good, total + good);
+}
+
+/*
+ * Each table's CTR values per bucket, and for a key not found, from the
+ * counts (then freed): what a row's lookup reads.
+ */
+static GsCode
+ctr_values(CtrRead *R, GsStatus *st)
+{
+	GsCbCtrs   *c = R->c;
+	int64_t		n = 0;
+
+	for (int32_t ti = 0; ti < c->n_table; ti++)
+	{
+		GsCbTable  *t = &c->table[ti];
+
+		t->value_off = n;
+		n += (t->n_buckets + 1) * (c->table_ctr_start[ti + 1] - c->table_ctr_start[ti]);
+		if (n > ((int64_t) 1 << 31))
+			return gs_status_set(st, GS_ERR_LIMIT, "the model's CTR tables are too large");
+	}
+	c->n_values = n;
+	c->values = ctr_alloc(R->a, sizeof(float) * (size_t) n, &c->bytes);
+	if (!c->values)
+		return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
+	for (int32_t ti = 0; ti < c->n_table; ti++)
+	{
+		const GsCbTable *t = &c->table[ti];
+		int32_t		k0 = c->table_ctr_start[ti],
+					k = c->table_ctr_start[ti + 1] - k0;
+
+		for (int64_t b = 0; b <= t->n_buckets; b++)
+			for (int32_t i = 0; i < k; i++)
+				c->values[t->value_off + b * k + i] = ctr_value(c, &c->ctr[c->table_ctr[k0 + i]], t, b);
+	}
+	R->a->free(R->a->ctx, c->counts);
+	c->counts = NULL;
+	return GS_OK;
 }
 
 /*
@@ -593,6 +673,7 @@ read_ctrs(CtrRead *R, json_t *ctrs, json_t *data, GsStatus *st)
 				t->mask <<= 1;
 			t->slot_off = slots;
 			t->count_off = counts;
+			t->n_buckets = 0;
 			slots += (int64_t) t->mask;
 			counts += (int64_t) (json_array_size(map) / (size_t) stride) * (stride - 1);
 			t->mask -= 1;
@@ -605,13 +686,12 @@ read_ctrs(CtrRead *R, json_t *ctrs, json_t *data, GsStatus *st)
 	}
 	c->ctr_border_start[c->n_ctr] = (uint32_t) n_border;
 	c->n_slots = slots;
-	c->n_counts = counts;
-	c->keys = ctr_alloc(R->a, sizeof(uint64_t) * (size_t) slots, &c->bytes);
-	c->bucket = ctr_alloc(R->a, sizeof(int32_t) * (size_t) slots, &c->bytes);
-	c->counts = ctr_alloc(R->a, sizeof(uint32_t) * (size_t) counts, &c->bytes);
-	if (!c->keys || !c->bucket || !c->counts)
+	c->slots = ctr_alloc(R->a, sizeof(GsCbSlot) * (size_t) slots, &c->bytes);
+	c->counts = R->a->alloc(R->a->ctx, sizeof(uint32_t) * (size_t) (counts > 0 ? counts : 1));
+	if (!c->slots || !c->counts)
 		return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
-	memset(c->keys, 0xFF, sizeof(uint64_t) * (size_t) slots);
+	for (int64_t k = 0; k < slots; k++)
+		c->slots[k].key = GS_CB_EMPTY;
 	/* each table once (from its first CTR), and its CTRs listed together */
 	c->table_ctr_start = ctr_alloc(R->a, sizeof(int32_t) * ((size_t) c->n_table + 1), &c->bytes);
 	c->table_ctr = ctr_alloc(R->a, sizeof(int32_t) * (size_t) c->n_ctr, &c->bytes);
@@ -642,7 +722,7 @@ read_ctrs(CtrRead *R, json_t *ctrs, json_t *data, GsStatus *st)
 			c->table_ctr[fill[c->ctr[q].table]++] = q;
 		R->a->free(R->a->ctx, fill);
 	}
-	return GS_OK;
+	return ctr_values(R, st);
 }
 
 /* Whether key is in the open-addressing set of mask + 1 slots. */
@@ -696,7 +776,7 @@ check_names(CtrRead *R, GsStatus *st)
 			continue;
 		for (uint64_t s = 0; s <= t->mask; s++)
 		{
-			uint64_t	key = c->keys[t->slot_off + (int64_t) s];
+			uint64_t	key = c->slots[t->slot_off + (int64_t) s].key;
 
 			if (key != GS_CB_EMPTY && !set_has(set, mask, key))
 				missing = true;
@@ -833,37 +913,55 @@ gs_cb_ctr_feature(const GsCbCtrs *c, int64_t split_index, double border, int64_t
 	return c->n_input + c->n_onehot + lo;
 }
 
-/* TModelCtr::Calc, in float */
-static inline float
-ctr_calc(const GsCbCtr *r, uint64_t count, uint64_t total)
+/*
+ * The codes of the rows' categories, checked once: in xe's columns of the
+ * categorical features (which no split reads), as int32 bit patterns, -1
+ * for a value that names no category (NULL or NaN, not an integer, past
+ * the names).
+ */
+static void
+codes_in_place(const GsCbCtrs *c, const float *x, size_t ld, size_t n, float *xe)
 {
-	float		v = ((float) count + r->prior_num) / ((float) total + r->prior_denom);
+	for (int32_t j = 0; j < c->n_catf; j++)
+	{
+		const float *src = x + (size_t) c->catf_col[j] * ld;
+		float	   *dst = xe + (size_t) c->catf_col[j] * n;
 
-	return (v + r->shift) * r->scale;
+		for (size_t r = 0; r < n; r++)
+		{
+			float		v = src[r];
+			int32_t		code = v >= 0.0f && v < (float) c->n_hash && v == floorf(v) ? (int32_t) v : -1;
+
+			memcpy(&dst[r], &code, sizeof(code));
+		}
+	}
 }
 
-/* The hash of categorical feature j of row r, or INT64_MIN when its code names none. */
+/* The hash of categorical feature j of row r (codes from codes_in_place), or INT64_MIN. */
 static inline int64_t
-row_hash(const GsCbCtrs *c, const float *x, size_t ld, size_t r, int32_t j)
+row_hash(const GsCbCtrs *c, const float *xe, size_t n, size_t r, int32_t j)
 {
-	float		v = x[(size_t) c->catf_col[j] * ld + r];
+	int32_t		code;
 
-	return v >= 0.0f && v < (float) c->n_hash && v == floorf(v) ?
-		(int64_t) c->hash[(int32_t) v] : INT64_MIN;
+	memcpy(&code, &xe[(size_t) c->catf_col[j] * n + r], sizeof(code));
+	return code >= 0 ? (int64_t) c->hash[code] : INT64_MIN;
 }
 
-/* The bucket of row r in table t, or -1 (not there, or a category unknown). */
+/*
+ * The bucket of row r of xe (after codes_in_place) in table t, or
+ * t->n_buckets (not there, or a category unknown).
+ */
 static int64_t
-row_bucket(const GsCbCtrs *c, const GsCbTable *t, const float *x, size_t ld, size_t r)
+row_bucket(const GsCbCtrs *c, const GsCbTable *t, const float *xe, size_t n, size_t r)
 {
 	uint64_t	key = 0;
 
 	for (int32_t e = 0; e < t->n_cat; e++)
 	{
-		int64_t		h = row_hash(c, x, ld, r, c->cat_of[t->cat_off + e]);
+		int64_t		h = row_hash(c, xe, n, r, c->cat_of[t->cat_off + e]);
 
 		if (h == INT64_MIN)
-			return -1;
+			return t->n_buckets;
 		key = cb_calc_hash(key, (uint64_t) h);
 	}
 	for (int32_t e = 0; e < t->n_bin; e++)
@@ -872,48 +970,16 @@ row_bucket(const GsCbCtrs *c, const GsCbTable *t, const float *x, size_t ld, siz
 		uint64_t	bit;
 
 		if (b->onehot)
-			bit = row_hash(c, x, ld, r, b->column) == (int64_t) b->hash;
+			bit = row_hash(c, xe, n, r, b->column) == (int64_t) b->hash;
 		else
 		{
-			float		v = x[(size_t) b->column * ld + r];
+			float		v = xe[(size_t) b->column * n + r];
 
 			bit = isnan(v) ? b->nan_right : v > b->border;
 		}
 		key = cb_calc_hash(key, bit);
 	}
 	return table_find(c, t, key);
-}
-
-/* The value of CTR r for the counts of bucket b of its table t (-1: none). */
-static float
-ctr_value(const GsCbCtrs *c, const GsCbCtr *r, const GsCbTable *t, int64_t b)
-{
-	const uint32_t *cnt;
-	int32_t		classes = t->stride - 1;
-	uint64_t	good = 0,
-				total = 0;
-
-	/* a Counter's denominator is the table's, found or not (the prior matters then) */
-	if (t->type == GS_CB_CTR_COUNTER)
-		return ctr_calc(r, b < 0 ? 0 : c->counts[t->count_off + b], t->denominator);
-	if (b < 0)
-		return ctr_calc(r, 0, 0);
-	cnt = c->counts + t->count_off + b * classes;
-	if (t->type == GS_CB_CTR_BUCKETS)
-	{
-		for (int32_t k = 0; k < classes; k++)
-			total += cnt[k];
-		return ctr_calc(r, cnt[r->target_border], total);
-	}
-	if (classes == 2)
-		return ctr_calc(r, cnt[1], (uint64_t) cnt[0] + cnt[1]);
-	/* Borders of a multi-class target: the classes above the border are good */
-	for (int32_t k = 0; k < classes; k++)
-		if (k <= r->target_border)
-			total += cnt[k];
-		else
-			good += cnt[k];
-	return ctr_calc(r, good, total + good);
 }
 
 /* The derived features of rows; see catboost_ctr.h. */
@@ -926,24 +992,24 @@ gs_cb_ctrs_expand(const GsCbCtrs *c, const float *x, size_t ld, size_t n_rows, f
 
 	for (int32_t j = 0; j < c->n_input; j++)
 		memcpy(xe + (size_t) j * n, x + (size_t) j * ld, sizeof(float) * n);
+	codes_in_place(c, x, ld, n, xe);
 	for (int32_t k = 0; k < c->n_onehot; k++)
 		for (size_t r = 0; r < n; r++)
 			onehot[(size_t) k * n + r] =
-				row_hash(c, x, ld, r, c->onehot_cat[k]) == (int64_t) c->onehot_hash[k] ? 1.0f : 0.0f;
+				row_hash(c, xe, n, r, c->onehot_cat[k]) == (int64_t) c->onehot_hash[k] ? 1.0f : 0.0f;
 	for (int32_t ti = 0; ti < c->n_table; ti++)
 	{
 		const GsCbTable *t = &c->table[ti];
 
+		const int32_t k0 = c->table_ctr_start[ti],
+					k = c->table_ctr_start[ti + 1] - k0;
+
 		for (size_t r = 0; r < n; r++)
 		{
-			int64_t		b = row_bucket(c, t, x, ld, r);
+			const float *v = c->values + t->value_off + row_bucket(c, t, xe, n, r) * k;
 
-			for (int32_t i = c->table_ctr_start[ti]; i < c->table_ctr_start[ti + 1]; i++)
-			{
-				int32_t		q = c->table_ctr[i];
-
-				ctrv[(size_t) q * n + r] = ctr_value(c, &c->ctr[q], t, b);
-			}
+			for (int32_t i = 0; i < k; i++)
+				ctrv[(size_t) c->table_ctr[k0 + i] * n + r] = v[i];
 		}
 	}
 }

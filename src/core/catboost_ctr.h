@@ -59,9 +59,18 @@ typedef struct GsCbTable
 	int32_t		stride;			/* counts per bucket */
 	uint32_t	denominator;	/* Counter's */
 	uint64_t	mask;			/* slots - 1 (a power of two) */
-	int64_t		slot_off;		/* first slot in keys / bucket */
-	int64_t		count_off;		/* first count in counts */
+	int64_t		slot_off;		/* first slot in slots */
+	int64_t		count_off;		/* first count in counts (while loading) */
+	int64_t		n_buckets;		/* keys the table holds */
+	int64_t		value_off;		/* first value in values */
 } GsCbTable;
+
+/* A slot of a table: a key and its bucket (GS_CB_EMPTY: free). */
+typedef struct GsCbSlot
+{
+	uint64_t	key;
+	int64_t		bucket;
+} GsCbSlot;
 
 /* One CTR: a table and how its counts become a value. */
 typedef struct GsCbCtr
@@ -95,11 +104,16 @@ typedef struct GsCbCtrs
 	int32_t    *table_ctr;		/* the CTRs of each table */
 	int32_t    *cat_of;			/* categorical features of the projections */
 	GsCbBin    *bin;			/* binarized elements of the projections */
-	uint64_t   *keys;			/* slots of all tables; GS_CB_EMPTY when free */
-	int32_t    *bucket;			/* [slots] the slot's bucket */
-	uint32_t   *counts;			/* [buckets * stride] per table */
+	GsCbSlot   *slots;			/* of all tables */
+	/*
+	 * Per table, for each bucket and then for a key not found, the values
+	 * of its CTRs (in table_ctr order), computed once at load from the
+	 * counts, which are freed then.
+	 */
+	float	   *values;
+	uint32_t   *counts;			/* [buckets * (stride - 1)] per table; NULL once loaded */
 	int64_t		n_slots;
-	int64_t		n_counts;
+	int64_t		n_values;
 	int32_t		n_cat_of;
 	int32_t		n_bin;
 	size_t		bytes;			/* memory of all the above */

@@ -27,9 +27,15 @@
 
 #define GS_CPU_BLOCK 64
 #define GS_CPU_LANES 8
-/* Binned blocks (forest_bins.h): at most this many rows and bytes of bins */
+/*
+ * Binned blocks (forest_bins.h): at most this many rows, and about this
+ * many bytes of bins (at least a GS_CPU_BLOCK of rows: up to 64 KB for the
+ * widest forests, a CatBoost model's hundreds of CTRs)
+ */
 #define GS_CPU_BINS_ROWS 512
-#define GS_CPU_BINS_BYTES (GS_BINS_MAX_USED * 128)
+#define GS_CPU_BINS_BYTES (256 * 128)
+#define GS_CPU_BINS_MAX_BYTES (GS_BINS_MAX_USED * GS_CPU_BLOCK > GS_CPU_BINS_BYTES ? \
+							   GS_BINS_MAX_USED * GS_CPU_BLOCK : GS_CPU_BINS_BYTES)
 /* Trees whose leaves a row of a binned block adds at once (still in order;
  * bins_block_margins names four). */
 #define GS_CPU_BINS_TREES 4
@@ -173,7 +179,7 @@ bins_leaves(const uint8_t *q, size_t stride, int d, const uint16_t *u, const uin
 
 /*
  * Rows a binned block takes: as many as fit GS_CPU_BINS_BYTES of bins (at
- * most GS_CPU_BINS_ROWS), a multiple of GS_CPU_BLOCK.  The more rows, the
+ * most GS_CPU_BINS_ROWS, at least GS_CPU_BLOCK), a multiple of GS_CPU_BLOCK.  The more rows, the
  * more of them share each tree's leaves while those are in cache.
  */
 static size_t
@@ -182,6 +188,8 @@ bins_block_rows(const GsForestBins *b)
 	size_t		rows = GS_CPU_BINS_BYTES / (size_t) (b->n_used > 0 ? b->n_used : 1);
 
 	rows -= rows % GS_CPU_BLOCK;
+	if (rows < GS_CPU_BLOCK)
+		return GS_CPU_BLOCK;
 	return rows > GS_CPU_BINS_ROWS ? GS_CPU_BINS_ROWS : rows;
 }
 
@@ -200,7 +208,7 @@ bins_block_margins(const GsForest *f, const float *x, size_t ld, size_t r0, size
 	const size_t n = r1 - r0;
 	const size_t stride = (n + GS_CPU_BLOCK - 1) / GS_CPU_BLOCK * GS_CPU_BLOCK;
 	const int	ng = f->n_groups;
-	uint8_t		q[GS_CPU_BINS_BYTES];
+	uint8_t		q[GS_CPU_BINS_MAX_BYTES];
 	uint16_t	leaf[GS_CPU_BINS_TREES][GS_CPU_BINS_ROWS];
 	double		acc[GS_CPU_BINS_ROWS];
 

@@ -40,7 +40,8 @@
 
 #define GS_BINS_MAX_BORDERS 254		/* thresholds of one feature */
 #define GS_BINS_NAN_RIGHT	255		/* the bin of NaN sent right */
-#define GS_BINS_MAX_USED	256		/* features the splits read */
+#define GS_BINS_MAX_USED	1024	/* features the splits read (a CatBoost model's
+									 * CTRs count: hundreds) */
 #define GS_BINS_MAX_DEPTH	16		/* levels of one tree */
 
 struct GsForestBins

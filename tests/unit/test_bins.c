@@ -24,9 +24,9 @@
  * Non-symmetric forests (CatBoost Depthwise, XGBoost, LightGBM fixtures)
  * have none.  Synthetic symmetric forests check what does not fit (a
  * feature whose splits send NaN both ways, 255 thresholds of a feature, a
- * tree of depth 17, 257 features read) and the edges that do (254
- * thresholds, depth 16, 256 features): those still score as the float
- * path does.
+ * tree of depth 17, 1025 features read) and the edges that do (254
+ * thresholds, depth 16, 256 and 1024 features): those still score as the
+ * float path does.
  *
  * TAP lines, then "bins: N passed, M failed"; exit 1 on a failure.  Run
  * from tests/unit (relative paths).  tests/unit/test_bins_asan: the same
@@ -588,8 +588,10 @@ test_synthetic(void)
 	check_synthetic("depth 17", &s, 0);
 	s = (SymShape) {256, 1, 300, feat_tree, thr_few, nan_left_never};
 	check_synthetic("256 features read", &s, 1);
-	s.n_trees = 257;
-	check_synthetic("257 features read", &s, 0);
+	s = (SymShape) {1024, 1, 1100, feat_tree, thr_few, nan_left_never};
+	check_synthetic("1024 features read (64-row blocks)", &s, 1);
+	s.n_trees = 1025;
+	check_synthetic("1025 features read", &s, 0);
 }
 
 int
