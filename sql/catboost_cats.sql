@@ -63,6 +63,17 @@ INSERT INTO cb_tx SELECT id, amount, mcc, country, hour, device FROM cb_rows;
 SELECT count(*) AS n, max(abs(t.risk - r.want)) < 1e-6 AS within_1e6
   FROM cb_tx t JOIN cb_rows r USING (id);
 
+-- Integer categories (merchant category codes given to CatBoost as numbers) are
+-- their decimal text; a NOTICE at load says that a number is a code
+SET client_min_messages = notice;
+SELECT gpu_load_model('cbint', pg_read_binary_file(:'fx' || '/models/cb_cat_int.json')) > 0 AS loaded;
+RESET client_min_messages;
+SELECT s1.score = s2.score AS name_equals_code
+  FROM gpu_score_query('cbint', $$SELECT 1, 80::real, 3::real, '7995'$$) s1,
+       gpu_score_query('cbint', format('SELECT 1, 80::real, 3::real, %s::real',
+                                       gpu_category_code('cbint', 'mcc', '7995'))) s2;
+SELECT gpu_drop_model('cbint');
+
 -- Only the CPU engine scores such a model: 'gpu' refuses it (before looking for a device)
 SET pg_gpuscore.device = 'gpu';
 SELECT count(*) FROM gpu_score_query('cbcat', 'SELECT id, amount, mcc, country, hour, device FROM cb_rows');

@@ -167,7 +167,7 @@ SELECT pg_temp.check_format(m, m || '.json', 'auto', :'abs_srcdir' || '/tests/fi
 -- catboost_cats.sql
 SELECT pg_temp.check_format(m, m || '.json', 'auto', :'abs_srcdir' || '/tests/fixtures')
   FROM unnest(ARRAY['cb_cat_binary', 'cb_cat_multiclass', 'cb_cat_regression', 'cb_cat_combo',
-                    'cb_cat_depthwise']) m;
+                    'cb_cat_depthwise', 'cb_cat_int']) m;
 SELECT name, format, objective, n_features, n_outputs, n_trees, max_depth, saved_by
   FROM gpu_models WHERE name LIKE 'cb\_%' ORDER BY name;
 -- a model trained on a DataFrame keeps its column names

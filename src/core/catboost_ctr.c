@@ -275,6 +275,20 @@ read_cat_features(CtrRead *R, json_t *cf, int32_t *n_input, GsStatus *st)
 	return GS_OK;
 }
 
+/* Whether s (len bytes) is an integer as Python's str() writes one: -?(0|[1-9][0-9]*). */
+static bool
+decimal_integer(const char *s, size_t len)
+{
+	size_t		i = len > 0 && s[0] == '-' ? 1 : 0;
+
+	if (i == len || len > 20 || (s[i] == '0' && len > i + 1))
+		return false;
+	for (; i < len; i++)
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+	return true;
+}
+
 /* The names of the categories (cat_features_hash) and their hashes. */
 static GsCode
 read_names(CtrRead *R, int32_t n_input, GsCatNames **names, GsStatus *st)
@@ -284,6 +298,7 @@ read_names(CtrRead *R, int32_t n_input, GsCatNames **names, GsStatus *st)
 	uint8_t    *kind = NULL;
 	int64_t    *count = NULL;
 	size_t		text = 0;
+	bool		all_int = true;
 	GsCode		rc = GS_OK;
 
 	if (h == NULL)
@@ -313,7 +328,17 @@ read_names(CtrRead *R, int32_t n_input, GsCatNames **names, GsStatus *st)
 	if ((uint64_t) text * (uint64_t) (c->n_catf > 0 ? c->n_catf : 1) > UINT32_MAX / 2)
 		return gs_status_set(st, GS_ERR_LIMIT, "the model's category names take too much memory");
 
-	/* every categorical feature has every name, in the file's order */
+	/*
+	 * every categorical feature has every name, in the file's order; names
+	 * that are all integers (a column of numbers CatBoost took as strings)
+	 * are kept as such, so that loading warns that numbers are codes
+	 */
+	for (int32_t k = 0; k < c->n_hash && all_int; k++)
+	{
+		json_t	   *v = json_object_get(json_array_get(h, k), "value");
+
+		all_int = decimal_integer(json_string_value(v), json_string_length(v));
+	}
 	kind = ctr_alloc(R->a, (size_t) n_input, &c->bytes);
 	count = ctr_alloc(R->a, sizeof(int64_t) * (size_t) n_input, &c->bytes);
 	c->bytes -= (size_t) n_input * (1 + sizeof(int64_t));
@@ -321,7 +346,7 @@ read_names(CtrRead *R, int32_t n_input, GsCatNames **names, GsStatus *st)
 		rc = gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
 	for (int32_t j = 0; rc == GS_OK && j < c->n_catf; j++)
 	{
-		kind[c->catf_col[j]] = GS_CATNAMES_TEXT;
+		kind[c->catf_col[j]] = all_int && c->n_hash > 0 ? GS_CATNAMES_INT : GS_CATNAMES_TEXT;
 		count[c->catf_col[j]] = c->n_hash;
 	}
 	if (rc == GS_OK)
