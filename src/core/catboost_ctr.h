@@ -121,6 +121,15 @@ typedef struct GsCbCtrs
 
 #define GS_CB_EMPTY UINT64_MAX
 
+/* CatBoost's CalcHash, which hashes a projection element by element. */
+static inline uint64_t
+gs_cb_calc_hash(uint64_t a, uint64_t b)
+{
+	const uint64_t m = UINT64_C(0x4906ba494954cb65);
+
+	return m * (a + m * b);
+}
+
 /*
  * Read the categorical features of CatBoost document root (features_info:
  * categorical_features, cat_features_hash, ctrs; ctr_data).  The model's
@@ -138,6 +147,13 @@ extern GsCode gs_cb_ctrs_read(json_t *root, int32_t n_float, const int32_t *floa
 							  const bool *float_nan_right, const GsLimits *lim,
 							  const GsAllocator *a, int32_t *n_input, GsCbCtrs **out,
 							  GsCatNames **names, GsStatus *st);
+
+/*
+ * For the reader: each table's CTR values per bucket, and for a key not
+ * found, computed from its counts (then freed) as TModelCtr::Calc does.
+ * GS_ERR_LIMIT, GS_ERR_NOMEM.
+ */
+extern GsCode gs_cb_ctrs_values(GsCbCtrs *c, const GsAllocator *a, GsStatus *st);
 
 /* Release tables; NULL is allowed. */
 extern void gs_cb_ctrs_free(const GsAllocator *a, GsCbCtrs *c);

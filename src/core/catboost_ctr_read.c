@@ -1,0 +1,769 @@
+/*
+ * catboost_ctr_read.c
+ *	  Read a CatBoost JSON model's categorical features into the tables
+ *	  catboost_ctr.c evaluates (see catboost_ctr.h): the categorical
+ *	  features' columns and one-hot values, the names of the categories
+ *	  (cat_features_hash), the CTRs, their projections and their tables of
+ *	  counts (ctr_data), made once into the CTRs' values per bucket.
+ *
+ * Everything is validated before use: a table's stride and counts, its
+ * keys (decimal strings of 64-bit numbers; a free slot, 2^64 - 1, is
+ * skipped), each CTR's type, priors and target border, each element's
+ * feature; and that the file names every category the model has
+ * statistics of or one-hot splits on (a file saved with part of the
+ * training data does not).
+ */
+#include "catboost_ctr.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CB_ERR(st, ...) gs_status_set((st), GS_ERR_INVALID_MODEL, __VA_ARGS__)
+
+/* Most CTRs, tables and elements of one projection a model may have */
+#define CB_MAX_CTRS		(1 << 20)
+#define CB_MAX_ELEMENTS	64
+
+/* Zeroed memory (at least 1 byte) from a, counted in *bytes. */
+static void *
+ctr_alloc(const GsAllocator *a, size_t size, size_t *bytes)
+{
+	void	   *p = a->alloc(a->ctx, size > 0 ? size : 1);
+
+	if (p)
+		memset(p, 0, size > 0 ? size : 1);
+	*bytes += size;
+	return p;
+}
+
+static void
+ctr_free_ptr(const GsAllocator *a, void *p)
+{
+	if (p)
+		a->free(a->ctx, p);
+}
+
+/* An integral number of v in [lo, hi]; 0 on success. */
+static int
+ctr_int(json_t *v, double lo, double hi, int64_t *out)
+{
+	double		d;
+
+	if (json_is_integer(v))
+		d = (double) json_integer_value(v);
+	else if (json_is_real(v))
+		d = json_real_value(v);
+	else
+		return -1;
+	if (!(d >= lo && d <= hi) || d != floor(d))
+		return -1;
+	*out = (int64_t) d;
+	return 0;
+}
+
+/* A member of obj that is a finite number, as a float that is finite too. */
+static int
+ctr_float(json_t *obj, const char *key, float *out)
+{
+	json_t	   *v = json_object_get(obj, key);
+	double		d;
+
+	if (json_is_integer(v))
+		d = (double) json_integer_value(v);
+	else if (json_is_real(v))
+		d = json_real_value(v);
+	else
+		return -1;
+	*out = (float) d;
+	return isfinite(d) && isfinite(*out) ? 0 : -1;
+}
+
+/* A 32-bit hash as the file writes it (unsigned, or signed for one-hot values). */
+static int
+ctr_hash32(json_t *v, int32_t *out)
+{
+	int64_t		h;
+
+	if (ctr_int(v, (double) INT32_MIN, (double) UINT32_MAX, &h))
+		return -1;
+	*out = (int32_t) (uint32_t) (h & 0xFFFFFFFF);
+	return 0;
+}
+
+/* A table key: a decimal string of a 64-bit unsigned number. */
+static int
+ctr_key(json_t *v, uint64_t *out)
+{
+	const char *s = json_is_string(v) ? json_string_value(v) : NULL;
+	char	   *end;
+	unsigned long long k;
+
+	if (s == NULL || json_string_length(v) == 0 || json_string_length(v) > 20 ||
+		strspn(s, "0123456789") != json_string_length(v))
+		return -1;
+	errno = 0;
+	k = strtoull(s, &end, 10);
+	if (errno != 0 || *end != '\0')
+		return -1;
+	*out = (uint64_t) k;
+	return 0;
+}
+
+/* The GS_CB_CTR_* of a ctr_type name, or -1. */
+static int
+ctr_type(const char *name)
+{
+	if (strcmp(name, "Borders") == 0)
+		return GS_CB_CTR_BORDERS;
+	if (strcmp(name, "Buckets") == 0)
+		return GS_CB_CTR_BUCKETS;
+	if (strcmp(name, "Counter") == 0 || strcmp(name, "FeatureFreq") == 0)
+		return GS_CB_CTR_COUNTER;
+	return -1;
+}
+
+/* What a read needs beside the tables. */
+typedef struct CtrRead
+{
+	json_t	   *root;
+	json_t	   *info;
+	int32_t		n_float;
+	const int32_t *float_col;
+	const bool *float_nan_right;
+	const GsLimits *lim;
+	const GsAllocator *a;
+	GsCbCtrs   *c;
+	/*
+	 * identifier -> table number, open addressing on the identifiers'
+	 * FNV-1a hashes (no jansson object: inside a backend, PostgreSQL's
+	 * json_object() would shadow jansson's)
+	 */
+	const char **id_key;
+	int32_t    *id_table;
+	uint64_t	id_mask;
+} CtrRead;
+
+/* The slot of identifier s in R's map: its own, or the free one it would take. */
+static uint64_t
+id_slot(const CtrRead *R, const char *s)
+{
+	uint64_t	h = UINT64_C(0xcbf29ce484222325);
+
+	for (const unsigned char *p = (const unsigned char *) s; *p; p++)
+		h = (h ^ *p) * UINT64_C(0x100000001b3);
+	for (h &= R->id_mask;; h = (h + 1) & R->id_mask)
+		if (R->id_key[h] == NULL || strcmp(R->id_key[h], s) == 0)
+			return h;
+}
+
+/* The table of identifier s, or -1. */
+static int32_t
+id_table(const CtrRead *R, const char *s)
+{
+	uint64_t	h = id_slot(R, s);
+
+	return R->id_key[h] ? R->id_table[h] : -1;
+}
+
+/* Categorical features: their columns and one-hot values. */
+static GsCode
+read_cat_features(CtrRead *R, json_t *cf, int32_t *n_input, GsStatus *st)
+{
+	GsCbCtrs   *c = R->c;
+	int64_t		cap = R->lim->max_features > 0 ? R->lim->max_features : (int64_t) GS_NODE_FEATURE_MASK;
+	int64_t		n_onehot = 0;
+	unsigned char *seen;
+
+	if (json_array_size(cf) > (size_t) cap)
+		return gs_status_set(st, GS_ERR_LIMIT, "the model has %zu categorical features, more than the limit of %lld",
+							 json_array_size(cf), (long long) cap);
+	c->n_catf = (int32_t) json_array_size(cf);
+	c->catf_col = ctr_alloc(R->a, sizeof(int32_t) * (size_t) c->n_catf, &c->bytes);
+	if (!c->catf_col)
+		return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
+	for (int32_t j = 0; j < c->n_catf; j++)
+	{
+		json_t	   *f = json_array_get(cf, j),
+				   *vals = json_object_get(f, "values");
+		int64_t		idx,
+					flat;
+
+		if (ctr_int(json_object_get(f, "feature_index"), j, j, &idx) ||
+			ctr_int(json_object_get(f, "flat_feature_index"), 0, (double) (cap - 1), &flat))
+			return CB_ERR(st, "invalid CatBoost model: categorical feature %d has an invalid feature_index or flat_feature_index", j);
+		if (vals != NULL && !json_is_array(vals))
+			return CB_ERR(st, "invalid CatBoost model: categorical feature %d has values that are not an array", j);
+		c->catf_col[j] = (int32_t) flat;
+		if (flat + 1 > *n_input)
+			*n_input = (int32_t) flat + 1;
+		n_onehot += vals ? (int64_t) json_array_size(vals) : 0;
+	}
+	if (n_onehot > CB_MAX_CTRS)
+		return gs_status_set(st, GS_ERR_LIMIT, "the model has %lld one-hot values, more than the limit of %d",
+							 (long long) n_onehot, CB_MAX_CTRS);
+	/* every column is read by one feature */
+	seen = ctr_alloc(R->a, (size_t) *n_input, &c->bytes);
+	if (!seen)
+		return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
+	c->bytes -= (size_t) *n_input;
+	for (int32_t i = 0; i < R->n_float; i++)
+		seen[R->float_col[i]] = 1;
+	for (int32_t j = 0; j < c->n_catf; j++)
+	{
+		if (seen[c->catf_col[j]])
+		{
+			R->a->free(R->a->ctx, seen);
+			return CB_ERR(st, "invalid CatBoost model: two features read column %d", c->catf_col[j]);
+		}
+		seen[c->catf_col[j]] = 1;
+	}
+	R->a->free(R->a->ctx, seen);
+
+	c->n_onehot = (int32_t) n_onehot;
+	c->onehot_cat = ctr_alloc(R->a, sizeof(int32_t) * (size_t) n_onehot, &c->bytes);
+	c->onehot_hash = ctr_alloc(R->a, sizeof(int32_t) * (size_t) n_onehot, &c->bytes);
+	if (!c->onehot_cat || !c->onehot_hash)
+		return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
+	n_onehot = 0;
+	for (int32_t j = 0; j < c->n_catf; j++)
+	{
+		json_t	   *vals = json_object_get(json_array_get(cf, j), "values");
+
+		for (size_t k = 0; vals && k < json_array_size(vals); k++)
+		{
+			if (ctr_hash32(json_array_get(vals, k), &c->onehot_hash[n_onehot]))
+				return CB_ERR(st, "invalid CatBoost model: categorical feature %d has a one-hot value that is no 32-bit hash", j);
+			c->onehot_cat[n_onehot++] = j;
+		}
+	}
+	return GS_OK;
+}
+
+/* Whether s (len bytes) is an integer as Python's str() writes one: -?(0|[1-9][0-9]*). */
+static bool
+decimal_integer(const char *s, size_t len)
+{
+	size_t		i = len > 0 && s[0] == '-' ? 1 : 0;
+
+	if (i == len || len > 20 || (s[i] == '0' && len > i + 1))
+		return false;
+	for (; i < len; i++)
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+	return true;
+}
+
+/* The names of the categories (cat_features_hash) and their hashes. */
+static GsCode
+read_names(CtrRead *R, int32_t n_input, GsCatNames **names, GsStatus *st)
+{
+	GsCbCtrs   *c = R->c;
+	json_t	   *h = json_object_get(R->info, "cat_features_hash");
+	uint8_t    *kind = NULL;
+	int64_t    *count = NULL;
+	size_t		text = 0;
+	bool		all_int = true;
+	GsCode		rc = GS_OK;
+
+	if (h == NULL)
+	{
+		gs_status_set(st, GS_ERR_UNSUPPORTED, "the CatBoost model's file does not name its categories");
+		gs_status_detail(st, "CatBoost writes the names of the categories (cat_features_hash) into a JSON model "
+						 "only when save_model is given the training data: model.save_model(path, "
+						 "format=\"json\", pool=Pool(X_train, y_train, cat_features=...)).");
+		return st->code;
+	}
+	if (!json_is_array(h) || json_array_size(h) > GS_CATNAMES_MAX_PER_FEATURE)
+		return CB_ERR(st, "invalid CatBoost model: cat_features_hash is not an array of at most %d names",
+					  GS_CATNAMES_MAX_PER_FEATURE);
+	c->n_hash = (int32_t) json_array_size(h);
+	c->hash = ctr_alloc(R->a, sizeof(int32_t) * (size_t) c->n_hash, &c->bytes);
+	if (!c->hash)
+		return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
+	for (int32_t k = 0; k < c->n_hash; k++)
+	{
+		json_t	   *e = json_array_get(h, k),
+				   *v = json_object_get(e, "value");
+
+		if (ctr_hash32(json_object_get(e, "hash"), &c->hash[k]) || !json_is_string(v))
+			return CB_ERR(st, "invalid CatBoost model: entry %d of cat_features_hash is not a hash and a name", k);
+		text += json_string_length(v);
+	}
+	if ((uint64_t) text * (uint64_t) (c->n_catf > 0 ? c->n_catf : 1) > UINT32_MAX / 2)
+		return gs_status_set(st, GS_ERR_LIMIT, "the model's category names take too much memory");
+
+	/*
+	 * every categorical feature has every name, in the file's order; names
+	 * that are all integers (a column of numbers CatBoost took as strings)
+	 * are kept as such, so that loading warns that numbers are codes
+	 */
+	for (int32_t k = 0; k < c->n_hash && all_int; k++)
+	{
+		json_t	   *v = json_object_get(json_array_get(h, k), "value");
+
+		all_int = decimal_integer(json_string_value(v), json_string_length(v));
+	}
+	kind = ctr_alloc(R->a, (size_t) n_input, &c->bytes);
+	count = ctr_alloc(R->a, sizeof(int64_t) * (size_t) n_input, &c->bytes);
+	c->bytes -= (size_t) n_input * (1 + sizeof(int64_t));
+	if (!kind || !count)
+		rc = gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
+	for (int32_t j = 0; rc == GS_OK && j < c->n_catf; j++)
+	{
+		kind[c->catf_col[j]] = all_int && c->n_hash > 0 ? GS_CATNAMES_INT : GS_CATNAMES_TEXT;
+		count[c->catf_col[j]] = c->n_hash;
+	}
+	if (rc == GS_OK)
+		rc = gs_catnames_new(names, R->a, n_input, kind, count, text * (size_t) c->n_catf, st);
+	for (int32_t col = 0; rc == GS_OK && col < n_input; col++)
+		for (int32_t k = 0; rc == GS_OK && count[col] > 0 && k < c->n_hash; k++)
+		{
+			json_t	   *v = json_object_get(json_array_get(h, k), "value");
+
+			rc = gs_catnames_add(*names, json_string_value(v), json_string_length(v), st);
+		}
+	if (rc == GS_OK)
+		rc = gs_catnames_finish(*names, st);
+	ctr_free_ptr(R->a, kind);
+	ctr_free_ptr(R->a, count);
+	return rc;
+}
+
+/* The elements of projection elems into table t (categories, then the rest). */
+static GsCode
+read_projection(CtrRead *R, json_t *elems, int32_t q, GsCbTable *t, GsStatus *st)
+{
+	GsCbCtrs   *c = R->c;
+
+	t->cat_off = c->n_cat_of;
+	t->bin_off = c->n_bin;
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t k = 0; k < json_array_size(elems); k++)
+		{
+			json_t	   *e = json_array_get(elems, k),
+					   *kindv = json_object_get(e, "combination_element");
+			const char *kind = json_is_string(kindv) ? json_string_value(kindv) : "";
+			int64_t		idx;
+			GsCbBin    *b;
+
+			if (strcmp(kind, "cat_feature_value") == 0)
+			{
+				if (pass == 1)
+					continue;
+				if (ctr_int(json_object_get(e, "cat_feature_index"), 0, c->n_catf - 1, &idx))
+					return CB_ERR(st, "invalid CatBoost model: CTR %d reads a categorical feature the model lacks", q);
+				c->cat_of[c->n_cat_of++] = (int32_t) idx;
+				t->n_cat++;
+				continue;
+			}
+			if (pass == 0)
+				continue;
+			b = &c->bin[c->n_bin++];
+			t->n_bin++;
+			if (strcmp(kind, "float_feature") == 0)
+			{
+				if (ctr_int(json_object_get(e, "float_feature_index"), 0, R->n_float - 1, &idx) ||
+					ctr_float(e, "border", &b->border))
+					return CB_ERR(st, "invalid CatBoost model: CTR %d has an invalid float element", q);
+				b->column = R->float_col[idx];
+				b->nan_right = R->float_nan_right[idx];
+			}
+			else if (strcmp(kind, "cat_feature_exact_value") == 0)
+			{
+				if (ctr_int(json_object_get(e, "cat_feature_index"), 0, c->n_catf - 1, &idx) ||
+					ctr_hash32(json_object_get(e, "value"), &b->hash))
+					return CB_ERR(st, "invalid CatBoost model: CTR %d has an invalid one-hot element", q);
+				b->column = (int32_t) idx;
+				b->onehot = 1;
+			}
+			else
+			{
+				gs_status_set(st, GS_ERR_UNSUPPORTED, "CatBoost CTR elements of kind \"%.32s\" are not supported (CTR %d)",
+							  kind, q);
+				return st->code;
+			}
+		}
+	if (t->n_cat == 0)
+		return CB_ERR(st, "invalid CatBoost model: CTR %d reads no categorical feature", q);
+	return GS_OK;
+}
+
+/* Table t's counts from ctr_data[identifier] into its slots. */
+static GsCode
+read_table(CtrRead *R, json_t *data, int32_t ti, GsStatus *st)
+{
+	GsCbCtrs   *c = R->c;
+	GsCbTable  *t = &c->table[ti];
+	json_t	   *map = json_object_get(data, "hash_map");
+	size_t		n = json_array_size(map) / (size_t) t->stride;
+	int64_t		bucket = 0;
+
+	for (size_t e = 0; e < n; e++)
+	{
+		json_t	   *kv = json_array_get(map, e * (size_t) t->stride);
+		uint64_t	key,
+					s;
+
+		if (ctr_key(kv, &key))
+			return CB_ERR(st, "invalid CatBoost model: a key of CTR table %d is not a 64-bit number in a string", ti);
+		if (key == GS_CB_EMPTY)
+			continue;
+		for (int32_t k = 1; k < t->stride; k++)
+		{
+			int64_t		v;
+
+			if (ctr_int(json_array_get(map, e * (size_t) t->stride + (size_t) k), 0, (double) UINT32_MAX, &v))
+				return CB_ERR(st, "invalid CatBoost model: a count of CTR table %d is not a 32-bit count", ti);
+			c->counts[t->count_off + bucket * (t->stride - 1) + k - 1] = (uint32_t) v;
+		}
+		for (s = key & t->mask;; s = (s + 1) & t->mask)
+		{
+			GsCbSlot   *slot = &c->slots[t->slot_off + (int64_t) s];
+
+			if (slot->key == key)
+				return CB_ERR(st, "invalid CatBoost model: CTR table %d holds one key twice", ti);
+			if (slot->key == GS_CB_EMPTY)
+			{
+				slot->key = key;
+				slot->bucket = bucket;
+				break;
+			}
+		}
+		bucket++;
+	}
+	t->n_buckets = bucket;
+	return GS_OK;
+}
+
+/*
+ * Size the tables: one per identifier, with its projection, type and
+ * stride; the CTRs' parameters and borders.
+ */
+static GsCode
+read_ctrs(CtrRead *R, json_t *ctrs, json_t *data, GsStatus *st)
+{
+	GsCbCtrs   *c = R->c;
+	int64_t		n_elem = 0,
+				n_border = 0,
+				slots = 0,
+				counts = 0;
+
+	if (json_array_size(ctrs) > CB_MAX_CTRS)
+		return gs_status_set(st, GS_ERR_LIMIT, "the model has %zu CTRs, more than the limit of %d",
+							 json_array_size(ctrs), CB_MAX_CTRS);
+	c->n_ctr = (int32_t) json_array_size(ctrs);
+	R->id_mask = 1;
+	while (R->id_mask < 2 * (uint64_t) (c->n_ctr + 1))
+		R->id_mask <<= 1;
+	R->id_key = R->a->alloc(R->a->ctx, sizeof(char *) * (size_t) R->id_mask);
+	R->id_table = R->a->alloc(R->a->ctx, sizeof(int32_t) * (size_t) R->id_mask);
+	if (!R->id_key || !R->id_table)
+		return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
+	memset(R->id_key, 0, sizeof(char *) * (size_t) R->id_mask);
+	R->id_mask -= 1;
+	for (int32_t q = 0; q < c->n_ctr; q++)
+	{
+		json_t	   *e = json_array_get(ctrs, q),
+				   *id = json_object_get(e, "identifier"),
+				   *elems = json_object_get(e, "elements"),
+				   *borders = json_object_get(e, "borders"),
+				   *td;
+		uint64_t	slot;
+
+		if (!json_is_string(id) || !json_is_array(elems) || !json_is_array(borders) ||
+			json_array_size(elems) == 0 || json_array_size(elems) > CB_MAX_ELEMENTS)
+			return CB_ERR(st, "invalid CatBoost model: CTR %d lacks an identifier, elements or borders", q);
+		n_border += (int64_t) json_array_size(borders);
+		slot = id_slot(R, json_string_value(id));
+		if (R->id_key[slot] != NULL)
+			continue;
+		td = json_object_get(data, json_string_value(id));
+		if (!json_is_object(td))
+			return CB_ERR(st, "invalid CatBoost model: CTR %d has no table in ctr_data", q);
+		R->id_key[slot] = json_string_value(id);
+		R->id_table[slot] = c->n_table++;
+		n_elem += (int64_t) json_array_size(elems);
+	}
+	if (n_border > CB_MAX_CTRS * 16)
+		return gs_status_set(st, GS_ERR_LIMIT, "the model's CTRs have %lld borders, more than the limit of %d",
+							 (long long) n_border, CB_MAX_CTRS * 16);
+	c->ctr = ctr_alloc(R->a, sizeof(GsCbCtr) * (size_t) c->n_ctr, &c->bytes);
+	c->ctr_border_start = ctr_alloc(R->a, sizeof(uint32_t) * ((size_t) c->n_ctr + 1), &c->bytes);
+	c->ctr_border = ctr_alloc(R->a, sizeof(float) * (size_t) n_border, &c->bytes);
+	c->table = ctr_alloc(R->a, sizeof(GsCbTable) * (size_t) c->n_table, &c->bytes);
+	c->cat_of = ctr_alloc(R->a, sizeof(int32_t) * (size_t) n_elem, &c->bytes);
+	c->bin = ctr_alloc(R->a, sizeof(GsCbBin) * (size_t) n_elem, &c->bytes);
+	if (!c->ctr || !c->ctr_border_start || !c->ctr_border || !c->table || !c->cat_of || !c->bin)
+		return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
+
+	n_border = 0;
+	for (int32_t q = 0; q < c->n_ctr; q++)
+	{
+		json_t	   *e = json_array_get(ctrs, q),
+				   *id = json_object_get(e, "identifier"),
+				   *type = json_object_get(e, "ctr_type"),
+				   *borders = json_object_get(e, "borders"),
+				   *td = json_object_get(data, json_string_value(id));
+		GsCbCtr    *r = &c->ctr[q];
+		int32_t		ti = id_table(R, json_string_value(id));
+		GsCbTable  *t = &c->table[ti];
+		int			ty = json_is_string(type) ? ctr_type(json_string_value(type)) : -2;
+		int64_t		tb,
+					stride,
+					den;
+		GsCode		rc;
+
+		if (ty == -2)
+			return CB_ERR(st, "invalid CatBoost model: CTR %d has no ctr_type", q);
+		if (ty < 0)
+		{
+			gs_status_set(st, GS_ERR_UNSUPPORTED, "CatBoost CTRs of type \"%.40s\" are not supported",
+						  json_string_value(type));
+			gs_status_detail(st, "CTRs of types Borders, Buckets, Counter and FeatureFreq are.");
+			return st->code;
+		}
+		if (ctr_float(e, "prior_numerator", &r->prior_num) ||
+			ctr_float(e, "prior_denomerator", &r->prior_denom) ||
+			ctr_float(e, "shift", &r->shift) || ctr_float(e, "scale", &r->scale) ||
+			ctr_int(json_object_get(e, "target_border_idx"), 0, 255, &tb))
+			return CB_ERR(st, "invalid CatBoost model: CTR %d has an invalid prior, shift, scale or target_border_idx", q);
+		if (!(r->prior_denom > 0.0f))
+			return CB_ERR(st, "invalid CatBoost model: CTR %d has a prior denominator that is not positive", q);
+		r->table = ti;
+		r->target_border = (int32_t) tb;
+		c->ctr_border_start[q] = (uint32_t) n_border;
+		for (size_t k = 0; k < json_array_size(borders); k++)
+		{
+			double		b;
+			json_t	   *bv = json_array_get(borders, k);
+
+			b = json_is_real(bv) ? json_real_value(bv) : json_is_integer(bv) ? (double) json_integer_value(bv) : NAN;
+			if (!isfinite((float) b))
+				return CB_ERR(st, "invalid CatBoost model: CTR %d has a border that is no finite float", q);
+			c->ctr_border[n_border++] = (float) b;
+		}
+		if (t->stride != 0)
+		{
+			/* a table read before, by a CTR of the same identifier */
+			if (t->type != ty)
+				return CB_ERR(st, "invalid CatBoost model: CTRs of one table have two types");
+		}
+		else
+		{
+			json_t	   *map = json_object_get(td, "hash_map");
+
+			if (ctr_int(json_object_get(td, "hash_stride"), 2, 257, &stride) ||
+				ctr_int(json_object_get(td, "counter_denominator"), 0, (double) UINT32_MAX, &den) ||
+				!json_is_array(map) || json_array_size(map) % (size_t) stride != 0 ||
+				(ty == GS_CB_CTR_COUNTER) != (stride == 2))
+				return CB_ERR(st, "invalid CatBoost model: the table of CTR %d has an invalid hash_stride, counter_denominator or hash_map", q);
+			t->type = ty;
+			t->stride = (int32_t) stride;
+			t->denominator = (uint32_t) den;
+			if ((rc = read_projection(R, json_object_get(e, "elements"), q, t, st)))
+				return rc;
+			/* slots: a power of two at least twice the keys */
+			t->mask = 1;
+			while (t->mask < 2 * (uint64_t) (json_array_size(map) / (size_t) stride))
+				t->mask <<= 1;
+			t->slot_off = slots;
+			t->count_off = counts;
+			t->n_buckets = 0;
+			slots += (int64_t) t->mask;
+			counts += (int64_t) (json_array_size(map) / (size_t) stride) * (stride - 1);
+			t->mask -= 1;
+			if (slots > ((int64_t) 1 << 31) || counts > ((int64_t) 1 << 31))
+				return gs_status_set(st, GS_ERR_LIMIT, "the model's CTR tables are too large");
+		}
+		if (t->type == GS_CB_CTR_BUCKETS ? tb >= t->stride - 1 :
+			t->type == GS_CB_CTR_BORDERS && t->stride > 3 ? tb >= t->stride - 2 : tb != 0)
+			return CB_ERR(st, "invalid CatBoost model: CTR %d has a target_border_idx its table lacks", q);
+	}
+	c->ctr_border_start[c->n_ctr] = (uint32_t) n_border;
+	c->n_slots = slots;
+	c->slots = ctr_alloc(R->a, sizeof(GsCbSlot) * (size_t) slots, &c->bytes);
+	c->counts = R->a->alloc(R->a->ctx, sizeof(uint32_t) * (size_t) (counts > 0 ? counts : 1));
+	if (!c->slots || !c->counts)
+		return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
+	for (int64_t k = 0; k < slots; k++)
+		c->slots[k].key = GS_CB_EMPTY;
+	/* each table once (from its first CTR), and its CTRs listed together */
+	c->table_ctr_start = ctr_alloc(R->a, sizeof(int32_t) * ((size_t) c->n_table + 1), &c->bytes);
+	c->table_ctr = ctr_alloc(R->a, sizeof(int32_t) * (size_t) c->n_ctr, &c->bytes);
+	if (!c->table_ctr_start || !c->table_ctr)
+		return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
+	for (int32_t q = 0; q < c->n_ctr; q++)
+	{
+		json_t	   *id = json_object_get(json_array_get(ctrs, q), "identifier");
+		int32_t		ti = c->ctr[q].table;
+		GsCode		rc;
+
+		if ((q & 255) == 255 && (rc = gs_check_interrupt(&R->lim->interrupt, st)))
+			return rc;
+		if (c->table_ctr_start[ti + 1]++ == 0 &&
+			(rc = read_table(R, json_object_get(data, json_string_value(id)), ti, st)))
+			return rc;
+	}
+	for (int32_t ti = 0; ti < c->n_table; ti++)
+		c->table_ctr_start[ti + 1] += c->table_ctr_start[ti];
+	/* the CTRs of each table, in model order */
+	{
+		int32_t    *fill = R->a->alloc(R->a->ctx, sizeof(int32_t) * ((size_t) c->n_table + 1));
+
+		if (!fill)
+			return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
+		memcpy(fill, c->table_ctr_start, sizeof(int32_t) * ((size_t) c->n_table + 1));
+		for (int32_t q = 0; q < c->n_ctr; q++)
+			c->table_ctr[fill[c->ctr[q].table]++] = q;
+		R->a->free(R->a->ctx, fill);
+	}
+	return gs_cb_ctrs_values(c, R->a, st);
+}
+
+/* Whether key is in the open-addressing set of mask + 1 slots. */
+static bool
+set_has(const uint64_t *set, uint64_t mask, uint64_t key)
+{
+	uint64_t	s = key & mask;
+
+	while (set[s] != key && set[s] != GS_CB_EMPTY)
+		s = (s + 1) & mask;
+	return set[s] == key;
+}
+
+/*
+ * Whether every category the model kept statistics of or one-hot splits on
+ * has a name: the single-feature tables' keys and the one-hot values.  A
+ * file saved with only part of the training data lacks some.
+ */
+static GsCode
+check_names(CtrRead *R, GsStatus *st)
+{
+	GsCbCtrs   *c = R->c;
+	uint64_t	mask = 1;
+	uint64_t   *set;
+	bool		missing = false;
+
+	while (mask < 2 * (uint64_t) (c->n_hash + 1))
+		mask <<= 1;
+	set = R->a->alloc(R->a->ctx, sizeof(uint64_t) * (size_t) mask);
+	if (!set)
+		return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
+	memset(set, 0xFF, sizeof(uint64_t) * (size_t) mask);
+	mask -= 1;
+	/* each name's single-category key, and its hash (one-hot values) beside */
+	for (int32_t k = 0; k < c->n_hash; k++)
+	{
+		uint64_t	key = gs_cb_calc_hash(0, (uint64_t) (int64_t) c->hash[k]);
+
+		for (uint64_t s = key & mask;; s = (s + 1) & mask)
+			if (set[s] == key || set[s] == GS_CB_EMPTY)
+			{
+				set[s] = key;
+				break;
+			}
+	}
+	for (int32_t ti = 0; ti < c->n_table; ti++)
+	{
+		const GsCbTable *t = &c->table[ti];
+
+		if (t->n_cat != 1 || t->n_bin != 0)
+			continue;
+		for (uint64_t s = 0; s <= t->mask; s++)
+		{
+			uint64_t	key = c->slots[t->slot_off + (int64_t) s].key;
+
+			if (key != GS_CB_EMPTY && !set_has(set, mask, key))
+				missing = true;
+		}
+	}
+	for (int32_t k = 0; k < c->n_onehot; k++)
+		if (!set_has(set, mask, gs_cb_calc_hash(0, (uint64_t) (int64_t) c->onehot_hash[k])))
+			missing = true;
+	R->a->free(R->a->ctx, set);
+	if (missing)
+	{
+		gs_status_set(st, GS_ERR_UNSUPPORTED,
+					  "the CatBoost model's file lacks the names of categories the model was trained on");
+		gs_status_detail(st, "CatBoost names in a JSON model (cat_features_hash) only the categories of the data "
+						 "given to save_model, and rows of the others could not be scored as CatBoost scores "
+						 "them: save the model with all of its training data (pool=Pool(X_train, y_train, "
+						 "cat_features=...)).");
+		return st->code;
+	}
+	return GS_OK;
+}
+
+/* Read the categorical features; see catboost_ctr.h. */
+GsCode
+gs_cb_ctrs_read(json_t *root, int32_t n_float, const int32_t *float_col,
+				const bool *float_nan_right, const GsLimits *lim, const GsAllocator *a,
+				int32_t *n_input, GsCbCtrs **out, GsCatNames **names, GsStatus *st)
+{
+	CtrRead		R;
+	json_t	   *cf,
+			   *ctrs,
+			   *data,
+			   *ff;
+	size_t		ignored = 0;
+	GsCode		rc;
+
+	*out = NULL;
+	*names = NULL;
+	memset(&R, 0, sizeof(R));
+	R.root = root;
+	R.info = json_object_get(root, "features_info");
+	R.n_float = n_float;
+	R.float_col = float_col;
+	R.float_nan_right = float_nan_right;
+	R.lim = lim;
+	R.a = a;
+	cf = json_object_get(R.info, "categorical_features");
+	ctrs = json_object_get(R.info, "ctrs");
+	data = json_object_get(root, "ctr_data");
+	if ((cf != NULL && !json_is_array(cf)) || (ctrs != NULL && !json_is_array(ctrs)) ||
+		(data != NULL && !json_is_object(data)))
+		return CB_ERR(st, "invalid CatBoost model: categorical_features, ctrs or ctr_data has the wrong type");
+	if (json_array_size(cf) == 0)
+	{
+		if (json_array_size(ctrs) > 0 || json_object_size(data) > 0)
+			return CB_ERR(st, "invalid CatBoost model: CTRs without categorical features");
+		return GS_OK;
+	}
+	R.c = ctr_alloc(a, sizeof(GsCbCtrs), &ignored);
+	if (!R.c)
+		return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
+	R.c->bytes = sizeof(GsCbCtrs);
+	if ((rc = read_cat_features(&R, cf, n_input, st)) ||
+		(rc = read_names(&R, *n_input, names, st)))
+		goto fail;
+	R.c->n_input = *n_input;
+	if (json_array_size(ctrs) > 0 && !json_is_object(data))
+	{
+		rc = CB_ERR(st, "invalid CatBoost model: CTRs without ctr_data");
+		goto fail;
+	}
+	if ((json_array_size(ctrs) > 0 && (rc = read_ctrs(&R, ctrs, data, st))) ||
+		(rc = check_names(&R, st)))
+		goto fail;
+	/* split_index counts the float borders, then the one-hot values, then the CTR borders */
+	ff = json_object_get(R.info, "float_features");
+	for (size_t i = 0; i < json_array_size(ff); i++)
+		R.c->split_base += (int64_t) json_array_size(json_object_get(json_array_get(ff, i), "borders"));
+	R.c->split_base += R.c->n_onehot;
+	ctr_free_ptr(a, R.id_key);
+	ctr_free_ptr(a, R.id_table);
+	*out = R.c;
+	return GS_OK;
+
+fail:
+	ctr_free_ptr(a, R.id_key);
+	ctr_free_ptr(a, R.id_table);
+	gs_cb_ctrs_free(a, R.c);
+	gs_catnames_free(*names);
+	*names = NULL;
+	return rc;
+}
