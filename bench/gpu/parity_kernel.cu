@@ -316,13 +316,14 @@ main(int argc, char **argv)
 
 		if (got < 0)
 			check(false, e->d_name, st.msg);
-		else if (got > 0 && f->linear)
+		else if (got > 0 && (f->linear || f->cb_ctrs))
 		{
 			GsDeviceForest *df = NULL;
 
-			/* linear trees: the CPU engine's only; the device refuses them */
+			/* linear trees, CatBoost's CTRs: the CPU engine's only; the device refuses them */
 			check(gs_dforest_create_ex(f, NULL, &df) == GS_DFOREST_ELINEAR && df == NULL,
-				  e->d_name, "linear trees refused with GS_DFOREST_ELINEAR");
+				  e->d_name, f->linear ? "linear trees refused with GS_DFOREST_ELINEAR" :
+				  "CatBoost CTRs refused with GS_DFOREST_ELINEAR");
 			gs_forest_free(f);
 		}
 		else if (got > 0)
