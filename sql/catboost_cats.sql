@@ -78,8 +78,42 @@ SELECT gpu_drop_model('cbint');
 SET pg_gpuscore.device = 'gpu';
 SELECT count(*) FROM gpu_score_query('cbcat', 'SELECT id, amount, mcc, country, hour, device FROM cb_rows');
 RESET pg_gpuscore.device;
--- and it cannot be explained
-SELECT * FROM gpu_explain('cbcat', ARRAY[50, 1, 1, 3, 1]::real[]);
+-- Explanations are CatBoost's ShapValues: TreeSHAP over its classes of
+-- features (a column, or a combination of categories), a combination's
+-- share split equally among its categories.  Against CatBoost's own
+-- get_feature_importance(type="ShapValues") of the same rows:
+CREATE TABLE cb_shap_raw (line text);
+\set f :fx '/shap/cb_cat_binary.csv'
+COPY cb_shap_raw FROM :'f';
+CREATE TABLE cb_shap AS
+  SELECT a[1]::bigint AS id, f.n AS feature, a[f.n + 1]::float8 AS want
+    FROM (SELECT string_to_array(line, ',') AS a FROM cb_shap_raw) s, generate_series(1, 5) f(n);
+SELECT count(*) AS n, max(abs(e.contribution - s.want)) < 1e-6 AS within_1e6
+  FROM gpu_explain_query('cbcat', 'SELECT id, amount, mcc, country, hour, device FROM cb_rows') e
+  JOIN cb_shap s USING (id, feature);
+-- one row: the category's name beside its contribution
+SELECT feature, feature_name, category, round(contribution::numeric, 4) AS contribution
+  FROM gpu_explain('cbcat', ARRAY[120, gpu_category_code('cbcat', 'mcc', 'm1'),
+                                  gpu_category_code('cbcat', 'country', 'FR'), 3,
+                                  gpu_category_code('cbcat', 'device', 'web')]::real[])
+ ORDER BY feature;
+-- the alert trigger's reasons: the categories that pushed the score up most
+CREATE TABLE cb_alerts (key bigint, score real, model text, model_version integer,
+                        alerted_at timestamptz, reasons text[]);
+CREATE TABLE cb_tx2 (id bigint, amount real, mcc text, country text, hour real, device text);
+CREATE TRIGGER cb_alert AFTER INSERT ON cb_tx2 REFERENCING NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION gpu_alert_trigger('model=cbcat', 'key_column=id',
+    'threshold=0.5', 'alerts_table=cb_alerts', 'reasons=2');
+INSERT INTO cb_tx2 SELECT id, amount, mcc, country, hour, device FROM cb_rows;
+SELECT count(*) AS alerts, count(*) = (SELECT count(*) FROM cb_rows WHERE want >= 0.5) AS every_one,
+       bool_and(cardinality(reasons) BETWEEN 1 AND 2) AS reasons_given
+  FROM cb_alerts;
+-- each alert's first reason is its row's largest positive contribution (CatBoost's)
+SELECT count(*) AS checked, bool_and(a.reasons[1] = top.feature_name) AS first_is_largest
+  FROM cb_alerts a
+  JOIN LATERAL (SELECT (ARRAY['amount', 'mcc', 'country', 'hour', 'device'])[s.feature] AS feature_name
+                  FROM cb_shap s WHERE s.id = a.key AND s.want > 0
+                 ORDER BY s.want DESC LIMIT 1) top ON true;
 
 -- Refused: a file saved without the training data names no category; one
 -- saved with only part of it lacks names of categories the model has statistics of

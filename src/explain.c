@@ -77,13 +77,6 @@ gs_model_explainer(GsModelRef *m)
 				 errmsg("model \"%s\" has linear trees, whose scores cannot be explained", m->name),
 				 errdetail("LightGBM does not compute contributions of linear trees either (predict with pred_contrib=True fails)."),
 				 errhint("To explain its scores, train the model with linear_tree=false.")));
-	if (m->forest && m->forest->cb_ctrs)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("model \"%s\" has categorical features, whose contributions pg_gpuscore cannot compute", m->name),
-				 errdetail("Its trees split on CTRs, statistics of combinations of features; CatBoost shares "
-						   "their contributions out among the features they combine, which is not implemented."),
-				 errhint("Use CatBoost's get_feature_importance(type=\"ShapValues\") to explain such a model.")));
 	if ((Size) gs_explain_groups(m) * (Size) (m->model->n_features + 1) > MaxAllocSize / sizeof(double))
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),

@@ -280,3 +280,90 @@ gs_cb_ctrs_expand(const GsCbCtrs *c, const float *x, size_t ld, size_t n_rows, f
 		}
 	}
 }
+
+/* CatBoost's explanation classes of the forest's features; see catboost_ctr.h. */
+GsCode
+gs_cb_shap_classes(const GsCbCtrs *c, const GsAllocator *a, GsCbShapClasses *out, GsStatus *st)
+{
+	const int32_t width = c->n_input + c->n_onehot + c->n_ctr;
+	int32_t		n_combo = 0,
+				n_member = c->n_input;
+	int32_t    *list = a->alloc(a->ctx, sizeof(int32_t) * 64);
+
+	memset(out, 0, sizeof(*out));
+	out->class_of = a->alloc(a->ctx, sizeof(int32_t) * (size_t) (width > 0 ? width : 1));
+	/* at most one class per CTR beyond the columns, of at most 64 members each */
+	out->member_start = a->alloc(a->ctx, sizeof(int32_t) * ((size_t) c->n_input + (size_t) c->n_ctr + 1));
+	out->member = a->alloc(a->ctx, sizeof(int32_t) * ((size_t) c->n_input + 64 * (size_t) c->n_ctr + 1));
+	if (!list || !out->class_of || !out->member_start || !out->member)
+	{
+		if (list)
+			a->free(a->ctx, list);
+		gs_cb_shap_classes_free(a, out);
+		return gs_status_set(st, GS_ERR_NOMEM, "out of memory preparing explanations");
+	}
+	/* a column is its own class: a number, or a category (its one-hot values and single CTRs) */
+	for (int32_t j = 0; j < c->n_input; j++)
+	{
+		out->class_of[j] = j;
+		out->member_start[j] = j;
+		out->member[j] = j;
+	}
+	for (int32_t k = 0; k < c->n_onehot; k++)
+		out->class_of[c->n_input + k] = c->catf_col[c->onehot_cat[k]];
+	for (int32_t q = 0; q < c->n_ctr; q++)
+	{
+		const GsCbTable *t = &c->table[c->ctr[q].table];
+		int32_t		n = 0,
+					cls = -1;
+
+		/* the projection's categories, as sorted distinct columns (its numbers do not count) */
+		for (int32_t e = 0; e < t->n_cat && n < 64; e++)
+		{
+			int32_t		col = c->catf_col[c->cat_of[t->cat_off + e]],
+						i = n;
+
+			while (i > 0 && list[i - 1] > col)
+				i--;
+			if (i > 0 && list[i - 1] == col)
+				continue;
+			memmove(list + i + 1, list + i, sizeof(int32_t) * (size_t) (n - i));
+			list[i] = col;
+			n++;
+		}
+		if (n == 1)
+			cls = list[0];
+		for (int32_t k = 0; cls < 0 && k < n_combo; k++)
+		{
+			int32_t		id = c->n_input + k,
+						m = out->member_start[id + 1] - out->member_start[id];
+
+			if (m == n && memcmp(out->member + out->member_start[id], list, sizeof(int32_t) * (size_t) n) == 0)
+				cls = id;
+		}
+		if (cls < 0)
+		{
+			cls = c->n_input + n_combo++;
+			out->member_start[cls] = n_member;
+			memcpy(out->member + n_member, list, sizeof(int32_t) * (size_t) n);
+			n_member += n;
+			out->member_start[cls + 1] = n_member;
+		}
+		out->class_of[c->n_input + c->n_onehot + q] = cls;
+	}
+	out->member_start[c->n_input] = c->n_input;
+	out->n_class = c->n_input + n_combo;
+	out->member_start[out->n_class] = n_member;
+	a->free(a->ctx, list);
+	return GS_OK;
+}
+
+/* Release explanation classes; see catboost_ctr.h. */
+void
+gs_cb_shap_classes_free(const GsAllocator *a, GsCbShapClasses *cl)
+{
+	ctr_free_ptr(a, cl->class_of);
+	ctr_free_ptr(a, cl->member_start);
+	ctr_free_ptr(a, cl->member);
+	memset(cl, 0, sizeof(*cl));
+}

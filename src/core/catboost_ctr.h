@@ -172,6 +172,29 @@ extern int32_t gs_cb_ctr_feature(const GsCbCtrs *c, int64_t split_index, double 
 								 int64_t target_border);
 
 /*
+ * How CatBoost's ShapValues group a model's features (its combination
+ * classes): class_of[feature] for each of the forest's n_input + n_onehot +
+ * n_ctr features.  Classes 0 .. n_input - 1 are the columns (a number's
+ * splits; a category's one-hot values and the CTRs of it alone); the
+ * others, each CTR combination of several categories (the numbers it
+ * binarizes do not count), members member[member_start[c] ..
+ * member_start[c + 1]), sorted columns.  TreeSHAP runs over the classes; a
+ * class's contribution is shared equally among its members.
+ */
+typedef struct GsCbShapClasses
+{
+	int32_t		n_class;
+	int32_t    *class_of;
+	int32_t    *member_start;	/* [n_class + 1] */
+	int32_t    *member;
+} GsCbShapClasses;
+
+/* The classes of c's features into *out (GS_ERR_NOMEM). */
+extern GsCode gs_cb_shap_classes(const GsCbCtrs *c, const GsAllocator *a, GsCbShapClasses *out,
+								 GsStatus *st);
+extern void gs_cb_shap_classes_free(const GsAllocator *a, GsCbShapClasses *cl);
+
+/*
  * The derived features of n_rows rows: x is column-major (x[j * ld + r],
  * j < n_input), xe column-major with ld n_rows and n_input + n_onehot +
  * n_ctr columns; the first n_input are copied from x.

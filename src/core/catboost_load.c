@@ -757,13 +757,10 @@ build_catboost(json_t *root, const GsLimits *lim, GsForest *f, GsStatus *st)
 	f->n_nodes = total;
 	f->nodes = cb_alloc(a, sizeof(GsNode) * (size_t) total);
 	f->leaf_lo = cb_alloc(a, sizeof(float) * (size_t) total);
-	/*
-	 * covers, for explanations: none when scaled (CatBoost explains no such
-	 * model) or with CTRs (not explained here)
-	 */
-	if (lim->keep_covers && cm.scale == 1.0 && cm.ctrs == NULL)
+	/* covers, for explanations: none when scaled (CatBoost explains no such model) */
+	if (lim->keep_covers && cm.scale == 1.0)
 		f->cover = cb_alloc(a, sizeof(double) * (size_t) total);
-	if (!f->nodes || !f->leaf_lo || (lim->keep_covers && cm.scale == 1.0 && cm.ctrs == NULL && !f->cover))
+	if (!f->nodes || !f->leaf_lo || (lim->keep_covers && cm.scale == 1.0 && !f->cover))
 	{
 		rc = gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
 		goto done;

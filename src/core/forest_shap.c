@@ -31,8 +31,15 @@
  * and kept (up to GS_SHAP_LEAF_CACHE_BYTES), as CatBoost's ShapValues
  * prepare them per leaf; each tree's are added to the row's as a whole,
  * so a row's contributions are the same whether they were kept or not.
+ *
+ * A CatBoost model with categorical features splits on derived features
+ * (catboost_ctr.h): as CatBoost's ShapValues do, the path's features are
+ * then their combination classes (a column, or a combination of
+ * categories), the row is expanded with its derived features first, and
+ * each class's contribution is shared equally among its columns.
  */
 #include "forest_shap.h"
+#include "catboost_ctr.h"
 #include "forest_eval.h"
 
 #include <math.h>
@@ -70,7 +77,12 @@ struct GsShap
 	 */
 	int32_t    *tfeat_start;	/* [n_trees + 1] each tree's features in tfeat */
 	int32_t    *tfeat;			/* each tree's distinct split features */
-	double	   *scratch;		/* [n_features]: 0 between trees */
+	double	   *scratch;		/* [n_class]: 0 between trees */
+	/* CatBoost categorical features (NULL / 0 otherwise) */
+	GsCbShapClasses cls;
+	int32_t		n_class;		/* path features: n_features, or cls.n_class */
+	float	   *xe;				/* the row with its derived features */
+	double	   *cphi;			/* [n_groups * n_class] the classes' shares */
 	double	   *one;			/* [max_depth]: a leaf's, when not kept */
 	int64_t    *slot_start;		/* [n_trees] each tree's leaves in slot */
 	int64_t    *slot;			/* where a leaf's contributions are kept:
@@ -173,7 +185,8 @@ shap_node(GsShap *s, uint32_t j, PathElem *parent, int d, double zero, double on
 {
 	PathElem   *p = parent + d + 1;
 	GsNode		n = s->tree[j];
-	int32_t		split;
+	int32_t		col,
+				split;
 	uint32_t	hot,
 				cold;
 	double		hot_zero,
@@ -192,8 +205,9 @@ shap_node(GsShap *s, uint32_t j, PathElem *parent, int d, double zero, double on
 			s->phi[p[i].feature] += path_unwound_sum(p, d, i) * (p[i].one - p[i].zero) * v;
 		return;
 	}
-	split = (int32_t) (n.info & GS_NODE_FEATURE_MASK);
-	hot = gs_node_next(n, s->x[split], s->f->cat_words);
+	col = (int32_t) (n.info & GS_NODE_FEATURE_MASK);
+	split = s->cls.class_of ? s->cls.class_of[col] : col;
+	hot = gs_node_next(n, s->x[col], s->f->cat_words);
 	cold = hot == n.left ? n.left + 1 : n.left;
 	hot_zero = s->cover[hot] / s->cover[j];
 	cold_zero = s->cover[cold] / s->cover[j];
@@ -303,11 +317,11 @@ shap_by_leaf(GsShap *s, GsStatus *st)
 	}
 	s->tfeat_start = a->alloc(a->ctx, sizeof(int32_t) * ((size_t) f->n_trees + 1));
 	s->tfeat = a->alloc(a->ctx, sizeof(int32_t) * (size_t) (n_feat > 0 ? n_feat : 1));
-	s->scratch = a->alloc(a->ctx, sizeof(double) * (size_t) (f->n_features > 0 ? f->n_features : 1));
+	s->scratch = a->alloc(a->ctx, sizeof(double) * (size_t) (s->n_class > 0 ? s->n_class : 1));
 	s->one = a->alloc(a->ctx, sizeof(double) * (size_t) (f->max_depth > 0 ? f->max_depth : 1));
 	if (!s->tfeat_start || !s->tfeat || !s->scratch || !s->one)
 		return gs_status_set(st, GS_ERR_NOMEM, "out of memory preparing explanations");
-	memset(s->scratch, 0, sizeof(double) * (size_t) f->n_features);
+	memset(s->scratch, 0, sizeof(double) * (size_t) s->n_class);
 	n_feat = 0;
 	for (int32_t t = 0; t < f->n_trees; t++)
 	{
@@ -316,6 +330,9 @@ shap_by_leaf(GsShap *s, GsStatus *st)
 		{
 			int32_t		feat = (int32_t) (f->nodes[f->tree_offset[t] + (1u << k) - 1].info & GS_NODE_FEATURE_MASK);
 			int64_t		i = s->tfeat_start[t];
+
+			if (s->cls.class_of)
+				feat = s->cls.class_of[feat];
 
 			while (i < n_feat && s->tfeat[i] != feat)
 				i++;
@@ -409,9 +426,6 @@ gs_shap_new(const GsForest *f, const GsAllocator *alloc, GsShap **out, GsStatus 
 	if (f->linear)
 		return gs_status_set(st, GS_ERR_UNSUPPORTED,
 							 "the model has linear trees, whose contributions are not defined here (nor by LightGBM)");
-	if (f->cb_ctrs)
-		return gs_status_set(st, GS_ERR_UNSUPPORTED,
-							 "the model splits on CatBoost's CTRs, whose contributions are not computed here");
 	if (f->cover == NULL && f->linear_w == NULL)
 		return gs_status_set(st, GS_ERR_UNSUPPORTED,
 							 "the model has no usable node covers (how many training rows reached each tree node)");
@@ -426,6 +440,24 @@ gs_shap_new(const GsForest *f, const GsAllocator *alloc, GsShap **out, GsStatus 
 	s->f = f;
 	s->alloc = *alloc;
 	s->catboost = f->format == GS_FORMAT_CATBOOST_JSON;
+	s->n_class = f->n_features;
+	if (f->cb_ctrs)
+	{
+		/* CatBoost's classes of features; a row's derived features */
+		if ((rc = gs_cb_shap_classes(f->cb_ctrs, alloc, &s->cls, st)) != GS_OK)
+		{
+			gs_shap_free(s);
+			return rc;
+		}
+		s->n_class = s->cls.n_class;
+		s->xe = alloc->alloc(alloc->ctx, sizeof(float) * ((size_t) f->n_features + (size_t) f->n_derived));
+		s->cphi = alloc->alloc(alloc->ctx, sizeof(double) * (size_t) f->n_groups * (size_t) s->n_class);
+		if (s->xe == NULL || s->cphi == NULL)
+		{
+			gs_shap_free(s);
+			return gs_status_set(st, GS_ERR_NOMEM, "out of memory preparing explanations");
+		}
+	}
 	if (f->linear_w)
 	{
 		/* a linear booster: no trees to walk (gs_shap_row) */
@@ -503,29 +535,48 @@ gs_shap_row(GsShap *s, const float *x, double *phi)
 	for (int32_t g = 0; g < f->n_groups; g++)
 		phi[g * width + f->n_features] = (double) f->base_margin[g];
 	s->x = x;
+	if (s->cphi)
+	{
+		/* CatBoost's categories: the row's derived features, the classes' shares */
+		gs_cb_ctrs_expand(f->cb_ctrs, x, 1, 1, s->xe);
+		s->x = s->xe;
+		memset(s->cphi, 0, sizeof(double) * (size_t) f->n_groups * (size_t) s->n_class);
+	}
 	for (int32_t t = 0; t < f->n_trees; t++)
 	{
 		uint32_t	off = f->tree_offset[t];
 		double	   *group = phi + (size_t) f->tree_group[t] * (size_t) width;
+		double	   *share = s->cphi ? s->cphi + (size_t) f->tree_group[t] * (size_t) s->n_class : group;
 
 		s->tree = f->nodes + off;
 		s->cover = f->cover + off;
 		s->leaf_lo = f->leaf_lo ? f->leaf_lo + off : NULL;
-		s->phi = group;
+		s->phi = share;
 		s->leaf_shift = s->shift ? s->shift[t] : 0.0;
 		group[f->n_features] += s->mean[off];
 		if (s->tfeat)
 		{
 			/* a symmetric tree: by the leaf the row reaches */
 			uint32_t	first = (1u << f->tree_depth[t]) - 1;
-			const double *v = leaf_contributions(s, t, gs_tree_leaf_index(s->tree, x, 1, NULL) - first);
+			const double *v = leaf_contributions(s, t, gs_tree_leaf_index(s->tree, s->x, 1, NULL) - first);
 
 			for (int32_t i = s->tfeat_start[t]; i < s->tfeat_start[t + 1]; i++)
-				group[s->tfeat[i]] += v[i - s->tfeat_start[t]];
+				share[s->tfeat[i]] += v[i - s->tfeat_start[t]];
 		}
 		else
 			shap_node(s, 0, s->paths, 0, 1.0, 1.0, -1);
 	}
+	if (s->cphi)
+		/* each class's share, equally among its columns */
+		for (int32_t g = 0; g < f->n_groups; g++)
+			for (int32_t c = 0; c < s->n_class; c++)
+			{
+				const int32_t *m = s->cls.member + s->cls.member_start[c];
+				int32_t		k = s->cls.member_start[c + 1] - s->cls.member_start[c];
+
+				for (int32_t i = 0; i < k; i++)
+					phi[g * width + m[i]] += s->cphi[(size_t) g * (size_t) s->n_class + (size_t) c] / k;
+			}
 }
 
 void
@@ -549,5 +600,10 @@ gs_shap_free(GsShap *s)
 	}
 	if (s->paths)
 		s->alloc.free(s->alloc.ctx, s->paths);
+	gs_cb_shap_classes_free(&s->alloc, &s->cls);
+	if (s->xe)
+		s->alloc.free(s->alloc.ctx, s->xe);
+	if (s->cphi)
+		s->alloc.free(s->alloc.ctx, s->cphi);
 	s->alloc.free(s->alloc.ctx, s);
 }

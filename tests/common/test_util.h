@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../src/core/catboost_ctr.h"
 #include "../../src/core/forest.h"
 #include "../../src/core/forest_eval.h"
 
@@ -205,6 +206,15 @@ gs_ulp_diff(float a, float b)
 static inline void
 gs_margins_double(const GsForest *f, const float *x, double *margin)
 {
+	float	   *xe = NULL;
+
+	if (f->cb_ctrs)
+	{
+		/* a CatBoost model's categories: the row with its derived features */
+		xe = malloc(sizeof(float) * ((size_t) f->n_features + (size_t) f->n_derived));
+		gs_cb_ctrs_expand(f->cb_ctrs, x, 1, 1, xe);
+		x = xe;
+	}
 	for (int32_t g = 0; g < f->n_groups; g++)
 		margin[g] = (double) f->base_margin[g];
 	for (int32_t t = 0; t < f->n_trees; t++)
@@ -215,6 +225,7 @@ gs_margins_double(const GsForest *f, const float *x, double *margin)
 		margin[f->tree_group[t]] += f->leaf_lo ?
 			gs_leaf_double(tree, f->leaf_lo + f->tree_offset[t], leaf) : (double) tree[leaf].value;
 	}
+	free(xe);
 }
 
 #endif							/* GS_TEST_UTIL_H */
