@@ -137,7 +137,8 @@ def cb_cat_trial(r, d, X, cats, ncat, z, h):
     depth, one_hot_max_size, max_ctr_complexity, the simple and combination CTR types (Borders,
     Buckets, Counter) and their priors.  The rows hold each category as its code in the file's
     cat_features_hash (NaN for a name it lacks: the case rows' odd codes -1, 2.5, 1e7 ... are
-    names CatBoost never saw)."""
+    names CatBoost never saw); explained by CatBoost's ShapValues where it explains the model
+    alone."""
     import catboost as cb
     import pandas as pd
     X = X.copy()
@@ -204,9 +205,15 @@ def cb_cat_trial(r, d, X, cats, ncat, z, h):
     ref = back.predict(frame(Xc), prediction_type=kind)
     if kind == "Probability" and loss == "Logloss":
         ref = ref[:, 1]
+    # CatBoost's ShapValues of the rows (diff_score compares gpu_explain's engine), where CatBoost
+    # explains the model alone (no value in a leaf that no training row reached)
+    strings = frame(Xc)
+    if not unreached_values(doc):
+        c = back.get_feature_importance(cb.Pool(strings, cat_features=names), type="ShapValues",
+                                        thread_count=1)
+        h.write_contribs(d, c, len(Xc))
     # the rows as pg_gpuscore takes them: each category its code in the file's names
     code = {e["value"]: i for i, e in enumerate(doc["features_info"].get("cat_features_hash", []))}
-    strings = frame(Xc)
     for j in cats:
         Xc[:, j] = [code.get(s, np.nan) for s in strings["f%d" % j]]
     desc = "cb-cat %s %s rounds=%d cats=%s %s" % (cb.__version__, loss, p["iterations"], cats,
