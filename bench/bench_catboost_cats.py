@@ -9,12 +9,13 @@ Pool built beforehand (its hashing of the strings not timed).  Prints
 "load_s predict_df_s predict_pool_s" and writes model.json.ref.f32."""
 import json
 import os
-import statistics
 import sys
-import time
 
 import numpy as np
 import pandas as pd
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_formats import median_time  # noqa: E402
 
 N_NUM = 20
 CATS = [("mcc", 400), ("merchant", 5000), ("country", 60), ("device", 8), ("channel", 4)]
@@ -34,15 +35,6 @@ def synth(n, rng):
     y = (rng.random(n) < 1 / (1 + np.exp(-logit))).astype(int)
     df.loc[rng.random(n) < 0.05, "x3"] = np.nan
     return df, y
-
-
-def median_time(fn, repeats):
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
 
 
 def main():

@@ -121,6 +121,19 @@ typedef struct GsCbCtrs
 
 #define GS_CB_EMPTY UINT64_MAX
 
+/* A JSON number (integer or real) as a double; 0 on success, -1 for anything else. */
+static inline int
+gs_cb_json_double(json_t *v, double *out)
+{
+	if (json_is_integer(v))
+		*out = (double) json_integer_value(v);
+	else if (json_is_real(v))
+		*out = json_real_value(v);
+	else
+		return -1;
+	return 0;
+}
+
 /* CatBoost's CalcHash, which hashes a projection element by element. */
 static inline uint64_t
 gs_cb_calc_hash(uint64_t a, uint64_t b)

@@ -52,13 +52,7 @@ ctr_int(json_t *v, double lo, double hi, int64_t *out)
 {
 	double		d;
 
-	if (json_is_integer(v))
-		d = (double) json_integer_value(v);
-	else if (json_is_real(v))
-		d = json_real_value(v);
-	else
-		return -1;
-	if (!(d >= lo && d <= hi) || d != floor(d))
+	if (gs_cb_json_double(v, &d) || !(d >= lo && d <= hi) || d != floor(d))
 		return -1;
 	*out = (int64_t) d;
 	return 0;
@@ -68,14 +62,9 @@ ctr_int(json_t *v, double lo, double hi, int64_t *out)
 static int
 ctr_float(json_t *obj, const char *key, float *out)
 {
-	json_t	   *v = json_object_get(obj, key);
 	double		d;
 
-	if (json_is_integer(v))
-		d = (double) json_integer_value(v);
-	else if (json_is_real(v))
-		d = json_real_value(v);
-	else
+	if (gs_cb_json_double(json_object_get(obj, key), &d))
 		return -1;
 	*out = (float) d;
 	return isfinite(d) && isfinite(*out) ? 0 : -1;

@@ -89,13 +89,7 @@ cb_int(json_t *obj, const char *key, int64_t lo, int64_t hi, int64_t *out)
 	json_t	   *v = json_is_object(obj) ? json_object_get(obj, key) : NULL;
 	double		d;
 
-	if (json_is_integer(v))
-		d = (double) json_integer_value(v);
-	else if (json_is_real(v))
-		d = json_real_value(v);
-	else
-		return -1;
-	if (!(d >= (double) lo && d <= (double) hi) || d != floor(d))
+	if (gs_cb_json_double(v, &d) || !(d >= (double) lo && d <= (double) hi) || d != floor(d))
 		return -1;
 	*out = (int64_t) d;
 	return 0;
@@ -105,13 +99,7 @@ cb_int(json_t *obj, const char *key, int64_t lo, int64_t hi, int64_t *out)
 static int
 cb_number(json_t *v, double *out)
 {
-	if (json_is_integer(v))
-		*out = (double) json_integer_value(v);
-	else if (json_is_real(v))
-		*out = json_real_value(v);
-	else
-		return -1;
-	return isfinite(*out) ? 0 : -1;
+	return gs_cb_json_double(v, out) == 0 && isfinite(*out) ? 0 : -1;
 }
 
 /*
