@@ -168,6 +168,14 @@ extern GsCode gs_cb_ctrs_read(json_t *root, int32_t n_float, const int32_t *floa
  */
 extern GsCode gs_cb_ctrs_values(GsCbCtrs *c, const GsAllocator *a, GsStatus *st);
 
+/*
+ * For catboost_load.c: the output transform of CatBoost's predict for loss
+ * function name with dim outputs (catboost_loss.c): GS_OK, or the error
+ * (GS_ERR_UNSUPPORTED for a loss not listed, GS_ERR_INVALID_MODEL for a
+ * count of outputs the loss cannot have).
+ */
+extern GsCode gs_cb_loss(const char *name, int32_t dim, GsTransform *tf, GsStatus *st);
+
 /* Release tables; NULL is allowed. */
 extern void gs_cb_ctrs_free(const GsAllocator *a, GsCbCtrs *c);
 

@@ -102,58 +102,6 @@ cb_number(json_t *v, double *out)
 	return gs_cb_json_double(v, out) == 0 && isfinite(*out) ? 0 : -1;
 }
 
-/*
- * The output transform of CatBoost's predict for loss function name with
- * dim outputs: GS_OK, or the error.
- */
-static GsCode
-cb_loss(const char *name, int32_t dim, GsTransform *tf, GsStatus *st)
-{
-	/* losses whose predictions are the raw values: regression, ranking */
-	static const char *const raw[] = {
-		"RMSE", "MAE", "Quantile", "MultiQuantile", "Expectile", "LogLinQuantile", "MAPE",
-		"Huber", "Lq", "LogCosh", "MultiRMSE", "FairLoss", "NumErrors",
-		"YetiRank", "YetiRankPairwise", "PairLogit", "PairLogitPairwise", "QueryRMSE",
-		"QuerySoftMax", "QueryCrossEntropy", "StochasticFilter", "StochasticRank", "LambdaMart",
-		NULL
-	};
-
-	if (strcmp(name, "Logloss") == 0 || strcmp(name, "CrossEntropy") == 0)
-	{
-		if (dim != 1)
-			return CB_ERR(st, "invalid CatBoost model: a %s model with %d outputs", name, dim);
-		*tf = GS_TRANSFORM_SIGMOID;
-		return GS_OK;
-	}
-	if (strcmp(name, "MultiClass") == 0)
-	{
-		if (dim < 2)
-			return CB_ERR(st, "invalid CatBoost model: a MultiClass model with %d output", dim);
-		*tf = GS_TRANSFORM_SOFTMAX;
-		return GS_OK;
-	}
-	if (strcmp(name, "MultiClassOneVsAll") == 0)
-	{
-		*tf = GS_TRANSFORM_SIGMOID;		/* a probability per class */
-		return GS_OK;
-	}
-	if (strcmp(name, "Poisson") == 0 || strcmp(name, "Tweedie") == 0)
-	{
-		*tf = GS_TRANSFORM_EXP;
-		return GS_OK;
-	}
-	for (int i = 0; raw[i]; i++)
-		if (strcmp(name, raw[i]) == 0)
-		{
-			*tf = GS_TRANSFORM_IDENTITY;
-			return GS_OK;
-		}
-	gs_status_set(st, GS_ERR_UNSUPPORTED, "CatBoost's loss function \"%.64s\" is not supported", name);
-	gs_status_detail(st, "Classification (Logloss, CrossEntropy, MultiClass, MultiClassOneVsAll), "
-					 "Poisson, Tweedie, regression losses and ranking losses are.");
-	return st->code;
-}
-
 /* Read features_info into cm: GS_OK or the error. */
 static GsCode
 cb_read_features(json_t *root, const GsLimits *lim, const GsAllocator *a, CbModel *cm,
@@ -281,7 +229,7 @@ cb_read_model(json_t *root, const GsAllocator *a, CbModel *cm, GsStatus *st)
 		cm->tf = GS_TRANSFORM_IDENTITY;
 		return GS_OK;
 	}
-	return cb_loss(cm->loss, cm->dim, &cm->tf, st);
+	return gs_cb_loss(cm->loss, cm->dim, &cm->tf, st);
 }
 
 /*
