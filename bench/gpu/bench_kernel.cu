@@ -50,6 +50,7 @@
 /* the scoring core is C, compiled by the C compiler: C linkage */
 extern "C"
 {
+#include "../../src/core/catboost_ctr.h"
 #include "../../src/core/cpu_engine.h"
 #include "../../src/core/forest.h"
 }

@@ -46,6 +46,7 @@
 
 extern "C"
 {
+#include "../../src/core/catboost_ctr.h"
 #include "../../src/core/cpu_engine.h"
 #include "../../src/core/forest.h"
 }

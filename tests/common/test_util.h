@@ -211,7 +211,7 @@ gs_margins_double(const GsForest *f, const float *x, double *margin)
 	if (f->cb_ctrs)
 	{
 		/* a CatBoost model's categories: the row with its derived features */
-		xe = malloc(sizeof(float) * ((size_t) f->n_features + (size_t) f->n_derived));
+		xe = (float *) malloc(sizeof(float) * ((size_t) f->n_features + (size_t) f->n_derived));
 		gs_cb_ctrs_expand(f->cb_ctrs, x, 1, 1, xe);
 		x = xe;
 	}
