@@ -4,7 +4,8 @@
 -- combination of categories and binarized numbers), which its JSON export
 -- keeps in tables.  Saved with its training data
 -- (save_model(path, format="json", pool=train_pool)), the file also names
--- every category, so columns of text are scored by name.  The rows and
+-- every category, so columns of text are scored by name; saved without,
+-- names are hashed as CatBoost hashes them.  The rows and
 -- reference scores come from CatBoost 1.2.10's own predict on a DataFrame
 -- of the same strings (tests/fixtures/gen_fixtures_catboost_cats.py).
 \getenv abs_srcdir PG_ABS_SRCDIR
@@ -72,7 +73,47 @@ SELECT s1.score = s2.score AS name_equals_code
   FROM gpu_score_query('cbint', $$SELECT 1, 80::real, 3::real, '7995'$$) s1,
        gpu_score_query('cbint', format('SELECT 1, 80::real, 3::real, %s::real',
                                        gpu_category_code('cbint', 'mcc', '7995'))) s2;
-SELECT gpu_drop_model('cbint');
+
+-- Saved without its training data (save_model(path, format="json"), as most
+-- files are, and what a .cbm model converts to), a file names no category.
+-- Text is then hashed as CatBoost hashes it, and looked up among the
+-- hashes the model's tables hold; a NOTICE at load says so.
+SET client_min_messages = notice;
+SELECT gpu_load_model('cbnopool', pg_read_binary_file(:'fx' || '/models/cb_cat_combo_nopool.json')) > 0 AS loaded;
+RESET client_min_messages;
+SELECT count(*) AS n, max(abs(q.score - r.want)) < 1e-6 AS within_1e6
+  FROM gpu_score_query('cbnopool', 'SELECT id, amount, mcc, country, hour, device FROM cb_combo_rows') q
+  JOIN cb_combo_rows r USING (id);
+-- the scores of the same model saved with its names, on every path
+SELECT count(*) AS n, bool_and(a.score = b.score) AS same
+  FROM gpu_score_query('cbnopool', 'SELECT id, amount, mcc, country, hour, device FROM cb_combo_rows') a
+  JOIN gpu_score_query('cbcombo', 'SELECT id, amount, mcc, country, hour, device FROM cb_combo_rows') b USING (id);
+SELECT count(*) AS n, max(abs(s.score - r.want)) < 1e-6 AS within_1e6
+  FROM gpu_scores((SELECT gpu_score_agg('cbnopool', id, amount, mcc, country, hour, device)
+                     FROM cb_combo_rows)) s
+  JOIN cb_combo_rows r USING (id);
+-- no names to list; codes still exist for feature arrays, NULL for a name never seen
+SELECT count(*) AS names FROM gpu_model_categories('cbnopool');
+SELECT gpu_category_code('cbnopool', 'mcc', 'm1') IS NOT NULL AS known,
+       gpu_category_code('cbnopool', 'mcc', 'zz-never-seen') IS NULL AS unknown_is_null;
+SELECT a.score = b.score AS code_equals_name
+  FROM gpu_score_query('cbnopool', $$SELECT 1, 50::real, 'm5', 'DE', 15::real, 'pos'$$) a,
+       (SELECT gpu_score('cbnopool', ARRAY[50, gpu_category_code('cbnopool', 'mcc', 'm5'),
+                          gpu_category_code('cbnopool', 'country', 'DE'), 15,
+                          gpu_category_code('cbnopool', 'device', 'pos')]::real[]) AS score) b;
+-- explanations are the named file's; the category's name is not known
+SELECT count(*) AS n, max(abs(a.contribution - b.contribution)) < 1e-9 AS same,
+       bool_and(a.category IS NULL) AS no_names
+  FROM gpu_explain_query('cbnopool', 'SELECT id, amount, mcc, country, hour, device FROM cb_combo_rows') a
+  JOIN gpu_explain_query('cbcombo', 'SELECT id, amount, mcc, country, hour, device FROM cb_combo_rows') b
+  USING (id, feature);
+-- integer categories are their decimal text, as CatBoost hashes them
+SELECT gpu_load_model('cbintnp', pg_read_binary_file(:'fx' || '/models/cb_cat_int_nopool.json')) > 0 AS loaded;
+SELECT count(*) AS n, bool_and(a.score = b.score) AS same
+  FROM gpu_score_query('cbintnp', $$SELECT m, 80::real, 3::real, m::text FROM unnest(ARRAY[5411, 5812, 7995, 1234]) m$$) a
+  JOIN gpu_score_query('cbint', $$SELECT m, 80::real, 3::real, m::text FROM unnest(ARRAY[5411, 5812, 7995, 1234]) m$$) b
+  USING (id);
+SELECT gpu_drop_model('cbint'), gpu_drop_model('cbintnp');
 
 -- Only the CPU engine scores such a model: 'gpu' refuses it (before looking for a device)
 SET pg_gpuscore.device = 'gpu';
@@ -115,11 +156,12 @@ SELECT count(*) AS checked, bool_and(a.reasons[1] = top.feature_name) AS first_i
                   FROM cb_shap s WHERE s.id = a.key AND s.want > 0
                  ORDER BY s.want DESC LIMIT 1) top ON true;
 
--- Refused: a file saved without the training data names no category; one
--- saved with only part of it lacks names of categories the model has statistics of
+-- Refused: a file saved with only part of the training data lacks names of
+-- categories the model has statistics of; one saved without names where a
+-- feature's categories cannot all be known (none of its tables lists them)
 \set cbbad :abs_srcdir '/tests/fixtures/models/bad/cb_bad_'
-SELECT gpu_load_model('cbx', pg_read_binary_file(:'cbbad' || 'categorical.json'));
 SELECT gpu_load_model('cbx', pg_read_binary_file(:'cbbad' || 'cat_subset.json'));
+SELECT gpu_load_model('cbx', pg_read_binary_file(:'cbbad' || 'cat_nopool_no_own.json'));
 -- hostile edits of cb_cat_combo.json: each refused with a message naming what is wrong
 CREATE FUNCTION pg_temp.load_error(file text) RETURNS text LANGUAGE plpgsql AS $$
 BEGIN
@@ -134,4 +176,4 @@ SELECT f, pg_temp.load_error(:'cbbad' || 'cat_' || f || '.json') AS error
                     'no_table', 'flat_index', 'name_hash']) f;
 SELECT count(*) AS none_loaded FROM gpu_models WHERE name = 'cbx';
 
-SELECT gpu_drop_model('cbcat'), gpu_drop_model('cbcombo');
+SELECT gpu_drop_model('cbcat'), gpu_drop_model('cbcombo'), gpu_drop_model('cbnopool');

@@ -181,9 +181,8 @@ SELECT name, objective, n_trees FROM gpu_models WHERE name = 'cb_summed';
 -- the format can be given; another format's name is refused as that format
 SELECT gpu_load_model('cb_nanmax', pg_read_binary_file(:'abs_srcdir' || '/tests/fixtures/models/cb_nanmax.json'), 'catboost-json') > 0 AS reloaded;
 SELECT gpu_load_model('cbx', pg_read_binary_file(:'abs_srcdir' || '/tests/fixtures/models/cb_nanmax.json'), 'lightgbm');
--- refused: categorical features without their names, RMSEWithUncertainty, hostile edits
+-- refused: RMSEWithUncertainty, hostile edits
 \set cbbad :abs_srcdir '/tests/fixtures/models/bad/cb_bad_'
-SELECT gpu_load_model('cbx', pg_read_binary_file(:'cbbad' || 'categorical.json'));
 SELECT gpu_load_model('cbx', pg_read_binary_file(:'cbbad' || 'uncertainty.json'));
 SELECT gpu_load_model('cbx', pg_read_binary_file(:'cbbad' || 'split_type.json'));
 SELECT gpu_load_model('cbx', pg_read_binary_file(:'cbbad' || 'feature.json'));
@@ -197,7 +196,7 @@ EXCEPTION WHEN OTHERS THEN
   RETURN SQLSTATE;
 END $$;
 SELECT f, pg_temp.load_sqlstate(:'cbbad' || f || '.json') AS sqlstate
-  FROM unnest(ARRAY['categorical', 'uncertainty', 'loss', 'split_type', 'feature', 'border',
+  FROM unnest(ARRAY['uncertainty', 'loss', 'split_type', 'feature', 'border',
                     'border_huge', 'leaf_count', 'leaf_value', 'nan_mode', 'flat_index', 'bias',
                     'scale', 'no_trees', 'child', 'truncated', 'depth']) f;
 SELECT count(*) AS stored FROM gpu_models WHERE name = 'cbx';

@@ -88,7 +88,7 @@ enum_label(Datum d)
 bool
 gs_feature_has_names(const GsModelRef *m, int f)
 {
-	return gs_catnames_count(names_of(m), f) > 0;
+	return gs_catnames_takes_text(names_of(m), f);
 }
 
 /* ERROR unless feature f of m can be given as text; see gpuscore.h. */
@@ -155,17 +155,25 @@ gs_text_null(const GsModelRef *m, int f)
 {
 	const GsCatNames *cn = names_of(m);
 
-	return gs_catnames_count(cn, f) > 0 ? cn->unknown[f] : NAN;
+	return gs_catnames_takes_text(cn, f) ? cn->unknown[f] : NAN;
 }
 
 /*
  * At load: a NOTICE per feature whose categories are integers, since a
- * number given for it is a code, not a category (7995 is not "7995").
+ * number given for it is a code, not a category (7995 is not "7995"); and
+ * one for a model that keeps no names but finds categories by their hash.
  */
 void
 gs_notice_integer_categories(const char *name, const GsModel *gm)
 {
 	const GsCatNames *cn = gs_model_cat_names(gm);
+
+	if (cn != NULL && cn->hash_name != NULL)
+		ereport(NOTICE,
+				(errmsg("model \"%s\" keeps no category names: its categorical features are given as text, which is hashed as CatBoost hashes it",
+						name),
+				 errdetail("The CatBoost file was saved without its training data (pool=). A number given for a categorical feature is a code from gpu_category_code(), not a category."),
+				 errhint("Give an integer category as its decimal text, as CatBoost takes it (mcc::text).")));
 
 	for (int f = 0; cn != NULL && f < gm->n_features; f++)
 	{
@@ -210,6 +218,8 @@ gpuscore_gpu_model_categories(PG_FUNCTION_ARGS)
 			Datum		values[4];
 			bool		nulls[4] = {false, false, false, false};
 
+			if (cat == NULL)	/* a model that keeps only hashes */
+				break;
 			CHECK_FOR_INTERRUPTS();
 			values[0] = Int32GetDatum(f + 1);
 			if (m->model->feature_names && m->model->feature_names[f])

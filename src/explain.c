@@ -211,12 +211,17 @@ category_datum(const GsModelRef *m, int f, float v, bool *isnull)
 {
 	const GsCatNames *cn = gs_model_cat_names(m->model);
 	int32_t		n = gs_catnames_count(cn, f);
+	const char *name;
 
 	*isnull = true;
 	if (n <= 0 || !(v >= 0.0f && v < (float) n))
 		return (Datum) 0;
+	/* NULL for a model that keeps only the categories' hashes */
+	name = gs_catnames_name(cn, f, (int32_t) v);
+	if (name == NULL)
+		return (Datum) 0;
 	*isnull = false;
-	return CStringGetTextDatum(gs_catnames_name(cn, f, (int32_t) v));
+	return CStringGetTextDatum(name);
 }
 
 /* A contribution as real: finite by construction, but never store Inf. */

@@ -69,6 +69,46 @@ gs_catnames_new(GsCatNames **out, const GsAllocator *a, int32_t nf, const uint8_
 	return GS_OK;
 }
 
+/* Names that find a category by its hash; see cat_names.h. */
+GsCode
+gs_catnames_new_hashed(GsCatNames **out, const GsAllocator *a, int32_t nf, const bool *is_cat,
+					   const uint32_t *hashes, int32_t n,
+					   uint32_t (*hash_name) (const char *s, size_t len), GsStatus *st)
+{
+	uint8_t    *kind = cn_alloc(a, (size_t) nf);
+	int64_t    *count = cn_alloc(a, sizeof(int64_t) * (size_t) nf);
+	GsCode		rc;
+
+	*out = NULL;
+	if (!kind || !count)
+	{
+		if (kind)
+			a->free(a->ctx, kind);
+		if (count)
+			a->free(a->ctx, count);
+		return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading category names");
+	}
+	memset(kind, GS_CATNAMES_NONE, (size_t) nf);
+	memset(count, 0, sizeof(int64_t) * (size_t) nf);
+	/* no names: first[] spans nothing, and finish has nothing to sort */
+	rc = gs_catnames_new(out, a, nf, kind, count, 0, st);
+	a->free(a->ctx, kind);
+	a->free(a->ctx, count);
+	if (rc != GS_OK)
+		return rc;
+	(*out)->hashes = cn_alloc(a, sizeof(uint32_t) * (size_t) n);
+	if (!(*out)->hashes)
+		return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading category names");
+	if (n > 0)
+		memcpy((*out)->hashes, hashes, sizeof(uint32_t) * (size_t) n);
+	(*out)->n_hashes = n;
+	(*out)->hash_name = hash_name;
+	for (int32_t j = 0; j < nf; j++)
+		if (is_cat[j])
+			(*out)->kind[j] = GS_CATNAMES_HASH;
+	return GS_OK;
+}
+
 /* Feature whose names include name number i. */
 static int32_t
 feature_of(const GsCatNames *cn, int32_t i)
@@ -165,13 +205,24 @@ gs_catnames_count(const GsCatNames *cn, int32_t j)
 {
 	if (cn == NULL || j < 0 || j >= cn->n_features)
 		return 0;
+	if (cn->kind[j] == GS_CATNAMES_HASH)
+		return cn->n_hashes;
 	return cn->first[j + 1] - cn->first[j];
+}
+
+/* Whether feature j takes names; see cat_names.h. */
+bool
+gs_catnames_takes_text(const GsCatNames *cn, int32_t j)
+{
+	return cn != NULL && j >= 0 && j < cn->n_features && cn->kind[j] != GS_CATNAMES_NONE;
 }
 
 /* Name of code c of feature j; see cat_names.h. */
 const char *
 gs_catnames_name(const GsCatNames *cn, int32_t j, int32_t c)
 {
+	if (cn->kind[j] == GS_CATNAMES_HASH)
+		return NULL;
 	return cn->text + cn->name_at[cn->first[j] + c];
 }
 
@@ -196,6 +247,23 @@ gs_catnames_code(const GsCatNames *cn, int32_t j, const char *s, size_t len)
 
 	if (len > 0 && memchr(s, '\0', len) != NULL)
 		return -1;
+	if (hi >= 0 && cn->kind[j] == GS_CATNAMES_HASH)
+	{
+		uint32_t	h = cn->hash_name(s, len);
+
+		while (lo <= hi)
+		{
+			int32_t		mid = lo + (hi - lo) / 2;
+
+			if (cn->hashes[mid] == h)
+				return mid;
+			if (cn->hashes[mid] < h)
+				lo = mid + 1;
+			else
+				hi = mid - 1;
+		}
+		return -1;
+	}
 	while (lo <= hi)
 	{
 		int32_t		mid = lo + (hi - lo) / 2;
@@ -233,5 +301,7 @@ gs_catnames_free(GsCatNames *cn)
 		a.free(a.ctx, cn->text);
 	if (cn->unknown)
 		a.free(a.ctx, cn->unknown);
+	if (cn->hashes)
+		a.free(a.ctx, cn->hashes);
 	a.free(a.ctx, cn);
 }

@@ -19,6 +19,7 @@
 #ifndef GS_CAT_NAMES_H
 #define GS_CAT_NAMES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,6 +29,7 @@
 #define GS_CATNAMES_NONE	0	/* not categorical, or no names kept */
 #define GS_CATNAMES_TEXT	1	/* strings */
 #define GS_CATNAMES_INT		2	/* integers, as decimal text */
+#define GS_CATNAMES_HASH	3	/* no names kept: a name is found by its hash */
 
 /* Most category names of one feature: codes stay below 2^24. */
 #define GS_CATNAMES_MAX_PER_FEATURE	(1 << 24)
@@ -52,6 +54,14 @@ struct GsCatNames
 	 * unknown_value).  XGBoost refuses unknown names (the glue's rule).
 	 */
 	float	   *unknown;
+	/*
+	 * GS_CATNAMES_HASH features (a CatBoost file saved without its pool):
+	 * code c of each is hashes[c], sorted; a name is looked up by
+	 * hash_name(name).  NULL otherwise.
+	 */
+	uint32_t   *hashes;
+	int32_t		n_hashes;
+	uint32_t	(*hash_name) (const char *s, size_t len);
 	/* building */
 	int32_t		n_added;
 	size_t		text_used;
@@ -82,18 +92,36 @@ extern GsCode gs_catnames_add(GsCatNames *cn, const char *name, size_t len, GsSt
  */
 extern GsCode gs_catnames_finish(GsCatNames *cn, GsStatus *st);
 
+/*
+ * Names of a model of n_features features that keeps none: each feature
+ * with is_cat[j] is GS_CATNAMES_HASH, its codes the n hashes (sorted,
+ * distinct; copied), a name found by hash_name.  Sets *out, which the
+ * caller frees with gs_catnames_free also on failure.  GS_ERR_NOMEM.
+ */
+extern GsCode gs_catnames_new_hashed(GsCatNames **out, const GsAllocator *a, int32_t n_features,
+									 const bool *is_cat, const uint32_t *hashes, int32_t n,
+									 uint32_t (*hash_name) (const char *s, size_t len),
+									 GsStatus *st);
+
 /* Set the value of feature j for a name not in its list (NaN until set). */
 extern void gs_catnames_set_unknown(GsCatNames *cn, int32_t j, float value);
 
-/* Names of feature j (0 when it has none). */
+/* Codes of feature j (0 when it has none). */
 extern int32_t gs_catnames_count(const GsCatNames *cn, int32_t j);
 
-/* Name of code c of feature j; c < gs_catnames_count(cn, j). */
+/* Whether feature j is categorical and given by name (false for cn NULL). */
+extern bool gs_catnames_takes_text(const GsCatNames *cn, int32_t j);
+
+/*
+ * Name of code c of feature j; c < gs_catnames_count(cn, j).  NULL for a
+ * GS_CATNAMES_HASH feature, whose names are not kept.
+ */
 extern const char *gs_catnames_name(const GsCatNames *cn, int32_t j, int32_t c);
 
 /*
  * The code of the name s (len bytes, not NUL-terminated) of feature j, or
- * -1 when feature j has no such name.
+ * -1 when feature j has no such name (for GS_CATNAMES_HASH: no code has
+ * the name's hash).
  */
 extern int32_t gs_catnames_code(const GsCatNames *cn, int32_t j, const char *s, size_t len);
 

@@ -10,7 +10,10 @@
  * name with its hash ("cat_features_hash").  A row holds, for each
  * categorical feature, the code of its name (the name's position in that
  * list, cat_names.h); a code the list lacks (NaN, a name the model never
- * saw) is a category of no known hash.
+ * saw) is a category of no known hash.  A file saved without its pool
+ * names nothing: the codes are then positions in the sorted list of the
+ * hashes the model knows (gs_cb_known_hashes), and a name is found by its
+ * hash (gs_cb_cat_hash).
  *
  * Derived feature k (the forest's feature n_input + k) is, for the first
  * n_onehot, 1 when the row's category of a one-hot feature has a given
@@ -144,6 +147,22 @@ gs_cb_calc_hash(uint64_t a, uint64_t b)
 }
 
 /*
+ * CatBoost's hash of a category name of len bytes (the low 32 bits of
+ * CityHash64 as of CityHash 1.0); catboost_hash.c.
+ */
+extern uint32_t gs_cb_cat_hash(const char *s, size_t len);
+
+/*
+ * For a model whose file names no categories: every category hash c can
+ * tell apart (its one-hot values, the keys of its tables of one category),
+ * sorted and distinct, into *out (from a; NULL when none) and *n.
+ * GS_ERR_UNSUPPORTED when a categorical feature of a table has no table of
+ * its own (its categories cannot all be known), GS_ERR_LIMIT, GS_ERR_NOMEM.
+ */
+extern GsCode gs_cb_known_hashes(const GsCbCtrs *c, const GsAllocator *a, uint32_t **out,
+								 int32_t *n, GsStatus *st);
+
+/*
  * Read the categorical features of CatBoost document root (features_info:
  * categorical_features, cat_features_hash, ctrs; ctr_data).  The model's
  * float feature i reads input column float_col[i] (a NaN counting as 1
@@ -152,9 +171,11 @@ gs_cb_calc_hash(uint64_t a, uint64_t b)
  * categorical features; otherwise new tables from a, released with
  * gs_cb_ctrs_free, and *names the names of the categories (every
  * categorical feature has every name: the file does not say which
- * feature a name belongs to).  Errors: GS_ERR_INVALID_MODEL,
+ * feature a name belongs to), or, for a file that names none, names that
+ * find a category by its hash (GS_CATNAMES_HASH).  Errors: GS_ERR_INVALID_MODEL,
  * GS_ERR_UNSUPPORTED (a CTR type CatBoost's CPU evaluator does not have; a
- * file without the names, or without some), GS_ERR_LIMIT, GS_ERR_NOMEM.
+ * file with some of the names; one without names whose categories cannot
+ * all be known), GS_ERR_LIMIT, GS_ERR_NOMEM.
  */
 extern GsCode gs_cb_ctrs_read(json_t *root, int32_t n_float, const int32_t *float_col,
 							  const bool *float_nan_right, const GsLimits *lim,

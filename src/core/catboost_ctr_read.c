@@ -133,6 +133,7 @@ typedef struct CtrRead
 	const char **id_key;
 	int32_t    *id_table;
 	uint64_t	id_mask;
+	bool		hashed;			/* the file names no categories */
 } CtrRead;
 
 /* The slot of identifier s in R's map: its own, or the free one it would take. */
@@ -259,11 +260,9 @@ read_names(CtrRead *R, int32_t n_input, GsCatNames **names, GsStatus *st)
 
 	if (h == NULL)
 	{
-		gs_status_set(st, GS_ERR_UNSUPPORTED, "the CatBoost model's file does not name its categories");
-		gs_status_detail(st, "CatBoost writes the names of the categories (cat_features_hash) into a JSON model "
-						 "only when save_model is given the training data: model.save_model(path, "
-						 "format=\"json\", pool=Pool(X_train, y_train, cat_features=...)).");
-		return st->code;
+		/* saved without its pool: names are hashed (hashed_names) */
+		R->hashed = true;
+		return GS_OK;
 	}
 	if (!json_is_array(h) || json_array_size(h) > GS_CATNAMES_MAX_PER_FEATURE)
 		return CB_ERR(st, "invalid CatBoost model: cat_features_hash is not an array of at most %d names",
@@ -686,6 +685,38 @@ check_names(CtrRead *R, GsStatus *st)
 	return GS_OK;
 }
 
+/*
+ * For a file that names no categories: the hashes the model knows become
+ * the codes, and names are found by CatBoost's hash of them.
+ */
+static GsCode
+hashed_names(CtrRead *R, int32_t n_input, GsCatNames **names, GsStatus *st)
+{
+	GsCbCtrs   *c = R->c;
+	uint32_t   *known = NULL;
+	int32_t		n = 0;
+	bool	   *is_cat;
+	GsCode		rc;
+
+	if ((rc = gs_cb_known_hashes(c, R->a, &known, &n, st)))
+		return rc;
+	c->n_hash = n;
+	c->hash = ctr_alloc(R->a, sizeof(int32_t) * (size_t) n, &c->bytes);
+	is_cat = ctr_alloc(R->a, sizeof(bool) * (size_t) n_input, &c->bytes);
+	c->bytes -= sizeof(bool) * (size_t) n_input;
+	if (!c->hash || !is_cat)
+		rc = gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
+	for (int32_t k = 0; rc == GS_OK && k < n; k++)
+		c->hash[k] = (int32_t) known[k];
+	for (int32_t j = 0; rc == GS_OK && j < c->n_catf; j++)
+		is_cat[c->catf_col[j]] = true;
+	if (rc == GS_OK)
+		rc = gs_catnames_new_hashed(names, R->a, n_input, is_cat, known, n, gs_cb_cat_hash, st);
+	ctr_free_ptr(R->a, is_cat);
+	ctr_free_ptr(R->a, known);
+	return rc;
+}
+
 /* Read the categorical features; see catboost_ctr.h. */
 GsCode
 gs_cb_ctrs_read(json_t *root, int32_t n_float, const int32_t *float_col,
@@ -736,7 +767,7 @@ gs_cb_ctrs_read(json_t *root, int32_t n_float, const int32_t *float_col,
 		goto fail;
 	}
 	if ((json_array_size(ctrs) > 0 && (rc = read_ctrs(&R, ctrs, data, st))) ||
-		(rc = check_names(&R, st)))
+		(rc = R.hashed ? hashed_names(&R, *n_input, names, st) : check_names(&R, st)))
 		goto fail;
 	/* split_index counts the float borders, then the one-hot values, then the CTR borders */
 	ff = json_object_get(R.info, "float_features");

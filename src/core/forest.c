@@ -162,7 +162,7 @@ gs_model_foreign_kind(const unsigned char *b, size_t len, const char **hint)
 	}
 	if (len >= 4 && memcmp(b, "CBM1", 4) == 0)
 	{
-		*hint = "Save it as JSON: model.save_model(\"model.json\", format=\"json\").";
+		*hint = "Convert it to JSON with CatBoost: m = catboost.CatBoost(); m.load_model(\"model.cbm\"); m.save_model(\"model.json\", format=\"json\").";
 		return "a CatBoost model (.cbm)";
 	}
 	while (i < len && isspace(b[i]))

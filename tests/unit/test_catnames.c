@@ -12,6 +12,11 @@
  * library's predict on the same DataFrame rows, within 1e-6.  Then: the
  * names' own shape, the forest image round trip, names XGBoost stores
  * damaged (not kept), and hand-made damaged "cats" objects (refused).
+ *
+ * CatBoost files saved without their pool keep no names but find a name by
+ * CatBoost's hash of it: the hash against 603 names CatBoost hashed itself
+ * (catnames/cb_hash_names.tsv), and such files' scores of rows by name
+ * against CatBoost's predict (gen_fixtures_catboost_cats.py).
  */
 #include <math.h>
 #include <stdio.h>
@@ -19,6 +24,7 @@
 #include <string.h>
 
 #include "cat_names.h"
+#include "catboost_ctr.h"
 #include "cpu_engine.h"
 #include "forest.h"
 #include "forest_image.h"
@@ -129,8 +135,8 @@ check_rows(const GsModel *m, const char *label, const char *tsv, int *n_rows)
 
 			/* NULL and unknown names: the feature's value for them (NaN: missing) */
 			if (strcmp(v, "\\N") == 0)
-				x[j] = gs_catnames_count(cn, j) > 0 ? cn->unknown[j] : NAN;
-			else if (gs_catnames_count(cn, j) > 0)
+				x[j] = gs_catnames_takes_text(cn, j) ? cn->unknown[j] : NAN;
+			else if (gs_catnames_takes_text(cn, j))
 			{
 				int32_t		code = gs_catnames_code(cn, j, v, strlen(v));
 
@@ -445,6 +451,157 @@ check_onnx(void)
 	}
 }
 
+/* CatBoost's own hashes of names of 0 to 300 bytes (hash, then the name in hex). */
+static void
+check_cb_hash(void)
+{
+	FILE	   *in = fopen(FIXTURES "/catnames/cb_hash_names.tsv", "r");
+	char		line[2048];
+	int			n = 0,
+				bad = 0;
+
+	while (in && fgets(line, sizeof(line), in))
+	{
+		char	   *field[2];
+		char		name[1024];
+		size_t		len = 0;
+		unsigned long long want;
+
+		if (split_tabs(line, field, 2) != 2)
+		{
+			bad++;
+			continue;
+		}
+		want = strtoull(field[0], NULL, 10);
+		for (const char *h = field[1]; h[0] && h[1] && len < sizeof(name); h += 2)
+		{
+			unsigned	byte;
+
+			sscanf(h, "%2x", &byte);
+			name[len++] = (char) byte;
+		}
+		if (gs_cb_cat_hash(name, len) != (uint32_t) want)
+		{
+			if (bad++ < 3)
+				printf("# %zu bytes: got %u, want %llu\n", len, gs_cb_cat_hash(name, len), want);
+		}
+		n++;
+	}
+	if (in)
+		fclose(in);
+	ok(n == 603 && bad == 0, "cb_hash_names.tsv", "CatBoost's hash of 603 names of 0 to 300 bytes");
+}
+
+/*
+ * A CatBoost model saved without its pool against the same model saved with
+ * it: its case rows (codes of the named model) given by name score as
+ * CatBoost scores them, and each name finds the same hash.
+ */
+static void
+check_cb_nopool(const char *nopool, const char *pool, const char *unseen)
+{
+	GsStatus	st;
+	char		file[128],
+				cases_path[256];
+	GsModel    *m = NULL,
+			   *p = NULL;
+	const GsCatNames *cn,
+			   *pn;
+	GsCases		cs = {0};
+	float	   *scratch,
+				x[MAX_COLS],
+				out[8];
+	int			bad = 0,
+				same_hash = 0,
+				found = 0,
+				rows;
+
+	snprintf(file, sizeof(file), "%s_nopool.json", nopool);
+	m = load_model("models", file, &st);
+	snprintf(file, sizeof(file), "%s.json", pool);
+	p = load_model("models", file, &st);
+	snprintf(cases_path, sizeof(cases_path), FIXTURES "/cases/%s.csv", pool);
+	ok(m && p && m->forest && m->forest->cb_ctrs && m->n_features == p->n_features &&
+	   m->n_features <= MAX_COLS && m->n_outputs <= 8 &&
+	   gs_read_cases(cases_path, p->n_features, p->n_outputs, &cs) == 0, nopool,
+	   "loads without names, beside the same model with them");
+	if (!m || !p || !m->forest || !m->forest->cb_ctrs || m->n_features != p->n_features ||
+		m->n_features > MAX_COLS || m->n_outputs > 8 || cs.x == NULL)
+		goto done;
+	cn = gs_model_cat_names(m);
+	pn = gs_model_cat_names(p);
+	scratch = malloc(sizeof(float) * gs_model_scratch_floats(m, 1));
+	for (int j = 0; j < m->n_features; j++)
+		if (gs_catnames_takes_text(pn, j))
+			ok(cn->kind[j] == GS_CATNAMES_HASH && gs_catnames_name(cn, j, 0) == NULL &&
+			   gs_catnames_code(cn, j, unseen, strlen(unseen)) == -1, nopool,
+			   "a categorical feature keeps hashes, no names; a name never seen has no code");
+		else
+			ok(!gs_catnames_takes_text(cn, j), nopool, "a number is no category");
+	for (rows = 0; rows < cs.n_rows; rows++)
+	{
+		for (int j = 0; j < m->n_features; j++)
+		{
+			float		v = cs.x[(size_t) rows * (size_t) m->n_features + (size_t) j];
+			const char *name;
+			int32_t		k;
+
+			x[j] = v;
+			if (!gs_catnames_takes_text(pn, j))
+				continue;
+			name = isnan(v) ? unseen : gs_catnames_name(pn, j, (int32_t) v);
+			k = gs_catnames_code(cn, j, name, strlen(name));
+			x[j] = k >= 0 ? (float) k : NAN;
+			found += k >= 0;
+			if (k >= 0 && !isnan(v))
+				same_hash += m->forest->cb_ctrs->hash[k] == p->forest->cb_ctrs->hash[(int32_t) v] &&
+					(int32_t) gs_cb_cat_hash(name, strlen(name)) == p->forest->cb_ctrs->hash[(int32_t) v];
+		}
+		gs_model_predict(m, x, 1, 1, scratch, out);
+		for (int o = 0; o < m->n_outputs; o++)
+		{
+			double		want = cs.want[(size_t) rows * (size_t) m->n_outputs + (size_t) o];
+
+			if (!(fabs((double) out[o] - want) <= 1e-6 * fmax(1.0, fabs(want))) && bad++ < 3)
+				printf("# %s row %d: got %.9g, want %.9g\n", nopool, rows, (double) out[o], want);
+		}
+	}
+	ok(bad == 0 && rows >= 200, nopool, "every case row by name within 1e-6 of CatBoost's predict");
+	ok(found > rows / 2 && same_hash == found, nopool,
+	   "each name found has the hash the named file gives it, CatBoost's hash of the name");
+	free(scratch);
+done:
+	free(cs.x);
+	free(cs.want);
+	gs_model_free(m);
+	gs_model_free(p);
+}
+
+/* CatBoost files without names: the hash, scores by name, what is refused. */
+static void
+check_cb_hashed(void)
+{
+	GsStatus	st;
+	GsModel    *m;
+	int			rows = 0,
+				bad;
+
+	check_cb_hash();
+	check_cb_nopool("cb_cat_binary", "cb_cat_binary", "zz-never-seen");
+	check_cb_nopool("cb_cat_combo", "cb_cat_combo", "zz-never-seen");
+	check_cb_nopool("cb_cat_int", "cb_cat_int", "1234");
+	/* the rows pg_regress gives, by name */
+	m = load_model("models", "cb_cat_combo_nopool.json", &st);
+	bad = m ? check_rows(m, "cb_cat_combo_nopool.json", "cb_cat_combo", &rows) : -1;
+	ok(bad == 0 && rows == 400, "cb_cat_combo_nopool.json", "the rows of catnames/cb_cat_combo.tsv by name");
+	gs_model_free(m);
+	m = load_model("models/bad", "cb_bad_cat_nopool_no_own.json", &st);
+	ok(m == NULL && st.code == GS_ERR_UNSUPPORTED &&
+	   strstr(st.msg, "feature 2 has no statistics of its own") && strstr(st.detail, "pool=Pool("),
+	   "cb_bad_cat_nopool_no_own.json", "a feature whose categories cannot all be known is refused");
+	gs_model_free(m);
+}
+
 /* catnames/bad/expected.txt: file|status code|message fragment, each refused so. */
 static void
 check_onnx_bad(void)
@@ -547,6 +704,7 @@ main(void)
 
 	check_hand_made();
 	check_lgbm_edits();
+	check_cb_hashed();
 	printf("1..%d\ncatnames: %d passed, %d failed\n", n_pass + n_fail, n_pass, n_fail);
 	return n_fail > 0;
 }

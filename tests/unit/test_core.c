@@ -284,7 +284,7 @@ test_bad_models(void)
 		{"lgb_bad_linear_coeff.txt", GS_ERR_INVALID_MODEL},
 		{"lgb_bad_linear_lines.txt", GS_ERR_INVALID_MODEL},
 		{"lgb_bad_linear_flag.txt", GS_ERR_INVALID_MODEL},
-		{"cb_bad_categorical.json", GS_ERR_UNSUPPORTED},
+		{"cb_bad_cat_nopool_no_own.json", GS_ERR_UNSUPPORTED},
 		{"cb_bad_uncertainty.json", GS_ERR_UNSUPPORTED},
 		{"cb_bad_loss.json", GS_ERR_UNSUPPORTED},
 		{"cb_bad_split_type.json", GS_ERR_INVALID_MODEL},	/* OnlineCtr without CTRs */
