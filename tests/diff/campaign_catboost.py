@@ -129,11 +129,52 @@ def cb_trial(r, d, X, cats, ncat, z, h):
     return path, Xc, ref, 1e-6, desc
 
 
+_M = 0x4906ba494954cb65
+_W = 1 << 64
+
+
+def known_hashes(doc):
+    """The category hashes a CatBoost JSON model saved without its pool can tell apart, found
+    apart from pg_gpuscore's C code: its one-hot values, and each key of a table of one category
+    (and at most 4 binarized elements) undone -- CalcHash(a, b) = M (a + M b) mod 2^64, so
+    a = key / M - M b, and the first, M^2 h, gives h, which must be a sign-extended int32.  None
+    when a categorical feature of a table has no such table of its own (the model is refused)."""
+    inv = pow(_M, -1, _W)
+    known, own, used = set(), set(), set()
+    for f in doc["features_info"]["categorical_features"]:
+        known |= {v & 0xffffffff for v in f.get("values", [])}
+    for c in doc["features_info"].get("ctrs", []):
+        for e in c["elements"]:
+            if e["combination_element"] == "cat_feature_exact_value":
+                known.add(e["value"] & 0xffffffff)
+    for ident, t in doc.get("ctr_data", {}).items():
+        elems = json.loads(ident)["identifier"]
+        catf = [e["cat_feature_index"] for e in elems if e["combination_element"] == "cat_feature_value"]
+        used |= set(catf)
+        nbin = len(elems) - len(catf)
+        if len(catf) != 1 or nbin > 4:
+            continue
+        own.add(catf[0])
+        hm = t["hash_map"]
+        for i in range(0, len(hm), t["hash_stride"]):
+            key = int(hm[i])
+            if key == _W - 1:
+                continue
+            for bits in range(1 << nbin):
+                a = key
+                for e in range(nbin - 1, -1, -1):
+                    a = (a * inv - _M * ((bits >> e) & 1)) % _W
+                v = a * inv * inv % _W
+                if v < 1 << 31 or v >= _W - (1 << 31):
+                    known.add(v & 0xffffffff)
+    return sorted(known) if used <= own else None
+
+
 def cb_cat_trial(r, d, X, cats, ncat, z, h):
     """Family "cb-cat": a random CatBoost model with categorical features (the trial's category
     columns, at least one, as strings "c<code>"; "none" for a NaN), saved as JSON with its
-    training pool so that it names its categories, and scored by CatBoost's predict on the same
-    strings.  Drawn: the loss (Logloss, MultiClass, RMSE, Poisson), symmetric or Depthwise trees,
+    training pool so that it names its categories (in half the trials without it, the rows'
+    names then found by their hashes), and scored by CatBoost's predict on the same strings.  Drawn: the loss (Logloss, MultiClass, RMSE, Poisson), symmetric or Depthwise trees,
     depth, one_hot_max_size, max_ctr_complexity, the simple and combination CTR types (Borders,
     Buckets, Counter) and their priors.  The rows hold each category as its code in the file's
     cat_features_hash (NaN for a name it lacks: the case rows' odd codes -1, 2.5, 1e7 ... are
@@ -187,6 +228,11 @@ def cb_cat_trial(r, d, X, cats, ncat, z, h):
     path = os.path.join(d, "model.json")
     m.save_model(path, format="json", pool=pool)
     doc = json.load(open(path))
+    nopool = None
+    if r.random() < 0.5:
+        # saved without its pool: the codes are positions among the hashes the model knows
+        m.save_model(os.path.join(d, "nopool.json"), format="json")
+        nopool = known_hashes(json.load(open(os.path.join(d, "nopool.json"))))
     flat = {f["feature_index"]: f["flat_feature_index"] for f in doc["features_info"]["float_features"]}
     th = []
     stack = list(doc.get("trees", []))
@@ -212,11 +258,21 @@ def cb_cat_trial(r, d, X, cats, ncat, z, h):
         c = back.get_feature_importance(cb.Pool(strings, cat_features=names), type="ShapValues",
                                         thread_count=1)
         h.write_contribs(d, c, len(Xc))
-    # the rows as pg_gpuscore takes them: each category its code in the file's names
-    code = {e["value"]: i for i, e in enumerate(doc["features_info"].get("cat_features_hash", []))}
+    # the rows as pg_gpuscore takes them: each category its code in the file's names, or without
+    # names its hash's position among the hashes the model knows (CatBoost's hash of the name is
+    # the one cat_features_hash gives it; a name it lacks was never seen, so no hash is known)
+    names_hash = {e["value"]: e["hash"] for e in doc["features_info"].get("cat_features_hash", [])}
+    if nopool is not None:
+        path = os.path.join(d, "nopool.json")
+        pos = {hv: i for i, hv in enumerate(nopool)}
+        code = {s: pos[hv] for s, hv in names_hash.items() if hv in pos}
+    else:
+        code = {e["value"]: i for i, e in enumerate(doc["features_info"].get("cat_features_hash", []))}
     for j in cats:
         Xc[:, j] = [code.get(s, np.nan) for s in strings["f%d" % j]]
-    desc = "cb-cat %s %s rounds=%d cats=%s %s" % (cb.__version__, loss, p["iterations"], cats,
+    desc = "cb-cat %s %s%s rounds=%d cats=%s %s" % (cb.__version__, loss,
+                                                  "" if nopool is None else " nopool",
+                                                  p["iterations"], cats,
                                                 json.dumps({k: v for k, v in p.items()
                                                             if k not in ("thread_count", "random_seed",
                                                                          "verbose", "allow_writing_files",
