@@ -156,12 +156,13 @@ SELECT pg_temp.check_format(m, m || '.txt', 'auto', :'abs_srcdir' || '/tests/fix
 -- CatBoost 1.2.10), detected by 'auto': symmetric trees with NaN as the smallest value (the
 -- default) or the largest (nan_mode Max), non-symmetric trees (Depthwise; Lossguide with a
 -- vector of class values per leaf), Logloss, MultiClass, MultiClassOneVsAll, RMSE (a bias),
--- Poisson, MultiRMSE, YetiRank, a model scaled by set_scale_and_bias, trees of depth 10; the
--- rows include values exactly at the split borders (CatBoost goes right when x > border)
+-- Poisson, MultiRMSE, YetiRank, Focal, MultiLogloss (3 labels), Cox, SurvivalAft, a model
+-- scaled by set_scale_and_bias, trees of depth 10; the rows include values exactly at the
+-- split borders (CatBoost goes right when x > border)
 SELECT pg_temp.check_format(m, m || '.json', 'auto', :'abs_srcdir' || '/tests/fixtures')
   FROM unnest(ARRAY['cb_binary', 'cb_nanmax', 'cb_multiclass', 'cb_ova', 'cb_regression',
                     'cb_poisson', 'cb_multirmse', 'cb_yetirank', 'cb_depthwise', 'cb_lossguide',
-                    'cb_scaled', 'cb_deep']) m;
+                    'cb_scaled', 'cb_deep', 'cb_focal', 'cb_multilogloss', 'cb_cox', 'cb_aft']) m;
 -- with categorical features (gen_fixtures_catboost_cats.py): one-hot splits and CTRs of
 -- categories given as codes in the arrays (NaN: a name the model never saw); by name in
 -- catboost_cats.sql

@@ -20,10 +20,13 @@ gs_cb_loss(const char *name, int32_t dim, GsTransform *tf, GsStatus *st)
 		"Huber", "Lq", "LogCosh", "MultiRMSE", "FairLoss", "NumErrors",
 		"YetiRank", "YetiRankPairwise", "PairLogit", "PairLogitPairwise", "QueryRMSE",
 		"QuerySoftMax", "QueryCrossEntropy", "StochasticFilter", "StochasticRank", "LambdaMart",
+		"Cox", "SurvivalAft",	/* survival: the log of a hazard ratio or of a time */
 		NULL
 	};
 
-	if (strcmp(name, "Logloss") == 0 || strcmp(name, "CrossEntropy") == 0)
+	/* Focal: Logloss's probabilities, trained to weigh rare positives more */
+	if (strcmp(name, "Logloss") == 0 || strcmp(name, "CrossEntropy") == 0 ||
+		strcmp(name, "Focal") == 0)
 	{
 		if (dim != 1)
 			return CB_ERR(st, "invalid CatBoost model: a %s model with %d outputs", name, dim);
@@ -37,9 +40,11 @@ gs_cb_loss(const char *name, int32_t dim, GsTransform *tf, GsStatus *st)
 		*tf = GS_TRANSFORM_SOFTMAX;
 		return GS_OK;
 	}
-	if (strcmp(name, "MultiClassOneVsAll") == 0)
+	/* a probability per class, or per label of a multi-label model */
+	if (strcmp(name, "MultiClassOneVsAll") == 0 || strcmp(name, "MultiLogloss") == 0 ||
+		strcmp(name, "MultiCrossEntropy") == 0)
 	{
-		*tf = GS_TRANSFORM_SIGMOID;		/* a probability per class */
+		*tf = GS_TRANSFORM_SIGMOID;
 		return GS_OK;
 	}
 	if (strcmp(name, "Poisson") == 0 || strcmp(name, "Tweedie") == 0)
@@ -54,7 +59,8 @@ gs_cb_loss(const char *name, int32_t dim, GsTransform *tf, GsStatus *st)
 			return GS_OK;
 		}
 	gs_status_set(st, GS_ERR_UNSUPPORTED, "CatBoost's loss function \"%.64s\" is not supported", name);
-	gs_status_detail(st, "Classification (Logloss, CrossEntropy, MultiClass, MultiClassOneVsAll), "
-					 "Poisson, Tweedie, regression losses and ranking losses are.");
+	gs_status_detail(st, "Classification (Logloss, CrossEntropy, Focal, MultiClass, MultiClassOneVsAll, "
+					 "MultiLogloss, MultiCrossEntropy), Poisson, Tweedie, regression, survival (Cox, "
+					 "SurvivalAft) and ranking losses are.");
 	return st->code;
 }

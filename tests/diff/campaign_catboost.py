@@ -5,8 +5,8 @@ and Tweedie, the raw value otherwise), and explained by its get_feature_importan
 "ShapValues") where CatBoost explains the model alone (scale 1, no value in a leaf that no
 training row reached).
 
-Drawn: the loss function (classification, multi-class, one-vs-all, regression losses, Poisson,
-Tweedie, MultiRMSE, a ranking loss), the grow policy (symmetric trees, Depthwise, Lossguide),
+Drawn: the loss function (classification, Focal, multi-class, one-vs-all, multi-label
+MultiLogloss, regression losses, Poisson, Tweedie, MultiRMSE, Cox survival, a ranking loss), the grow policy (symmetric trees, Depthwise, Lossguide),
 depth or leaves, border_count, nan_mode (Min or Max), learning rate, l2_leaf_reg, rounds,
 boost_from_average, and in a tenth of the trials a scale and bias (set_scale_and_bias). The
 case rows add rows on, just above and just below the model's borders (CatBoost goes right when
@@ -43,7 +43,8 @@ def cb_trial(r, d, X, cats, ncat, z, h):
     import catboost as cb
     loss = str(r.choice(["Logloss", "Logloss", "CrossEntropy", "MultiClass", "MultiClassOneVsAll",
                          "RMSE", "RMSE", "MAE", "Quantile", "Poisson", "Tweedie", "MAPE",
-                         "Huber", "Expectile", "MultiRMSE", "YetiRank"]))
+                         "Huber", "Expectile", "MultiRMSE", "YetiRank", "Focal", "MultiLogloss",
+                         "Cox"]))
     policy = str(r.choice(["SymmetricTree", "SymmetricTree", "Depthwise", "Lossguide"]))
     p = {"thread_count": 1, "random_seed": int(r.integers(1 << 30)), "verbose": 0,
          "allow_writing_files": False, "iterations": int(r.choice(h.ROUNDS)),
@@ -59,9 +60,15 @@ def cb_trial(r, d, X, cats, ncat, z, h):
     ntr = int(len(X) * 0.8)
     kind = "RawFormulaVal"
     k = int(r.integers(3, 6))
-    if loss in ("Logloss", "CrossEntropy"):
-        y = h.labels(r, z, "binary" if loss == "Logloss" else "unit")
+    if loss in ("Logloss", "CrossEntropy", "Focal"):
+        y = h.labels(r, z, "binary" if loss != "CrossEntropy" else "unit")
         kind = "Probability"
+    elif loss == "MultiLogloss":
+        y = np.stack([h.labels(r, z * s, "binary") for s in (1.0, -0.5, 2.0)[:int(r.integers(2, 4))]],
+                     axis=1)
+        kind = "Probability"
+    elif loss == "Cox":   # survival times, negative where censored
+        y = (1.0 + h.labels(r, z, "positive")) * np.where(r.random(len(z)) < 0.7, 1.0, -1.0)
     elif loss.startswith("MultiClass"):
         y = h.labels(r, z, "multi", k)
         kind = "Probability"
@@ -80,7 +87,9 @@ def cb_trial(r, d, X, cats, ncat, z, h):
     full = {"Quantile": "Quantile:alpha=%.2f" % r.uniform(0.1, 0.9),
             "Tweedie": "Tweedie:variance_power=%.2f" % r.uniform(1.1, 1.9),
             "Huber": "Huber:delta=%.2f" % r.uniform(0.5, 5.0),
-            "Expectile": "Expectile:alpha=%.2f" % r.uniform(0.1, 0.9)}.get(loss, loss)
+            "Expectile": "Expectile:alpha=%.2f" % r.uniform(0.1, 0.9),
+            "Focal": "Focal:focal_alpha=%.2f;focal_gamma=%.1f" % (r.uniform(0.1, 0.9),
+                                                                 r.uniform(0.5, 4.0))}.get(loss, loss)
     p["loss_function"] = full
     if loss == "YetiRank":
         m = cb.CatBoostRanker(**p)
@@ -113,7 +122,7 @@ def cb_trial(r, d, X, cats, ncat, z, h):
     back = cb.CatBoost()
     back.load_model(path, format="json")
     ref = back.predict(Xc, prediction_type=kind)
-    if kind == "Probability" and ref.ndim == 2 and ref.shape[1] == 2 and not loss.startswith("MultiClass"):
+    if kind == "Probability" and ref.ndim == 2 and loss in ("Logloss", "CrossEntropy", "Focal"):
         ref = ref[:, 1]
     # CatBoost's ShapValues for the case rows (diff_score compares gpu_explain's engine), where
     # CatBoost computes them from the model alone: scale 1 and no value in a leaf that no training

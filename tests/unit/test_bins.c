@@ -228,7 +228,11 @@ adversarial_rows(const GsForest *f, size_t n, size_t ld)
 	return x;
 }
 
-/* The fixture cases of a model (column-major), or NULL when it has none. */
+/*
+ * The fixture cases of a model (column-major), or NULL when it has none.  A
+ * CatBoost model saved without its pool (NAME_nopool.json) takes NAME's:
+ * their codes are other categories of it, as good for comparing two paths.
+ */
 static float *
 case_rows(const GsForest *f, const char *file, size_t *n)
 {
@@ -238,16 +242,19 @@ case_rows(const GsForest *f, const char *file, size_t *n)
 	FILE	   *mf;
 	GsCases		c;
 	float	   *x;
+	int			stem = (int) (strlen(file) - 5);
 
 	*n = 0;
-	snprintf(path, sizeof(path), FIXTURES "/cases/%.*s.meta", (int) (strlen(file) - 5), file);
+	if (stem > 7 && strncmp(file + stem - 7, "_nopool", 7) == 0)
+		stem -= 7;
+	snprintf(path, sizeof(path), FIXTURES "/cases/%.*s.meta", stem, file);
 	mf = fopen(path, "r");
 	if (!mf)
 		return NULL;
 	if (fscanf(mf, "%d %d", &nf, &nout) != 2 || nf != f->n_features || nout < 1)
 		nf = 0;
 	fclose(mf);
-	snprintf(path, sizeof(path), FIXTURES "/cases/%.*s.csv", (int) (strlen(file) - 5), file);
+	snprintf(path, sizeof(path), FIXTURES "/cases/%.*s.csv", stem, file);
 	if (nf == 0 || gs_read_cases(path, nf, nout, &c) != 0)
 		return NULL;
 	*n = (size_t) c.n_rows;
