@@ -15,7 +15,9 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fixtures"))
 from bench_formats import median_time  # noqa: E402
+from catboost_known import feature_names  # noqa: E402
 
 N_NUM = 20
 CATS = [("mcc", 400), ("merchant", 5000), ("country", 60), ("device", 8), ("channel", 4)]
@@ -51,11 +53,17 @@ def main():
         m.fit(pool)
         m.save_model(path, format="json", pool=pool)
     doc = json.load(open(path))
-    code = {e["value"]: i for i, e in enumerate(doc["features_info"]["cat_features_hash"])}
+    # each category its code among its feature's names, as gpu_category_code gives it
+    per = feature_names(doc)
+    index = {f["feature_name"]: f["feature_index"] for f in doc["features_info"]["categorical_features"]}
     te, _ = synth(n_rows, np.random.default_rng(20261127))
     X = np.zeros(te.shape, np.float32)
     for j, col in enumerate(te.columns):
-        X[:, j] = [code.get(v, np.nan) for v in te[col]] if col in names else te[col].astype(np.float32)
+        if col in names:
+            code = {n: i for i, n in enumerate(per[index[col]])}
+            X[:, j] = [code.get(v, np.nan) for v in te[col]]
+        else:
+            X[:, j] = te[col].astype(np.float32)
     X.tofile(os.path.join(out, "rows.f32"))
 
     def load():
@@ -70,7 +78,8 @@ def main():
     pool = cb.Pool(te, cat_features=names)
     pool_s = median_time(lambda: m.predict(pool, prediction_type="Probability", thread_count=1), repeats)
     print("%.6f %.6f %.6f %s %d %d" % (load_s, df_s, pool_s, cb.__version__,
-                                       len(doc["features_info"]["ctrs"]), len(code)))
+                                       len(doc["features_info"]["ctrs"]),
+                                       len(doc["features_info"]["cat_features_hash"])))
 
 
 if __name__ == "__main__":

@@ -15,12 +15,14 @@ SELECT gpu_load_model('cbcombo', pg_read_binary_file(:'fx' || '/models/cb_cat_co
 SELECT name, kind, format, objective, n_features, n_trees, feature_names
   FROM gpu_models WHERE name IN ('cbcat', 'cbcombo') ORDER BY name;
 
--- Every categorical feature knows every name of the file (it does not say
--- which feature a name belongs to); code n is the n-th name
-SELECT feature, feature_name, count(*) AS categories
+-- The file lists the names without saying which feature each is of: the
+-- model's tables and one-hot values say it (40 merchant categories, 4
+-- countries, 6 devices); code n of a feature is its n-th name
+SELECT feature, feature_name, count(*) AS categories, min(category), max(category)
   FROM gpu_model_categories('cbcat') GROUP BY 1, 2 ORDER BY 1;
 SELECT gpu_category_code('cbcat', 'country', 'FR') IS NOT NULL AS known,
-       gpu_category_code('cbcat', 'country', 'Narnia') IS NULL AS unknown_is_null;
+       gpu_category_code('cbcat', 'country', 'Narnia') IS NULL AS unknown_is_null,
+       gpu_category_code('cbcat', 'country', 'm1') IS NULL AS another_features_is_null;
 
 -- The rows by name (60 of them with a name CatBoost never saw, 15 with no amount)
 CREATE TABLE cb_rows (id bigint, amount real, mcc text, country text, hour real, device text,

@@ -49,7 +49,7 @@ print-var:
 	@echo $(CORE_SRC)
 MK
 )
-[ -n "$CORE_SRC" ] || CORE_SRC="src/core/forest.c src/core/gs_status.c src/core/utf8_valid.c src/core/ubj_decode.c src/core/ubj_reader.c src/core/xgb_decode.c src/core/xgb_binary.c src/core/forest_image.c src/core/xgb_load.c src/core/xgb_learner.c src/core/xgb_json.c src/core/xgb_trees.c src/core/lgbm_load.c src/core/lgbm_text.c src/core/lgbm_linear.c src/core/catboost_load.c src/core/catboost_ctr.c src/core/catboost_ctr_read.c src/core/catboost_loss.c src/core/catboost_hash.c src/core/forest_bins.c src/core/cpu_engine.c src/core/cat_names.c src/core/xgb_cats.c src/core/lgbm_cats.c src/core/forest_shap.c"
+[ -n "$CORE_SRC" ] || CORE_SRC="src/core/forest.c src/core/gs_status.c src/core/utf8_valid.c src/core/ubj_decode.c src/core/ubj_reader.c src/core/xgb_decode.c src/core/xgb_binary.c src/core/forest_image.c src/core/xgb_load.c src/core/xgb_learner.c src/core/xgb_json.c src/core/xgb_trees.c src/core/lgbm_load.c src/core/lgbm_text.c src/core/lgbm_linear.c src/core/catboost_load.c src/core/catboost_ctr.c src/core/catboost_ctr_read.c src/core/catboost_loss.c src/core/catboost_hash.c src/core/catboost_names.c src/core/forest_bins.c src/core/cpu_engine.c src/core/cat_names.c src/core/xgb_cats.c src/core/lgbm_cats.c src/core/forest_shap.c"
 
 mode=run
 models=yes

@@ -72,40 +72,57 @@ gs_catnames_new(GsCatNames **out, const GsAllocator *a, int32_t nf, const uint8_
 /* Names that find a category by its hash; see cat_names.h. */
 GsCode
 gs_catnames_new_hashed(GsCatNames **out, const GsAllocator *a, int32_t nf, const bool *is_cat,
-					   const uint32_t *hashes, int32_t n,
+					   const int64_t *count, const uint32_t *hashes,
 					   uint32_t (*hash_name) (const char *s, size_t len), GsStatus *st)
 {
 	uint8_t    *kind = cn_alloc(a, (size_t) nf);
-	int64_t    *count = cn_alloc(a, sizeof(int64_t) * (size_t) nf);
+	int64_t    *none = cn_alloc(a, sizeof(int64_t) * (size_t) nf);
+	int64_t		total = 0;
+	GsCatNames *cn;
 	GsCode		rc;
 
 	*out = NULL;
-	if (!kind || !count)
+	if (!kind || !none)
 	{
 		if (kind)
 			a->free(a->ctx, kind);
-		if (count)
-			a->free(a->ctx, count);
+		if (none)
+			a->free(a->ctx, none);
 		return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading category names");
 	}
 	memset(kind, GS_CATNAMES_NONE, (size_t) nf);
-	memset(count, 0, sizeof(int64_t) * (size_t) nf);
+	memset(none, 0, sizeof(int64_t) * (size_t) nf);
 	/* no names: first[] spans nothing, and finish has nothing to sort */
-	rc = gs_catnames_new(out, a, nf, kind, count, 0, st);
+	rc = gs_catnames_new(out, a, nf, kind, none, 0, st);
 	a->free(a->ctx, kind);
-	a->free(a->ctx, count);
+	a->free(a->ctx, none);
 	if (rc != GS_OK)
 		return rc;
-	(*out)->hashes = cn_alloc(a, sizeof(uint32_t) * (size_t) n);
-	if (!(*out)->hashes)
-		return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading category names");
-	if (n > 0)
-		memcpy((*out)->hashes, hashes, sizeof(uint32_t) * (size_t) n);
-	(*out)->n_hashes = n;
-	(*out)->hash_name = hash_name;
+	cn = *out;
 	for (int32_t j = 0; j < nf; j++)
+	{
+		if (count[j] < 0 || count[j] > GS_CATNAMES_MAX_PER_FEATURE)
+			return gs_status_set(st, GS_ERR_LIMIT,
+								 "feature %d has %lld categories, more than the limit of %d",
+								 j + 1, (long long) count[j], GS_CATNAMES_MAX_PER_FEATURE);
+		total += count[j];
+	}
+	if (total > INT32_MAX)
+		return gs_status_set(st, GS_ERR_LIMIT, "too many categories in the model");
+	cn->hashes = cn_alloc(a, sizeof(uint32_t) * (size_t) total);
+	cn->hash_first = cn_alloc(a, sizeof(int32_t) * ((size_t) nf + 1));
+	if (!cn->hashes || !cn->hash_first)
+		return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading category names");
+	if (total > 0)
+		memcpy(cn->hashes, hashes, sizeof(uint32_t) * (size_t) total);
+	cn->hash_first[0] = 0;
+	for (int32_t j = 0; j < nf; j++)
+	{
+		cn->hash_first[j + 1] = cn->hash_first[j] + (int32_t) count[j];
 		if (is_cat[j])
-			(*out)->kind[j] = GS_CATNAMES_HASH;
+			cn->kind[j] = GS_CATNAMES_HASH;
+	}
+	cn->hash_name = hash_name;
 	return GS_OK;
 }
 
@@ -206,7 +223,7 @@ gs_catnames_count(const GsCatNames *cn, int32_t j)
 	if (cn == NULL || j < 0 || j >= cn->n_features)
 		return 0;
 	if (cn->kind[j] == GS_CATNAMES_HASH)
-		return cn->n_hashes;
+		return cn->hash_first[j + 1] - cn->hash_first[j];
 	return cn->first[j + 1] - cn->first[j];
 }
 
@@ -250,14 +267,15 @@ gs_catnames_code(const GsCatNames *cn, int32_t j, const char *s, size_t len)
 	if (hi >= 0 && cn->kind[j] == GS_CATNAMES_HASH)
 	{
 		uint32_t	h = cn->hash_name(s, len);
+		const uint32_t *hs = cn->hashes + cn->hash_first[j];
 
 		while (lo <= hi)
 		{
 			int32_t		mid = lo + (hi - lo) / 2;
 
-			if (cn->hashes[mid] == h)
+			if (hs[mid] == h)
 				return mid;
-			if (cn->hashes[mid] < h)
+			if (hs[mid] < h)
 				lo = mid + 1;
 			else
 				hi = mid - 1;
@@ -303,5 +321,7 @@ gs_catnames_free(GsCatNames *cn)
 		a.free(a.ctx, cn->unknown);
 	if (cn->hashes)
 		a.free(a.ctx, cn->hashes);
+	if (cn->hash_first)
+		a.free(a.ctx, cn->hash_first);
 	a.free(a.ctx, cn);
 }

@@ -56,11 +56,11 @@ struct GsCatNames
 	float	   *unknown;
 	/*
 	 * GS_CATNAMES_HASH features (a CatBoost file saved without its pool):
-	 * code c of each is hashes[c], sorted; a name is looked up by
-	 * hash_name(name).  NULL otherwise.
+	 * code c of feature j is hashes[hash_first[j] + c], sorted per
+	 * feature; a name is looked up by hash_name(name).  NULL otherwise.
 	 */
 	uint32_t   *hashes;
-	int32_t		n_hashes;
+	int32_t    *hash_first;		/* [n_features + 1] */
 	uint32_t	(*hash_name) (const char *s, size_t len);
 	/* building */
 	int32_t		n_added;
@@ -94,12 +94,14 @@ extern GsCode gs_catnames_finish(GsCatNames *cn, GsStatus *st);
 
 /*
  * Names of a model of n_features features that keeps none: each feature
- * with is_cat[j] is GS_CATNAMES_HASH, its codes the n hashes (sorted,
- * distinct; copied), a name found by hash_name.  Sets *out, which the
- * caller frees with gs_catnames_free also on failure.  GS_ERR_NOMEM.
+ * with is_cat[j] is GS_CATNAMES_HASH, its codes its count[j] hashes
+ * (sorted, distinct), taken in feature order from hashes (copied); a name
+ * is found by hash_name.  Sets *out, which the caller frees with
+ * gs_catnames_free also on failure.  GS_ERR_LIMIT, GS_ERR_NOMEM.
  */
 extern GsCode gs_catnames_new_hashed(GsCatNames **out, const GsAllocator *a, int32_t n_features,
-									 const bool *is_cat, const uint32_t *hashes, int32_t n,
+									 const bool *is_cat, const int64_t *count,
+									 const uint32_t *hashes,
 									 uint32_t (*hash_name) (const char *s, size_t len),
 									 GsStatus *st);
 

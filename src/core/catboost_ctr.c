@@ -30,6 +30,7 @@ gs_cb_ctrs_free(const GsAllocator *a, GsCbCtrs *c)
 		return;
 	ctr_free_ptr(a, c->catf_col);
 	ctr_free_ptr(a, c->hash);
+	ctr_free_ptr(a, c->hash_first);
 	ctr_free_ptr(a, c->onehot_cat);
 	ctr_free_ptr(a, c->onehot_hash);
 	ctr_free_ptr(a, c->ctr);
@@ -197,7 +198,8 @@ codes_in_place(const GsCbCtrs *c, const float *x, size_t ld, size_t n, float *xe
 		for (size_t r = 0; r < n; r++)
 		{
 			float		v = src[r];
-			int32_t		code = v >= 0.0f && v < (float) c->n_hash && v == floorf(v) ? (int32_t) v : -1;
+			int32_t		code = v >= 0.0f && v < (float) (c->hash_first[j + 1] - c->hash_first[j]) &&
+				v == floorf(v) ? (int32_t) v : -1;
 
 			memcpy(&dst[r], &code, sizeof(code));
 		}
@@ -211,7 +213,7 @@ row_hash(const GsCbCtrs *c, const float *xe, size_t n, size_t r, int32_t j)
 	int32_t		code;
 
 	memcpy(&code, &xe[(size_t) c->catf_col[j] * n + r], sizeof(code));
-	return code >= 0 ? (int64_t) c->hash[code] : INT64_MIN;
+	return code >= 0 ? (int64_t) c->hash[c->hash_first[j] + code] : INT64_MIN;
 }
 
 /*

@@ -7,13 +7,14 @@
  *
  * CatBoost hashes a category name to 32 bits; a JSON model saved with its
  * training pool (save_model(path, format="json", pool=...)) lists every
- * name with its hash ("cat_features_hash").  A row holds, for each
- * categorical feature, the code of its name (the name's position in that
- * list, cat_names.h); a code the list lacks (NaN, a name the model never
- * saw) is a category of no known hash.  A file saved without its pool
- * names nothing: the codes are then positions in the sorted list of the
- * hashes the model knows (gs_cb_known_hashes), and a name is found by its
- * hash (gs_cb_cat_hash).
+ * name with its hash ("cat_features_hash"), but not which feature a name
+ * is of: the model's tables say that (gs_cb_known_hashes).  A row holds,
+ * for each categorical feature, the code of its name (the name's position
+ * among the feature's names, cat_names.h); a code the feature lacks (NaN,
+ * a name the model never saw) is a category of no known hash.  A file
+ * saved without its pool names nothing: the codes are then positions in
+ * the sorted list of the hashes the model knows of the feature, and a name
+ * is found by its hash (gs_cb_cat_hash).
  *
  * Derived feature k (the forest's feature n_input + k) is, for the first
  * n_onehot, 1 when the row's category of a one-hot feature has a given
@@ -94,8 +95,9 @@ typedef struct GsCbCtrs
 	int32_t		n_onehot;
 	int32_t		n_ctr;
 	int32_t		n_table;
-	int32_t		n_hash;			/* known category names */
-	int32_t	   *hash;			/* [n_hash] hash of category code c */
+	int32_t		n_hash;			/* known categories, of all features */
+	int32_t	   *hash;			/* [n_hash] code c of feature j: hash[hash_first[j] + c] */
+	int32_t    *hash_first;		/* [n_catf + 1] */
 	int32_t	   *onehot_cat;		/* [n_onehot] categorical feature */
 	int32_t	   *onehot_hash;	/* [n_onehot] */
 	GsCbCtr    *ctr;			/* [n_ctr] */
@@ -153,14 +155,42 @@ gs_cb_calc_hash(uint64_t a, uint64_t b)
 extern uint32_t gs_cb_cat_hash(const char *s, size_t len);
 
 /*
- * For a model whose file names no categories: every category hash c can
- * tell apart (its one-hot values, the keys of its tables of one category),
- * sorted and distinct, into *out (from a; NULL when none) and *n.
- * GS_ERR_UNSUPPORTED when a categorical feature of a table has no table of
- * its own (its categories cannot all be known), GS_ERR_LIMIT, GS_ERR_NOMEM.
+ * The category hashes of each categorical feature j that c can tell apart:
+ * hash[first[j] .. first[j + 1]), sorted and distinct, read from its
+ * one-hot values and the keys of its tables of one category; told[j] when
+ * that is the whole list of the categories that matter for j (a table of j
+ * alone lists every category of the training rows), false for a feature
+ * in no table nor one-hot split (none matters) or in tables of several
+ * categories only (those of j cannot be read: GS_ERR_UNSUPPORTED when
+ * strict).  GS_ERR_LIMIT, GS_ERR_NOMEM; *out freed on failure.
  */
-extern GsCode gs_cb_known_hashes(const GsCbCtrs *c, const GsAllocator *a, uint32_t **out,
-								 int32_t *n, GsStatus *st);
+typedef struct GsCbKnown
+{
+	uint32_t   *hash;
+	int32_t    *first;			/* [n_catf + 1] */
+	bool	   *told;			/* [n_catf] */
+} GsCbKnown;
+
+extern GsCode gs_cb_known_hashes(const GsCbCtrs *c, const GsAllocator *a, bool strict,
+								 GsCbKnown *out, GsStatus *st);
+extern void gs_cb_known_free(const GsAllocator *a, GsCbKnown *k);
+
+/*
+ * For the reader (catboost_names.c), once c's tables are read:
+ * gs_cb_check_names, that the names of the file (their hashes in c->hash,
+ * file order) include every category the model has statistics of or
+ * one-hot splits on (GS_ERR_UNSUPPORTED otherwise); gs_cb_named_names, the
+ * names of each categorical feature from file_names (cat_features_hash),
+ * c->hash becoming the features' hashes; gs_cb_hashed_names, for a file
+ * without names, the hashes the model knows of each feature as its codes
+ * (GS_ERR_UNSUPPORTED where they cannot all be known).  GS_ERR_LIMIT,
+ * GS_ERR_NOMEM.
+ */
+extern GsCode gs_cb_check_names(GsCbCtrs *c, const GsAllocator *a, GsStatus *st);
+extern GsCode gs_cb_named_names(GsCbCtrs *c, json_t *file_names, const GsAllocator *a,
+								int32_t n_input, GsCatNames **names, GsStatus *st);
+extern GsCode gs_cb_hashed_names(GsCbCtrs *c, const GsAllocator *a, int32_t n_input,
+								 GsCatNames **names, GsStatus *st);
 
 /*
  * Read the categorical features of CatBoost document root (features_info:
@@ -169,10 +199,11 @@ extern GsCode gs_cb_known_hashes(const GsCbCtrs *c, const GsAllocator *a, uint32
  * when float_nan_right[i]); *n_input, its input columns so far, grows to
  * take the categorical ones.  *out is NULL (and GS_OK) for a model without
  * categorical features; otherwise new tables from a, released with
- * gs_cb_ctrs_free, and *names the names of the categories (every
- * categorical feature has every name: the file does not say which
- * feature a name belongs to), or, for a file that names none, names that
- * find a category by its hash (GS_CATNAMES_HASH).  Errors: GS_ERR_INVALID_MODEL,
+ * gs_cb_ctrs_free, and *names the names of the categories of each
+ * categorical feature (in the file's order: those the model's tables or
+ * one-hot values show it has, or every name where they do not tell), or,
+ * for a file that names none, names that find a category by its hash
+ * (GS_CATNAMES_HASH).  Errors: GS_ERR_INVALID_MODEL,
  * GS_ERR_UNSUPPORTED (a CTR type CatBoost's CPU evaluator does not have; a
  * file with some of the names; one without names whose categories cannot
  * all be known), GS_ERR_LIMIT, GS_ERR_NOMEM.

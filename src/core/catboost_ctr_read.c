@@ -2,9 +2,10 @@
  * catboost_ctr_read.c
  *	  Read a CatBoost JSON model's categorical features into the tables
  *	  catboost_ctr.c evaluates (see catboost_ctr.h): the categorical
- *	  features' columns and one-hot values, the names of the categories
- *	  (cat_features_hash), the CTRs, their projections and their tables of
- *	  counts (ctr_data), made once into the CTRs' values per bucket.
+ *	  features' columns and one-hot values, the hashes of the categories
+ *	  the file names (cat_features_hash), the CTRs, their projections and
+ *	  their tables of counts (ctr_data), made once into the CTRs' values
+ *	  per bucket.  catboost_names.c then gives each feature its names.
  *
  * Everything is validated before use: a table's stride and counts, its
  * keys (decimal strings of 64-bit numbers; a free slot, 2^64 - 1, is
@@ -134,6 +135,7 @@ typedef struct CtrRead
 	int32_t    *id_table;
 	uint64_t	id_mask;
 	bool		hashed;			/* the file names no categories */
+	json_t	   *names;			/* else its cat_features_hash */
 } CtrRead;
 
 /* The slot of identifier s in R's map: its own, or the free one it would take. */
@@ -232,31 +234,16 @@ read_cat_features(CtrRead *R, json_t *cf, int32_t *n_input, GsStatus *st)
 	return GS_OK;
 }
 
-/* Whether s (len bytes) is an integer as Python's str() writes one: -?(0|[1-9][0-9]*). */
-static bool
-decimal_integer(const char *s, size_t len)
-{
-	size_t		i = len > 0 && s[0] == '-' ? 1 : 0;
-
-	if (i == len || len > 20 || (s[i] == '0' && len > i + 1))
-		return false;
-	for (; i < len; i++)
-		if (s[i] < '0' || s[i] > '9')
-			return false;
-	return true;
-}
-
-/* The names of the categories (cat_features_hash) and their hashes. */
+/*
+ * The names of the categories (cat_features_hash): their hashes into
+ * c->hash in the file's order (named_names later gives each feature its
+ * own), the array kept in R->names.
+ */
 static GsCode
-read_names(CtrRead *R, int32_t n_input, GsCatNames **names, GsStatus *st)
+read_names(CtrRead *R, GsStatus *st)
 {
 	GsCbCtrs   *c = R->c;
 	json_t	   *h = json_object_get(R->info, "cat_features_hash");
-	uint8_t    *kind = NULL;
-	int64_t    *count = NULL;
-	size_t		text = 0;
-	bool		all_int = true;
-	GsCode		rc = GS_OK;
 
 	if (h == NULL)
 	{
@@ -267,57 +254,20 @@ read_names(CtrRead *R, int32_t n_input, GsCatNames **names, GsStatus *st)
 	if (!json_is_array(h) || json_array_size(h) > GS_CATNAMES_MAX_PER_FEATURE)
 		return CB_ERR(st, "invalid CatBoost model: cat_features_hash is not an array of at most %d names",
 					  GS_CATNAMES_MAX_PER_FEATURE);
+	R->names = h;
 	c->n_hash = (int32_t) json_array_size(h);
 	c->hash = ctr_alloc(R->a, sizeof(int32_t) * (size_t) c->n_hash, &c->bytes);
 	if (!c->hash)
 		return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
 	for (int32_t k = 0; k < c->n_hash; k++)
 	{
-		json_t	   *e = json_array_get(h, k),
-				   *v = json_object_get(e, "value");
+		json_t	   *e = json_array_get(h, k);
 
-		if (ctr_hash32(json_object_get(e, "hash"), &c->hash[k]) || !json_is_string(v))
+		if (ctr_hash32(json_object_get(e, "hash"), &c->hash[k]) ||
+			!json_is_string(json_object_get(e, "value")))
 			return CB_ERR(st, "invalid CatBoost model: entry %d of cat_features_hash is not a hash and a name", k);
-		text += json_string_length(v);
 	}
-	if ((uint64_t) text * (uint64_t) (c->n_catf > 0 ? c->n_catf : 1) > UINT32_MAX / 2)
-		return gs_status_set(st, GS_ERR_LIMIT, "the model's category names take too much memory");
-
-	/*
-	 * every categorical feature has every name, in the file's order; names
-	 * that are all integers (a column of numbers CatBoost took as strings)
-	 * are kept as such, so that loading warns that numbers are codes
-	 */
-	for (int32_t k = 0; k < c->n_hash && all_int; k++)
-	{
-		json_t	   *v = json_object_get(json_array_get(h, k), "value");
-
-		all_int = decimal_integer(json_string_value(v), json_string_length(v));
-	}
-	kind = ctr_alloc(R->a, (size_t) n_input, &c->bytes);
-	count = ctr_alloc(R->a, sizeof(int64_t) * (size_t) n_input, &c->bytes);
-	c->bytes -= (size_t) n_input * (1 + sizeof(int64_t));
-	if (!kind || !count)
-		rc = gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
-	for (int32_t j = 0; rc == GS_OK && j < c->n_catf; j++)
-	{
-		kind[c->catf_col[j]] = all_int && c->n_hash > 0 ? GS_CATNAMES_INT : GS_CATNAMES_TEXT;
-		count[c->catf_col[j]] = c->n_hash;
-	}
-	if (rc == GS_OK)
-		rc = gs_catnames_new(names, R->a, n_input, kind, count, text * (size_t) c->n_catf, st);
-	for (int32_t col = 0; rc == GS_OK && col < n_input; col++)
-		for (int32_t k = 0; rc == GS_OK && count[col] > 0 && k < c->n_hash; k++)
-		{
-			json_t	   *v = json_object_get(json_array_get(h, k), "value");
-
-			rc = gs_catnames_add(*names, json_string_value(v), json_string_length(v), st);
-		}
-	if (rc == GS_OK)
-		rc = gs_catnames_finish(*names, st);
-	ctr_free_ptr(R->a, kind);
-	ctr_free_ptr(R->a, count);
-	return rc;
+	return GS_OK;
 }
 
 /* The elements of projection elems into table t (categories, then the rest). */
@@ -611,112 +561,6 @@ read_ctrs(CtrRead *R, json_t *ctrs, json_t *data, GsStatus *st)
 	return gs_cb_ctrs_values(c, R->a, st);
 }
 
-/* Whether key is in the open-addressing set of mask + 1 slots. */
-static bool
-set_has(const uint64_t *set, uint64_t mask, uint64_t key)
-{
-	uint64_t	s = key & mask;
-
-	while (set[s] != key && set[s] != GS_CB_EMPTY)
-		s = (s + 1) & mask;
-	return set[s] == key;
-}
-
-/*
- * Whether every category the model kept statistics of or one-hot splits on
- * has a name: the single-feature tables' keys and the one-hot values.  A
- * file saved with only part of the training data lacks some.
- */
-static GsCode
-check_names(CtrRead *R, GsStatus *st)
-{
-	GsCbCtrs   *c = R->c;
-	uint64_t	mask = 1;
-	uint64_t   *set;
-	bool		missing = false;
-
-	while (mask < 2 * (uint64_t) (c->n_hash + 1))
-		mask <<= 1;
-	set = R->a->alloc(R->a->ctx, sizeof(uint64_t) * (size_t) mask);
-	if (!set)
-		return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
-	memset(set, 0xFF, sizeof(uint64_t) * (size_t) mask);
-	mask -= 1;
-	/* each name's single-category key, and its hash (one-hot values) beside */
-	for (int32_t k = 0; k < c->n_hash; k++)
-	{
-		uint64_t	key = gs_cb_calc_hash(0, (uint64_t) (int64_t) c->hash[k]);
-
-		for (uint64_t s = key & mask;; s = (s + 1) & mask)
-			if (set[s] == key || set[s] == GS_CB_EMPTY)
-			{
-				set[s] = key;
-				break;
-			}
-	}
-	for (int32_t ti = 0; ti < c->n_table; ti++)
-	{
-		const GsCbTable *t = &c->table[ti];
-
-		if (t->n_cat != 1 || t->n_bin != 0)
-			continue;
-		for (uint64_t s = 0; s <= t->mask; s++)
-		{
-			uint64_t	key = c->slots[t->slot_off + (int64_t) s].key;
-
-			if (key != GS_CB_EMPTY && !set_has(set, mask, key))
-				missing = true;
-		}
-	}
-	for (int32_t k = 0; k < c->n_onehot; k++)
-		if (!set_has(set, mask, gs_cb_calc_hash(0, (uint64_t) (int64_t) c->onehot_hash[k])))
-			missing = true;
-	R->a->free(R->a->ctx, set);
-	if (missing)
-	{
-		gs_status_set(st, GS_ERR_UNSUPPORTED,
-					  "the CatBoost model's file lacks the names of categories the model was trained on");
-		gs_status_detail(st, "CatBoost names in a JSON model (cat_features_hash) only the categories of the data "
-						 "given to save_model, and rows of the others could not be scored as CatBoost scores "
-						 "them: save the model with all of its training data (pool=Pool(X_train, y_train, "
-						 "cat_features=...)).");
-		return st->code;
-	}
-	return GS_OK;
-}
-
-/*
- * For a file that names no categories: the hashes the model knows become
- * the codes, and names are found by CatBoost's hash of them.
- */
-static GsCode
-hashed_names(CtrRead *R, int32_t n_input, GsCatNames **names, GsStatus *st)
-{
-	GsCbCtrs   *c = R->c;
-	uint32_t   *known = NULL;
-	int32_t		n = 0;
-	bool	   *is_cat;
-	GsCode		rc;
-
-	if ((rc = gs_cb_known_hashes(c, R->a, &known, &n, st)))
-		return rc;
-	c->n_hash = n;
-	c->hash = ctr_alloc(R->a, sizeof(int32_t) * (size_t) n, &c->bytes);
-	is_cat = ctr_alloc(R->a, sizeof(bool) * (size_t) n_input, &c->bytes);
-	c->bytes -= sizeof(bool) * (size_t) n_input;
-	if (!c->hash || !is_cat)
-		rc = gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
-	for (int32_t k = 0; rc == GS_OK && k < n; k++)
-		c->hash[k] = (int32_t) known[k];
-	for (int32_t j = 0; rc == GS_OK && j < c->n_catf; j++)
-		is_cat[c->catf_col[j]] = true;
-	if (rc == GS_OK)
-		rc = gs_catnames_new_hashed(names, R->a, n_input, is_cat, known, n, gs_cb_cat_hash, st);
-	ctr_free_ptr(R->a, is_cat);
-	ctr_free_ptr(R->a, known);
-	return rc;
-}
-
 /* Read the categorical features; see catboost_ctr.h. */
 GsCode
 gs_cb_ctrs_read(json_t *root, int32_t n_float, const int32_t *float_col,
@@ -758,7 +602,7 @@ gs_cb_ctrs_read(json_t *root, int32_t n_float, const int32_t *float_col,
 		return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
 	R.c->bytes = sizeof(GsCbCtrs);
 	if ((rc = read_cat_features(&R, cf, n_input, st)) ||
-		(rc = read_names(&R, *n_input, names, st)))
+		(rc = read_names(&R, st)))
 		goto fail;
 	R.c->n_input = *n_input;
 	if (json_array_size(ctrs) > 0 && !json_is_object(data))
@@ -767,7 +611,9 @@ gs_cb_ctrs_read(json_t *root, int32_t n_float, const int32_t *float_col,
 		goto fail;
 	}
 	if ((json_array_size(ctrs) > 0 && (rc = read_ctrs(&R, ctrs, data, st))) ||
-		(rc = R.hashed ? hashed_names(&R, *n_input, names, st) : check_names(&R, st)))
+		(rc = R.hashed ? gs_cb_hashed_names(R.c, a, *n_input, names, st) :
+		 (rc = gs_cb_check_names(R.c, a, st)) ? rc :
+		 gs_cb_named_names(R.c, R.names, a, *n_input, names, st)))
 		goto fail;
 	/* split_index counts the float borders, then the one-hot values, then the CTR borders */
 	ff = json_object_get(R.info, "float_features");

@@ -25,6 +25,7 @@
  */
 #include "catboost_ctr.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -230,51 +231,53 @@ inverse64(uint64_t m)
 	return x;
 }
 
-typedef struct HashList
+/* (categorical feature << 32 | hash) pairs */
+typedef struct PairList
 {
-	uint32_t   *h;
+	uint64_t   *v;
 	size_t		n;
 	size_t		cap;
 	const GsAllocator *a;
-} HashList;
+} PairList;
 
 static int
-push(HashList *l, uint32_t h)
+push(PairList *l, int32_t j, uint32_t h)
 {
 	if (l->n == l->cap)
 	{
 		size_t		cap = l->cap ? 2 * l->cap : 1024;
-		uint32_t   *p = l->a->alloc(l->a->ctx, sizeof(uint32_t) * cap);
+		uint64_t   *p = l->a->alloc(l->a->ctx, sizeof(uint64_t) * cap);
 
 		if (!p)
 			return -1;
 		if (l->n)
-			memcpy(p, l->h, sizeof(uint32_t) * l->n);
-		if (l->h)
-			l->a->free(l->a->ctx, l->h);
-		l->h = p;
+			memcpy(p, l->v, sizeof(uint64_t) * l->n);
+		if (l->v)
+			l->a->free(l->a->ctx, l->v);
+		l->v = p;
 		l->cap = cap;
 	}
-	l->h[l->n++] = h;
+	l->v[l->n++] = (uint64_t) (uint32_t) j << 32 | h;
 	return 0;
 }
 
 static int
-cmp_u32(const void *a, const void *b)
+cmp_u64(const void *a, const void *b)
 {
-	uint32_t	x = *(const uint32_t *) a,
-				y = *(const uint32_t *) b;
+	uint64_t	x = *(const uint64_t *) a,
+				y = *(const uint64_t *) b;
 
 	return x < y ? -1 : x > y;
 }
 
 /*
- * The category hashes behind key of a table of one category and n_bin
+ * The hashes of feature j behind key of a table of j alone and n_bin
  * binarized elements (each 0 or 1): every value the key can have come from
  * that is a sign-extended 32-bit hash, as CatBoost hashes a category.
  */
 static int
-push_key_hashes(HashList *l, uint64_t key, int32_t n_bin, uint64_t m, uint64_t inv, uint64_t inv2)
+push_key_hashes(PairList *l, int32_t j, uint64_t key, int32_t n_bin, uint64_t m, uint64_t inv,
+				uint64_t inv2)
 {
 	for (uint32_t bits = 0; bits < (1u << n_bin); bits++)
 	{
@@ -285,92 +288,131 @@ push_key_hashes(HashList *l, uint64_t key, int32_t n_bin, uint64_t m, uint64_t i
 		for (int32_t e = n_bin - 1; e >= 0; e--)
 			a = a * inv - m * ((bits >> e) & 1u);
 		h = a * inv2;
-		if ((int64_t) h == (int64_t) (int32_t) (uint32_t) h && push(l, (uint32_t) h))
+		if ((int64_t) h == (int64_t) (int32_t) (uint32_t) h && push(l, j, (uint32_t) h))
 			return -1;
 	}
 	return 0;
 }
 
-/* The hashes c can tell apart; see catboost_ctr.h. */
+/* Release what gs_cb_known_hashes made; see catboost_ctr.h. */
+void
+gs_cb_known_free(const GsAllocator *a, GsCbKnown *k)
+{
+	if (k->hash)
+		a->free(a->ctx, k->hash);
+	if (k->first)
+		a->free(a->ctx, k->first);
+	if (k->told)
+		a->free(a->ctx, k->told);
+	memset(k, 0, sizeof(*k));
+}
+
+/* The hashes of each categorical feature c can tell apart; see catboost_ctr.h. */
 GsCode
-gs_cb_known_hashes(const GsCbCtrs *c, const GsAllocator *a, uint32_t **out, int32_t *n_out,
+gs_cb_known_hashes(const GsCbCtrs *c, const GsAllocator *a, bool strict, GsCbKnown *out,
 				   GsStatus *st)
 {
 	const uint64_t m = gs_cb_calc_hash(1, 0);	/* M (a + M 0) = M */
 	const uint64_t inv = inverse64(m);
 	const uint64_t inv2 = inv * inv;
-	HashList	l = {NULL, 0, 0, a};
-	bool	   *own = a->alloc(a->ctx, sizeof(bool) * ((size_t) c->n_catf + 1));
+	const size_t nc = (size_t) c->n_catf;
+	PairList	l = {NULL, 0, 0, a};
+	/* per feature: in a table's categories; with a table of its own; one-hot values */
+	uint8_t    *flags = a->alloc(a->ctx, nc + 1);
 	size_t		kept = 0;
 
-	*out = NULL;
-	*n_out = 0;
-	if (!own)
-		return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
-	memset(own, 0, sizeof(bool) * ((size_t) c->n_catf + 1));
+	memset(out, 0, sizeof(*out));
+	out->first = a->alloc(a->ctx, sizeof(int32_t) * (nc + 1));
+	out->told = a->alloc(a->ctx, sizeof(bool) * (nc + 1));
+	if (!flags || !out->first || !out->told)
+		goto nomem;
+	memset(flags, 0, nc + 1);
 	for (int32_t k = 0; k < c->n_onehot; k++)
-		if (push(&l, (uint32_t) c->onehot_hash[k]))
+	{
+		flags[c->onehot_cat[k]] |= 4;
+		if (push(&l, c->onehot_cat[k], (uint32_t) c->onehot_hash[k]))
 			goto nomem;
+	}
 	for (int32_t e = 0; e < c->n_bin; e++)
-		if (c->bin[e].onehot && push(&l, (uint32_t) c->bin[e].hash))
-			goto nomem;
+		if (c->bin[e].onehot)
+		{
+			flags[c->bin[e].column] |= 4;
+			if (push(&l, c->bin[e].column, (uint32_t) c->bin[e].hash))
+				goto nomem;
+		}
 	for (int32_t ti = 0; ti < c->n_table; ti++)
 	{
 		const GsCbTable *t = &c->table[ti];
+		int32_t		j = c->cat_of[t->cat_off];
 
+		for (int32_t e = 0; e < t->n_cat; e++)
+			flags[c->cat_of[t->cat_off + e]] |= 1;
 		if (t->n_cat != 1 || t->n_bin > CB_MAX_PEEL)
 			continue;
-		own[c->cat_of[t->cat_off]] = true;
+		flags[j] |= 2;
 		for (uint64_t s = 0; s <= t->mask; s++)
 		{
 			uint64_t	key = c->slots[t->slot_off + (int64_t) s].key;
 
-			if (key != GS_CB_EMPTY && push_key_hashes(&l, key, t->n_bin, m, inv, inv2))
+			if (key != GS_CB_EMPTY && push_key_hashes(&l, j, key, t->n_bin, m, inv, inv2))
 				goto nomem;
 		}
 	}
-	for (int32_t ti = 0; ti < c->n_table; ti++)
-		for (int32_t e = 0; e < c->table[ti].n_cat; e++)
-		{
-			int32_t		j = c->cat_of[c->table[ti].cat_off + e];
-
-			if (!own[j])
-			{
-				a->free(a->ctx, own);
-				if (l.h)
-					a->free(a->ctx, l.h);
-				gs_status_set(st, GS_ERR_UNSUPPORTED,
-							  "the CatBoost model's file does not name its categories, and the categorical "
-							  "feature %d has no statistics of its own", c->catf_col[j] + 1);
-				gs_status_detail(st, "Without the names, the categories a model knows are read from its "
-								 "tables of one category (with at most %d binarized numbers), which this feature lacks. Save the model with "
-								 "its training data: model.save_model(path, format=\"json\", "
-								 "pool=Pool(X_train, y_train, cat_features=...)).", CB_MAX_PEEL);
-				return st->code;
-			}
-		}
-	a->free(a->ctx, own);
-	own = NULL;
-	if (l.n > (size_t) GS_CATNAMES_MAX_PER_FEATURE)
+	for (int32_t j = 0; j < c->n_catf; j++)
 	{
-		if (l.h)
-			a->free(a->ctx, l.h);
+		/* a feature of tables is known from one of its own; otherwise from its one-hot values */
+		out->told[j] = (flags[j] & 1) ? (flags[j] & 2) != 0 : (flags[j] & 4) != 0;
+		if (strict && (flags[j] & 1) && !(flags[j] & 2))
+		{
+			gs_status_set(st, GS_ERR_UNSUPPORTED,
+						  "the CatBoost model's file does not name its categories, and the categorical "
+						  "feature %d has no statistics of its own", c->catf_col[j] + 1);
+			gs_status_detail(st, "Without the names, the categories a model knows are read from its "
+							 "tables of one category (with at most %d binarized numbers), which this "
+							 "feature lacks. Save the model with its training data: "
+							 "model.save_model(path, format=\"json\", pool=Pool(X_train, y_train, "
+							 "cat_features=...)).", CB_MAX_PEEL);
+			a->free(a->ctx, flags);
+			if (l.v)
+				a->free(a->ctx, l.v);
+			gs_cb_known_free(a, out);
+			return st->code;
+		}
+	}
+	a->free(a->ctx, flags);
+	flags = NULL;
+	if (l.n > 0)
+		qsort(l.v, l.n, sizeof(uint64_t), cmp_u64);
+	for (size_t i = 0; i < l.n; i++)
+		if (kept == 0 || l.v[i] != l.v[kept - 1])
+			l.v[kept++] = l.v[i];
+	if (kept > (size_t) GS_CATNAMES_MAX_PER_FEATURE)
+	{
+		if (l.v)
+			a->free(a->ctx, l.v);
+		gs_cb_known_free(a, out);
 		return gs_status_set(st, GS_ERR_LIMIT, "the model knows more than %d categories",
 							 GS_CATNAMES_MAX_PER_FEATURE);
 	}
-	if (l.n > 0)
-		qsort(l.h, l.n, sizeof(uint32_t), cmp_u32);
-	for (size_t i = 0; i < l.n; i++)
-		if (kept == 0 || l.h[i] != l.h[kept - 1])
-			l.h[kept++] = l.h[i];
-	*out = l.h;
-	*n_out = (int32_t) kept;
+	out->hash = a->alloc(a->ctx, sizeof(uint32_t) * (kept > 0 ? kept : 1));
+	if (!out->hash)
+		goto nomem;
+	out->first[0] = 0;
+	for (size_t i = 0, j = 0; j < nc; j++)
+	{
+		for (; i < kept && (size_t) (l.v[i] >> 32) == j; i++)
+			out->hash[i] = (uint32_t) l.v[i];
+		out->first[j + 1] = (int32_t) i;
+	}
+	if (l.v)
+		a->free(a->ctx, l.v);
 	return GS_OK;
 
 nomem:
-	if (own)
-		a->free(a->ctx, own);
-	if (l.h)
-		a->free(a->ctx, l.h);
+	if (flags)
+		a->free(a->ctx, flags);
+	if (l.v)
+		a->free(a->ctx, l.v);
+	gs_cb_known_free(a, out);
 	return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
 }

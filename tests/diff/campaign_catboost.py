@@ -17,8 +17,12 @@ makes them CatBoost categorical features.
 """
 import json
 import os
+import sys
 
 import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures"))
+from catboost_known import feature_names, known_hashes  # noqa: E402
 
 
 def unreached_values(doc):
@@ -138,55 +142,17 @@ def cb_trial(r, d, X, cats, ncat, z, h):
     return path, Xc, ref, 1e-6, desc
 
 
-_M = 0x4906ba494954cb65
-_W = 1 << 64
-
-
-def known_hashes(doc):
-    """The category hashes a CatBoost JSON model saved without its pool can tell apart, found
-    apart from pg_gpuscore's C code: its one-hot values, and each key of a table of one category
-    (and at most 4 binarized elements) undone -- CalcHash(a, b) = M (a + M b) mod 2^64, so
-    a = key / M - M b, and the first, M^2 h, gives h, which must be a sign-extended int32.  None
-    when a categorical feature of a table has no such table of its own (the model is refused)."""
-    inv = pow(_M, -1, _W)
-    known, own, used = set(), set(), set()
-    for f in doc["features_info"]["categorical_features"]:
-        known |= {v & 0xffffffff for v in f.get("values", [])}
-    for c in doc["features_info"].get("ctrs", []):
-        for e in c["elements"]:
-            if e["combination_element"] == "cat_feature_exact_value":
-                known.add(e["value"] & 0xffffffff)
-    for ident, t in doc.get("ctr_data", {}).items():
-        elems = json.loads(ident)["identifier"]
-        catf = [e["cat_feature_index"] for e in elems if e["combination_element"] == "cat_feature_value"]
-        used |= set(catf)
-        nbin = len(elems) - len(catf)
-        if len(catf) != 1 or nbin > 4:
-            continue
-        own.add(catf[0])
-        hm = t["hash_map"]
-        for i in range(0, len(hm), t["hash_stride"]):
-            key = int(hm[i])
-            if key == _W - 1:
-                continue
-            for bits in range(1 << nbin):
-                a = key
-                for e in range(nbin - 1, -1, -1):
-                    a = (a * inv - _M * ((bits >> e) & 1)) % _W
-                v = a * inv * inv % _W
-                if v < 1 << 31 or v >= _W - (1 << 31):
-                    known.add(v & 0xffffffff)
-    return sorted(known) if used <= own else None
-
-
 def cb_cat_trial(r, d, X, cats, ncat, z, h):
     """Family "cb-cat": a random CatBoost model with categorical features (the trial's category
     columns, at least one, as strings "c<code>"; "none" for a NaN), saved as JSON with its
     training pool so that it names its categories (in half the trials without it, the rows'
-    names then found by their hashes), and scored by CatBoost's predict on the same strings.  Drawn: the loss (Logloss, MultiClass, RMSE, Poisson), symmetric or Depthwise trees,
-    depth, one_hot_max_size, max_ctr_complexity, the simple and combination CTR types (Borders,
-    Buckets, Counter) and their priors.  The rows hold each category as its code in the file's
-    cat_features_hash (NaN for a name it lacks: the case rows' odd codes -1, 2.5, 1e7 ... are
+    names then found by their hashes), and scored by CatBoost's predict on the same strings.
+    The codes of the rows are worked out apart from pg_gpuscore (tests/fixtures/catboost_known.py):
+    a name's position among its feature's names, or its hash's among the feature's hashes.
+    Drawn: the loss (Logloss, MultiClass, RMSE, Poisson), symmetric or Depthwise trees, depth,
+    one_hot_max_size, max_ctr_complexity, the simple and combination CTR types (Borders, Buckets,
+    Counter) and their priors.  The rows hold each category as its code among its
+    feature's names (NaN for a name it lacks: the case rows' odd codes -1, 2.5, 1e7 ... are
     names CatBoost never saw); explained by CatBoost's ShapValues where it explains the model
     alone."""
     import catboost as cb
@@ -239,9 +205,11 @@ def cb_cat_trial(r, d, X, cats, ncat, z, h):
     doc = json.load(open(path))
     nopool = None
     if r.random() < 0.5:
-        # saved without its pool: the codes are positions among the hashes the model knows
+        # saved without its pool: the codes are positions among the hashes the model knows of
+        # each feature (None where they cannot all be known: the file would be refused)
         m.save_model(os.path.join(d, "nopool.json"), format="json")
-        nopool = known_hashes(json.load(open(os.path.join(d, "nopool.json"))))
+        hashes, _, readable = known_hashes(json.load(open(os.path.join(d, "nopool.json"))))
+        nopool = hashes if readable else None
     flat = {f["feature_index"]: f["flat_feature_index"] for f in doc["features_info"]["float_features"]}
     th = []
     stack = list(doc.get("trees", []))
@@ -271,13 +239,16 @@ def cb_cat_trial(r, d, X, cats, ncat, z, h):
     # names its hash's position among the hashes the model knows (CatBoost's hash of the name is
     # the one cat_features_hash gives it; a name it lacks was never seen, so no hash is known)
     names_hash = {e["value"]: e["hash"] for e in doc["features_info"].get("cat_features_hash", [])}
+    index = {f["flat_feature_index"]: f["feature_index"] for f in doc["features_info"]["categorical_features"]}
+    per = feature_names(doc)
     if nopool is not None:
         path = os.path.join(d, "nopool.json")
-        pos = {hv: i for i, hv in enumerate(nopool)}
-        code = {s: pos[hv] for s, hv in names_hash.items() if hv in pos}
-    else:
-        code = {e["value"]: i for i, e in enumerate(doc["features_info"].get("cat_features_hash", []))}
     for j in cats:
+        if nopool is not None:
+            pos = {hv: i for i, hv in enumerate(nopool[index[j]])}
+            code = {s: pos[hv] for s, hv in names_hash.items() if hv in pos}
+        else:
+            code = {s: i for i, s in enumerate(per[index[j]])}
         Xc[:, j] = [code.get(s, np.nan) for s in strings["f%d" % j]]
     desc = "cb-cat %s %s%s rounds=%d cats=%s %s" % (cb.__version__, loss,
                                                   "" if nopool is None else " nopool",

@@ -492,6 +492,16 @@ check_cb_hash(void)
 	ok(n == 603 && bad == 0, "cb_hash_names.tsv", "CatBoost's hash of 603 names of 0 to 300 bytes");
 }
 
+/* The hash of code c of the categorical feature read from column col. */
+static int32_t
+cb_hash_of(const GsCbCtrs *c, int col, int32_t code)
+{
+	for (int32_t j = 0; j < c->n_catf; j++)
+		if (c->catf_col[j] == col)
+			return c->hash[c->hash_first[j] + code];
+	return 0;
+}
+
 /*
  * A CatBoost model saved without its pool against the same model saved with
  * it: its case rows (codes of the named model) given by name score as
@@ -554,8 +564,12 @@ check_cb_nopool(const char *nopool, const char *pool, const char *unseen)
 			x[j] = k >= 0 ? (float) k : NAN;
 			found += k >= 0;
 			if (k >= 0 && !isnan(v))
-				same_hash += m->forest->cb_ctrs->hash[k] == p->forest->cb_ctrs->hash[(int32_t) v] &&
-					(int32_t) gs_cb_cat_hash(name, strlen(name)) == p->forest->cb_ctrs->hash[(int32_t) v];
+			{
+				int32_t		ph = cb_hash_of(p->forest->cb_ctrs, j, (int32_t) v);
+
+				same_hash += cb_hash_of(m->forest->cb_ctrs, j, k) == ph &&
+					(int32_t) gs_cb_cat_hash(name, strlen(name)) == ph;
+			}
 		}
 		gs_model_predict(m, x, 1, 1, scratch, out);
 		for (int o = 0; o < m->n_outputs; o++)
