@@ -124,11 +124,17 @@ tests/unit/test_onnx_trees_asan: tests/unit/test_onnx_trees.c $(CORE_SRC) $(NN_S
 	$(CC) $(UNIT_CFLAGS) $(NN_CFLAGS) $(ASAN_FLAGS) -o $@ tests/unit/test_onnx_trees.c $(CORE_SRC) $(NN_SRC) -ljansson -lm $(NN_LIBS)
 
 # Forest images (src/core/forest_image.c): round trip of every fixture, damaged images.
-tests/unit/test_image: tests/unit/test_image.c $(CORE_SRC) $(NN_SRC) src/core/*.h src/core/onnx.pb-c.h
+tests/unit/test_image: tests/unit/test_image.c tests/unit/image_util.h tests/unit/image_check.h $(CORE_SRC) $(NN_SRC) src/core/*.h src/core/onnx.pb-c.h
 	$(CC) $(UNIT_CFLAGS) $(NN_CFLAGS) -o $@ tests/unit/test_image.c $(CORE_SRC) $(NN_SRC) -ljansson -lm $(NN_LIBS)
 
-tests/unit/test_image_asan: tests/unit/test_image.c $(CORE_SRC) $(NN_SRC) src/core/*.h src/core/onnx.pb-c.h
+tests/unit/test_image_corrupt: tests/unit/test_image_corrupt.c tests/unit/image_util.h $(CORE_SRC) $(NN_SRC) src/core/*.h src/core/onnx.pb-c.h
+	$(CC) $(UNIT_CFLAGS) $(NN_CFLAGS) -o $@ tests/unit/test_image_corrupt.c $(CORE_SRC) $(NN_SRC) -ljansson -lm $(NN_LIBS)
+
+tests/unit/test_image_asan: tests/unit/test_image.c tests/unit/image_util.h tests/unit/image_check.h $(CORE_SRC) $(NN_SRC) src/core/*.h src/core/onnx.pb-c.h
 	$(CC) $(UNIT_CFLAGS) $(NN_CFLAGS) $(ASAN_FLAGS) -o $@ tests/unit/test_image.c $(CORE_SRC) $(NN_SRC) -ljansson -lm $(NN_LIBS)
+
+tests/unit/test_image_corrupt_asan: tests/unit/test_image_corrupt.c tests/unit/image_util.h $(CORE_SRC) $(NN_SRC) src/core/*.h src/core/onnx.pb-c.h
+	$(CC) $(UNIT_CFLAGS) $(NN_CFLAGS) $(ASAN_FLAGS) -o $@ tests/unit/test_image_corrupt.c $(CORE_SRC) $(NN_SRC) -ljansson -lm $(NN_LIBS)
 
 # Loaders and CPU engine on one model file of any format (bench/bench_formats.sh).
 bench/bench_formats: bench/bench_formats.c bench/bench_util.h $(CORE_SRC) $(NN_SRC) src/core/*.h src/core/onnx.pb-c.h
@@ -199,14 +205,14 @@ bench/bench_core: bench/bench_core.c bench/bench_util.h $(CORE_SRC) src/core/*.h
 
 .PHONY: unittest unittest-asan
 unittest: tests/unit/test_core tests/unit/test_bins tests/unit/test_catnames tests/unit/test_shap tests/unit/test_ubj tests/unit/test_kernel_emulation tests/unit/test_binned tests/unit/test_mlp \
-		tests/unit/test_onnx_trees tests/unit/test_image
-	cd tests/unit && ./test_ubj && ./test_core && ./test_bins && ./test_catnames && ./test_shap && ./test_kernel_emulation && ./test_binned && ./test_mlp && ./test_onnx_trees && ./test_image
+		tests/unit/test_onnx_trees tests/unit/test_image tests/unit/test_image_corrupt
+	cd tests/unit && ./test_ubj && ./test_core && ./test_bins && ./test_catnames && ./test_shap && ./test_kernel_emulation && ./test_binned && ./test_mlp && ./test_onnx_trees && ./test_image && ./test_image_corrupt
 
 unittest-asan: tests/unit/test_core_asan tests/unit/test_bins_asan tests/unit/test_catnames_asan tests/unit/test_shap_asan tests/unit/test_ubj_asan tests/unit/test_kernel_emulation_asan tests/unit/test_binned_asan \
-		tests/unit/test_mlp_asan tests/unit/test_onnx_trees_asan tests/unit/test_image_asan
-	cd tests/unit && ./test_ubj_asan && ./test_core_asan && ./test_bins_asan && ./test_catnames_asan && ./test_shap_asan && ./test_kernel_emulation_asan && ./test_binned_asan && ./test_mlp_asan && ./test_onnx_trees_asan && ./test_image_asan
+		tests/unit/test_mlp_asan tests/unit/test_onnx_trees_asan tests/unit/test_image_asan tests/unit/test_image_corrupt_asan
+	cd tests/unit && ./test_ubj_asan && ./test_core_asan && ./test_bins_asan && ./test_catnames_asan && ./test_shap_asan && ./test_kernel_emulation_asan && ./test_binned_asan && ./test_mlp_asan && ./test_onnx_trees_asan && ./test_image_asan && ./test_image_corrupt_asan
 
-EXTRA_CLEAN = $(MOCK_PROVIDER) bench/bench_formats tests/diff/diff_score tests/unit/test_mlp tests/unit/test_mlp_asan tests/unit/test_onnx_trees tests/unit/test_onnx_trees_asan tests/unit/test_image tests/unit/test_image_asan bench/bench_mlp src/core/onnx.pb-c.c src/core/onnx.pb-c.h tests/unit/test_kernel_emulation tests/unit/test_kernel_emulation_asan tests/unit/test_binned tests/unit/test_binned_asan tests/unit/test_core tests/unit/test_core_asan tests/unit/test_catnames tests/unit/test_catnames_asan tests/unit/test_shap tests/unit/test_shap_asan tests/unit/test_ubj \
+EXTRA_CLEAN = $(MOCK_PROVIDER) bench/bench_formats tests/diff/diff_score tests/unit/test_mlp tests/unit/test_mlp_asan tests/unit/test_onnx_trees tests/unit/test_onnx_trees_asan tests/unit/test_image tests/unit/test_image_asan tests/unit/test_image_corrupt tests/unit/test_image_corrupt_asan bench/bench_mlp src/core/onnx.pb-c.c src/core/onnx.pb-c.h tests/unit/test_kernel_emulation tests/unit/test_kernel_emulation_asan tests/unit/test_binned tests/unit/test_binned_asan tests/unit/test_core tests/unit/test_core_asan tests/unit/test_catnames tests/unit/test_catnames_asan tests/unit/test_shap tests/unit/test_shap_asan tests/unit/test_ubj \
 	tests/unit/test_ubj_asan bench/bench_core bench/bench_explain
 
 # header dependencies (PGXS tracks none without --enable-depend)

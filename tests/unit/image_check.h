@@ -1,0 +1,312 @@
+/*
+ * image_check.h
+ *	  For test_image.c: whether two forests are the same field by field, an
+ *	  independent check of the invariants forest.h promises (written here,
+ *	  not shared with forest_image.c), and scoring a forest on a random
+ *	  batch to compare two forests bit for bit.  Include after
+ *	  image_util.h.
+ */
+#ifndef GS_TEST_IMAGE_CHECK_H
+#define GS_TEST_IMAGE_CHECK_H
+
+#include <math.h>
+
+#include "cpu_engine.h"
+#include "utf8_valid.h"
+
+/* The random batch every forest is scored on: N_ROWS rows, leading dimension LD. */
+#define N_ROWS 97
+#define LD 104
+
+/* Whether two forests are identical field by field; else the first difference in why. */
+static inline int
+forest_same(const GsForest *a, const GsForest *b, char *why, size_t whylen)
+{
+#define DIFF(...) do { snprintf(why, whylen, __VA_ARGS__); return 0; } while (0)
+#define SAME_SCALAR(field) \
+	if (a->field != b->field) \
+		DIFF("%s %lld, read back %lld", #field, (long long) a->field, (long long) b->field)
+#define SAME_ARRAY(field, n) \
+	if ((n) > 0 && memcmp(a->field, b->field, sizeof(*a->field) * (size_t) (n)) != 0) \
+		DIFF("%s differs", #field)
+
+	SAME_SCALAR(format);
+	SAME_SCALAR(n_cat_splits);
+	SAME_SCALAR(split_kinds);
+	SAME_SCALAR(transform);
+	SAME_SCALAR(n_features);
+	SAME_SCALAR(n_groups);
+	SAME_SCALAR(n_outputs);
+	SAME_SCALAR(n_trees);
+	SAME_SCALAR(max_depth);
+	SAME_SCALAR(n_nodes);
+	SAME_SCALAR(n_cat_words);
+	if (memcmp(a->objective, b->objective, sizeof(a->objective)) != 0)
+		DIFF("objective \"%.64s\", read back \"%.64s\"", a->objective, b->objective);
+	if (memcmp(a->booster, b->booster, sizeof(a->booster)) != 0)
+		DIFF("booster \"%.16s\", read back \"%.16s\"", a->booster, b->booster);
+	if (memcmp(a->saved_by, b->saved_by, sizeof(a->saved_by)) != 0)
+		DIFF("saved_by \"%.32s\", read back \"%.32s\"", a->saved_by, b->saved_by);
+	SAME_ARRAY(base_margin, a->n_groups);
+	SAME_ARRAY(tree_offset, a->n_trees);
+	SAME_ARRAY(tree_group, a->n_trees);
+	SAME_ARRAY(tree_depth, a->n_trees);
+	SAME_ARRAY(nodes, a->n_nodes);
+	if ((a->leaf_lo == NULL) != (b->leaf_lo == NULL))
+		DIFF("leaf_lo %s, read back %s", a->leaf_lo ? "set" : "NULL",
+			 b->leaf_lo ? "set" : "NULL");
+	if (a->leaf_lo)
+		SAME_ARRAY(leaf_lo, a->n_nodes);
+	if ((a->linear == NULL) != (b->linear == NULL))
+		DIFF("linear leaves %s, read back %s", a->linear ? "set" : "NULL",
+			 b->linear ? "set" : "NULL");
+	if (a->linear)
+	{
+		if (a->linear->n_terms != b->linear->n_terms)
+			DIFF("linear leaves of %lld terms, read back %lld",
+				 (long long) a->linear->n_terms, (long long) b->linear->n_terms);
+		SAME_ARRAY(linear->constant, a->n_nodes);
+		SAME_ARRAY(linear->start, a->n_nodes + 1);
+		SAME_ARRAY(linear->feature, a->linear->n_terms);
+		SAME_ARRAY(linear->coef, a->linear->n_terms);
+	}
+	if ((a->cat_words == NULL) != (b->cat_words == NULL))
+		DIFF("cat_words %s, read back %s", a->cat_words ? "set" : "NULL",
+			 b->cat_words ? "set" : "NULL");
+	SAME_ARRAY(cat_words, a->n_cat_words);
+	if ((a->feature_names == NULL) != (b->feature_names == NULL))
+		DIFF("feature names %s, read back %s", a->feature_names ? "present" : "absent",
+			 b->feature_names ? "present" : "absent");
+	if (a->feature_names)
+		for (int32_t i = 0; i < a->n_features; i++)
+			if (b->feature_names[i] == NULL || strcmp(a->feature_names[i], b->feature_names[i]) != 0)
+				DIFF("feature name %d \"%s\", read back \"%s\"", i, a->feature_names[i],
+					 b->feature_names[i] ? b->feature_names[i] : "(null)");
+	return 1;
+#undef DIFF
+#undef SAME_SCALAR
+#undef SAME_ARRAY
+}
+
+/*
+ * An independent check of the invariants forest.h promises (written here,
+ * not shared with forest_image.c; the child rule is "after the parent and
+ * reached once", weaker than the breadth-first layout the loaders write).
+ * 1 when f holds them, else 0 with what broke in why.
+ */
+static inline int
+indep_check(const GsForest *f, char *why, size_t whylen)
+{
+	int32_t    *refs = NULL,
+			   *depth = NULL;
+	int32_t		deepest_all = 0;
+	uint32_t	kinds = 0;
+	int64_t		n_cat = 0;
+	int			ok = 0;
+
+#define FAIL(...) do { snprintf(why, whylen, __VA_ARGS__); goto done; } while (0)
+	if (f->n_trees < 1 || f->n_groups < 1 || f->n_features < 1 || f->n_nodes < f->n_trees)
+		FAIL("bad shape");
+	if (f->n_outputs != (f->transform == GS_TRANSFORM_ARGMAX ? 1 : f->n_groups))
+		FAIL("%d outputs for %d groups", f->n_outputs, f->n_groups);
+	if (memchr(f->objective, '\0', sizeof(f->objective)) == NULL ||
+		memchr(f->booster, '\0', sizeof(f->booster)) == NULL ||
+		memchr(f->saved_by, '\0', sizeof(f->saved_by)) == NULL)
+		FAIL("unterminated name");
+	for (int32_t g = 0; g < f->n_groups; g++)
+		if (!isfinite(f->base_margin[g]))
+			FAIL("base margin %d not finite", g);
+	if (f->feature_names)
+		for (int32_t i = 0; i < f->n_features; i++)
+			if (f->feature_names[i] == NULL ||
+				!gs_utf8_valid((const unsigned char *) f->feature_names[i],
+							   strlen(f->feature_names[i])))
+				FAIL("feature name %d missing or not UTF-8", i);
+	if ((f->cat_words == NULL) != (f->n_cat_words == 0) || f->n_cat_words < 0)
+		FAIL("cat_words and n_cat_words disagree");
+	refs = calloc((size_t) f->n_nodes, sizeof(int32_t));
+	depth = calloc((size_t) f->n_nodes, sizeof(int32_t));
+	if (!refs || !depth)
+		FAIL("out of memory in the checker");
+	for (int32_t t = 0; t < f->n_trees; t++)
+	{
+		int64_t		off = f->tree_offset[t];
+		int64_t		end = t + 1 < f->n_trees ? (int64_t) f->tree_offset[t + 1] : f->n_nodes;
+		int64_t		size = end - off;
+		int32_t		deepest = 0;
+
+		if ((t == 0 && off != 0) || size < 1 || end > f->n_nodes)
+			FAIL("tree %d spans [%lld, %lld)", t, (long long) off, (long long) end);
+		if (f->tree_group[t] < 0 || f->tree_group[t] >= f->n_groups)
+			FAIL("tree %d in group %d", t, f->tree_group[t]);
+		for (int64_t i = 0; i < size; i++)
+		{
+			GsNode		n = f->nodes[off + i];
+
+			if (i > 0 && refs[off + i] != 1)
+				FAIL("tree %d node %lld reached %d times", t, (long long) i, refs[off + i]);
+			if (n.info & GS_NODE_LEAF)
+			{
+				if (!isfinite(n.value))
+					FAIL("tree %d leaf %lld not finite", t, (long long) i);
+				if (n.info & (GS_NODE_FEATURE_MASK | GS_NODE_CATEGORICAL))
+					FAIL("tree %d leaf %lld has split bits", t, (long long) i);
+				/* the low part: at most half a float ulp of the leaf (or of 2^-126) */
+				if (f->leaf_lo &&
+					!(fabsf(f->leaf_lo[off + i]) <=
+					  (fabsf(n.value) < FLT_MIN ? FLT_MIN : fabsf(n.value)) * FLT_EPSILON))
+					FAIL("tree %d leaf %lld has low part %g for %g", t, (long long) i,
+						 f->leaf_lo[off + i], n.value);
+				if (depth[off + i] > deepest)
+					deepest = depth[off + i];
+				continue;
+			}
+			if ((int64_t) n.left <= i || (int64_t) n.left + 1 >= size)
+				FAIL("tree %d node %lld has children %u of %lld", t, (long long) i, n.left,
+					 (long long) size);
+			if (f->leaf_lo && f->leaf_lo[off + i] != 0.0f)
+				FAIL("tree %d split %lld has a leaf's low part", t, (long long) i);
+			if ((int64_t) (n.info & GS_NODE_FEATURE_MASK) >= (int64_t) f->n_features + f->n_derived)
+				FAIL("tree %d node %lld splits on feature %u", t, (long long) i,
+					 n.info & GS_NODE_FEATURE_MASK);
+			if (n.info & GS_NODE_CATEGORICAL)
+			{
+				uint32_t	at;
+				int64_t		words;
+
+				memcpy(&at, &n.value, sizeof(at));
+				if ((int64_t) at >= f->n_cat_words)
+					FAIL("tree %d node %lld: category set at %u", t, (long long) i, at);
+				words = f->cat_words[at] & GS_CAT_WORDS_MASK;
+				if (words > (int64_t) GS_CAT_MAX_WORDS || (int64_t) at + 1 + words > f->n_cat_words)
+					FAIL("tree %d node %lld: category set past cat_words", t, (long long) i);
+				n_cat++;
+			}
+			else if (isnan(n.value))
+				FAIL("tree %d node %lld: NaN threshold", t, (long long) i);
+			kinds |= n.info & (GS_NODE_CATEGORICAL | GS_NODE_ZERO_MISSING | GS_NODE_EQUAL);
+			refs[off + n.left]++;
+			refs[off + n.left + 1]++;
+			depth[off + n.left] = depth[off + n.left + 1] = depth[off + i] + 1;
+		}
+		if (deepest != f->tree_depth[t])
+			FAIL("tree %d is %d deep, says %d", t, deepest, f->tree_depth[t]);
+		if (deepest > deepest_all)
+			deepest_all = deepest;
+	}
+	if (deepest_all != f->max_depth)
+		FAIL("forest is %d deep, says %d", deepest_all, f->max_depth);
+	if (kinds != f->split_kinds || n_cat != f->n_cat_splits)
+		FAIL("split kinds %x / %lld categorical, says %x / %d", kinds, (long long) n_cat,
+			 f->split_kinds, f->n_cat_splits);
+	if (f->linear)
+	{
+		/* each node's terms inside the term arrays, splits without any */
+		const GsLinearLeaves *lin = f->linear;
+
+		if (f->leaf_lo == NULL)
+			FAIL("linear leaves without double leaves");
+		for (int64_t i = 0; i < f->n_nodes; i++)
+		{
+			int			leaf = (f->nodes[i].info & GS_NODE_LEAF) != 0;
+
+			if (lin->start[i] > lin->start[i + 1] || (int64_t) lin->start[i + 1] > lin->n_terms)
+				FAIL("node %lld's terms run from %u to %u of %lld", (long long) i,
+					 lin->start[i], lin->start[i + 1], (long long) lin->n_terms);
+			if (!leaf && (lin->start[i] != lin->start[i + 1] || lin->constant[i] != 0.0))
+				FAIL("split node %lld has a leaf model", (long long) i);
+			if (!isfinite(lin->constant[i]))
+				FAIL("node %lld's constant is not finite", (long long) i);
+		}
+		for (int64_t k = 0; k < lin->n_terms; k++)
+			if (lin->feature[k] < 0 || lin->feature[k] >= f->n_features || !isfinite(lin->coef[k]))
+				FAIL("term %lld: feature %d of %d, coefficient %g", (long long) k,
+					 lin->feature[k], f->n_features, lin->coef[k]);
+	}
+	ok = 1;
+done:
+	free(refs);
+	free(depth);
+	return ok;
+#undef FAIL
+}
+
+/* A random batch for f (column-major, LD x n_features); malloc'd. */
+static inline float *
+batch_for(const GsForest *f)
+{
+	float	   *x = malloc(sizeof(float) * (size_t) f->n_features * LD);
+
+	gs_fill_batch(f, x, N_ROWS, LD);
+	return x;
+}
+
+/*
+ * Score a few random rows of f, as a batch and one by one, for the forests
+ * read from damaged images: they must score without a fault.  Returns
+ * whether both paths agree.
+ */
+static inline int
+score_a_few(const GsForest *f)
+{
+	enum
+	{
+	N = 5};
+	size_t		nf = (size_t) f->n_features;
+	float	   *x = malloc(sizeof(float) * nf * N),
+			   *row = malloc(sizeof(float) * nf),
+			   *margin = malloc(sizeof(float) * (size_t) f->n_groups * N),
+			   *out = malloc(sizeof(float) * (size_t) f->n_outputs * N),
+			   *out1 = malloc(sizeof(float) * (size_t) f->n_outputs);
+	int			same = 1;
+
+	gs_fill_batch(f, x, N, N);
+	gs_cpu_predict(f, x, N, N, margin, out);
+	for (size_t r = 0; r < N; r++)
+	{
+		for (size_t k = 0; k < nf; k++)
+			row[k] = x[k * N + r];
+		gs_cpu_predict_row(f, row, margin, out1);
+		same &= memcmp(out1, out + r * (size_t) f->n_outputs,
+					   sizeof(float) * (size_t) f->n_outputs) == 0;
+	}
+	free(x);
+	free(row);
+	free(margin);
+	free(out);
+	free(out1);
+	return same;
+}
+
+/*
+ * Margins then outputs of f on batch x, into one malloc'd array of
+ * N_ROWS * (n_groups + n_outputs) floats.
+ */
+static inline float *
+scores_of(const GsForest *f, const float *x)
+{
+	size_t		ng = (size_t) N_ROWS * (size_t) f->n_groups;
+	float	   *s = malloc(sizeof(float) * (ng + (size_t) N_ROWS * (size_t) f->n_outputs));
+	float	   *scratch = malloc(sizeof(float) * ng);
+
+	gs_cpu_margins(f, x, LD, N_ROWS, s);
+	gs_cpu_predict(f, x, LD, N_ROWS, scratch, s + ng);
+	free(scratch);
+	return s;
+}
+
+/* Whether a and b score batch x bit for bit alike (same shape assumed). */
+static inline int
+scores_same(const GsForest *a, const GsForest *b, const float *x)
+{
+	float	   *sa = scores_of(a, x);
+	float	   *sb = scores_of(b, x);
+	size_t		n = (size_t) N_ROWS * (size_t) (a->n_groups + a->n_outputs);
+	int			same = memcmp(sa, sb, sizeof(float) * n) == 0;
+
+	free(sa);
+	free(sb);
+	return same;
+}
+
+#endif							/* GS_TEST_IMAGE_CHECK_H */
