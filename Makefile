@@ -170,11 +170,20 @@ tests/unit/test_shap: tests/unit/test_shap.c $(CORE_SRC) $(NN_SRC) src/core/*.h 
 tests/unit/test_shap_asan: tests/unit/test_shap.c $(CORE_SRC) $(NN_SRC) src/core/*.h src/core/onnx.pb-c.h
 	$(CC) $(UNIT_CFLAGS) $(NN_CFLAGS) $(ASAN_FLAGS) -o $@ tests/unit/test_shap.c $(CORE_SRC) $(NN_SRC) -ljansson -lm $(NN_LIBS)
 
-tests/unit/test_ubj: tests/unit/test_ubj.c src/core/ubj_decode.c src/core/ubj_reader.c src/core/utf8_valid.c src/core/ubj_decode.h src/core/ubj_internal.h
-	$(CC) $(UNIT_CFLAGS) -o $@ tests/unit/test_ubj.c src/core/ubj_decode.c src/core/ubj_reader.c src/core/utf8_valid.c -ljansson -lm
+UBJ_SRC = src/core/ubj_decode.c src/core/ubj_reader.c src/core/utf8_valid.c
+UBJ_DEPS = $(UBJ_SRC) src/core/ubj_decode.h src/core/ubj_internal.h tests/unit/ubj_util.h
 
-tests/unit/test_ubj_asan: tests/unit/test_ubj.c src/core/ubj_decode.c src/core/ubj_reader.c src/core/utf8_valid.c src/core/ubj_decode.h src/core/ubj_internal.h
-	$(CC) $(UNIT_CFLAGS) $(ASAN_FLAGS) -o $@ tests/unit/test_ubj.c src/core/ubj_decode.c src/core/ubj_reader.c src/core/utf8_valid.c -ljansson -lm
+tests/unit/test_ubj: tests/unit/test_ubj.c $(UBJ_DEPS)
+	$(CC) $(UNIT_CFLAGS) -o $@ tests/unit/test_ubj.c $(UBJ_SRC) -ljansson -lm
+
+tests/unit/test_ubj_asan: tests/unit/test_ubj.c $(UBJ_DEPS)
+	$(CC) $(UNIT_CFLAGS) $(ASAN_FLAGS) -o $@ tests/unit/test_ubj.c $(UBJ_SRC) -ljansson -lm
+
+tests/unit/test_ubj_model: tests/unit/test_ubj_model.c $(UBJ_DEPS)
+	$(CC) $(UNIT_CFLAGS) -o $@ tests/unit/test_ubj_model.c $(UBJ_SRC) -ljansson -lm
+
+tests/unit/test_ubj_model_asan: tests/unit/test_ubj_model.c $(UBJ_DEPS)
+	$(CC) $(UNIT_CFLAGS) $(ASAN_FLAGS) -o $@ tests/unit/test_ubj_model.c $(UBJ_SRC) -ljansson -lm
 
 # Emulation of the GPU kernels' phase code on the CPU (cuda/kernel_phases.h).
 tests/unit/test_kernel_emulation: tests/unit/test_kernel_emulation.c $(CORE_SRC) $(NN_SRC) src/core/*.h src/core/onnx.pb-c.h cuda/*.h
@@ -204,16 +213,16 @@ bench/bench_core: bench/bench_core.c bench/bench_util.h $(CORE_SRC) src/core/*.h
 	$(CC) $(UNIT_CFLAGS) -o $@ bench/bench_core.c $(CORE_SRC) -ljansson -lxgboost -lm
 
 .PHONY: unittest unittest-asan
-unittest: tests/unit/test_core tests/unit/test_bins tests/unit/test_catnames tests/unit/test_shap tests/unit/test_ubj tests/unit/test_kernel_emulation tests/unit/test_binned tests/unit/test_mlp \
+unittest: tests/unit/test_core tests/unit/test_bins tests/unit/test_catnames tests/unit/test_shap tests/unit/test_ubj tests/unit/test_ubj_model tests/unit/test_kernel_emulation tests/unit/test_binned tests/unit/test_mlp \
 		tests/unit/test_onnx_trees tests/unit/test_image tests/unit/test_image_corrupt
-	cd tests/unit && ./test_ubj && ./test_core && ./test_bins && ./test_catnames && ./test_shap && ./test_kernel_emulation && ./test_binned && ./test_mlp && ./test_onnx_trees && ./test_image && ./test_image_corrupt
+	cd tests/unit && ./test_ubj && ./test_ubj_model && ./test_core && ./test_bins && ./test_catnames && ./test_shap && ./test_kernel_emulation && ./test_binned && ./test_mlp && ./test_onnx_trees && ./test_image && ./test_image_corrupt
 
-unittest-asan: tests/unit/test_core_asan tests/unit/test_bins_asan tests/unit/test_catnames_asan tests/unit/test_shap_asan tests/unit/test_ubj_asan tests/unit/test_kernel_emulation_asan tests/unit/test_binned_asan \
+unittest-asan: tests/unit/test_core_asan tests/unit/test_bins_asan tests/unit/test_catnames_asan tests/unit/test_shap_asan tests/unit/test_ubj_asan tests/unit/test_ubj_model_asan tests/unit/test_kernel_emulation_asan tests/unit/test_binned_asan \
 		tests/unit/test_mlp_asan tests/unit/test_onnx_trees_asan tests/unit/test_image_asan tests/unit/test_image_corrupt_asan
-	cd tests/unit && ./test_ubj_asan && ./test_core_asan && ./test_bins_asan && ./test_catnames_asan && ./test_shap_asan && ./test_kernel_emulation_asan && ./test_binned_asan && ./test_mlp_asan && ./test_onnx_trees_asan && ./test_image_asan && ./test_image_corrupt_asan
+	cd tests/unit && ./test_ubj_asan && ./test_ubj_model_asan && ./test_core_asan && ./test_bins_asan && ./test_catnames_asan && ./test_shap_asan && ./test_kernel_emulation_asan && ./test_binned_asan && ./test_mlp_asan && ./test_onnx_trees_asan && ./test_image_asan && ./test_image_corrupt_asan
 
 EXTRA_CLEAN = $(MOCK_PROVIDER) bench/bench_formats tests/diff/diff_score tests/unit/test_mlp tests/unit/test_mlp_asan tests/unit/test_onnx_trees tests/unit/test_onnx_trees_asan tests/unit/test_image tests/unit/test_image_asan tests/unit/test_image_corrupt tests/unit/test_image_corrupt_asan bench/bench_mlp src/core/onnx.pb-c.c src/core/onnx.pb-c.h tests/unit/test_kernel_emulation tests/unit/test_kernel_emulation_asan tests/unit/test_binned tests/unit/test_binned_asan tests/unit/test_core tests/unit/test_core_asan tests/unit/test_catnames tests/unit/test_catnames_asan tests/unit/test_shap tests/unit/test_shap_asan tests/unit/test_ubj \
-	tests/unit/test_ubj_asan bench/bench_core bench/bench_explain
+	tests/unit/test_ubj_asan tests/unit/test_ubj_model tests/unit/test_ubj_model_asan bench/bench_core bench/bench_explain
 
 # header dependencies (PGXS tracks none without --enable-depend)
 $(CORE_OBJS): $(wildcard src/core/*.h)
