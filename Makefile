@@ -150,11 +150,17 @@ bench/bench_mlp: bench/bench_mlp.c bench/bench_util.h $(CORE_SRC) $(NN_SRC) src/
 UNIT_CFLAGS = -std=c11 -D_GNU_SOURCE -O2 -g -ffp-contract=off -Wall -Wextra -Werror -Isrc/core -Isrc
 ASAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-tests/unit/test_core: tests/unit/test_core.c $(CORE_SRC) src/core/*.h
+tests/unit/test_core: tests/unit/test_core.c tests/unit/core_util.h $(CORE_SRC) src/core/*.h
 	$(CC) $(UNIT_CFLAGS) -o $@ tests/unit/test_core.c $(CORE_SRC) -ljansson -lm
 
-tests/unit/test_core_asan: tests/unit/test_core.c $(CORE_SRC) src/core/*.h
+tests/unit/test_core_asan: tests/unit/test_core.c tests/unit/core_util.h $(CORE_SRC) src/core/*.h
 	$(CC) $(UNIT_CFLAGS) $(ASAN_FLAGS) -o $@ tests/unit/test_core.c $(CORE_SRC) -ljansson -lm
+
+tests/unit/test_core_api: tests/unit/test_core_api.c tests/unit/core_util.h $(CORE_SRC) src/core/*.h
+	$(CC) $(UNIT_CFLAGS) -o $@ tests/unit/test_core_api.c $(CORE_SRC) -ljansson -lm
+
+tests/unit/test_core_api_asan: tests/unit/test_core_api.c tests/unit/core_util.h $(CORE_SRC) src/core/*.h
+	$(CC) $(UNIT_CFLAGS) $(ASAN_FLAGS) -o $@ tests/unit/test_core_api.c $(CORE_SRC) -ljansson -lm
 
 # Category names of tree ensembles (src/core/cat_names.c) against the libraries, rows by name.
 tests/unit/test_catnames: tests/unit/test_catnames.c $(CORE_SRC) $(NN_SRC) src/core/*.h src/core/onnx.pb-c.h
@@ -219,15 +225,15 @@ bench/bench_core: bench/bench_core.c bench/bench_util.h $(CORE_SRC) src/core/*.h
 	$(CC) $(UNIT_CFLAGS) -o $@ bench/bench_core.c $(CORE_SRC) -ljansson -lxgboost -lm
 
 .PHONY: unittest unittest-asan
-unittest: tests/unit/test_core tests/unit/test_bins tests/unit/test_catnames tests/unit/test_shap tests/unit/test_ubj tests/unit/test_ubj_model tests/unit/test_kernel_emulation tests/unit/test_device_math tests/unit/test_binned tests/unit/test_mlp \
+unittest: tests/unit/test_core tests/unit/test_core_api tests/unit/test_bins tests/unit/test_catnames tests/unit/test_shap tests/unit/test_ubj tests/unit/test_ubj_model tests/unit/test_kernel_emulation tests/unit/test_device_math tests/unit/test_binned tests/unit/test_mlp \
 		tests/unit/test_onnx_trees tests/unit/test_image tests/unit/test_image_corrupt
-	cd tests/unit && ./test_ubj && ./test_ubj_model && ./test_core && ./test_bins && ./test_catnames && ./test_shap && ./test_kernel_emulation && ./test_device_math && ./test_binned && ./test_mlp && ./test_onnx_trees && ./test_image && ./test_image_corrupt
+	cd tests/unit && ./test_ubj && ./test_ubj_model && ./test_core && ./test_core_api && ./test_bins && ./test_catnames && ./test_shap && ./test_kernel_emulation && ./test_device_math && ./test_binned && ./test_mlp && ./test_onnx_trees && ./test_image && ./test_image_corrupt
 
-unittest-asan: tests/unit/test_core_asan tests/unit/test_bins_asan tests/unit/test_catnames_asan tests/unit/test_shap_asan tests/unit/test_ubj_asan tests/unit/test_ubj_model_asan tests/unit/test_kernel_emulation_asan tests/unit/test_device_math_asan tests/unit/test_binned_asan \
+unittest-asan: tests/unit/test_core_asan tests/unit/test_core_api_asan tests/unit/test_bins_asan tests/unit/test_catnames_asan tests/unit/test_shap_asan tests/unit/test_ubj_asan tests/unit/test_ubj_model_asan tests/unit/test_kernel_emulation_asan tests/unit/test_device_math_asan tests/unit/test_binned_asan \
 		tests/unit/test_mlp_asan tests/unit/test_onnx_trees_asan tests/unit/test_image_asan tests/unit/test_image_corrupt_asan
-	cd tests/unit && ./test_ubj_asan && ./test_ubj_model_asan && ./test_core_asan && ./test_bins_asan && ./test_catnames_asan && ./test_shap_asan && ./test_kernel_emulation_asan && ./test_device_math_asan && ./test_binned_asan && ./test_mlp_asan && ./test_onnx_trees_asan && ./test_image_asan && ./test_image_corrupt_asan
+	cd tests/unit && ./test_ubj_asan && ./test_ubj_model_asan && ./test_core_asan && ./test_core_api_asan && ./test_bins_asan && ./test_catnames_asan && ./test_shap_asan && ./test_kernel_emulation_asan && ./test_device_math_asan && ./test_binned_asan && ./test_mlp_asan && ./test_onnx_trees_asan && ./test_image_asan && ./test_image_corrupt_asan
 
-EXTRA_CLEAN = $(MOCK_PROVIDER) bench/bench_formats tests/diff/diff_score tests/unit/test_mlp tests/unit/test_mlp_asan tests/unit/test_onnx_trees tests/unit/test_onnx_trees_asan tests/unit/test_image tests/unit/test_image_asan tests/unit/test_image_corrupt tests/unit/test_image_corrupt_asan bench/bench_mlp src/core/onnx.pb-c.c src/core/onnx.pb-c.h tests/unit/test_kernel_emulation tests/unit/test_kernel_emulation_asan tests/unit/test_device_math tests/unit/test_device_math_asan tests/unit/test_binned tests/unit/test_binned_asan tests/unit/test_core tests/unit/test_core_asan tests/unit/test_catnames tests/unit/test_catnames_asan tests/unit/test_shap tests/unit/test_shap_asan tests/unit/test_ubj \
+EXTRA_CLEAN = $(MOCK_PROVIDER) bench/bench_formats tests/diff/diff_score tests/unit/test_mlp tests/unit/test_mlp_asan tests/unit/test_onnx_trees tests/unit/test_onnx_trees_asan tests/unit/test_image tests/unit/test_image_asan tests/unit/test_image_corrupt tests/unit/test_image_corrupt_asan bench/bench_mlp src/core/onnx.pb-c.c src/core/onnx.pb-c.h tests/unit/test_kernel_emulation tests/unit/test_kernel_emulation_asan tests/unit/test_device_math tests/unit/test_device_math_asan tests/unit/test_binned tests/unit/test_binned_asan tests/unit/test_core tests/unit/test_core_asan tests/unit/test_core_api tests/unit/test_core_api_asan tests/unit/test_catnames tests/unit/test_catnames_asan tests/unit/test_shap tests/unit/test_shap_asan tests/unit/test_ubj \
 	tests/unit/test_ubj_asan tests/unit/test_ubj_model tests/unit/test_ubj_model_asan bench/bench_core bench/bench_explain
 
 # header dependencies (PGXS tracks none without --enable-depend)
