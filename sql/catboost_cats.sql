@@ -115,6 +115,9 @@ SELECT count(*) AS n, bool_and(a.score = b.score) AS same
   FROM gpu_score_query('cbintnp', $$SELECT m, 80::real, 3::real, m::text FROM unnest(ARRAY[5411, 5812, 7995, 1234]) m$$) a
   JOIN gpu_score_query('cbint', $$SELECT m, 80::real, 3::real, m::text FROM unnest(ARRAY[5411, 5812, 7995, 1234]) m$$) b
   USING (id);
+-- a column of numbers for such a feature is refused (it would be taken as a code)
+SELECT * FROM gpu_score_query('cbintnp', $$SELECT 1, 80::real, 3::real, 7995$$);
+SELECT gpu_score_agg('cbintnp', 1, 80::real, 3::real, 7995::real);
 SELECT gpu_drop_model('cbint'), gpu_drop_model('cbintnp');
 
 -- Only the CPU engine scores such a model: 'gpu' refuses it (before looking for a device)

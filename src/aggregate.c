@@ -469,6 +469,8 @@ gpuscore_gpu_score_agg_cols_transfn(PG_FUNCTION_ARGS)
 		int			a = AGG_FIRST_FEATURE_ARG + f;
 		float		v;
 
+		if (!gs_col_kind_is_text(ca->kinds[f]) && gs_feature_hashed(st->m, f))
+			gs_check_number_feature(st->m, f, psprintf("feature argument %d", f + 1));
 		if (PG_ARGISNULL(a))
 			v = gs_col_kind_is_text(ca->kinds[f]) ? gs_text_null(st->m, f) : NAN;
 		else if (ca->kinds[f] == GS_COL_FLOAT4)

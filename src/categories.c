@@ -107,6 +107,31 @@ gs_check_text_feature(const GsModelRef *m, int f, const char *what)
 			 errhint("Only the features gpu_model_categories('%s') lists take text; pass other features as numbers.", m->name)));
 }
 
+/* Whether feature f of m is a category found by the hash of its name; see gpuscore.h. */
+bool
+gs_feature_hashed(const GsModelRef *m, int f)
+{
+	const GsCatNames *cn = names_of(m);
+
+	return cn != NULL && f >= 0 && f < cn->n_features && cn->kind[f] == GS_CATNAMES_HASH;
+}
+
+/* ERROR when feature f of m cannot be given as a number column; see gpuscore.h. */
+void
+gs_check_number_feature(const GsModelRef *m, int f, const char *what)
+{
+	if (!gs_feature_hashed(m, f))
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_DATATYPE_MISMATCH),
+			 errmsg("%s is a number, but feature %d%s of model \"%s\" is a category found by its name",
+					what, f + 1, feature_label(m, f), m->name),
+			 errdetail("The CatBoost file keeps no category names (it was saved without pool=): a category is given as text, which is hashed as CatBoost hashes it."),
+			 errhint("Give an integer category as its decimal text, as CatBoost takes it (%s::text).",
+					 m->model->feature_names && m->model->feature_names[f] ?
+					 quote_identifier(m->model->feature_names[f]) : "the column")));
+}
+
 /*
  * The code of text value d (a GS_COL_TEXT or GS_COL_BPCHAR datum) for
  * feature f of m; see gpuscore.h.
@@ -172,7 +197,7 @@ gs_notice_integer_categories(const char *name, const GsModel *gm)
 		ereport(NOTICE,
 				(errmsg("model \"%s\" keeps no category names: its categorical features are given as text, which is hashed as CatBoost hashes it",
 						name),
-				 errdetail("The CatBoost file was saved without its training data (pool=). A number given for a categorical feature is a code from gpu_category_code(), not a category."),
+				 errdetail("The CatBoost file was saved without its training data (pool=). A column of numbers for a categorical feature is refused; in a feature array a number is a code from gpu_category_code()."),
 				 errhint("Give an integer category as its decimal text, as CatBoost takes it (mcc::text).")));
 
 	for (int f = 0; cn != NULL && f < gm->n_features; f++)

@@ -247,6 +247,16 @@ extern bool gs_feature_has_names(const GsModelRef *m, int f);
 extern void gs_check_text_feature(const GsModelRef *m, int f, const char *what);
 
 /*
+ * ERROR unless feature f of m can be given as a column of numbers: not a
+ * category found by the hash of its name (a CatBoost file without names),
+ * where a number would be taken as a code.  what names the column.
+ */
+extern void gs_check_number_feature(const GsModelRef *m, int f, const char *what);
+
+/* Whether feature f of m is a category found by the hash of its name. */
+extern bool gs_feature_hashed(const GsModelRef *m, int f);
+
+/*
  * The category code of text datum d for feature f (checked with
  * gs_check_text_feature), or NaN for a name the model does not know when
  * its library scores such a name as missing (LightGBM).  For a name XGBoost

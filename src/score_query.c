@@ -103,6 +103,8 @@ gs_query_shape(TupleDesc desc, const GsModelRef *m, GsQueryShape *shape)
 		gs_check_feature_order(m, i - 1, NameStr(att->attname), "query column");
 		if (gs_col_kind_is_text(shape->kinds[i]))
 			gs_check_text_feature(m, i - 1, psprintf("query column \"%s\"", NameStr(att->attname)));
+		else
+			gs_check_number_feature(m, i - 1, psprintf("query column \"%s\"", NameStr(att->attname)));
 		shape->all_float4 &= shape->kinds[i] == GS_COL_FLOAT4;
 	}
 }

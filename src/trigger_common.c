@@ -354,6 +354,8 @@ trig_resolve_features(const TrigIdent *id, TupleDesc desc, const GsModelRef *m,
 			gs_check_feature_order(m, i, name, psprintf(TRIG_FMT "column", TRIG_ARGS(id)));
 		if (gs_col_kind_is_text(fm->kind[i]))
 			gs_check_text_feature(m, i, psprintf(TRIG_FMT "column \"%s\"", TRIG_ARGS(id), name));
+		else
+			gs_check_number_feature(m, i, psprintf(TRIG_FMT "column \"%s\"", TRIG_ARGS(id), name));
 		if (before_row && att->attgenerated)
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
