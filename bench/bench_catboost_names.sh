@@ -69,22 +69,18 @@ SELECT i::bigint AS id, (random() * 200)::real AS amount, floor(random() * 24)::
 VACUUM FULL ANALYZE cb_tx;
 SQL
 
+# shellcheck disable=SC2034  # SESSION, Q and ORDER are read by bench_rounds (sql_common.sh)
 SESSION="SET jit = off; SET max_parallel_workers_per_gather = 0; SET work_mem = '1GB'; SET pg_gpuscore.device = 'cpu';"
+# shellcheck disable=SC2034
 declare -A Q=(
     [plain]="SELECT count(id), sum(amount + hour), count(mcc), count(country), count(device) FROM cb_tx"
     [named]="SELECT count(*), sum(score) FROM gpu_score_query('cbn', 'SELECT id, amount, mcc, country, hour, device FROM cb_tx')"
     [hashed]="SELECT count(*), sum(score) FROM gpu_score_query('cbh', 'SELECT id, amount, mcc, country, hour, device FROM cb_tx')"
 )
+# shellcheck disable=SC2034
 ORDER=(plain named hashed)
-declare -A T R
-for round in $(seq 1 "$BENCH_REPEATS"); do
-    for q in "${ORDER[@]}"; do
-        out=$(bpsql -F ' ' -c "$SESSION" -c "SELECT secs, result FROM bench_time(\$q\$${Q[$q]}\$q\$)")
-        T[$q]+=" ${out%% *}"
-        R[$q]=${out#* }
-    done
-    echo "   round $round done" >&2
-done
+declare -A T R   # filled by bench_rounds, read by bench_table
+bench_rounds
 
 # the same scores from both files (sums of float32 scores in double, same order)
 if [ "${R[named]}" != "${R[hashed]}" ]; then
@@ -97,12 +93,6 @@ echo "## CatBoost categories by name vs by hash ($(date -u +%Y-%m-%d), commit $(
 echo
 echo "$cpu, $(nproc) cores; $BENCH_ROWS rows, 3 categorical features of 5 given as text; median of $BENCH_REPEATS rounds, one backend, device cpu."
 echo
-echo "| query | median s | / plain |"
-echo "| --- | ---: | ---: |"
-plain=$(median ${T[plain]})
-for q in "${ORDER[@]}"; do
-    m=$(median ${T[$q]})
-    printf '| %s | %.3f | %.2f |\n' "$q" "$m" "$(echo "$m / $plain" | bc -l)"
-done
+bench_table
 echo
 echo "Scores: both files agree (count and sum: ${R[hashed]})."

@@ -72,7 +72,9 @@ ALTER TABLE cat_tx DROP COLUMN ci, DROP COLUMN mi, DROP COLUMN chi;
 VACUUM FULL ANALYZE cat_tx;
 SQL
 
+# shellcheck disable=SC2034  # SESSION, Q and ORDER are read by bench_rounds (sql_common.sh)
 SESSION="SET jit = off; SET max_parallel_workers_per_gather = 0; SET work_mem = '1GB'; SET pg_gpuscore.device = 'cpu';"
+# shellcheck disable=SC2034
 declare -A Q=(
     [plain]="SELECT count(id), sum(amount + hour), count(country), count(mcc), count(channel) FROM cat_tx"
     [query_code]="SELECT count(*), sum(score) FROM gpu_score_query('xcat', 'SELECT id, amount, c_code, hour, m_code, ch_code FROM cat_tx')"
@@ -80,16 +82,10 @@ declare -A Q=(
     [agg_code]="SELECT count(*), sum(score) FROM gpu_scores((SELECT gpu_score_agg('xcat', id, amount, c_code, hour, m_code, ch_code) FROM cat_tx))"
     [agg_text]="SELECT count(*), sum(score) FROM gpu_scores((SELECT gpu_score_agg('xcat', id, amount, country, hour, mcc, channel) FROM cat_tx))"
 )
+# shellcheck disable=SC2034
 ORDER=(plain query_code query_text agg_code agg_text)
-declare -A T R
-for round in $(seq 1 "$BENCH_REPEATS"); do
-    for q in "${ORDER[@]}"; do
-        out=$(bpsql -F ' ' -c "$SESSION" -c "SELECT secs, result FROM bench_time(\$q\$${Q[$q]}\$q\$)")
-        T[$q]+=" ${out%% *}"
-        R[$q]=${out#* }
-    done
-    echo "   round $round done" >&2
-done
+declare -A T R   # filled by bench_rounds, read by bench_table
+bench_rounds
 
 # the same scores by name and by code (sums of float32 scores in double, same order)
 if [ "${R[query_code]}" != "${R[query_text]}" ] || [ "${R[agg_code]}" != "${R[agg_text]}" ]; then
@@ -102,12 +98,6 @@ echo "## Categorical features by name vs codes ($(date -u +%Y-%m-%d), commit $(g
 echo
 echo "$cpu, $(nproc) cores; $BENCH_ROWS rows, 3 categorical features of 5; median of $BENCH_REPEATS rounds, one backend, device cpu."
 echo
-echo "| query | median s | / plain |"
-echo "| --- | ---: | ---: |"
-plain=$(median ${T[plain]})
-for q in "${ORDER[@]}"; do
-    m=$(median ${T[$q]})
-    printf '| %s | %.3f | %.2f |\n' "$q" "$m" "$(echo "$m / $plain" | bc -l)"
-done
+bench_table
 echo
 echo "Scores: text and codes agree (count and sum: ${R[query_text]})."

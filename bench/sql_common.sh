@@ -1,7 +1,8 @@
 # bench/sql_common.sh: shared parts of the in-database benchmarks
 # (bench_sql.sh, bench_batch_paths.sh); sourced after .ci/lib.sh.
 #
-# bpsql, median, feature_list, feature_expr: helpers below.
+# bpsql, median, feature_list, feature_expr, bench_rounds, bench_table:
+#   helpers below.
 # make_bench_tx ROWS [JOBS]: creates bench_tx(id bigint, f1..f30 real) with
 #   ROWS rows drawn in SQL from the distributions of make_models.py (each
 #   value NULL with probability 0.05), VACUUM ANALYZE, and the timing
@@ -100,3 +101,37 @@ SQL
         || round(100.0 * avg(num_nulls($COLS)) / 30, 2) || '% NULL features' FROM bench_tx")
     echo "== bench_tx: $TABLE_INFO (built in $(( (t1 - t0) / 1000000 )) ms)"
 }
+
+# bench_rounds: BENCH_REPEATS rounds of the queries Q[name] in the order of
+# ORDER, alternating, each timed in the server by bench_time after the
+# settings SESSION; appends each time to T[name] and keeps its last result
+# in R[name] (Q, ORDER, SESSION, T and R are the caller's: declare -A Q T R).
+bench_rounds() {
+    local round q out
+    for round in $(seq 1 "$BENCH_REPEATS"); do
+        for q in "${ORDER[@]}"; do
+            out=$(bpsql -F ' ' -c "$SESSION" -c "SELECT secs, result FROM bench_time(\$q\$${Q[$q]}\$q\$)")
+            # shellcheck disable=SC2004,SC2034  # the caller's associative arrays
+            T[$q]+=" ${out%% *}"
+            # shellcheck disable=SC2004,SC2034
+            R[$q]=${out#* }
+        done
+        echo "   round $round done" >&2
+    done
+}
+
+# bench_table: the Markdown table of each query's median time (T, ORDER) and
+# that over the median of ORDER's first query.
+bench_table() {
+    local base m q
+    echo "| query | median s | / ${ORDER[0]} |"
+    echo "| --- | ---: | ---: |"
+    # shellcheck disable=SC2086
+    base=$(median ${T[${ORDER[0]}]})
+    for q in "${ORDER[@]}"; do
+        # shellcheck disable=SC2086
+        m=$(median ${T[$q]})
+        printf '| %s | %.3f | %.2f |\n' "$q" "$m" "$(echo "$m / $base" | bc -l)"
+    done
+}
+

@@ -15,35 +15,28 @@
 #include <math.h>
 #include <string.h>
 
-static void
-ctr_free_ptr(const GsAllocator *a, void *p)
-{
-	if (p)
-		a->free(a->ctx, p);
-}
-
 /* Release tables; see catboost_ctr.h. */
 void
 gs_cb_ctrs_free(const GsAllocator *a, GsCbCtrs *c)
 {
 	if (c == NULL)
 		return;
-	ctr_free_ptr(a, c->catf_col);
-	ctr_free_ptr(a, c->hash);
-	ctr_free_ptr(a, c->hash_first);
-	ctr_free_ptr(a, c->onehot_cat);
-	ctr_free_ptr(a, c->onehot_hash);
-	ctr_free_ptr(a, c->ctr);
-	ctr_free_ptr(a, c->ctr_border_start);
-	ctr_free_ptr(a, c->ctr_border);
-	ctr_free_ptr(a, c->table);
-	ctr_free_ptr(a, c->cat_of);
-	ctr_free_ptr(a, c->bin);
-	ctr_free_ptr(a, c->slots);
-	ctr_free_ptr(a, c->values);
-	ctr_free_ptr(a, c->counts);
-	ctr_free_ptr(a, c->table_ctr_start);
-	ctr_free_ptr(a, c->table_ctr);
+	gs_cb_free(a, c->catf_col);
+	gs_cb_free(a, c->hash);
+	gs_cb_free(a, c->hash_first);
+	gs_cb_free(a, c->onehot_cat);
+	gs_cb_free(a, c->onehot_hash);
+	gs_cb_free(a, c->ctr);
+	gs_cb_free(a, c->ctr_border_start);
+	gs_cb_free(a, c->ctr_border);
+	gs_cb_free(a, c->table);
+	gs_cb_free(a, c->cat_of);
+	gs_cb_free(a, c->bin);
+	gs_cb_free(a, c->slots);
+	gs_cb_free(a, c->values);
+	gs_cb_free(a, c->counts);
+	gs_cb_free(a, c->table_ctr_start);
+	gs_cb_free(a, c->table_ctr);
 	a->free(a->ctx, c);
 }
 
@@ -364,8 +357,8 @@ gs_cb_shap_classes(const GsCbCtrs *c, const GsAllocator *a, GsCbShapClasses *out
 void
 gs_cb_shap_classes_free(const GsAllocator *a, GsCbShapClasses *cl)
 {
-	ctr_free_ptr(a, cl->class_of);
-	ctr_free_ptr(a, cl->member_start);
-	ctr_free_ptr(a, cl->member);
+	gs_cb_free(a, cl->class_of);
+	gs_cb_free(a, cl->member_start);
+	gs_cb_free(a, cl->member);
 	memset(cl, 0, sizeof(*cl));
 }

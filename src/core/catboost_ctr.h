@@ -31,6 +31,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <jansson.h>
 
@@ -137,6 +138,26 @@ gs_cb_json_double(json_t *v, double *out)
 	else
 		return -1;
 	return 0;
+}
+
+/* For the readers: zeroed memory (at least 1 byte) from a, size counted in *bytes. */
+static inline void *
+gs_cb_zalloc(const GsAllocator *a, size_t size, size_t *bytes)
+{
+	void	   *p = a->alloc(a->ctx, size > 0 ? size : 1);
+
+	if (p)
+		memset(p, 0, size > 0 ? size : 1);
+	*bytes += size;
+	return p;
+}
+
+/* a->free of p, unless NULL. */
+static inline void
+gs_cb_free(const GsAllocator *a, void *p)
+{
+	if (p)
+		a->free(a->ctx, p);
 }
 
 /* CatBoost's CalcHash, which hashes a projection element by element. */

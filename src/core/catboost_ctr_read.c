@@ -28,25 +28,6 @@
 #define CB_MAX_CTRS		(1 << 20)
 #define CB_MAX_ELEMENTS	64
 
-/* Zeroed memory (at least 1 byte) from a, counted in *bytes. */
-static void *
-ctr_alloc(const GsAllocator *a, size_t size, size_t *bytes)
-{
-	void	   *p = a->alloc(a->ctx, size > 0 ? size : 1);
-
-	if (p)
-		memset(p, 0, size > 0 ? size : 1);
-	*bytes += size;
-	return p;
-}
-
-static void
-ctr_free_ptr(const GsAllocator *a, void *p)
-{
-	if (p)
-		a->free(a->ctx, p);
-}
-
 /* An integral number of v in [lo, hi]; 0 on success. */
 static int
 ctr_int(json_t *v, double lo, double hi, int64_t *out)
@@ -173,7 +154,7 @@ read_cat_features(CtrRead *R, json_t *cf, int32_t *n_input, GsStatus *st)
 		return gs_status_set(st, GS_ERR_LIMIT, "the model has %zu categorical features, more than the limit of %lld",
 							 json_array_size(cf), (long long) cap);
 	c->n_catf = (int32_t) json_array_size(cf);
-	c->catf_col = ctr_alloc(R->a, sizeof(int32_t) * (size_t) c->n_catf, &c->bytes);
+	c->catf_col = gs_cb_zalloc(R->a, sizeof(int32_t) * (size_t) c->n_catf, &c->bytes);
 	if (!c->catf_col)
 		return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
 	for (int32_t j = 0; j < c->n_catf; j++)
@@ -197,7 +178,7 @@ read_cat_features(CtrRead *R, json_t *cf, int32_t *n_input, GsStatus *st)
 		return gs_status_set(st, GS_ERR_LIMIT, "the model has %lld one-hot values, more than the limit of %d",
 							 (long long) n_onehot, CB_MAX_CTRS);
 	/* every column is read by one feature */
-	seen = ctr_alloc(R->a, (size_t) *n_input, &c->bytes);
+	seen = gs_cb_zalloc(R->a, (size_t) *n_input, &c->bytes);
 	if (!seen)
 		return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
 	c->bytes -= (size_t) *n_input;
@@ -215,8 +196,8 @@ read_cat_features(CtrRead *R, json_t *cf, int32_t *n_input, GsStatus *st)
 	R->a->free(R->a->ctx, seen);
 
 	c->n_onehot = (int32_t) n_onehot;
-	c->onehot_cat = ctr_alloc(R->a, sizeof(int32_t) * (size_t) n_onehot, &c->bytes);
-	c->onehot_hash = ctr_alloc(R->a, sizeof(int32_t) * (size_t) n_onehot, &c->bytes);
+	c->onehot_cat = gs_cb_zalloc(R->a, sizeof(int32_t) * (size_t) n_onehot, &c->bytes);
+	c->onehot_hash = gs_cb_zalloc(R->a, sizeof(int32_t) * (size_t) n_onehot, &c->bytes);
 	if (!c->onehot_cat || !c->onehot_hash)
 		return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
 	n_onehot = 0;
@@ -256,7 +237,7 @@ read_names(CtrRead *R, GsStatus *st)
 					  GS_CATNAMES_MAX_PER_FEATURE);
 	R->names = h;
 	c->n_hash = (int32_t) json_array_size(h);
-	c->hash = ctr_alloc(R->a, sizeof(int32_t) * (size_t) c->n_hash, &c->bytes);
+	c->hash = gs_cb_zalloc(R->a, sizeof(int32_t) * (size_t) c->n_hash, &c->bytes);
 	if (!c->hash)
 		return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
 	for (int32_t k = 0; k < c->n_hash; k++)
@@ -428,12 +409,12 @@ read_ctrs(CtrRead *R, json_t *ctrs, json_t *data, GsStatus *st)
 	if (n_border > CB_MAX_CTRS * 16)
 		return gs_status_set(st, GS_ERR_LIMIT, "the model's CTRs have %lld borders, more than the limit of %d",
 							 (long long) n_border, CB_MAX_CTRS * 16);
-	c->ctr = ctr_alloc(R->a, sizeof(GsCbCtr) * (size_t) c->n_ctr, &c->bytes);
-	c->ctr_border_start = ctr_alloc(R->a, sizeof(uint32_t) * ((size_t) c->n_ctr + 1), &c->bytes);
-	c->ctr_border = ctr_alloc(R->a, sizeof(float) * (size_t) n_border, &c->bytes);
-	c->table = ctr_alloc(R->a, sizeof(GsCbTable) * (size_t) c->n_table, &c->bytes);
-	c->cat_of = ctr_alloc(R->a, sizeof(int32_t) * (size_t) n_elem, &c->bytes);
-	c->bin = ctr_alloc(R->a, sizeof(GsCbBin) * (size_t) n_elem, &c->bytes);
+	c->ctr = gs_cb_zalloc(R->a, sizeof(GsCbCtr) * (size_t) c->n_ctr, &c->bytes);
+	c->ctr_border_start = gs_cb_zalloc(R->a, sizeof(uint32_t) * ((size_t) c->n_ctr + 1), &c->bytes);
+	c->ctr_border = gs_cb_zalloc(R->a, sizeof(float) * (size_t) n_border, &c->bytes);
+	c->table = gs_cb_zalloc(R->a, sizeof(GsCbTable) * (size_t) c->n_table, &c->bytes);
+	c->cat_of = gs_cb_zalloc(R->a, sizeof(int32_t) * (size_t) n_elem, &c->bytes);
+	c->bin = gs_cb_zalloc(R->a, sizeof(GsCbBin) * (size_t) n_elem, &c->bytes);
 	if (!c->ctr || !c->ctr_border_start || !c->ctr_border || !c->table || !c->cat_of || !c->bin)
 		return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
 
@@ -522,15 +503,15 @@ read_ctrs(CtrRead *R, json_t *ctrs, json_t *data, GsStatus *st)
 	}
 	c->ctr_border_start[c->n_ctr] = (uint32_t) n_border;
 	c->n_slots = slots;
-	c->slots = ctr_alloc(R->a, sizeof(GsCbSlot) * (size_t) slots, &c->bytes);
+	c->slots = gs_cb_zalloc(R->a, sizeof(GsCbSlot) * (size_t) slots, &c->bytes);
 	c->counts = R->a->alloc(R->a->ctx, sizeof(uint32_t) * (size_t) (counts > 0 ? counts : 1));
 	if (!c->slots || !c->counts)
 		return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
 	for (int64_t k = 0; k < slots; k++)
 		c->slots[k].key = GS_CB_EMPTY;
 	/* each table once (from its first CTR), and its CTRs listed together */
-	c->table_ctr_start = ctr_alloc(R->a, sizeof(int32_t) * ((size_t) c->n_table + 1), &c->bytes);
-	c->table_ctr = ctr_alloc(R->a, sizeof(int32_t) * (size_t) c->n_ctr, &c->bytes);
+	c->table_ctr_start = gs_cb_zalloc(R->a, sizeof(int32_t) * ((size_t) c->n_table + 1), &c->bytes);
+	c->table_ctr = gs_cb_zalloc(R->a, sizeof(int32_t) * (size_t) c->n_ctr, &c->bytes);
 	if (!c->table_ctr_start || !c->table_ctr)
 		return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
 	for (int32_t q = 0; q < c->n_ctr; q++)
@@ -597,7 +578,7 @@ gs_cb_ctrs_read(json_t *root, int32_t n_float, const int32_t *float_col,
 			return CB_ERR(st, "invalid CatBoost model: CTRs without categorical features");
 		return GS_OK;
 	}
-	R.c = ctr_alloc(a, sizeof(GsCbCtrs), &ignored);
+	R.c = gs_cb_zalloc(a, sizeof(GsCbCtrs), &ignored);
 	if (!R.c)
 		return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
 	R.c->bytes = sizeof(GsCbCtrs);
@@ -620,14 +601,14 @@ gs_cb_ctrs_read(json_t *root, int32_t n_float, const int32_t *float_col,
 	for (size_t i = 0; i < json_array_size(ff); i++)
 		R.c->split_base += (int64_t) json_array_size(json_object_get(json_array_get(ff, i), "borders"));
 	R.c->split_base += R.c->n_onehot;
-	ctr_free_ptr(a, R.id_key);
-	ctr_free_ptr(a, R.id_table);
+	gs_cb_free(a, R.id_key);
+	gs_cb_free(a, R.id_table);
 	*out = R.c;
 	return GS_OK;
 
 fail:
-	ctr_free_ptr(a, R.id_key);
-	ctr_free_ptr(a, R.id_table);
+	gs_cb_free(a, R.id_key);
+	gs_cb_free(a, R.id_table);
 	gs_cb_ctrs_free(a, R.c);
 	gs_catnames_free(*names);
 	*names = NULL;

@@ -14,25 +14,6 @@
 
 #include <string.h>
 
-/* Zeroed memory (at least 1 byte) from a, counted in *bytes. */
-static void *
-names_alloc(const GsAllocator *a, size_t size, size_t *bytes)
-{
-	void	   *p = a->alloc(a->ctx, size > 0 ? size : 1);
-
-	if (p)
-		memset(p, 0, size > 0 ? size : 1);
-	*bytes += size;
-	return p;
-}
-
-static void
-names_free(const GsAllocator *a, void *p)
-{
-	if (p)
-		a->free(a->ctx, p);
-}
-
 /* Whether s (len bytes) is an integer as Python's str() writes one: -?(0|[1-9][0-9]*). */
 static bool
 decimal_integer(const char *s, size_t len)
@@ -169,11 +150,11 @@ gs_cb_named_names(GsCbCtrs *c, json_t *file_names, const GsAllocator *a, int32_t
 
 	if ((rc = gs_cb_known_hashes(c, a, false, &k, st)))
 		return rc;
-	kind = names_alloc(a, (size_t) n_input, &c->bytes);
-	count = names_alloc(a, sizeof(int64_t) * (size_t) n_input, &c->bytes);
-	col_cat = names_alloc(a, sizeof(int32_t) * (size_t) n_input, &c->bytes);
+	kind = gs_cb_zalloc(a, (size_t) n_input, &c->bytes);
+	count = gs_cb_zalloc(a, sizeof(int64_t) * (size_t) n_input, &c->bytes);
+	col_cat = gs_cb_zalloc(a, sizeof(int32_t) * (size_t) n_input, &c->bytes);
 	c->bytes -= (size_t) n_input * (1 + sizeof(int64_t) + sizeof(int32_t));
-	c->hash_first = names_alloc(a, sizeof(int32_t) * ((size_t) c->n_catf + 1), &c->bytes);
+	c->hash_first = gs_cb_zalloc(a, sizeof(int32_t) * ((size_t) c->n_catf + 1), &c->bytes);
 	if (!kind || !count || !col_cat || !c->hash_first)
 		rc = gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
 	for (int32_t col = 0; rc == GS_OK && col < n_input; col++)
@@ -203,7 +184,7 @@ gs_cb_named_names(GsCbCtrs *c, json_t *file_names, const GsAllocator *a, int32_t
 		rc = gs_status_set(st, GS_ERR_LIMIT, "the model's category names take too much memory");
 	if (rc == GS_OK)
 		rc = gs_catnames_new(names, a, n_input, kind, count, (size_t) text, st);
-	if (rc == GS_OK && !(hash = names_alloc(a, sizeof(int32_t) * (size_t) total, &c->bytes)))
+	if (rc == GS_OK && !(hash = gs_cb_zalloc(a, sizeof(int32_t) * (size_t) total, &c->bytes)))
 		rc = gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
 	/* the names column by column, as gs_catnames_add takes them; the hashes feature by feature */
 	for (int32_t col = 0; rc == GS_OK && col < n_input; col++)
@@ -225,15 +206,15 @@ gs_cb_named_names(GsCbCtrs *c, json_t *file_names, const GsAllocator *a, int32_t
 	if (rc == GS_OK)
 	{
 		c->bytes -= sizeof(int32_t) * (size_t) c->n_hash;
-		names_free(a, c->hash);
+		gs_cb_free(a, c->hash);
 		c->hash = hash;
 		c->n_hash = (int32_t) total;
 		hash = NULL;
 	}
-	names_free(a, hash);
-	names_free(a, kind);
-	names_free(a, count);
-	names_free(a, col_cat);
+	gs_cb_free(a, hash);
+	gs_cb_free(a, kind);
+	gs_cb_free(a, count);
+	gs_cb_free(a, col_cat);
 	gs_cb_known_free(a, &k);
 	return rc;
 }
@@ -255,11 +236,11 @@ gs_cb_hashed_names(GsCbCtrs *c, const GsAllocator *a, int32_t n_input, GsCatName
 	if ((rc = gs_cb_known_hashes(c, a, true, &k, st)))
 		return rc;
 	c->n_hash = k.first[c->n_catf];
-	c->hash = names_alloc(a, sizeof(int32_t) * (size_t) c->n_hash, &c->bytes);
-	c->hash_first = names_alloc(a, sizeof(int32_t) * ((size_t) c->n_catf + 1), &c->bytes);
-	by_col = names_alloc(a, sizeof(uint32_t) * (size_t) c->n_hash, &c->bytes);
-	is_cat = names_alloc(a, sizeof(bool) * (size_t) n_input, &c->bytes);
-	count = names_alloc(a, sizeof(int64_t) * (size_t) n_input, &c->bytes);
+	c->hash = gs_cb_zalloc(a, sizeof(int32_t) * (size_t) c->n_hash, &c->bytes);
+	c->hash_first = gs_cb_zalloc(a, sizeof(int32_t) * ((size_t) c->n_catf + 1), &c->bytes);
+	by_col = gs_cb_zalloc(a, sizeof(uint32_t) * (size_t) c->n_hash, &c->bytes);
+	is_cat = gs_cb_zalloc(a, sizeof(bool) * (size_t) n_input, &c->bytes);
+	count = gs_cb_zalloc(a, sizeof(int64_t) * (size_t) n_input, &c->bytes);
 	c->bytes -= (sizeof(bool) + sizeof(int64_t)) * (size_t) n_input + sizeof(uint32_t) * (size_t) c->n_hash;
 	if (!c->hash || !c->hash_first || !by_col || !is_cat || !count)
 		rc = gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
@@ -282,9 +263,9 @@ gs_cb_hashed_names(GsCbCtrs *c, const GsAllocator *a, int32_t n_input, GsCatName
 			}
 	if (rc == GS_OK)
 		rc = gs_catnames_new_hashed(names, a, n_input, is_cat, count, by_col, gs_cb_cat_hash, st);
-	names_free(a, by_col);
-	names_free(a, is_cat);
-	names_free(a, count);
+	gs_cb_free(a, by_col);
+	gs_cb_free(a, is_cat);
+	gs_cb_free(a, count);
 	gs_cb_known_free(a, &k);
 	return rc;
 }
