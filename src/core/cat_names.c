@@ -20,23 +20,33 @@ cn_alloc(const GsAllocator *a, size_t n)
 	return a->alloc(a->ctx, n > 0 ? n : 1);
 }
 
+/* The sum of the features' counts into *total; GS_ERR_LIMIT for one over the cap. */
+static GsCode
+count_total(int32_t nf, const int64_t *count, int64_t *total, GsStatus *st)
+{
+	*total = 0;
+	for (int32_t j = 0; j < nf; j++)
+	{
+		if (count[j] < 0 || count[j] > GS_CATNAMES_MAX_PER_FEATURE)
+			return gs_status_set(st, GS_ERR_LIMIT,
+								 "feature %d has %lld categories, more than the limit of %d",
+								 j + 1, (long long) count[j], GS_CATNAMES_MAX_PER_FEATURE);
+		*total += count[j];
+	}
+	return GS_OK;
+}
+
 /* Start the names; see cat_names.h. */
 GsCode
 gs_catnames_new(GsCatNames **out, const GsAllocator *a, int32_t nf, const uint8_t *kind,
 				const int64_t *count, size_t text_bytes, GsStatus *st)
 {
 	GsCatNames *cn;
-	int64_t		total = 0;
+	int64_t		total;
 
 	*out = NULL;
-	for (int32_t j = 0; j < nf; j++)
-	{
-		if (count[j] < 0 || count[j] > GS_CATNAMES_MAX_PER_FEATURE)
-			return gs_status_set(st, GS_ERR_LIMIT,
-								 "feature %d has %lld category names, more than the limit of %d",
-								 j + 1, (long long) count[j], GS_CATNAMES_MAX_PER_FEATURE);
-		total += count[j];
-	}
+	if (count_total(nf, count, &total, st))
+		return st->code;
 	/* names, terminators and an image's counts fit 32-bit offsets */
 	if (total > INT32_MAX / 2 ||
 		(uint64_t) text_bytes + (uint64_t) total + 12 * (uint64_t) nf > UINT32_MAX)
@@ -77,7 +87,7 @@ gs_catnames_new_hashed(GsCatNames **out, const GsAllocator *a, int32_t nf, const
 {
 	uint8_t    *kind = cn_alloc(a, (size_t) nf);
 	int64_t    *none = cn_alloc(a, sizeof(int64_t) * (size_t) nf);
-	int64_t		total = 0;
+	int64_t		total;
 	GsCatNames *cn;
 	GsCode		rc;
 
@@ -99,14 +109,8 @@ gs_catnames_new_hashed(GsCatNames **out, const GsAllocator *a, int32_t nf, const
 	if (rc != GS_OK)
 		return rc;
 	cn = *out;
-	for (int32_t j = 0; j < nf; j++)
-	{
-		if (count[j] < 0 || count[j] > GS_CATNAMES_MAX_PER_FEATURE)
-			return gs_status_set(st, GS_ERR_LIMIT,
-								 "feature %d has %lld categories, more than the limit of %d",
-								 j + 1, (long long) count[j], GS_CATNAMES_MAX_PER_FEATURE);
-		total += count[j];
-	}
+	if (count_total(nf, count, &total, st))
+		return st->code;
 	if (total > INT32_MAX)
 		return gs_status_set(st, GS_ERR_LIMIT, "too many categories in the model");
 	cn->hashes = cn_alloc(a, sizeof(uint32_t) * (size_t) total);
