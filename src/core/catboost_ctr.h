@@ -249,6 +249,39 @@ extern GsCode gs_cb_ctrs_values(GsCbCtrs *c, const GsAllocator *a, GsStatus *st)
  */
 extern GsCode gs_cb_loss(const char *name, int32_t dim, GsTransform *tf, GsStatus *st);
 
+/*
+ * The names of a file saved without its pool, rebuilt from c's hashes
+ * (GS_CATNAMES_HASH; see gs_cb_ctrs_read): GS_ERR_LIMIT, GS_ERR_NOMEM.
+ */
+extern GsCode gs_cb_names_of_hashes(const GsCbCtrs *c, const GsAllocator *a, int32_t n_input,
+									GsCatNames **names, GsStatus *st);
+
+/*
+ * c in a forest image (catboost_ctr_image.c): the bytes of its region;
+ * writing it into buf (that many bytes), names_hashed when the forest's
+ * names are found by hash (then rebuilt from the tables, not stored);
+ * reading a region of len bytes into f->cb_ctrs (and f->n_derived, and the
+ * names found by hash into f->cat_names, after f's stored category names
+ * were read), counts and lengths checked, indices left to
+ * gs_cb_ctrs_check (GS_ERR_INVALID_MODEL, GS_ERR_LIMIT, GS_ERR_NOMEM; the
+ * forest frees what was read).
+ */
+extern size_t gs_cb_ctrs_image_size(const GsCbCtrs *c);
+extern void gs_cb_ctrs_image_write(const GsCbCtrs *c, bool names_hashed, unsigned char *buf);
+extern GsCode gs_cb_ctrs_image_read(const unsigned char *p, size_t len, GsForest *f,
+								   GsStatus *st);
+
+/*
+ * Check the invariants the reader guarantees of c, the categorical features
+ * of forest f (for gs_forest_check): counts that match f's, every index in
+ * range, each table's slots and values its own (a free slot in each), CTR
+ * values finite, each categorical feature with as many names as codes, and
+ * names found by hash the codes' hashes, sorted.  GS_ERR_INVALID_MODEL with
+ * the first broken one in st, GS_ERR_NOMEM; scratch from a.
+ */
+extern GsCode gs_cb_ctrs_check(const GsCbCtrs *c, const GsForest *f, const GsAllocator *a,
+							   GsStatus *st);
+
 /* Release tables; NULL is allowed. */
 extern void gs_cb_ctrs_free(const GsAllocator *a, GsCbCtrs *c);
 

@@ -220,6 +220,45 @@ gs_cb_named_names(GsCbCtrs *c, json_t *file_names, const GsAllocator *a, int32_t
 }
 
 /*
+ * The names of a file that names no categories, from c's hashes (code c of
+ * feature j is c->hash[c->hash_first[j] + c]): a name is found by
+ * CatBoost's hash of it.  Also for a forest image (catboost_ctr_image.c).
+ */
+GsCode
+gs_cb_names_of_hashes(const GsCbCtrs *c, const GsAllocator *a, int32_t n_input,
+					  GsCatNames **names, GsStatus *st)
+{
+	size_t		ignored = 0;
+	bool	   *is_cat = gs_cb_zalloc(a, sizeof(bool) * (size_t) n_input, &ignored);
+	int64_t    *count = gs_cb_zalloc(a, sizeof(int64_t) * (size_t) n_input, &ignored);
+	uint32_t   *by_col = gs_cb_zalloc(a, sizeof(uint32_t) * (size_t) c->n_hash, &ignored);
+	GsCode		rc = GS_OK;
+
+	*names = NULL;
+	if (!is_cat || !count || !by_col)
+		rc = gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
+	for (int32_t j = 0; rc == GS_OK && j < c->n_catf; j++)
+	{
+		is_cat[c->catf_col[j]] = true;
+		count[c->catf_col[j]] = c->hash_first[j + 1] - c->hash_first[j];
+	}
+	/* the names take the hashes column by column */
+	for (int32_t col = 0, at = 0; rc == GS_OK && col < n_input; col++)
+		for (int32_t j = 0; j < c->n_catf; j++)
+			if (c->catf_col[j] == col)
+			{
+				memcpy(by_col + at, c->hash + c->hash_first[j], sizeof(uint32_t) * (size_t) count[col]);
+				at += (int32_t) count[col];
+			}
+	if (rc == GS_OK)
+		rc = gs_catnames_new_hashed(names, a, n_input, is_cat, count, by_col, gs_cb_cat_hash, st);
+	gs_cb_free(a, by_col);
+	gs_cb_free(a, is_cat);
+	gs_cb_free(a, count);
+	return rc;
+}
+
+/*
  * For a file that names no categories: the hashes the model knows of each
  * feature become its codes, and names are found by CatBoost's hash of them.
  */
@@ -228,9 +267,6 @@ gs_cb_hashed_names(GsCbCtrs *c, const GsAllocator *a, int32_t n_input, GsCatName
 				   GsStatus *st)
 {
 	GsCbKnown	k;
-	bool	   *is_cat;
-	int64_t    *count;
-	uint32_t   *by_col;
 	GsCode		rc;
 
 	if ((rc = gs_cb_known_hashes(c, a, true, &k, st)))
@@ -238,35 +274,14 @@ gs_cb_hashed_names(GsCbCtrs *c, const GsAllocator *a, int32_t n_input, GsCatName
 	c->n_hash = k.first[c->n_catf];
 	c->hash = gs_cb_zalloc(a, sizeof(int32_t) * (size_t) c->n_hash, &c->bytes);
 	c->hash_first = gs_cb_zalloc(a, sizeof(int32_t) * ((size_t) c->n_catf + 1), &c->bytes);
-	by_col = gs_cb_zalloc(a, sizeof(uint32_t) * (size_t) c->n_hash, &c->bytes);
-	is_cat = gs_cb_zalloc(a, sizeof(bool) * (size_t) n_input, &c->bytes);
-	count = gs_cb_zalloc(a, sizeof(int64_t) * (size_t) n_input, &c->bytes);
-	c->bytes -= (sizeof(bool) + sizeof(int64_t)) * (size_t) n_input + sizeof(uint32_t) * (size_t) c->n_hash;
-	if (!c->hash || !c->hash_first || !by_col || !is_cat || !count)
+	if (!c->hash || !c->hash_first)
 		rc = gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
 	for (int32_t k2 = 0; rc == GS_OK && k2 < c->n_hash; k2++)
 		c->hash[k2] = (int32_t) k.hash[k2];
 	for (int32_t j = 0; rc == GS_OK && j <= c->n_catf; j++)
 		c->hash_first[j] = k.first[j];
-	for (int32_t j = 0; rc == GS_OK && j < c->n_catf; j++)
-	{
-		is_cat[c->catf_col[j]] = true;
-		count[c->catf_col[j]] = k.first[j + 1] - k.first[j];
-	}
-	/* the names take the hashes column by column */
-	for (int32_t col = 0, at = 0; rc == GS_OK && col < n_input; col++)
-		for (int32_t j = 0; j < c->n_catf; j++)
-			if (c->catf_col[j] == col)
-			{
-				memcpy(by_col + at, k.hash + k.first[j], sizeof(uint32_t) * (size_t) count[col]);
-				at += (int32_t) count[col];
-			}
 	if (rc == GS_OK)
-		rc = gs_catnames_new_hashed(names, a, n_input, is_cat, count, by_col, gs_cb_cat_hash, st);
-	gs_cb_free(a, by_col);
-	gs_cb_free(a, is_cat);
-	gs_cb_free(a, count);
+		rc = gs_cb_names_of_hashes(c, a, n_input, names, st);
 	gs_cb_known_free(a, &k);
 	return rc;
 }
-

@@ -1,8 +1,8 @@
 /*
  * forest_image.c
- *	  Writing a validated forest as a flat byte image, reading it back, and
- *	  the check of a forest's invariants the reader (and anyone else) runs.
- *	  See forest_image.h for the layout and why images exist.
+ *	  Writing a validated forest as a flat byte image and reading it back,
+ *	  checked by gs_forest_check (forest_check.c).  See forest_image.h for
+ *	  the layout and why images exist.
  */
 #include "forest_image.h"
 
@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "cat_names.h"
+#include "catboost_ctr.h"
 #include "forest_bins.h"
-#include "utf8_valid.h"
 
 #define IMAGE_MAGIC "GSFOREST"
 #define IMAGE_BOM	0x01020304u
@@ -29,6 +29,11 @@
 									 * leaf_lo (version 5) */
 #define IMAGE_TPARAM	0x10u		/* the transform's two parameters follow
 									 * the term count (version 6) */
+#define IMAGE_CB_CTRS	0x20u		/* CatBoost's categorical features: their
+									 * region's length after the parameters,
+									 * the region after cat_words (version 7,
+									 * catboost_ctr_image.c) */
+#define IMAGE_FLAGS		0x3Fu
 
 /* Header: magic, then these fields in this order, then the names. */
 #define HEADER_INTS 14			/* 32-bit fields after the magic */
@@ -110,7 +115,8 @@ names_bytes(const GsForest *f)
 static size_t
 cat_names_bytes(const GsForest *f)
 {
-	if (f->cat_names == NULL)
+	/* names found by hash are rebuilt from the CatBoost tables */
+	if (f->cat_names == NULL || f->cat_names->hashes != NULL)
 		return 0;
 	return 12 * (size_t) f->n_features + f->cat_names->text_bytes;
 }
@@ -135,7 +141,8 @@ gs_forest_image_size(const GsForest *f)
 		(sizeof(uint32_t) + 2 * sizeof(int32_t)) * (size_t) f->n_trees +
 		sizeof(GsNode) * (size_t) f->n_nodes +
 		(f->leaf_lo ? sizeof(float) * (size_t) f->n_nodes : 0) +
-		sizeof(uint32_t) * (size_t) f->n_cat_words + names_bytes(f) + cat_names_bytes(f);
+		sizeof(uint32_t) * (size_t) f->n_cat_words + names_bytes(f) + cat_names_bytes(f) +
+		(f->cb_ctrs ? 8 + gs_cb_ctrs_image_size(f->cb_ctrs) : 0);
 }
 
 /* Write the image of f; see forest_image.h. */
@@ -157,9 +164,10 @@ gs_forest_image_write(const GsForest *f, unsigned char *buf)
 	put_u32(&c, (uint32_t) f->n_cat_splits);
 	put_u32(&c, f->split_kinds);
 	put_u32(&c, f->feature_names != NULL);
-	put_u32(&c, (f->leaf_lo ? IMAGE_LEAF_LO : 0) | (f->cat_names ? IMAGE_CAT_NAMES : 0) |
+	put_u32(&c, (f->leaf_lo ? IMAGE_LEAF_LO : 0) | (cat_names_bytes(f) ? IMAGE_CAT_NAMES : 0) |
 			(f->has_missing_value ? IMAGE_MISSING : 0) | (f->linear ? IMAGE_LINEAR : 0) |
-			(f->transform == GS_TRANSFORM_ISOLATION ? IMAGE_TPARAM : 0));	/* flags */
+			(f->transform == GS_TRANSFORM_ISOLATION ? IMAGE_TPARAM : 0) |
+			(f->cb_ctrs ? IMAGE_CB_CTRS : 0));	/* flags */
 	put_u32(&c, (uint32_t) cat_names_bytes(f));	/* reserved before version 3 */
 	put_i64(&c, f->n_nodes);
 	put_i64(&c, f->n_cat_words);
@@ -174,6 +182,8 @@ gs_forest_image_write(const GsForest *f, unsigned char *buf)
 		put_i64(&c, f->linear->n_terms);
 	if (f->transform == GS_TRANSFORM_ISOLATION)
 		put(&c, f->transform_param, 2 * sizeof(float));
+	if (f->cb_ctrs)
+		put_i64(&c, (int64_t) gs_cb_ctrs_image_size(f->cb_ctrs));
 	put(&c, f->base_margin, sizeof(float) * (size_t) f->n_groups);
 	put(&c, f->tree_offset, sizeof(uint32_t) * (size_t) f->n_trees);
 	put(&c, f->tree_group, sizeof(int32_t) * (size_t) f->n_trees);
@@ -189,10 +199,15 @@ gs_forest_image_write(const GsForest *f, unsigned char *buf)
 		put(&c, f->linear->coef, sizeof(double) * (size_t) f->linear->n_terms);
 	}
 	put(&c, f->cat_words, sizeof(uint32_t) * (size_t) f->n_cat_words);
+	if (f->cb_ctrs)
+	{
+		gs_cb_ctrs_image_write(f->cb_ctrs, f->cat_names && f->cat_names->hashes, c.w);
+		c.w += gs_cb_ctrs_image_size(f->cb_ctrs);
+	}
 	if (f->feature_names)
 		for (int32_t i = 0; i < f->n_features; i++)
 			put(&c, f->feature_names[i], strlen(f->feature_names[i]) + 1);
-	if (f->cat_names)
+	if (cat_names_bytes(f))
 	{
 		const GsCatNames *cn = f->cat_names;
 
@@ -219,25 +234,6 @@ static void *
 image_alloc(GsForest *f, size_t n)
 {
 	return f->alloc.alloc(f->alloc.ctx, n > 0 ? n : 1);
-}
-
-/* GS_ERR_LIMIT when the forest's counts break a cap of lim, else GS_OK. */
-static GsCode
-check_caps(const GsForest *f, const GsLimits *lim, GsStatus *st)
-{
-	if (lim->max_trees > 0 && f->n_trees > lim->max_trees)
-		return gs_status_set(st, GS_ERR_LIMIT, "%d trees, more than the limit of %d",
-							 f->n_trees, lim->max_trees);
-	if (lim->max_nodes > 0 && f->n_nodes > lim->max_nodes)
-		return gs_status_set(st, GS_ERR_LIMIT, "%lld tree nodes, more than the limit of %lld",
-							 (long long) f->n_nodes, (long long) lim->max_nodes);
-	if (lim->max_features > 0 && f->n_features > lim->max_features)
-		return gs_status_set(st, GS_ERR_LIMIT, "%d features, more than the limit of %d",
-							 f->n_features, lim->max_features);
-	if (lim->max_depth > 0 && f->max_depth > lim->max_depth)
-		return gs_status_set(st, GS_ERR_LIMIT, "a tree of depth %d, deeper than the limit of %d",
-							 f->max_depth, lim->max_depth);
-	return GS_OK;
 }
 
 /* Split the names region into n_features strings; see gs_forest_image_read. */
@@ -360,7 +356,9 @@ read_image(Cursor *c, const GsLimits *lim, GsForest *f, GsStatus *st)
 				flags,
 				cat_bytes;
 	int64_t		n_names,
-				n_terms = 0;
+				n_terms = 0,
+				ctr_bytes = 0;
+	const unsigned char *ctr_at;
 	uint64_t	need;
 
 	if (c->left < HEADER_BYTES || memcmp(c->r, IMAGE_MAGIC, 8) != 0)
@@ -410,7 +408,9 @@ read_image(Cursor *c, const GsLimits *lim, GsForest *f, GsStatus *st)
 		(version < 3 && (cat_bytes != 0 || (flags & IMAGE_CAT_NAMES))) ||
 		(version < 4 && (flags & IMAGE_MISSING)) ||
 		(version < 5 && (flags & IMAGE_LINEAR)) ||
-		(version < 6 && (flags & IMAGE_TPARAM)))
+		(version < 6 && (flags & IMAGE_TPARAM)) ||
+		(version < 7 && (flags & IMAGE_CB_CTRS)) ||
+		((flags & IMAGE_CB_CTRS) && fmt != GS_FORMAT_CATBOOST_JSON))
 		return bad_image(st, "impossible counts in the header");
 	if ((fmt == GS_FORMAT_LIGHTGBM || fmt == GS_FORMAT_CATBOOST_JSON) != ((flags & IMAGE_LEAF_LO) != 0))
 		return bad_image(st, "the leaves' low parts do not match the model format");
@@ -423,13 +423,13 @@ read_image(Cursor *c, const GsLimits *lim, GsForest *f, GsStatus *st)
 		f->n_nodes < f->n_trees || f->n_nodes > (int64_t) UINT32_MAX ||
 		f->n_cat_words < 0 || f->n_cat_words > (int64_t) UINT32_MAX ||
 		n_names < 0 || has_names > 1 || (!has_names && n_names != 0) ||
-		(flags & ~(IMAGE_LEAF_LO | IMAGE_CAT_NAMES | IMAGE_MISSING | IMAGE_LINEAR | IMAGE_TPARAM)) != 0 ||
+		(flags & ~IMAGE_FLAGS) != 0 ||
 		((flags & IMAGE_LINEAR) && !(flags & IMAGE_LEAF_LO)) ||
 		((flags & IMAGE_CAT_NAMES) != 0) != (cat_bytes != 0))
 		return bad_image(st, "impossible counts in the header");
 
 	/* caps before allocating (gs_forest_check repeats them) */
-	if (check_caps(f, lim, st) != GS_OK)
+	if (gs_forest_check_caps(f, lim, st) != GS_OK)
 		return st->code;
 
 	/* all counts are below 2^32 and elements at most 16 bytes: no overflow */
@@ -447,6 +447,20 @@ read_image(Cursor *c, const GsLimits *lim, GsForest *f, GsStatus *st)
 		if (n_terms < 0 || n_terms >= (int64_t) UINT32_MAX)
 			return bad_image(st, "impossible counts in the header");
 		need += 12 * (uint64_t) n_terms;
+	}
+	if (flags & IMAGE_CB_CTRS)
+	{
+		/* the region's length follows the missing value, term count and parameters */
+		size_t		at = ((flags & IMAGE_MISSING) ? 4 : 0) + ((flags & IMAGE_LINEAR) ? 8 : 0) +
+			((flags & IMAGE_TPARAM) ? 8 : 0);
+
+		need += 8;
+		if (need > c->left)
+			return bad_image(st, "the image's length does not match its header");
+		memcpy(&ctr_bytes, c->r + at, 8);
+		if (ctr_bytes < 0 || (uint64_t) ctr_bytes > c->left - need)
+			return bad_image(st, "the image's length does not match its header");
+		need += (uint64_t) ctr_bytes;
 	}
 	if (need > c->left || (uint64_t) n_names != c->left - need)
 		return bad_image(st, "the image's length does not match its header");
@@ -477,6 +491,8 @@ read_image(Cursor *c, const GsLimits *lim, GsForest *f, GsStatus *st)
 		get_i64(c);				/* the term count, read above */
 	if (flags & IMAGE_TPARAM)
 		get(c, f->transform_param, 2 * sizeof(float));
+	if (flags & IMAGE_CB_CTRS)
+		get_i64(c);				/* the region's length, read above */
 	get(c, f->base_margin, sizeof(float) * (size_t) f->n_groups);
 	get(c, f->tree_offset, sizeof(uint32_t) * (size_t) f->n_trees);
 	get(c, f->tree_group, sizeof(int32_t) * (size_t) f->n_trees);
@@ -493,10 +509,15 @@ read_image(Cursor *c, const GsLimits *lim, GsForest *f, GsStatus *st)
 	}
 	if (f->n_cat_words > 0)
 		get(c, f->cat_words, sizeof(uint32_t) * (size_t) f->n_cat_words);
+	ctr_at = c->r;
+	c->r += ctr_bytes;
+	c->left -= (size_t) ctr_bytes;
 	if (has_names && read_names(f, c->r, (size_t) n_names, st) != GS_OK)
 		return st->code;
-	if (cat_bytes > 0)
-		return read_cat_names(f, c->r + n_names, cat_bytes, st);
+	if (cat_bytes > 0 && read_cat_names(f, c->r + n_names, cat_bytes, st) != GS_OK)
+		return st->code;
+	if (flags & IMAGE_CB_CTRS)
+		return gs_cb_ctrs_image_read(ctr_at, (size_t) ctr_bytes, f, st);
 	return GS_OK;
 }
 
@@ -532,231 +553,5 @@ gs_forest_image_read(const unsigned char *buf, size_t len, const GsLimits *lim,
 		return rc;
 	}
 	*out = f;
-	return GS_OK;
-}
-
-/* GS_ERR_INVALID_MODEL naming tree t and node i of a forest that fails a check. */
-static GsCode
-bad_node(GsStatus *st, int32_t t, int64_t i, const char *what)
-{
-	gs_status_set(st, GS_ERR_INVALID_MODEL, "invalid forest: node %lld of tree %d %s",
-				  (long long) i, t, what);
-	return st->code;
-}
-
-static GsCode
-bad_forest(GsStatus *st, const char *what)
-{
-	gs_status_set(st, GS_ERR_INVALID_MODEL, "invalid forest: %s", what);
-	return st->code;
-}
-
-/* Check one tree of f (nodes [off, end)); adds to *kinds and *n_cat. */
-static GsCode
-check_tree(const GsForest *f, int32_t t, int64_t off, int64_t end, int32_t *depth,
-		   uint32_t *kinds, int64_t *n_cat, GsStatus *st)
-{
-	const GsNode *tree = f->nodes + off;
-	const float *lo = f->leaf_lo ? f->leaf_lo + off : NULL;
-	int64_t		size = end - off,
-				next_child = 1;
-	int32_t		deepest = 0;
-
-	/*
-	 * Breadth-first layout, as every loader writes it: the split nodes, in
-	 * order, own the consecutive pairs 1-2, 3-4, ... after themselves, so
-	 * every node but the root is reached exactly once and depth only grows.
-	 */
-	depth[0] = 0;
-	for (int64_t i = 0; i < size; i++)
-	{
-		GsNode		n = tree[i];
-		uint32_t	feature = n.info & GS_NODE_FEATURE_MASK;
-
-		if (i > 0 && i >= next_child)
-			return bad_node(st, t, i, "is not reached from the root");
-		if (n.info & GS_NODE_LEAF)
-		{
-			if (feature != 0 || (n.info & GS_NODE_CATEGORICAL))
-				return bad_node(st, t, i, "is a leaf with split bits");
-			if (!isfinite(n.value))
-				return bad_node(st, t, i, "is a leaf with a value that is not finite");
-			/* the low part is what rounding the leaf to float left: <= ulp/2 */
-			if (lo && !(fabs((double) lo[i]) <= fabs((double) n.value) * 0x1p-24 + 0x1p-149))
-				return bad_node(st, t, i, "is a leaf whose low part is not a rounding remainder");
-			if (depth[i] > deepest)
-				deepest = depth[i];
-			continue;
-		}
-		if ((int64_t) n.left != next_child || n.left <= i || (int64_t) n.left + 1 >= size)
-			return bad_node(st, t, i, "has children out of breadth-first order");
-		if (lo && lo[i] != 0.0f)
-			return bad_node(st, t, i, "is a split with a leaf's low part");
-		next_child += 2;
-		/* a CatBoost model's derived features follow its columns (never in an image) */
-		if ((int64_t) feature >= (int64_t) f->n_features + f->n_derived)
-			return bad_node(st, t, i, "splits on a feature past the model's features");
-		if ((n.info & GS_NODE_CATEGORICAL) && (n.info & GS_NODE_EQUAL))
-			return bad_node(st, t, i, "is both a categorical and an equality split");
-		if (n.info & GS_NODE_CATEGORICAL)
-		{
-			uint32_t	at;
-			int64_t		words;
-
-			memcpy(&at, &n.value, sizeof(at));
-			if (f->cat_words == NULL || (int64_t) at >= f->n_cat_words)
-				return bad_node(st, t, i, "has a category set outside the forest's");
-			words = f->cat_words[at] & GS_CAT_WORDS_MASK;
-			if (words > (int64_t) GS_CAT_MAX_WORDS || (int64_t) at + 1 + words > f->n_cat_words)
-				return bad_node(st, t, i, "has a category set outside the forest's");
-			(*n_cat)++;
-		}
-		else if (isnan(n.value))
-			return bad_node(st, t, i, "has a NaN threshold");
-		*kinds |= n.info & (GS_NODE_CATEGORICAL | GS_NODE_ZERO_MISSING | GS_NODE_EQUAL);
-		depth[n.left] = depth[n.left + 1] = depth[i] + 1;
-	}
-	if (next_child != size)
-		return bad_forest(st, "a tree has nodes no split reaches");
-	if (deepest != f->tree_depth[t])
-		return bad_forest(st, "a tree's recorded depth is wrong");
-	return GS_OK;
-}
-
-/*
- * Check that tree t (nodes [off, end), already checked by check_tree) is
- * symmetric, as gs_forest_symmetric claims of its forest.
- */
-static GsCode
-check_symmetric(const GsForest *f, int32_t t, int64_t off, int64_t end, GsStatus *st)
-{
-	const GsNode *tree = f->nodes + off;
-	int32_t		d = f->tree_depth[t];
-
-	if (d > 30 || end - off != ((int64_t) 2 << d) - 1)
-		return bad_forest(st, "a symmetric tree is not complete");
-	for (int32_t k = 0; k < d; k++)
-	{
-		const GsNode *first = tree + ((int64_t) 1 << k) - 1;
-
-		for (int64_t j = ((int64_t) 1 << k) - 1; j < ((int64_t) 2 << k) - 1; j++)
-			if (tree[j].info != first->info || memcmp(&tree[j].value, &first->value, sizeof(float)) != 0)
-				return bad_node(st, t, j, "differs from its level's split in a symmetric tree");
-	}
-	return GS_OK;
-}
-
-/*
- * Check linear leaves: only with leaf_lo, terms in node order and only on
- * leaves, features in range, constants and coefficients finite.
- */
-static GsCode
-check_linear(const GsForest *f, GsStatus *st)
-{
-	const GsLinearLeaves *lin = f->linear;
-
-	if (f->leaf_lo == NULL || lin->n_terms < 0 || lin->n_terms >= (int64_t) UINT32_MAX ||
-		lin->start[0] != 0 || (int64_t) lin->start[f->n_nodes] != lin->n_terms)
-		return bad_forest(st, "impossible counts of the linear leaves");
-	for (int64_t i = 0; i < f->n_nodes; i++)
-	{
-		bool		leaf = (f->nodes[i].info & GS_NODE_LEAF) != 0;
-
-		if (lin->start[i + 1] < lin->start[i] || (!leaf && lin->start[i + 1] != lin->start[i]))
-			return bad_forest(st, "the linear leaves' terms are out of order or on a split");
-		if (!isfinite(lin->constant[i]) || (!leaf && lin->constant[i] != 0.0))
-			return bad_forest(st, "a linear leaf's constant is not finite, or a split has one");
-	}
-	for (int64_t k = 0; k < lin->n_terms; k++)
-		if (lin->feature[k] < 0 || lin->feature[k] >= f->n_features || !isfinite(lin->coef[k]))
-			return bad_forest(st, "a linear leaf's term has a feature past the model's or a coefficient that is not finite");
-	return GS_OK;
-}
-
-/* Check a forest's invariants; see forest_image.h. */
-GsCode
-gs_forest_check(const GsForest *f, const GsLimits *lim, const GsAllocator *alloc, GsStatus *st)
-{
-	int64_t		largest = 0,
-				n_cat = 0;
-	int32_t		deepest = 0;
-	uint32_t	kinds = 0;
-	int32_t    *depth;
-	GsCode		rc = GS_OK;
-
-	if (lim == NULL)
-		lim = &gs_default_limits;
-	if (f->n_trees < 1 || f->n_groups < 1 || f->n_features < 1 || f->n_nodes < f->n_trees ||
-		f->n_nodes > (int64_t) UINT32_MAX || f->n_cat_words < 0 ||
-		(f->cat_words == NULL) != (f->n_cat_words == 0))
-		return bad_forest(st, "impossible counts");
-	if (check_caps(f, lim, st) != GS_OK)
-		return st->code;
-	if ((int) f->transform < 0 || f->transform > GS_TRANSFORM_LAST)
-		return bad_forest(st, "unknown output transform");
-	if (f->n_outputs != (f->transform == GS_TRANSFORM_ARGMAX ? 1 : f->n_groups))
-		return bad_forest(st, "the number of outputs does not match the output groups");
-	if (f->transform == GS_TRANSFORM_ISOLATION &&
-		(!(f->transform_param[0] > 0.0f) || !isfinite(f->transform_param[0]) ||
-		 !isfinite(f->transform_param[1]) || f->n_groups != 1))
-		return bad_forest(st, "the isolation forest's parameters are not a positive denominator and a finite offset");
-	if (memchr(f->objective, '\0', sizeof(f->objective)) == NULL ||
-		memchr(f->booster, '\0', sizeof(f->booster)) == NULL ||
-		memchr(f->saved_by, '\0', sizeof(f->saved_by)) == NULL)
-		return bad_forest(st, "a name is not terminated");
-	for (int32_t g = 0; g < f->n_groups; g++)
-		if (!isfinite(f->base_margin[g]))
-			return bad_forest(st, "a base score is not finite");
-	if (f->feature_names)
-		for (int32_t i = 0; i < f->n_features; i++)
-		{
-			if (f->feature_names[i] == NULL)
-				return bad_forest(st, "a feature name is missing");
-			if (!gs_utf8_valid((const unsigned char *) f->feature_names[i],
-							   strlen(f->feature_names[i])))
-				return bad_forest(st, "a feature name is not valid UTF-8");
-		}
-
-	/* trees tile the nodes in order */
-	for (int32_t t = 0; t < f->n_trees; t++)
-	{
-		int64_t		off = f->tree_offset[t];
-		int64_t		end = t + 1 < f->n_trees ? (int64_t) f->tree_offset[t + 1] : f->n_nodes;
-
-		if ((t == 0 && off != 0) || end <= off || end > f->n_nodes)
-			return bad_forest(st, "the trees do not tile the nodes");
-		if (f->tree_group[t] < 0 || f->tree_group[t] >= f->n_groups)
-			return bad_forest(st, "a tree's output group is out of range");
-		if (f->tree_depth[t] < 0 || f->tree_depth[t] > f->max_depth)
-			return bad_forest(st, "a tree's depth is out of range");
-		if (end - off > largest)
-			largest = end - off;
-		if (f->tree_depth[t] > deepest)
-			deepest = f->tree_depth[t];
-	}
-	if (deepest != f->max_depth)
-		return bad_forest(st, "the forest's depth is not that of its deepest tree");
-
-	depth = alloc->alloc(alloc->ctx, sizeof(int32_t) * (size_t) largest);
-	if (depth == NULL)
-		return gs_status_set(st, GS_ERR_NOMEM, "out of memory checking a forest");
-	for (int32_t t = 0; t < f->n_trees && rc == GS_OK; t++)
-	{
-		int64_t		off = f->tree_offset[t];
-		int64_t		end = t + 1 < f->n_trees ? (int64_t) f->tree_offset[t + 1] : f->n_nodes;
-
-		if ((t & 1023) == 1023 && (rc = gs_check_interrupt(&lim->interrupt, st)))
-			break;
-		rc = check_tree(f, t, off, end, depth, &kinds, &n_cat, st);
-		if (rc == GS_OK && f->format == GS_FORMAT_CATBOOST_JSON && strcmp(f->booster, "symmetric") == 0)
-			rc = check_symmetric(f, t, off, end, st);
-	}
-	alloc->free(alloc->ctx, depth);
-	if (rc != GS_OK)
-		return rc;
-	if (kinds != f->split_kinds || n_cat != f->n_cat_splits)
-		return bad_forest(st, "the recorded kinds of splits do not match the nodes");
-	if (f->linear)
-		return check_linear(f, st);
 	return GS_OK;
 }

@@ -18,10 +18,12 @@
  * names, array lengths, flags), then the missing value (a float, when the
  * flags say so), the linear leaves' term count (an int64, when the flags
  * say so), the transform's two parameters (floats, when the flags say so:
- * IsolationForest), base_margin, tree_offset, tree_group, tree_depth, nodes,
+ * IsolationForest), the length of the CatBoost categorical features'
+ * region (an int64, when the flags say so), base_margin, tree_offset, tree_group, tree_depth, nodes,
  * leaf_lo (when the flags say so), the linear leaves' constant, start,
- * feature and coef (when the flags say so), cat_words, the
- * feature names (each NUL-terminated) and the category names (when the
+ * feature and coef (when the flags say so), cat_words, that region
+ * (catboost_ctr_image.c: its one-hot values, CTR tables and their values),
+ * the feature names (each NUL-terminated) and the category names (when the
  * flags say so: per feature its kind, count and value for an unknown
  * name, then the names, each NUL-terminated), with nothing after them.
  */
@@ -37,11 +39,12 @@
  * names (cat_names.h), their length in the word reserved before.  4: a
  * missing value (GsForest.missing_value).  5: linear leaves
  * (GsForest.linear, LightGBM's linear trees).  6: the transform's
- * parameters (GsForest.transform_param).  Images of 1 to 5 are still
- * read, except those of LightGBM models of 1 (float leaves): those models
- * are parsed again.
+ * parameters (GsForest.transform_param).  7: CatBoost's categorical
+ * features (GsForest.cb_ctrs).  Images of 1 to 6 are still read, except
+ * those of LightGBM models of 1 (float leaves): those models are parsed
+ * again.
  */
-#define GS_IMAGE_VERSION 6
+#define GS_IMAGE_VERSION 7
 
 /* Bytes of the image of f. */
 extern size_t gs_forest_image_size(const GsForest *f);
@@ -61,7 +64,13 @@ extern GsCode gs_forest_image_read(const unsigned char *buf, size_t len,
 								   GsForest **out, GsStatus *st);
 
 /*
- * Check the invariants every loader guarantees of a forest: shape and
+ * GS_ERR_LIMIT (st saying which) when f's trees, nodes, features or depth
+ * break a cap of lim, else GS_OK (forest_check.c).
+ */
+extern GsCode gs_forest_check_caps(const GsForest *f, const GsLimits *lim, GsStatus *st);
+
+/*
+ * Check the invariants every loader guarantees of a forest (forest_check.c): shape and
  * caps, each tree a real tree laid out breadth-first (children after their
  * parent, each node reached once, tree_depth right), features in range,
  * leaves finite and thresholds not NaN, leaves' low parts (leaf_lo) at

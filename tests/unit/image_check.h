@@ -11,6 +11,8 @@
 
 #include <math.h>
 
+#include "cat_names.h"
+#include "catboost_ctr.h"
 #include "cpu_engine.h"
 #include "utf8_valid.h"
 
@@ -82,6 +84,74 @@ forest_same(const GsForest *a, const GsForest *b, char *why, size_t whylen)
 			if (b->feature_names[i] == NULL || strcmp(a->feature_names[i], b->feature_names[i]) != 0)
 				DIFF("feature name %d \"%s\", read back \"%s\"", i, a->feature_names[i],
 					 b->feature_names[i] ? b->feature_names[i] : "(null)");
+	SAME_SCALAR(n_derived);
+	if ((a->cat_names == NULL) != (b->cat_names == NULL))
+		DIFF("category names %s, read back %s", a->cat_names ? "present" : "absent",
+			 b->cat_names ? "present" : "absent");
+	if (a->cat_names)
+	{
+		const GsCatNames *x = a->cat_names,
+				   *y = b->cat_names;
+
+		if (x->n_names != y->n_names || x->text_bytes != y->text_bytes ||
+			memcmp(x->kind, y->kind, (size_t) a->n_features) != 0 ||
+			memcmp(x->first, y->first, sizeof(int32_t) * ((size_t) a->n_features + 1)) != 0 ||
+			memcmp(x->unknown, y->unknown, sizeof(float) * (size_t) a->n_features) != 0 ||
+			(x->text_bytes > 0 && memcmp(x->text, y->text, x->text_bytes) != 0))
+			DIFF("category names differ");
+		if ((x->hashes == NULL) != (y->hashes == NULL) || x->hash_name != y->hash_name ||
+			(x->hashes && (memcmp(x->hash_first, y->hash_first, sizeof(int32_t) * ((size_t) a->n_features + 1)) != 0 ||
+						   memcmp(x->hashes, y->hashes, sizeof(uint32_t) * (size_t) x->hash_first[a->n_features]) != 0)))
+			DIFF("category names found by hash differ");
+	}
+	if ((a->cb_ctrs == NULL) != (b->cb_ctrs == NULL))
+		DIFF("CatBoost tables %s, read back %s", a->cb_ctrs ? "present" : "absent",
+			 b->cb_ctrs ? "present" : "absent");
+	if (a->cb_ctrs)
+	{
+		const GsCbCtrs *x = a->cb_ctrs,
+				   *y = b->cb_ctrs;
+
+#define SAME_CTR(field, n) \
+		if ((n) > 0 && memcmp(x->field, y->field, sizeof(*x->field) * (size_t) (n)) != 0) \
+			DIFF("CatBoost %s differs", #field)
+		if (x->n_input != y->n_input || x->n_catf != y->n_catf || x->n_onehot != y->n_onehot ||
+			x->n_ctr != y->n_ctr || x->n_table != y->n_table || x->n_hash != y->n_hash ||
+			x->n_cat_of != y->n_cat_of || x->n_bin != y->n_bin || x->n_slots != y->n_slots ||
+			x->n_values != y->n_values || x->split_base != y->split_base || y->counts != NULL)
+			DIFF("CatBoost table counts differ");
+		SAME_CTR(catf_col, x->n_catf);
+		SAME_CTR(hash, x->n_hash);
+		SAME_CTR(hash_first, x->n_catf + 1);
+		SAME_CTR(onehot_cat, x->n_onehot);
+		SAME_CTR(onehot_hash, x->n_onehot);
+		SAME_CTR(ctr, x->n_ctr);
+		SAME_CTR(ctr_border_start, x->n_ctr + 1);
+		SAME_CTR(ctr_border, x->ctr_border_start[x->n_ctr]);
+		SAME_CTR(table_ctr_start, x->n_table + 1);
+		SAME_CTR(table_ctr, x->n_ctr);
+		SAME_CTR(cat_of, x->n_cat_of);
+		SAME_CTR(slots, x->n_slots);
+		SAME_CTR(values, x->n_values);
+		for (int32_t t = 0; t < x->n_table; t++)
+		{
+			const GsCbTable *p = &x->table[t],
+					   *q = &y->table[t];
+
+			if (p->n_cat != q->n_cat || p->cat_off != q->cat_off || p->n_bin != q->n_bin ||
+				p->bin_off != q->bin_off || p->type != q->type || p->stride != q->stride ||
+				p->denominator != q->denominator || p->mask != q->mask ||
+				p->slot_off != q->slot_off || p->n_buckets != q->n_buckets ||
+				p->value_off != q->value_off)
+				DIFF("CatBoost table %d differs", t);
+		}
+		for (int32_t k = 0; k < x->n_bin; k++)
+			if (x->bin[k].column != y->bin[k].column || x->bin[k].onehot != y->bin[k].onehot ||
+				x->bin[k].nan_right != y->bin[k].nan_right || x->bin[k].hash != y->bin[k].hash ||
+				memcmp(&x->bin[k].border, &y->bin[k].border, sizeof(float)) != 0)
+				DIFF("CatBoost element %d differs", k);
+#undef SAME_CTR
+	}
 	return 1;
 #undef DIFF
 #undef SAME_SCALAR
@@ -223,6 +293,60 @@ indep_check(const GsForest *f, char *why, size_t whylen)
 				FAIL("term %lld: feature %d of %d, coefficient %g", (long long) k,
 					 lin->feature[k], f->n_features, lin->coef[k]);
 	}
+	if (f->cb_ctrs)
+	{
+		/* what expanding a row reads: every index inside its array, a free slot per table */
+		const GsCbCtrs *c = f->cb_ctrs;
+
+		if (c->n_input != f->n_features || c->n_onehot + c->n_ctr != f->n_derived ||
+			c->hash_first[0] != 0 || c->hash_first[c->n_catf] != c->n_hash ||
+			c->table_ctr_start[0] != 0 || c->table_ctr_start[c->n_table] != c->n_ctr)
+			FAIL("CatBoost tables: counts");
+		for (int32_t j = 0; j < c->n_catf; j++)
+			if (c->catf_col[j] < 0 || c->catf_col[j] >= c->n_input ||
+				c->hash_first[j + 1] < c->hash_first[j] ||
+				f->cat_names == NULL || gs_catnames_count(f->cat_names, c->catf_col[j]) !=
+				c->hash_first[j + 1] - c->hash_first[j])
+				FAIL("CatBoost categorical feature %d", j);
+		for (int32_t k = 0; k < c->n_onehot; k++)
+			if (c->onehot_cat[k] < 0 || c->onehot_cat[k] >= c->n_catf)
+				FAIL("CatBoost one-hot value %d", k);
+		for (int32_t k = 0; k < c->n_cat_of; k++)
+			if (c->cat_of[k] < 0 || c->cat_of[k] >= c->n_catf)
+				FAIL("CatBoost projection element %d", k);
+		for (int32_t k = 0; k < c->n_bin; k++)
+			if (c->bin[k].column < 0 || c->bin[k].column >= (c->bin[k].onehot ? c->n_catf : c->n_input))
+				FAIL("CatBoost binarized element %d", k);
+		for (int32_t t = 0; t < c->n_table; t++)
+		{
+			const GsCbTable *tb = &c->table[t];
+			int32_t		k0 = c->table_ctr_start[t],
+						k1 = c->table_ctr_start[t + 1];
+			int64_t		empty = 0;
+
+			if (k1 < k0 || tb->cat_off < 0 || tb->n_cat < 0 || tb->cat_off + (int64_t) tb->n_cat > c->n_cat_of ||
+				tb->bin_off < 0 || tb->n_bin < 0 || tb->bin_off + (int64_t) tb->n_bin > c->n_bin ||
+				tb->n_buckets < 0 || tb->value_off < 0 ||
+				tb->value_off + (tb->n_buckets + 1) * (k1 - k0) > c->n_values ||
+				(tb->mask & (tb->mask + 1)) != 0 || tb->slot_off < 0 ||
+				tb->mask >= (uint64_t) c->n_slots || tb->slot_off + (int64_t) tb->mask >= c->n_slots)
+				FAIL("CatBoost table %d: ranges", t);
+			for (int32_t i = k0; i < k1; i++)
+				if (c->table_ctr[i] < 0 || c->table_ctr[i] >= c->n_ctr)
+					FAIL("CatBoost table %d: CTR %d", t, c->table_ctr[i]);
+			for (uint64_t sl = 0; sl <= tb->mask; sl++)
+			{
+				const GsCbSlot *e = &c->slots[tb->slot_off + (int64_t) sl];
+
+				if (e->key == GS_CB_EMPTY)
+					empty++;
+				else if (e->bucket < 0 || e->bucket >= tb->n_buckets)
+					FAIL("CatBoost table %d: bucket %lld", t, (long long) e->bucket);
+			}
+			if (empty == 0)
+				FAIL("CatBoost table %d: no free slot", t);
+		}
+	}
 	ok = 1;
 done:
 	free(refs);
@@ -231,14 +355,57 @@ done:
 #undef FAIL
 }
 
-/* A random batch for f (column-major, LD x n_features); malloc'd. */
+/*
+ * For a forest with CatBoost tables: its categorical columns of x (n rows,
+ * leading dimension ld) as codes, mostly of categories it has (so that its
+ * tables are looked up), some past them, some NaN.
+ */
+static inline void
+codes_for(const GsForest *f, float *x, size_t n, size_t ld)
+{
+	const GsCbCtrs *c = f->cb_ctrs;
+
+	for (int32_t j = 0; c && j < c->n_catf; j++)
+		for (size_t r = 0; r < n; r++)
+		{
+			double		u = gs_rnd();
+			int32_t		m = c->hash_first[j + 1] - c->hash_first[j];
+
+			x[(size_t) c->catf_col[j] * ld + r] = u < 0.05 ? NAN : u < 0.1 ? (float) m :
+				(float) (int32_t) (gs_rnd() * m);
+		}
+}
+
+/*
+ * A random batch for f (column-major, LD x its features and derived ones;
+ * codes in a CatBoost model's categorical columns); malloc'd.
+ */
 static inline float *
 batch_for(const GsForest *f)
 {
-	float	   *x = malloc(sizeof(float) * (size_t) f->n_features * LD);
+	float	   *x = malloc(sizeof(float) * ((size_t) f->n_features + (size_t) f->n_derived) * LD);
 
 	gs_fill_batch(f, x, N_ROWS, LD);
+	codes_for(f, x, N_ROWS, LD);
 	return x;
+}
+
+/*
+ * The batch the trees of f read for x (n rows, leading dimension ld): x
+ * itself, or for a forest with CatBoost tables its rows expanded into *xe
+ * (malloc'd; *ld_out n).
+ */
+static inline const float *
+rows_for(const GsForest *f, const float *x, size_t n, size_t ld, float **xe, size_t *ld_out)
+{
+	*xe = NULL;
+	*ld_out = ld;
+	if (f->cb_ctrs == NULL)
+		return x;
+	*xe = malloc(sizeof(float) * ((size_t) f->n_features + (size_t) f->n_derived) * n);
+	gs_cb_ctrs_expand(f->cb_ctrs, x, ld, n, *xe);
+	*ld_out = n;
+	return *xe;
 }
 
 /*
@@ -252,7 +419,10 @@ score_a_few(const GsForest *f)
 	enum
 	{
 	N = 5};
-	size_t		nf = (size_t) f->n_features;
+	size_t		nf = (size_t) f->n_features + (size_t) f->n_derived,
+				ldx;
+	float	   *xe;
+	const float *xr;
 	float	   *x = malloc(sizeof(float) * nf * N),
 			   *row = malloc(sizeof(float) * nf),
 			   *margin = malloc(sizeof(float) * (size_t) f->n_groups * N),
@@ -261,16 +431,19 @@ score_a_few(const GsForest *f)
 	int			same = 1;
 
 	gs_fill_batch(f, x, N, N);
-	gs_cpu_predict(f, x, N, N, margin, out);
+	codes_for(f, x, N, N);
+	xr = rows_for(f, x, N, N, &xe, &ldx);
+	gs_cpu_predict(f, xr, ldx, N, margin, out);
 	for (size_t r = 0; r < N; r++)
 	{
 		for (size_t k = 0; k < nf; k++)
-			row[k] = x[k * N + r];
+			row[k] = xr[k * ldx + r];
 		gs_cpu_predict_row(f, row, margin, out1);
 		same &= memcmp(out1, out + r * (size_t) f->n_outputs,
 					   sizeof(float) * (size_t) f->n_outputs) == 0;
 	}
 	free(x);
+	free(xe);
 	free(row);
 	free(margin);
 	free(out);
@@ -288,10 +461,14 @@ scores_of(const GsForest *f, const float *x)
 	size_t		ng = (size_t) N_ROWS * (size_t) f->n_groups;
 	float	   *s = malloc(sizeof(float) * (ng + (size_t) N_ROWS * (size_t) f->n_outputs));
 	float	   *scratch = malloc(sizeof(float) * ng);
+	float	   *xe;
+	size_t		ld;
+	const float *xr = rows_for(f, x, N_ROWS, LD, &xe, &ld);
 
-	gs_cpu_margins(f, x, LD, N_ROWS, s);
-	gs_cpu_predict(f, x, LD, N_ROWS, scratch, s + ng);
+	gs_cpu_margins(f, xr, ld, N_ROWS, s);
+	gs_cpu_predict(f, xr, ld, N_ROWS, scratch, s + ng);
 	free(scratch);
+	free(xe);
 	return s;
 }
 

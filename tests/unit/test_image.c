@@ -100,26 +100,6 @@ roundtrip(const char *path, const char *name)
 	CHECK(rc == GS_OK, "gs_forest_check refuses the loaded forest: %s", st.msg);
 	CHECK(indep_check(f, diff, sizeof(diff)), "the independent check refuses the loaded forest: %s", diff);
 
-	if (ok && f->cb_ctrs)
-	{
-		/*
-		 * CatBoost's CTRs are in no image: the catalog stores none for such
-		 * a model (each session parses it), and its image, which reads
-		 * derived features the image has not, is refused when read back
-		 */
-		img = image_of(f, &len, 0x00, NULL);
-		rc = gs_forest_image_read(img, len, &gs_default_limits, &ar, &g, &st);
-		CHECK(rc == GS_ERR_INVALID_MODEL && g == NULL, "the image of a forest with CTRs is read back");
-		CHECK(tr.live == 0, "%ld allocations of the reader left after a refusal", tr.live);
-		snprintf(what, sizeof(what), "%d trees with CTRs: %s", f->n_trees,
-				 ok ? "its image is refused when read back (the model is parsed instead)" : why);
-		gs_tap(ok, name, what);
-		free(img);
-		gs_model_free(m1);
-		gs_model_free(m2);
-		return 1;
-	}
-
 	/* the image is deterministic and fills its buffer */
 	img = image_of(f, &len, 0x00, &guard1);
 	img_ff = image_of(f, &len_ff, 0xFF, &guard2);
@@ -702,11 +682,15 @@ main(void)
 	test_damaged("lgb_tiny.txt");
 	test_damaged("lgb_zero_missing.txt");
 	test_damaged("lgb_linear_rf.txt");
+	test_damaged("cb_cat_int.json");
+	test_damaged("cb_cat_int_nopool.json");
 	test_caps("fraud_binary.json");
 	test_caps("x3_cat_binary.json");
 	test_caps("lgb_binary.txt");
 	test_nomem("lgb_tiny.txt");
 	test_nomem("x3_cat_poisson.json");
+	test_nomem("cb_cat_int.json");
+	test_nomem("cb_cat_int_nopool.json");
 	test_huge_feature_count();
 	printf("1..%d\n", n_pass + n_fail);
 	printf("image: %d passed, %d failed\n", n_pass, n_fail);

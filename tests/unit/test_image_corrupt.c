@@ -1,11 +1,11 @@
 /*
  * test_image_corrupt.c
- *	  Unit tests of gs_forest_check (src/core/forest_image.c) on forests
+ *	  Unit tests of gs_forest_check (src/core/forest_check.c) on forests
  *	  broken in memory: targeted corruptions of a loaded forest (children,
  *	  features, leaves, groups, depths, category sets, split kinds, names,
- *	  linear leaves, symmetric levels) must make gs_forest_check and the
- *	  reading of the forest's image fail with GS_ERR_INVALID_MODEL, each on
- *	  a fresh load.  Prints TAP lines and a final "N passed, N failed".
+ *	  linear leaves, symmetric levels, CatBoost tables) must make
+ *	  gs_forest_check and the reading of the forest's image fail with
+ *	  GS_ERR_INVALID_MODEL, each on a fresh load.  Prints TAP lines and a final "N passed, N failed".
  *
  * Run from tests/unit (make unittest / make unittest-asan).  Images of
  * valid and damaged files are test_image.c's.
@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "catboost_ctr.h"
 #include "forest_image.h"
 #include "model.h"
 #include "../common/test_util.h"
@@ -66,7 +67,22 @@ typedef enum Corruption
 	C_LIN_TERMS_ON_SPLIT,
 	C_LIN_START_END,
 	C_SYM_LEVEL,
-	C_SYM_CLAIMED
+	C_SYM_CLAIMED,
+	C_CB_CATF_COL,
+	C_CB_CATF_TWICE,
+	C_CB_HASH_FIRST,
+	C_CB_ONEHOT_CAT,
+	C_CB_CTR_TABLE,
+	C_CB_TABLE_CTR,
+	C_CB_CAT_OF,
+	C_CB_BIN_COLUMN,
+	C_CB_SLOT_BUCKET,
+	C_CB_NO_FREE_SLOT,
+	C_CB_SLOT_OFF,
+	C_CB_VALUE_OFF,
+	C_CB_VALUE_NAN,
+	C_CB_CODES_NAMES,
+	C_CB_HASH_ORDER
 } Corruption;
 
 /* Index (in nodes) of the first split node with a split child; -1 if none. */
@@ -104,6 +120,111 @@ find_node(const GsForest *f, uint32_t mask, uint32_t want)
 }
 
 /* Apply corruption c to f; 0 when f has no place for it. */
+/*
+ * Break a CatBoost model's tables (an index, a slot, a value), its counts
+ * and the arrays' lengths left as they are; 0 when f has no place for c.
+ */
+static int
+corrupt_ctrs(GsForest *f, Corruption c)
+{
+	GsCbCtrs   *t = f->cb_ctrs;
+	GsCbTable  *tb;
+
+	if (t == NULL || t->n_table < 1)
+		return 0;
+	tb = &t->table[0];
+	switch (c)
+	{
+		case C_CB_CATF_COL:
+			t->catf_col[0] = t->n_input;
+			return 1;
+		case C_CB_CATF_TWICE:
+			if (t->n_catf < 2)
+				return 0;
+			t->catf_col[1] = t->catf_col[0];
+			return 1;
+		case C_CB_HASH_FIRST:
+			t->hash_first[1] = t->n_hash + 1;
+			return 1;
+		case C_CB_ONEHOT_CAT:
+			if (t->n_onehot < 1)
+				return 0;
+			t->onehot_cat[0] = t->n_catf;
+			return 1;
+		case C_CB_CTR_TABLE:
+			t->ctr[0].table = t->n_table;
+			return 1;
+		case C_CB_TABLE_CTR:
+			t->table_ctr[0] = t->n_ctr;
+			return 1;
+		case C_CB_CAT_OF:
+			t->cat_of[0] = t->n_catf;
+			return 1;
+		case C_CB_BIN_COLUMN:
+			for (int32_t k = 0; k < t->n_bin; k++)
+				if (!t->bin[k].onehot)
+				{
+					t->bin[k].column = t->n_input;
+					return 1;
+				}
+			return 0;
+		case C_CB_SLOT_BUCKET:
+			for (uint64_t s = 0; s <= tb->mask; s++)
+				if (t->slots[s].key != GS_CB_EMPTY)
+				{
+					t->slots[s].bucket = tb->n_buckets;
+					return 1;
+				}
+			return 0;
+		case C_CB_NO_FREE_SLOT:
+			/* every free slot of table 0 taken (a lookup of an absent key would never end) */
+			if (tb->n_buckets < 1)
+				return 0;
+			for (uint64_t s = 0; s <= tb->mask; s++)
+				if (t->slots[s].key == GS_CB_EMPTY)
+				{
+					t->slots[s].key = UINT64_C(0x1234567800000000) + s;
+					t->slots[s].bucket = 0;
+				}
+			return 1;
+		case C_CB_SLOT_OFF:
+			if (t->n_table < 2)
+				return 0;
+			t->table[1].slot_off = 0;
+			return 1;
+		case C_CB_VALUE_OFF:
+			tb->value_off = t->n_values;
+			return 1;
+		case C_CB_VALUE_NAN:
+			t->values[t->n_values - 1] = NAN;
+			return 1;
+		case C_CB_CODES_NAMES:
+			/* a feature with one code fewer than it has names */
+			if (f->cat_names == NULL || f->cat_names->hashes != NULL || t->hash_first[1] < 1)
+				return 0;
+			for (int32_t j = 1; j <= t->n_catf; j++)
+				t->hash_first[j]--;
+			t->n_hash--;
+			return 1;
+		case C_CB_HASH_ORDER:
+			/* names found by hash: two codes of feature 0 swapped, in the tables and the names */
+			if (f->cat_names == NULL || f->cat_names->hashes == NULL || t->hash_first[1] < 2)
+				return 0;
+			{
+				int32_t		h = t->hash[0];
+				uint32_t   *nh = f->cat_names->hashes + f->cat_names->hash_first[t->catf_col[0]];
+
+				t->hash[0] = t->hash[1];
+				t->hash[1] = h;
+				nh[0] = (uint32_t) t->hash[0];
+				nh[1] = (uint32_t) t->hash[1];
+			}
+			return 1;
+		default:
+			return 0;
+	}
+}
+
 static int
 corrupt(GsForest *f, Corruption c)
 {
@@ -333,6 +454,22 @@ corrupt(GsForest *f, Corruption c)
 				return 0;
 			snprintf(f->booster, sizeof(f->booster), "symmetric");
 			return 1;
+		case C_CB_CATF_COL:
+		case C_CB_CATF_TWICE:
+		case C_CB_HASH_FIRST:
+		case C_CB_ONEHOT_CAT:
+		case C_CB_CTR_TABLE:
+		case C_CB_TABLE_CTR:
+		case C_CB_CAT_OF:
+		case C_CB_BIN_COLUMN:
+		case C_CB_SLOT_BUCKET:
+		case C_CB_NO_FREE_SLOT:
+		case C_CB_SLOT_OFF:
+		case C_CB_VALUE_OFF:
+		case C_CB_VALUE_NAN:
+		case C_CB_CODES_NAMES:
+		case C_CB_HASH_ORDER:
+			return corrupt_ctrs(f, c);
 		case C_NAME_NOT_UTF8:
 			if (f->feature_names == NULL)
 				return 0;
@@ -451,6 +588,21 @@ test_corruptions(void)
 		{"lgb_linear_regression.txt", C_LIN_START_END, "linear leaves' last start not the term count"},
 		{"cb_nanmax.json", C_SYM_LEVEL, "a symmetric tree's level with two thresholds"},
 		{"cb_depthwise.json", C_SYM_CLAIMED, "non-symmetric CatBoost trees claimed symmetric"},
+		{"cb_cat_combo.json", C_CB_CATF_COL, "CatBoost categorical feature past the columns"},
+		{"cb_cat_combo.json", C_CB_CATF_TWICE, "CatBoost column read by two categorical features"},
+		{"cb_cat_combo.json", C_CB_HASH_FIRST, "CatBoost codes past the hashes"},
+		{"cb_cat_combo.json", C_CB_ONEHOT_CAT, "CatBoost one-hot value of a feature past the model's"},
+		{"cb_cat_combo.json", C_CB_CTR_TABLE, "CatBoost CTR of a table past the model's"},
+		{"cb_cat_combo.json", C_CB_TABLE_CTR, "CatBoost table listing a CTR past the model's"},
+		{"cb_cat_combo.json", C_CB_CAT_OF, "CatBoost projection of a feature past the model's"},
+		{"cb_cat_combo.json", C_CB_BIN_COLUMN, "CatBoost binarized element past the columns"},
+		{"cb_cat_combo.json", C_CB_SLOT_BUCKET, "CatBoost key of a bucket past its table's"},
+		{"cb_cat_combo.json", C_CB_NO_FREE_SLOT, "CatBoost table without a free slot"},
+		{"cb_cat_combo.json", C_CB_SLOT_OFF, "CatBoost tables sharing slots"},
+		{"cb_cat_combo.json", C_CB_VALUE_OFF, "CatBoost table's values past the values"},
+		{"cb_cat_combo.json", C_CB_VALUE_NAN, "CatBoost NaN CTR value"},
+		{"cb_cat_combo.json", C_CB_CODES_NAMES, "CatBoost feature with more names than codes"},
+		{"cb_cat_combo_nopool.json", C_CB_HASH_ORDER, "CatBoost names found by hash out of order"},
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
