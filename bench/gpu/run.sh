@@ -41,15 +41,15 @@ NVFLAGS=(-O3 -std=c++17 -gencode "arch=compute_90,code=sm_90" -Xcompiler "-Wall,
 # less provider.cu and mlp_gemm.cu).
 KERNEL_SRC=(cuda/forest_kernel.cu cuda/forest_binned.cu)
 # The core's tree sources as the Makefile lists them (CORE_SRC), so a loader
-# added there is linked here too; the fixed list below is the fallback for a
-# copy of the tree without the Makefile (the device machine has no PGXS).
+# added there is linked here too; without PGXS (the device machine) the
+# Makefile's CORE_SRC line is read as text.
 CORE_SRC=$(make -s --no-print-directory -f - print-var 2>/dev/null <<'MK' || true
 include Makefile
 print-var:
 	@echo $(CORE_SRC)
 MK
 )
-[ -n "$CORE_SRC" ] || CORE_SRC="src/core/forest.c src/core/gs_status.c src/core/utf8_valid.c src/core/ubj_decode.c src/core/ubj_reader.c src/core/xgb_decode.c src/core/xgb_binary.c src/core/forest_image.c src/core/xgb_load.c src/core/xgb_learner.c src/core/xgb_json.c src/core/xgb_trees.c src/core/lgbm_load.c src/core/lgbm_text.c src/core/lgbm_linear.c src/core/catboost_load.c src/core/catboost_ctr.c src/core/catboost_ctr_read.c src/core/catboost_loss.c src/core/catboost_hash.c src/core/catboost_names.c src/core/forest_bins.c src/core/cpu_engine.c src/core/cat_names.c src/core/xgb_cats.c src/core/lgbm_cats.c src/core/forest_shap.c"
+[ -n "$CORE_SRC" ] || CORE_SRC=$(sed -n 's/^CORE_SRC = //p' Makefile)
 
 mode=run
 models=yes
