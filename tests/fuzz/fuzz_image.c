@@ -15,6 +15,7 @@
  */
 #include "fuzz_common.h"
 
+#include "catboost_ctr.h"
 #include "forest_image.h"
 
 int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -45,6 +46,12 @@ check_same_forest(const GsForest *a, const GsForest *b)
 		(a->n_cat_words > 0 &&
 		 memcmp(a->cat_words, b->cat_words, sizeof(uint32_t) * (size_t) a->n_cat_words) != 0))
 		fuzz_fail("an array changed on a second round trip");
+	if (a->n_derived != b->n_derived || (a->cb_ctrs == NULL) != (b->cb_ctrs == NULL) ||
+		(a->cb_ctrs &&
+		 (a->cb_ctrs->n_slots != b->cb_ctrs->n_slots || a->cb_ctrs->n_values != b->cb_ctrs->n_values ||
+		  memcmp(a->cb_ctrs->slots, b->cb_ctrs->slots, sizeof(GsCbSlot) * (size_t) a->cb_ctrs->n_slots) != 0 ||
+		  memcmp(a->cb_ctrs->values, b->cb_ctrs->values, sizeof(float) * (size_t) a->cb_ctrs->n_values) != 0)))
+		fuzz_fail("CatBoost tables changed on a second round trip");
 	if ((a->feature_names == NULL) != (b->feature_names == NULL))
 		fuzz_fail("feature names appeared or vanished on a second round trip");
 	if (a->feature_names)

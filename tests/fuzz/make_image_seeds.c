@@ -4,7 +4,8 @@
  *	  the forest images (forest_image.h) of a few small fixture models, one
  *	  of each kind of split and layout (numerical, categorical,
  *	  zero-as-missing, equality, several output groups, feature names,
- *	  category names, a missing value, linear leaves, a CatBoost model), and
+ *	  category names, a missing value, linear leaves, a CatBoost model, its
+ *	  categorical features' tables, with names or found by hash), and
  *	  of a hand-made model with more output groups than trees.
  *
  * Not part of any build; run from the repository root to regenerate the
@@ -46,6 +47,9 @@ static const char *const fixtures[] = {
 	"models/x17_sk_missing.model",	/* a missing value (version 4), binary format */
 	"models/lgb_linear_rf.txt",	/* linear leaves (version 5) */
 	"models/cb_ova.json",		/* CatBoost: double leaves, 3 groups */
+	"models/cb_cat_combo.json",	/* CatBoost tables: one-hot values, CTRs of
+								 * combinations (version 7) */
+	"models/cb_cat_int_nopool.json",	/* CatBoost names found by hash */
 };
 
 /* XGBoost JSON: 3 classes, one tree (the other classes score their base). */
