@@ -98,5 +98,29 @@ RESET pg_gpuscore.max_trees;
 SELECT * FROM img_compare() WHERE name = 'img_cat';
 
 SELECT gpu_drop_model(name) FROM gpu_models WHERE name LIKE 'img%' ORDER BY name;
+
+-- CatBoost models with categorical features keep their tables in the image
+-- too (one-hot values, CTRs and the values of their statistics), as does a
+-- file saved without its pool, whose names are found by their hash.  A new
+-- session, the model bytes made unreadable, reads the names from the image
+-- and scores within 1e-6 of CatBoost's predict_proba, unseen names included.
+SELECT gpu_load_model('cbimg_named', pg_read_binary_file(:'models' || 'cb_cat_combo.json')) > 0 AS loaded;
+SELECT gpu_load_model('cbimg_hashed', pg_read_binary_file(:'models' || 'cb_cat_combo_nopool.json')) > 0 AS loaded;
+SELECT name, compiled IS NOT NULL AS has_image
+  FROM gpu_model_store WHERE name LIKE 'cbimg%' ORDER BY name;
+CREATE TABLE cbimg_rows (id bigint, amount real, mcc text, country text, hour real, device text,
+                         want float8);
+\set tsv :abs_srcdir '/tests/fixtures/catnames/cb_cat_combo.tsv'
+COPY cbimg_rows FROM :'tsv' WITH (FORMAT text, HEADER true);
+UPDATE gpu_model_store SET model = '\x00' WHERE name LIKE 'cbimg%';
+\c
+SELECT m AS name, count(*) AS n,
+       count(*) FILTER (WHERE 'zz-never-seen' IN (r.mcc, r.country, r.device)) AS unseen,
+       max(abs(q.score - r.want)) < 1e-6 AS within_1e6
+  FROM unnest(ARRAY['cbimg_hashed', 'cbimg_named']) m,
+       LATERAL gpu_score_query(m, 'SELECT id, amount, mcc, country, hour, device FROM cbimg_rows') q
+  JOIN cbimg_rows r USING (id)
+ GROUP BY m ORDER BY m;
+SELECT gpu_drop_model(name) FROM gpu_models WHERE name LIKE 'cbimg%' ORDER BY name;
 DROP TABLE img_rows, img_ref, img_saved;
 DROP FUNCTION img_compare(), img_scores();

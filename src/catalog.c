@@ -238,8 +238,8 @@ forest_image_datum(const GsForest *forest, char *null)
 	bytea	   *image;
 
 	*null = 'n';
-	/* networks, and CatBoost models with categorical features (parsed each time) */
-	if (forest == NULL || forest->cb_ctrs != NULL)
+	/* networks have none */
+	if (forest == NULL)
 		return (Datum) 0;
 	size = gs_forest_image_size(forest);
 	if (size > MaxAllocSize - VARHDRSZ)
