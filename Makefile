@@ -214,11 +214,17 @@ tests/unit/test_bins_asan: tests/unit/test_bins.c $(CORE_SRC) src/core/*.h
 	$(CC) $(UNIT_CFLAGS) $(ASAN_FLAGS) -o $@ tests/unit/test_bins.c $(CORE_SRC) -ljansson -lm
 
 # Emulation of the binned GPU kernel (cuda/forest_binned.h, cuda/binned_phases.h).
-tests/unit/test_binned: tests/unit/test_binned.c $(CORE_SRC) src/core/*.h cuda/*.h
+tests/unit/test_binned: tests/unit/test_binned.c tests/unit/binned_emul.h $(CORE_SRC) src/core/*.h cuda/*.h
 	$(CC) $(UNIT_CFLAGS) -Icuda -o $@ tests/unit/test_binned.c $(CORE_SRC) -ljansson -lm
 
-tests/unit/test_binned_asan: tests/unit/test_binned.c $(CORE_SRC) src/core/*.h cuda/*.h
+tests/unit/test_binned_asan: tests/unit/test_binned.c tests/unit/binned_emul.h $(CORE_SRC) src/core/*.h cuda/*.h
 	$(CC) $(UNIT_CFLAGS) $(ASAN_FLAGS) -Icuda -o $@ tests/unit/test_binned.c $(CORE_SRC) -ljansson -lm
+
+tests/unit/test_binned_synth: tests/unit/test_binned_synth.c tests/unit/binned_emul.h $(CORE_SRC) src/core/*.h cuda/*.h
+	$(CC) $(UNIT_CFLAGS) -Icuda -o $@ tests/unit/test_binned_synth.c $(CORE_SRC) -ljansson -lm
+
+tests/unit/test_binned_synth_asan: tests/unit/test_binned_synth.c tests/unit/binned_emul.h $(CORE_SRC) src/core/*.h cuda/*.h
+	$(CC) $(UNIT_CFLAGS) $(ASAN_FLAGS) -Icuda -o $@ tests/unit/test_binned_synth.c $(CORE_SRC) -ljansson -lm
 
 bench/bench_explain: bench/bench_explain.c bench/bench_util.h $(CORE_SRC) src/core/*.h
 	$(CC) $(UNIT_CFLAGS) -Ibench -o $@ bench/bench_explain.c $(CORE_SRC) -ljansson -lxgboost -lm
@@ -227,15 +233,15 @@ bench/bench_core: bench/bench_core.c bench/bench_util.h $(CORE_SRC) src/core/*.h
 	$(CC) $(UNIT_CFLAGS) -o $@ bench/bench_core.c $(CORE_SRC) -ljansson -lxgboost -lm
 
 .PHONY: unittest unittest-asan
-unittest: tests/unit/test_core tests/unit/test_core_api tests/unit/test_bins tests/unit/test_catnames tests/unit/test_shap tests/unit/test_ubj tests/unit/test_ubj_model tests/unit/test_kernel_emulation tests/unit/test_device_math tests/unit/test_binned tests/unit/test_mlp \
+unittest: tests/unit/test_core tests/unit/test_core_api tests/unit/test_bins tests/unit/test_catnames tests/unit/test_shap tests/unit/test_ubj tests/unit/test_ubj_model tests/unit/test_kernel_emulation tests/unit/test_device_math tests/unit/test_binned tests/unit/test_binned_synth tests/unit/test_mlp \
 		tests/unit/test_onnx_trees tests/unit/test_image tests/unit/test_image_corrupt
-	cd tests/unit && ./test_ubj && ./test_ubj_model && ./test_core && ./test_core_api && ./test_bins && ./test_catnames && ./test_shap && ./test_kernel_emulation && ./test_device_math && ./test_binned && ./test_mlp && ./test_onnx_trees && ./test_image && ./test_image_corrupt
+	cd tests/unit && ./test_ubj && ./test_ubj_model && ./test_core && ./test_core_api && ./test_bins && ./test_catnames && ./test_shap && ./test_kernel_emulation && ./test_device_math && ./test_binned && ./test_binned_synth && ./test_mlp && ./test_onnx_trees && ./test_image && ./test_image_corrupt
 
-unittest-asan: tests/unit/test_core_asan tests/unit/test_core_api_asan tests/unit/test_bins_asan tests/unit/test_catnames_asan tests/unit/test_shap_asan tests/unit/test_ubj_asan tests/unit/test_ubj_model_asan tests/unit/test_kernel_emulation_asan tests/unit/test_device_math_asan tests/unit/test_binned_asan \
+unittest-asan: tests/unit/test_core_asan tests/unit/test_core_api_asan tests/unit/test_bins_asan tests/unit/test_catnames_asan tests/unit/test_shap_asan tests/unit/test_ubj_asan tests/unit/test_ubj_model_asan tests/unit/test_kernel_emulation_asan tests/unit/test_device_math_asan tests/unit/test_binned_asan tests/unit/test_binned_synth_asan \
 		tests/unit/test_mlp_asan tests/unit/test_onnx_trees_asan tests/unit/test_image_asan tests/unit/test_image_corrupt_asan
-	cd tests/unit && ./test_ubj_asan && ./test_ubj_model_asan && ./test_core_asan && ./test_core_api_asan && ./test_bins_asan && ./test_catnames_asan && ./test_shap_asan && ./test_kernel_emulation_asan && ./test_device_math_asan && ./test_binned_asan && ./test_mlp_asan && ./test_onnx_trees_asan && ./test_image_asan && ./test_image_corrupt_asan
+	cd tests/unit && ./test_ubj_asan && ./test_ubj_model_asan && ./test_core_asan && ./test_core_api_asan && ./test_bins_asan && ./test_catnames_asan && ./test_shap_asan && ./test_kernel_emulation_asan && ./test_device_math_asan && ./test_binned_asan && ./test_binned_synth_asan && ./test_mlp_asan && ./test_onnx_trees_asan && ./test_image_asan && ./test_image_corrupt_asan
 
-EXTRA_CLEAN = $(MOCK_PROVIDER) bench/bench_formats tests/diff/diff_score tests/unit/test_mlp tests/unit/test_mlp_asan tests/unit/test_onnx_trees tests/unit/test_onnx_trees_asan tests/unit/test_image tests/unit/test_image_asan tests/unit/test_image_corrupt tests/unit/test_image_corrupt_asan bench/bench_mlp src/core/onnx.pb-c.c src/core/onnx.pb-c.h tests/unit/test_kernel_emulation tests/unit/test_kernel_emulation_asan tests/unit/test_device_math tests/unit/test_device_math_asan tests/unit/test_binned tests/unit/test_binned_asan tests/unit/test_core tests/unit/test_core_asan tests/unit/test_core_api tests/unit/test_core_api_asan tests/unit/test_catnames tests/unit/test_catnames_asan tests/unit/test_shap tests/unit/test_shap_asan tests/unit/test_ubj \
+EXTRA_CLEAN = $(MOCK_PROVIDER) bench/bench_formats tests/diff/diff_score tests/unit/test_mlp tests/unit/test_mlp_asan tests/unit/test_onnx_trees tests/unit/test_onnx_trees_asan tests/unit/test_image tests/unit/test_image_asan tests/unit/test_image_corrupt tests/unit/test_image_corrupt_asan bench/bench_mlp src/core/onnx.pb-c.c src/core/onnx.pb-c.h tests/unit/test_kernel_emulation tests/unit/test_kernel_emulation_asan tests/unit/test_device_math tests/unit/test_device_math_asan tests/unit/test_binned tests/unit/test_binned_asan tests/unit/test_binned_synth tests/unit/test_binned_synth_asan tests/unit/test_core tests/unit/test_core_asan tests/unit/test_core_api tests/unit/test_core_api_asan tests/unit/test_catnames tests/unit/test_catnames_asan tests/unit/test_shap tests/unit/test_shap_asan tests/unit/test_ubj \
 	tests/unit/test_ubj_asan tests/unit/test_ubj_model tests/unit/test_ubj_model_asan bench/bench_core bench/bench_explain
 
 # header dependencies (PGXS tracks none without --enable-depend)
