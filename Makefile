@@ -112,10 +112,10 @@ NN_SRC = src/core/onnx.pb-c.c src/core/onnx_load.c src/core/onnx_output.c src/co
 	src/core/onnx_trees_v5.c src/core/onnx_trees_prep.c src/core/onnx_trees_fold.c src/core/onnx_iforest.c src/core/onnx_iforest_eval.c src/core/onnx_prep_cat.c src/core/onnx_mlp_prep.c src/core/mlp.c src/core/xgb_linear.c src/core/model.c
 NN_CFLAGS = -I$(OPENBLAS_INC)
 
-tests/unit/test_mlp: tests/unit/test_mlp.c tests/unit/test_mlp_sklearn.c $(CORE_SRC) $(NN_SRC) src/core/*.h src/core/onnx.pb-c.h
+tests/unit/test_mlp: tests/unit/test_mlp.c tests/unit/test_mlp_sklearn.c tests/unit/test_mlp_hostile.c $(CORE_SRC) $(NN_SRC) src/core/*.h src/core/onnx.pb-c.h
 	$(CC) $(UNIT_CFLAGS) $(NN_CFLAGS) -o $@ tests/unit/test_mlp.c $(CORE_SRC) $(NN_SRC) -ljansson -lm $(NN_LIBS)
 
-tests/unit/test_mlp_asan: tests/unit/test_mlp.c tests/unit/test_mlp_sklearn.c $(CORE_SRC) $(NN_SRC) src/core/*.h src/core/onnx.pb-c.h
+tests/unit/test_mlp_asan: tests/unit/test_mlp.c tests/unit/test_mlp_sklearn.c tests/unit/test_mlp_hostile.c $(CORE_SRC) $(NN_SRC) src/core/*.h src/core/onnx.pb-c.h
 	$(CC) $(UNIT_CFLAGS) $(NN_CFLAGS) $(ASAN_FLAGS) -o $@ tests/unit/test_mlp.c $(CORE_SRC) $(NN_SRC) -ljansson -lm $(NN_LIBS)
 
 # ONNX-ML tree ensembles (src/core/onnx_trees.c) against onnxruntime's scores.
