@@ -406,15 +406,9 @@ test_fixtures(void)
 				 nbad, msg);
 		gs_tap(nbad == 0, label, what);
 		check_batches(f, label, e->d_name);
-		if (f->cb_ctrs)
-		{
-			GsForest   *g = image_read_back(f);
-
-			gs_tap(g == NULL, label, "its image (no CTRs in it) is refused when read back");
-			gs_forest_free(g);
-		}
-		else
-			gs_tap(same_bins_after_image(f), label, "its image read back has the same bins");
+		gs_tap(same_bins_after_image(f), label, f->cb_ctrs ?
+			   "its image (CTR tables in it) read back has the same bins" :
+			   "its image read back has the same bins");
 		gs_forest_free(f);
 	}
 	closedir(d);
