@@ -220,6 +220,12 @@ check_tables(const GsCbCtrs *c, const GsAllocator *a, GsStatus *st)
 	uint32_t	n_border;
 	unsigned char *seen;
 
+	if (!c->catf_col || !c->hash || !c->hash_first || !c->onehot_cat || !c->onehot_hash ||
+		!c->ctr_border_start || !c->table_ctr_start ||
+		(c->n_ctr > 0 && (!c->ctr || !c->table_ctr)) || (c->n_table > 0 && !c->table) ||
+		(c->n_cat_of > 0 && !c->cat_of) || (c->n_bin > 0 && !c->bin) ||
+		(c->n_slots > 0 && !c->slots) || (c->n_values > 0 && !c->values))
+		return bad_ctrs(st, "arrays are missing");
 	if (c->n_input < 1 || c->n_catf < 1 || c->n_catf > c->n_input || c->n_onehot < 0 ||
 		c->n_ctr < 0 || c->n_table < 0 || c->n_hash < 0 || c->n_cat_of < 0 || c->n_bin < 0 ||
 		c->n_slots < 0 || c->n_values < 0 || c->split_base < 0 || c->counts != NULL)

@@ -591,6 +591,14 @@ gs_cb_ctrs_read(json_t *root, int32_t n_float, const int32_t *float_col,
 		rc = CB_ERR(st, "invalid CatBoost model: CTRs without ctr_data");
 		goto fail;
 	}
+	/* a model without CTRs (one-hot splits only) still has the offsets of none */
+	if (json_array_size(ctrs) == 0 &&
+		(!(R.c->ctr_border_start = gs_cb_zalloc(a, sizeof(uint32_t), &R.c->bytes)) ||
+		 !(R.c->table_ctr_start = gs_cb_zalloc(a, sizeof(int32_t), &R.c->bytes))))
+	{
+		rc = gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
+		goto fail;
+	}
 	if ((json_array_size(ctrs) > 0 && (rc = read_ctrs(&R, ctrs, data, st))) ||
 		(rc = R.hashed ? gs_cb_hashed_names(R.c, a, *n_input, names, st) :
 		 (rc = gs_cb_check_names(R.c, a, st)) ? rc :

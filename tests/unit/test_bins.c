@@ -407,7 +407,7 @@ test_fixtures(void)
 		gs_tap(nbad == 0, label, what);
 		check_batches(f, label, e->d_name);
 		gs_tap(same_bins_after_image(f), label, f->cb_ctrs ?
-			   "its image (CTR tables in it) read back has the same bins" :
+			   "its image (categorical tables in it) read back has the same bins" :
 			   "its image read back has the same bins");
 		gs_forest_free(f);
 	}
