@@ -26,7 +26,10 @@
  * leading dimension, in slices of gs_model_slice_rows rows (as a backend
  * does), and one row at a time; for a tree ensemble all three must agree bit
  * for bit (for a network within TOL: BLAS picks other kernels for other
- * batch sizes), and with the reference within TOL.  Exit status: 0 agree, 1 disagree (the first
+ * batch sizes), and with the reference within TOL.  A tree ensemble is also
+ * written as its forest image (what gpu_load_model stores) and read back:
+ * that model must score the batch bit for bit the same and keep the same
+ * names (check_image).  Exit status: 0 agree, 1 disagree (the first
  * differences are printed), 2 the model was refused (our message printed:
  * the campaign decides whether the refusal is documented), 3 usage or I/O.
  */
@@ -40,6 +43,7 @@
 
 #include "cat_names.h"
 #include "cpu_engine.h"
+#include "forest_image.h"
 #include "forest_shap.h"
 #include "model.h"
 #include "../common/test_util.h"
@@ -235,6 +239,46 @@ check_contribs(const unsigned char *bytes, size_t len, const char *rows_path,
 	return bad;
 }
 
+/*
+ * The forest of m through its image (forest_image.h), as a session reads a
+ * stored model: the batch scored bit for bit as whole, the names (argv's
+ * NAMES.json, when given) kept.  Returns the count of problems.
+ */
+static int
+check_image(const GsModel *m, const float *rows, size_t n_rows, size_t n_out,
+			const float *whole, const char *names_json)
+{
+	size_t		len = gs_forest_image_size(m->forest);
+	unsigned char *img = malloc(len);
+	float	   *again = malloc(sizeof(float) * n_rows * n_out + 1);
+	GsModel    *g = NULL;
+	GsStatus	st;
+	int			bad = 0;
+
+	gs_forest_image_write(m->forest, img);
+	if (gs_model_load_image(img, len, NULL, &gs_malloc_allocator, &g, &st) != GS_OK)
+	{
+		printf("DIFF: the model's forest image is refused: %s%s%s\n", st.msg,
+			   st.detail[0] ? " | " : "", st.detail);
+		bad = 1;
+	}
+	else
+	{
+		score_slice(g, rows, 0, n_rows, n_rows + 3, again);
+		if (memcmp(again, whole, sizeof(float) * n_rows * n_out) != 0)
+		{
+			printf("DIFF: the model read from its forest image scores otherwise\n");
+			bad = 1;
+		}
+		if (names_json)
+			bad += check_names(g, names_json);
+	}
+	gs_model_free(g);
+	free(img);
+	free(again);
+	return bad;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -340,7 +384,10 @@ main(int argc, char **argv)
 	if (argc == 8)
 		bad += check_names(m, argv[7]);
 	if (m->kind == GS_MODEL_FOREST)
+	{
+		bad += check_image(m, rows, n_rows, n_out, whole, argc == 8 ? argv[7] : NULL);
 		bad += check_contribs(bytes, model_len, argv[2], rows, n_rows);
+	}
 	free(bytes);
 	if (bad)
 		printf("DIFF: %d of %zu outputs differ (or names)\n", bad, n_rows * n_out);
