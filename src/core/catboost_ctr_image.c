@@ -24,64 +24,13 @@
 #include <math.h>
 #include <string.h>
 
+#include "image_cursor.h"
+
 #define REGION_HEADER (10 * 4 + 3 * 8)
 #define CTR_BYTES	24
 #define TABLE_BYTES (7 * 4 + 4 * 8)
 #define BIN_BYTES	16
 #define SLOT_BYTES	16
-
-/* Sequential writer / bounds-checked (by the caller) reader. */
-typedef struct RegionCursor
-{
-	unsigned char *w;
-	const unsigned char *r;
-} RegionCursor;
-
-static void
-put(RegionCursor *c, const void *src, size_t n)
-{
-	if (n > 0)
-		memcpy(c->w, src, n);
-	c->w += n;
-}
-
-static void
-put32(RegionCursor *c, uint32_t v)
-{
-	put(c, &v, 4);
-}
-
-static void
-put64(RegionCursor *c, uint64_t v)
-{
-	put(c, &v, 8);
-}
-
-static void
-get(RegionCursor *c, void *dst, size_t n)
-{
-	if (n > 0)
-		memcpy(dst, c->r, n);
-	c->r += n;
-}
-
-static uint32_t
-get32(RegionCursor *c)
-{
-	uint32_t	v;
-
-	get(c, &v, 4);
-	return v;
-}
-
-static uint64_t
-get64(RegionCursor *c)
-{
-	uint64_t	v;
-
-	get(c, &v, 8);
-	return v;
-}
 
 /* Bytes of the arrays for these counts (each below 2^31: no overflow). */
 static uint64_t
@@ -109,75 +58,75 @@ gs_cb_ctrs_image_size(const GsCbCtrs *c)
 void
 gs_cb_ctrs_image_write(const GsCbCtrs *c, bool names_hashed, unsigned char *buf)
 {
-	RegionCursor w = {buf, NULL};
+	GsImageCursor w = {buf, NULL, 0};
 	uint32_t	n_border = c->ctr_border_start[c->n_ctr];
 
-	put32(&w, names_hashed ? 1 : 0);
-	put32(&w, (uint32_t) c->n_input);
-	put32(&w, (uint32_t) c->n_catf);
-	put32(&w, (uint32_t) c->n_onehot);
-	put32(&w, (uint32_t) c->n_ctr);
-	put32(&w, (uint32_t) c->n_table);
-	put32(&w, (uint32_t) c->n_hash);
-	put32(&w, (uint32_t) c->n_cat_of);
-	put32(&w, (uint32_t) c->n_bin);
-	put32(&w, n_border);
-	put64(&w, (uint64_t) c->n_slots);
-	put64(&w, (uint64_t) c->n_values);
-	put64(&w, (uint64_t) c->split_base);
-	put(&w, c->catf_col, 4 * (size_t) c->n_catf);
-	put(&w, c->hash, 4 * (size_t) c->n_hash);
-	put(&w, c->hash_first, 4 * ((size_t) c->n_catf + 1));
-	put(&w, c->onehot_cat, 4 * (size_t) c->n_onehot);
-	put(&w, c->onehot_hash, 4 * (size_t) c->n_onehot);
+	gs_put_u32(&w, names_hashed ? 1 : 0);
+	gs_put_u32(&w, (uint32_t) c->n_input);
+	gs_put_u32(&w, (uint32_t) c->n_catf);
+	gs_put_u32(&w, (uint32_t) c->n_onehot);
+	gs_put_u32(&w, (uint32_t) c->n_ctr);
+	gs_put_u32(&w, (uint32_t) c->n_table);
+	gs_put_u32(&w, (uint32_t) c->n_hash);
+	gs_put_u32(&w, (uint32_t) c->n_cat_of);
+	gs_put_u32(&w, (uint32_t) c->n_bin);
+	gs_put_u32(&w, n_border);
+	gs_put_i64(&w, (int64_t) c->n_slots);
+	gs_put_i64(&w, (int64_t) c->n_values);
+	gs_put_i64(&w, (int64_t) c->split_base);
+	gs_put(&w, c->catf_col, 4 * (size_t) c->n_catf);
+	gs_put(&w, c->hash, 4 * (size_t) c->n_hash);
+	gs_put(&w, c->hash_first, 4 * ((size_t) c->n_catf + 1));
+	gs_put(&w, c->onehot_cat, 4 * (size_t) c->n_onehot);
+	gs_put(&w, c->onehot_hash, 4 * (size_t) c->n_onehot);
 	for (int32_t q = 0; q < c->n_ctr; q++)
 	{
 		const GsCbCtr *r = &c->ctr[q];
 
-		put32(&w, (uint32_t) r->table);
-		put32(&w, (uint32_t) r->target_border);
-		put(&w, &r->prior_num, 4);
-		put(&w, &r->prior_denom, 4);
-		put(&w, &r->shift, 4);
-		put(&w, &r->scale, 4);
+		gs_put_u32(&w, (uint32_t) r->table);
+		gs_put_u32(&w, (uint32_t) r->target_border);
+		gs_put(&w, &r->prior_num, 4);
+		gs_put(&w, &r->prior_denom, 4);
+		gs_put(&w, &r->shift, 4);
+		gs_put(&w, &r->scale, 4);
 	}
-	put(&w, c->ctr_border_start, 4 * ((size_t) c->n_ctr + 1));
-	put(&w, c->ctr_border, 4 * (size_t) n_border);
+	gs_put(&w, c->ctr_border_start, 4 * ((size_t) c->n_ctr + 1));
+	gs_put(&w, c->ctr_border, 4 * (size_t) n_border);
 	for (int32_t ti = 0; ti < c->n_table; ti++)
 	{
 		const GsCbTable *t = &c->table[ti];
 
-		put32(&w, (uint32_t) t->n_cat);
-		put32(&w, (uint32_t) t->cat_off);
-		put32(&w, (uint32_t) t->n_bin);
-		put32(&w, (uint32_t) t->bin_off);
-		put32(&w, (uint32_t) t->type);
-		put32(&w, (uint32_t) t->stride);
-		put32(&w, t->denominator);
-		put64(&w, t->mask);
-		put64(&w, (uint64_t) t->slot_off);
-		put64(&w, (uint64_t) t->n_buckets);
-		put64(&w, (uint64_t) t->value_off);
+		gs_put_u32(&w, (uint32_t) t->n_cat);
+		gs_put_u32(&w, (uint32_t) t->cat_off);
+		gs_put_u32(&w, (uint32_t) t->n_bin);
+		gs_put_u32(&w, (uint32_t) t->bin_off);
+		gs_put_u32(&w, (uint32_t) t->type);
+		gs_put_u32(&w, (uint32_t) t->stride);
+		gs_put_u32(&w, t->denominator);
+		gs_put_i64(&w, (int64_t) t->mask);
+		gs_put_i64(&w, (int64_t) t->slot_off);
+		gs_put_i64(&w, (int64_t) t->n_buckets);
+		gs_put_i64(&w, (int64_t) t->value_off);
 	}
-	put(&w, c->table_ctr_start, 4 * ((size_t) c->n_table + 1));
-	put(&w, c->table_ctr, 4 * (size_t) c->n_ctr);
-	put(&w, c->cat_of, 4 * (size_t) c->n_cat_of);
+	gs_put(&w, c->table_ctr_start, 4 * ((size_t) c->n_table + 1));
+	gs_put(&w, c->table_ctr, 4 * (size_t) c->n_ctr);
+	gs_put(&w, c->cat_of, 4 * (size_t) c->n_cat_of);
 	for (int32_t k = 0; k < c->n_bin; k++)
 	{
 		const GsCbBin *b = &c->bin[k];
 		unsigned char bytes[4] = {b->onehot, b->nan_right, 0, 0};
 
-		put32(&w, (uint32_t) b->column);
-		put(&w, bytes, 4);
-		put(&w, &b->border, 4);
-		put32(&w, (uint32_t) b->hash);
+		gs_put_u32(&w, (uint32_t) b->column);
+		gs_put(&w, bytes, 4);
+		gs_put(&w, &b->border, 4);
+		gs_put_u32(&w, (uint32_t) b->hash);
 	}
 	for (int64_t s = 0; s < c->n_slots; s++)
 	{
-		put64(&w, c->slots[s].key);
-		put64(&w, (uint64_t) c->slots[s].bucket);
+		gs_put_i64(&w, (int64_t) c->slots[s].key);
+		gs_put_i64(&w, (int64_t) c->slots[s].bucket);
 	}
-	put(&w, c->values, 4 * (size_t) c->n_values);
+	gs_put(&w, c->values, 4 * (size_t) c->n_values);
 }
 
 static GsCode
@@ -358,7 +307,7 @@ GsCode
 gs_cb_ctrs_image_read(const unsigned char *p, size_t len, GsForest *f, GsStatus *st)
 {
 	const GsAllocator *a = &f->alloc;
-	RegionCursor r = {NULL, p};
+	GsImageCursor r = {NULL, p, len};
 	GsCbCtrs   *c;
 	uint32_t	hashed,
 				n[9];
@@ -369,11 +318,11 @@ gs_cb_ctrs_image_read(const unsigned char *p, size_t len, GsForest *f, GsStatus 
 
 	if (len < REGION_HEADER)
 		return bad_region(st, "the region is shorter than its header");
-	hashed = get32(&r);
+	hashed = gs_get_u32(&r);
 	for (int k = 0; k < 9; k++)
-		n[k] = get32(&r);
-	n_slots = get64(&r);
-	n_values = get64(&r);
+		n[k] = gs_get_u32(&r);
+	n_slots = (uint64_t) gs_get_i64(&r);
+	n_values = (uint64_t) gs_get_i64(&r);
 	if (hashed > 1 || (int64_t) n[0] != f->n_features)
 		return bad_region(st, "impossible counts");
 	for (int k = 0; k < 9; k++)
@@ -399,7 +348,7 @@ gs_cb_ctrs_image_read(const unsigned char *p, size_t len, GsForest *f, GsStatus 
 	c->n_bin = (int32_t) n[7];
 	c->n_slots = (int64_t) n_slots;
 	c->n_values = (int64_t) n_values;
-	c->split_base = (int64_t) get64(&r);
+	c->split_base = gs_get_i64(&r);
 	f->n_derived = c->n_onehot + c->n_ctr;
 	c->catf_col = gs_cb_zalloc(a, 4 * (size_t) c->n_catf, &bytes);
 	c->hash = gs_cb_zalloc(a, 4 * (size_t) c->n_hash, &bytes);
@@ -421,65 +370,65 @@ gs_cb_ctrs_image_read(const unsigned char *p, size_t len, GsForest *f, GsStatus 
 		!c->ctr || !c->ctr_border_start || !c->ctr_border || !c->table || !c->table_ctr_start ||
 		!c->table_ctr || !c->cat_of || !c->bin || !c->slots || !c->values)
 		return gs_status_set(st, GS_ERR_NOMEM, "out of memory reading a forest image");
-	get(&r, c->catf_col, 4 * (size_t) c->n_catf);
-	get(&r, c->hash, 4 * (size_t) c->n_hash);
-	get(&r, c->hash_first, 4 * ((size_t) c->n_catf + 1));
-	get(&r, c->onehot_cat, 4 * (size_t) c->n_onehot);
-	get(&r, c->onehot_hash, 4 * (size_t) c->n_onehot);
+	gs_get(&r, c->catf_col, 4 * (size_t) c->n_catf);
+	gs_get(&r, c->hash, 4 * (size_t) c->n_hash);
+	gs_get(&r, c->hash_first, 4 * ((size_t) c->n_catf + 1));
+	gs_get(&r, c->onehot_cat, 4 * (size_t) c->n_onehot);
+	gs_get(&r, c->onehot_hash, 4 * (size_t) c->n_onehot);
 	for (int32_t q = 0; q < c->n_ctr; q++)
 	{
 		GsCbCtr    *t = &c->ctr[q];
 
-		t->table = (int32_t) get32(&r);
-		t->target_border = (int32_t) get32(&r);
-		get(&r, &t->prior_num, 4);
-		get(&r, &t->prior_denom, 4);
-		get(&r, &t->shift, 4);
-		get(&r, &t->scale, 4);
+		t->table = (int32_t) gs_get_u32(&r);
+		t->target_border = (int32_t) gs_get_u32(&r);
+		gs_get(&r, &t->prior_num, 4);
+		gs_get(&r, &t->prior_denom, 4);
+		gs_get(&r, &t->shift, 4);
+		gs_get(&r, &t->scale, 4);
 	}
-	get(&r, c->ctr_border_start, 4 * ((size_t) c->n_ctr + 1));
-	get(&r, c->ctr_border, 4 * (size_t) n[8]);
+	gs_get(&r, c->ctr_border_start, 4 * ((size_t) c->n_ctr + 1));
+	gs_get(&r, c->ctr_border, 4 * (size_t) n[8]);
 	if (c->ctr_border_start[c->n_ctr] != n[8])
 		return bad_region(st, "the CTR borders do not match their count");
 	for (int32_t ti = 0; ti < c->n_table; ti++)
 	{
 		GsCbTable  *t = &c->table[ti];
 
-		t->n_cat = (int32_t) get32(&r);
-		t->cat_off = (int32_t) get32(&r);
-		t->n_bin = (int32_t) get32(&r);
-		t->bin_off = (int32_t) get32(&r);
-		t->type = (int32_t) get32(&r);
-		t->stride = (int32_t) get32(&r);
-		t->denominator = get32(&r);
-		t->mask = get64(&r);
-		t->slot_off = (int64_t) get64(&r);
-		t->n_buckets = (int64_t) get64(&r);
-		t->value_off = (int64_t) get64(&r);
+		t->n_cat = (int32_t) gs_get_u32(&r);
+		t->cat_off = (int32_t) gs_get_u32(&r);
+		t->n_bin = (int32_t) gs_get_u32(&r);
+		t->bin_off = (int32_t) gs_get_u32(&r);
+		t->type = (int32_t) gs_get_u32(&r);
+		t->stride = (int32_t) gs_get_u32(&r);
+		t->denominator = gs_get_u32(&r);
+		t->mask = (uint64_t) gs_get_i64(&r);
+		t->slot_off = gs_get_i64(&r);
+		t->n_buckets = gs_get_i64(&r);
+		t->value_off = gs_get_i64(&r);
 	}
-	get(&r, c->table_ctr_start, 4 * ((size_t) c->n_table + 1));
-	get(&r, c->table_ctr, 4 * (size_t) c->n_ctr);
-	get(&r, c->cat_of, 4 * (size_t) c->n_cat_of);
+	gs_get(&r, c->table_ctr_start, 4 * ((size_t) c->n_table + 1));
+	gs_get(&r, c->table_ctr, 4 * (size_t) c->n_ctr);
+	gs_get(&r, c->cat_of, 4 * (size_t) c->n_cat_of);
 	for (int32_t k = 0; k < c->n_bin; k++)
 	{
 		GsCbBin    *b = &c->bin[k];
 		unsigned char bytes4[4];
 
-		b->column = (int32_t) get32(&r);
-		get(&r, bytes4, 4);
+		b->column = (int32_t) gs_get_u32(&r);
+		gs_get(&r, bytes4, 4);
 		b->onehot = bytes4[0];
 		b->nan_right = bytes4[1];
-		get(&r, &b->border, 4);
-		b->hash = (int32_t) get32(&r);
+		gs_get(&r, &b->border, 4);
+		b->hash = (int32_t) gs_get_u32(&r);
 		if (bytes4[2] != 0 || bytes4[3] != 0)
 			return bad_region(st, "an element's padding is not zero");
 	}
 	for (int64_t s = 0; s < c->n_slots; s++)
 	{
-		c->slots[s].key = get64(&r);
-		c->slots[s].bucket = (int64_t) get64(&r);
+		c->slots[s].key = (uint64_t) gs_get_i64(&r);
+		c->slots[s].bucket = gs_get_i64(&r);
 	}
-	get(&r, c->values, 4 * (size_t) c->n_values);
+	gs_get(&r, c->values, 4 * (size_t) c->n_values);
 	/* names found by hash come from the tables, once these are known sound */
 	if (!hashed)
 		return f->cat_names ? GS_OK : bad_region(st, "the names are missing");

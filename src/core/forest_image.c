@@ -13,6 +13,7 @@
 
 #include "cat_names.h"
 #include "catboost_ctr.h"
+#include "image_cursor.h"
 #include "forest_bins.h"
 
 #define IMAGE_MAGIC "GSFOREST"
@@ -38,62 +39,6 @@
 /* Header: magic, then these fields in this order, then the names. */
 #define HEADER_INTS 14			/* 32-bit fields after the magic */
 #define HEADER_BYTES (8 + 4 * HEADER_INTS + 3 * 8 + 64 + 16 + 32)
-
-/* Sequential writer and bounds-checked reader over a byte buffer. */
-typedef struct Cursor
-{
-	unsigned char *w;			/* writer */
-	const unsigned char *r;		/* reader */
-	size_t		left;			/* reader: bytes left */
-} Cursor;
-
-static void
-put(Cursor *c, const void *src, size_t n)
-{
-	if (n > 0)
-		memcpy(c->w, src, n);
-	c->w += n;
-}
-
-static void
-put_u32(Cursor *c, uint32_t v)
-{
-	put(c, &v, 4);
-}
-
-static void
-put_i64(Cursor *c, int64_t v)
-{
-	put(c, &v, 8);
-}
-
-/* The caller has checked that n bytes are left. */
-static void
-get(Cursor *c, void *dst, size_t n)
-{
-	if (n > 0)
-		memcpy(dst, c->r, n);
-	c->r += n;
-	c->left -= n;
-}
-
-static uint32_t
-get_u32(Cursor *c)
-{
-	uint32_t	v;
-
-	get(c, &v, 4);
-	return v;
-}
-
-static int64_t
-get_i64(Cursor *c)
-{
-	int64_t		v;
-
-	get(c, &v, 8);
-	return v;
-}
 
 /* Bytes of the feature names, each NUL-terminated; 0 when there are none. */
 static size_t
@@ -149,56 +94,56 @@ gs_forest_image_size(const GsForest *f)
 void
 gs_forest_image_write(const GsForest *f, unsigned char *buf)
 {
-	Cursor		c = {buf, NULL, 0};
+	GsImageCursor c = {buf, NULL, 0};
 
-	put(&c, IMAGE_MAGIC, 8);
-	put_u32(&c, GS_IMAGE_VERSION);
-	put_u32(&c, IMAGE_BOM);
-	put_u32(&c, (uint32_t) f->format);
-	put_u32(&c, (uint32_t) f->transform);
-	put_u32(&c, (uint32_t) f->n_features);
-	put_u32(&c, (uint32_t) f->n_groups);
-	put_u32(&c, (uint32_t) f->n_outputs);
-	put_u32(&c, (uint32_t) f->n_trees);
-	put_u32(&c, (uint32_t) f->max_depth);
-	put_u32(&c, (uint32_t) f->n_cat_splits);
-	put_u32(&c, f->split_kinds);
-	put_u32(&c, f->feature_names != NULL);
-	put_u32(&c, (f->leaf_lo ? IMAGE_LEAF_LO : 0) | (cat_names_bytes(f) ? IMAGE_CAT_NAMES : 0) |
+	gs_put(&c, IMAGE_MAGIC, 8);
+	gs_put_u32(&c, GS_IMAGE_VERSION);
+	gs_put_u32(&c, IMAGE_BOM);
+	gs_put_u32(&c, (uint32_t) f->format);
+	gs_put_u32(&c, (uint32_t) f->transform);
+	gs_put_u32(&c, (uint32_t) f->n_features);
+	gs_put_u32(&c, (uint32_t) f->n_groups);
+	gs_put_u32(&c, (uint32_t) f->n_outputs);
+	gs_put_u32(&c, (uint32_t) f->n_trees);
+	gs_put_u32(&c, (uint32_t) f->max_depth);
+	gs_put_u32(&c, (uint32_t) f->n_cat_splits);
+	gs_put_u32(&c, f->split_kinds);
+	gs_put_u32(&c, f->feature_names != NULL);
+	gs_put_u32(&c, (f->leaf_lo ? IMAGE_LEAF_LO : 0) | (cat_names_bytes(f) ? IMAGE_CAT_NAMES : 0) |
 			(f->has_missing_value ? IMAGE_MISSING : 0) | (f->linear ? IMAGE_LINEAR : 0) |
 			(f->transform == GS_TRANSFORM_ISOLATION ? IMAGE_TPARAM : 0) |
 			(f->cb_ctrs ? IMAGE_CB_CTRS : 0));	/* flags */
-	put_u32(&c, (uint32_t) cat_names_bytes(f));	/* reserved before version 3 */
-	put_i64(&c, f->n_nodes);
-	put_i64(&c, f->n_cat_words);
-	put_i64(&c, (int64_t) names_bytes(f));
-	put(&c, f->objective, sizeof(f->objective));
-	put(&c, f->booster, sizeof(f->booster));
-	put(&c, f->saved_by, sizeof(f->saved_by));
+	gs_put_u32(&c, (uint32_t) cat_names_bytes(f));	/* reserved before version 3 */
+	gs_put_i64(&c, f->n_nodes);
+	gs_put_i64(&c, f->n_cat_words);
+	gs_put_i64(&c, (int64_t) names_bytes(f));
+	gs_put(&c, f->objective, sizeof(f->objective));
+	gs_put(&c, f->booster, sizeof(f->booster));
+	gs_put(&c, f->saved_by, sizeof(f->saved_by));
 
 	if (f->has_missing_value)
-		put(&c, &f->missing_value, sizeof(float));
+		gs_put(&c, &f->missing_value, sizeof(float));
 	if (f->linear)
-		put_i64(&c, f->linear->n_terms);
+		gs_put_i64(&c, f->linear->n_terms);
 	if (f->transform == GS_TRANSFORM_ISOLATION)
-		put(&c, f->transform_param, 2 * sizeof(float));
+		gs_put(&c, f->transform_param, 2 * sizeof(float));
 	if (f->cb_ctrs)
-		put_i64(&c, (int64_t) gs_cb_ctrs_image_size(f->cb_ctrs));
-	put(&c, f->base_margin, sizeof(float) * (size_t) f->n_groups);
-	put(&c, f->tree_offset, sizeof(uint32_t) * (size_t) f->n_trees);
-	put(&c, f->tree_group, sizeof(int32_t) * (size_t) f->n_trees);
-	put(&c, f->tree_depth, sizeof(int32_t) * (size_t) f->n_trees);
-	put(&c, f->nodes, sizeof(GsNode) * (size_t) f->n_nodes);
+		gs_put_i64(&c, (int64_t) gs_cb_ctrs_image_size(f->cb_ctrs));
+	gs_put(&c, f->base_margin, sizeof(float) * (size_t) f->n_groups);
+	gs_put(&c, f->tree_offset, sizeof(uint32_t) * (size_t) f->n_trees);
+	gs_put(&c, f->tree_group, sizeof(int32_t) * (size_t) f->n_trees);
+	gs_put(&c, f->tree_depth, sizeof(int32_t) * (size_t) f->n_trees);
+	gs_put(&c, f->nodes, sizeof(GsNode) * (size_t) f->n_nodes);
 	if (f->leaf_lo)
-		put(&c, f->leaf_lo, sizeof(float) * (size_t) f->n_nodes);
+		gs_put(&c, f->leaf_lo, sizeof(float) * (size_t) f->n_nodes);
 	if (f->linear)
 	{
-		put(&c, f->linear->constant, sizeof(double) * (size_t) f->n_nodes);
-		put(&c, f->linear->start, sizeof(uint32_t) * ((size_t) f->n_nodes + 1));
-		put(&c, f->linear->feature, sizeof(int32_t) * (size_t) f->linear->n_terms);
-		put(&c, f->linear->coef, sizeof(double) * (size_t) f->linear->n_terms);
+		gs_put(&c, f->linear->constant, sizeof(double) * (size_t) f->n_nodes);
+		gs_put(&c, f->linear->start, sizeof(uint32_t) * ((size_t) f->n_nodes + 1));
+		gs_put(&c, f->linear->feature, sizeof(int32_t) * (size_t) f->linear->n_terms);
+		gs_put(&c, f->linear->coef, sizeof(double) * (size_t) f->linear->n_terms);
 	}
-	put(&c, f->cat_words, sizeof(uint32_t) * (size_t) f->n_cat_words);
+	gs_put(&c, f->cat_words, sizeof(uint32_t) * (size_t) f->n_cat_words);
 	if (f->cb_ctrs)
 	{
 		gs_cb_ctrs_image_write(f->cb_ctrs, f->cat_names && f->cat_names->hashes, c.w);
@@ -206,17 +151,17 @@ gs_forest_image_write(const GsForest *f, unsigned char *buf)
 	}
 	if (f->feature_names)
 		for (int32_t i = 0; i < f->n_features; i++)
-			put(&c, f->feature_names[i], strlen(f->feature_names[i]) + 1);
+			gs_put(&c, f->feature_names[i], strlen(f->feature_names[i]) + 1);
 	if (cat_names_bytes(f))
 	{
 		const GsCatNames *cn = f->cat_names;
 
 		for (int32_t j = 0; j < f->n_features; j++)
-			put_u32(&c, cn->kind[j]);
+			gs_put_u32(&c, cn->kind[j]);
 		for (int32_t j = 0; j < f->n_features; j++)
-			put_u32(&c, (uint32_t) gs_catnames_count(cn, j));
-		put(&c, cn->unknown, sizeof(float) * (size_t) f->n_features);
-		put(&c, cn->text, cn->text_bytes);
+			gs_put_u32(&c, (uint32_t) gs_catnames_count(cn, j));
+		gs_put(&c, cn->unknown, sizeof(float) * (size_t) f->n_features);
+		gs_put(&c, cn->text, cn->text_bytes);
 	}
 }
 
@@ -347,7 +292,7 @@ done:
 
 /* Read the header and arrays into f; checks sizes, not the trees. */
 static GsCode
-read_image(Cursor *c, const GsLimits *lim, GsForest *f, GsStatus *st)
+read_image(GsImageCursor *c, const GsLimits *lim, GsForest *f, GsStatus *st)
 {
 	uint32_t	version,
 				fmt,
@@ -365,29 +310,29 @@ read_image(Cursor *c, const GsLimits *lim, GsForest *f, GsStatus *st)
 		return bad_image(st, "the bytes are not a forest image");
 	c->r += 8;
 	c->left -= 8;
-	version = get_u32(c);
+	version = gs_get_u32(c);
 	if (version < 1 || version > GS_IMAGE_VERSION)
 		return bad_image(st, "the image was written by another version of pg_gpuscore");
-	if (get_u32(c) != IMAGE_BOM)
+	if (gs_get_u32(c) != IMAGE_BOM)
 		return bad_image(st, "the image was written on a machine of another byte order");
-	fmt = get_u32(c);
-	transform = get_u32(c);
-	f->n_features = (int32_t) get_u32(c);
-	f->n_groups = (int32_t) get_u32(c);
-	f->n_outputs = (int32_t) get_u32(c);
-	f->n_trees = (int32_t) get_u32(c);
-	f->max_depth = (int32_t) get_u32(c);
-	f->n_cat_splits = (int32_t) get_u32(c);
-	f->split_kinds = get_u32(c);
-	has_names = get_u32(c);
-	flags = get_u32(c);
-	cat_bytes = get_u32(c);
-	f->n_nodes = get_i64(c);
-	f->n_cat_words = get_i64(c);
-	n_names = get_i64(c);
-	get(c, f->objective, sizeof(f->objective));
-	get(c, f->booster, sizeof(f->booster));
-	get(c, f->saved_by, sizeof(f->saved_by));
+	fmt = gs_get_u32(c);
+	transform = gs_get_u32(c);
+	f->n_features = (int32_t) gs_get_u32(c);
+	f->n_groups = (int32_t) gs_get_u32(c);
+	f->n_outputs = (int32_t) gs_get_u32(c);
+	f->n_trees = (int32_t) gs_get_u32(c);
+	f->max_depth = (int32_t) gs_get_u32(c);
+	f->n_cat_splits = (int32_t) gs_get_u32(c);
+	f->split_kinds = gs_get_u32(c);
+	has_names = gs_get_u32(c);
+	flags = gs_get_u32(c);
+	cat_bytes = gs_get_u32(c);
+	f->n_nodes = gs_get_i64(c);
+	f->n_cat_words = gs_get_i64(c);
+	n_names = gs_get_i64(c);
+	gs_get(c, f->objective, sizeof(f->objective));
+	gs_get(c, f->booster, sizeof(f->booster));
+	gs_get(c, f->saved_by, sizeof(f->saved_by));
 
 	if (fmt < GS_FORMAT_XGBOOST_JSON || fmt > GS_FORMAT_LAST ||
 		fmt == GS_FORMAT_ONNX_AUTOENCODER)
@@ -482,33 +427,33 @@ read_image(Cursor *c, const GsLimits *lim, GsForest *f, GsStatus *st)
 		return gs_status_set(st, GS_ERR_NOMEM, "out of memory reading a forest image");
 	if (flags & IMAGE_MISSING)
 	{
-		get(c, &f->missing_value, sizeof(float));
+		gs_get(c, &f->missing_value, sizeof(float));
 		f->has_missing_value = true;
 		if (isnan(f->missing_value) || isinf(f->missing_value))
 			return bad_image(st, "the missing value is not finite");
 	}
 	if (f->linear)
-		get_i64(c);				/* the term count, read above */
+		gs_get_i64(c);				/* the term count, read above */
 	if (flags & IMAGE_TPARAM)
-		get(c, f->transform_param, 2 * sizeof(float));
+		gs_get(c, f->transform_param, 2 * sizeof(float));
 	if (flags & IMAGE_CB_CTRS)
-		get_i64(c);				/* the region's length, read above */
-	get(c, f->base_margin, sizeof(float) * (size_t) f->n_groups);
-	get(c, f->tree_offset, sizeof(uint32_t) * (size_t) f->n_trees);
-	get(c, f->tree_group, sizeof(int32_t) * (size_t) f->n_trees);
-	get(c, f->tree_depth, sizeof(int32_t) * (size_t) f->n_trees);
-	get(c, f->nodes, sizeof(GsNode) * (size_t) f->n_nodes);
+		gs_get_i64(c);				/* the region's length, read above */
+	gs_get(c, f->base_margin, sizeof(float) * (size_t) f->n_groups);
+	gs_get(c, f->tree_offset, sizeof(uint32_t) * (size_t) f->n_trees);
+	gs_get(c, f->tree_group, sizeof(int32_t) * (size_t) f->n_trees);
+	gs_get(c, f->tree_depth, sizeof(int32_t) * (size_t) f->n_trees);
+	gs_get(c, f->nodes, sizeof(GsNode) * (size_t) f->n_nodes);
 	if (f->leaf_lo)
-		get(c, f->leaf_lo, sizeof(float) * (size_t) f->n_nodes);
+		gs_get(c, f->leaf_lo, sizeof(float) * (size_t) f->n_nodes);
 	if (f->linear)
 	{
-		get(c, f->linear->constant, sizeof(double) * (size_t) f->n_nodes);
-		get(c, f->linear->start, sizeof(uint32_t) * ((size_t) f->n_nodes + 1));
-		get(c, f->linear->feature, sizeof(int32_t) * (size_t) f->linear->n_terms);
-		get(c, f->linear->coef, sizeof(double) * (size_t) f->linear->n_terms);
+		gs_get(c, f->linear->constant, sizeof(double) * (size_t) f->n_nodes);
+		gs_get(c, f->linear->start, sizeof(uint32_t) * ((size_t) f->n_nodes + 1));
+		gs_get(c, f->linear->feature, sizeof(int32_t) * (size_t) f->linear->n_terms);
+		gs_get(c, f->linear->coef, sizeof(double) * (size_t) f->linear->n_terms);
 	}
 	if (f->n_cat_words > 0)
-		get(c, f->cat_words, sizeof(uint32_t) * (size_t) f->n_cat_words);
+		gs_get(c, f->cat_words, sizeof(uint32_t) * (size_t) f->n_cat_words);
 	ctr_at = c->r;
 	c->r += ctr_bytes;
 	c->left -= (size_t) ctr_bytes;
@@ -526,7 +471,7 @@ GsCode
 gs_forest_image_read(const unsigned char *buf, size_t len, const GsLimits *lim,
 					 const GsAllocator *alloc, GsForest **out, GsStatus *st)
 {
-	Cursor		c = {NULL, buf, len};
+	GsImageCursor c = {NULL, buf, len};
 	GsForest   *f;
 	GsCode		rc;
 
