@@ -45,6 +45,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "utf8_valid.h"
+
 #define LGBM_ERR(st, ...) gs_status_set((st), GS_ERR_INVALID_MODEL, __VA_ARGS__)
 
 /* What the whole model says, from its header. */
@@ -616,6 +618,7 @@ build_lgbm(const char *text, const GsLimits *lim, GsForest *f, GsStatus *st)
 	{
 		const char *v = h.feature_names;
 		int32_t		k = 0;
+		bool		keep;
 
 		f->feature_names = gs_lgbm_lalloc(a, sizeof(char *) * (size_t) f->n_features);
 		if (!f->feature_names)
@@ -638,9 +641,14 @@ build_lgbm(const char *text, const GsLimits *lim, GsForest *f, GsStatus *st)
 			memcpy(f->feature_names[k++], v, len);
 			v += len;
 		}
-		if (k != f->n_features || !gs_lgbm_at_line_end(v))
+		keep = k == f->n_features && gs_lgbm_at_line_end(v);
+		/* names become PostgreSQL text: each valid UTF-8 */
+		for (int32_t i = 0; keep && i < k; i++)
+			keep = gs_utf8_valid((const unsigned char *) f->feature_names[i],
+								 strlen(f->feature_names[i]));
+		if (!keep)
 		{
-			/* not one name per feature: keep none */
+			/* not one name per feature, or one not UTF-8: keep none */
 			for (int32_t i = 0; i < k; i++)
 				a->free(a->ctx, f->feature_names[i]);
 			a->free(a->ctx, f->feature_names);

@@ -19,6 +19,7 @@
 #include "cpu_engine.h"
 #include "forest.h"
 #include "forest_eval.h"
+#include "forest_image.h"
 #include "../common/test_util.h"
 #include "core_util.h"
 
@@ -136,6 +137,54 @@ test_missing_value(void)
 	gs_forest_free(f);
 	free(c.x);
 	free(c.want);
+}
+
+/*
+ * LightGBM feature names become PostgreSQL text: lgb_tiny.txt with a
+ * feature name of UTF-8 text beyond ASCII keeps it; with a byte that is no
+ * UTF-8 in one (a file written in Latin-1, say), the model loads without
+ * names, and its forest passes gs_forest_check (what the stored image's
+ * reader demands).
+ */
+static void
+test_lgbm_name_encoding(void)
+{
+	static const char *const names[2] = {"Colum\xc3\xa9_8", "Colum\xe9_8"};
+	size_t		len;
+	unsigned char *text = gs_read_file(FIXTURES "/models/lgb_tiny.txt", &len);
+	char	   *at = text ? strstr((char *) text, "Column_8") : NULL;
+
+	if (at == NULL)
+	{
+		check(0, "%s%s", "lgb_tiny.txt names Column_8", "");
+		free(text);
+		return;
+	}
+	for (int k = 0; k < 2; k++)
+	{
+		size_t		off = (size_t) (at - (char *) text),
+					nl = strlen(names[k]);
+		unsigned char *b = malloc(len + 8);
+		GsForest   *f = NULL;
+		GsStatus	st;
+		GsCode		rc;
+
+		memcpy(b, text, off);
+		memcpy(b + off, names[k], nl);
+		memcpy(b + off + nl, text + off + 8, len - off - 8);
+		rc = gs_forest_load(b, len - 8 + nl, GS_FORMAT_LIGHTGBM, NULL, &gs_malloc_allocator, &f, &st);
+		if (k == 0)
+			check(rc == GS_OK && f->feature_names && strcmp(f->feature_names[8], names[0]) == 0 &&
+				  gs_forest_check(f, NULL, &gs_malloc_allocator, &st) == GS_OK,
+				  "%s%s", "a LightGBM feature name in UTF-8 (\"Colum\xc3\xa9_8\") is kept", "");
+		else
+			check(rc == GS_OK && f->feature_names == NULL &&
+				  gs_forest_check(f, NULL, &gs_malloc_allocator, &st) == GS_OK,
+				  "%s%s", "a LightGBM feature name that is not UTF-8: the model loads without names", "");
+		gs_forest_free(f);
+		free(b);
+	}
+	free(text);
 }
 
 /*
@@ -433,6 +482,7 @@ main(void)
 	test_formats();
 	test_binary_format();
 	test_missing_value();
+	test_lgbm_name_encoding();
 	test_transforms();
 	test_interrupt();
 	test_rows_to_columns();
