@@ -24,6 +24,7 @@
 #include "cpu_engine.h"
 #include "forest.h"
 #include "forest_eval.h"
+#include "forest_image.h"
 #include "forest_shap.h"
 #include "../common/test_util.h"
 
@@ -394,6 +395,38 @@ fuzz_explain_forest(const GsForest *f, const uint8_t *seed, size_t seed_len)
 	free(phi);
 }
 
+/*
+ * What a loader accepted is what gpu_load_model stores the image of: it
+ * must pass gs_forest_check, and its image must read back as a forest
+ * that images to the same bytes.
+ */
+static inline void
+fuzz_image_roundtrip(const GsForest *f)
+{
+	size_t		len = gs_forest_image_size(f);
+	unsigned char *img = malloc(len),
+			   *again;
+	GsForest   *g = NULL;
+	GsStatus	st;
+
+	if (!img)
+		fuzz_fail("out of memory in the checker");
+	if (gs_forest_check(f, &fuzz_limits, &gs_malloc_allocator, &st) != GS_OK)
+		fuzz_fail("a loaded forest fails gs_forest_check: %s", st.msg);
+	gs_forest_image_write(f, img);
+	if (gs_forest_image_read(img, len, &fuzz_limits, &gs_malloc_allocator, &g, &st) != GS_OK)
+		fuzz_fail("the image of a loaded forest is refused: %s (%s)", st.msg, st.detail);
+	if (gs_forest_image_size(g) != len || !(again = malloc(len)))
+		fuzz_fail("the forest read from an image images to %zu bytes, not %zu",
+				  gs_forest_image_size(g), len);
+	gs_forest_image_write(g, again);
+	if (memcmp(img, again, len) != 0)
+		fuzz_fail("the forest read from an image images to other bytes");
+	free(again);
+	free(img);
+	gs_forest_free(g);
+}
+
 static inline void
 fuzz_load_and_check(FuzzForestLoader loader, const uint8_t *data, size_t size,
 					GsModelFormat fmt)
@@ -416,6 +449,7 @@ fuzz_load_and_check(FuzzForestLoader loader, const uint8_t *data, size_t size,
 		fuzz_fail("load succeeded without a forest");
 	fuzz_check_forest(f, &fuzz_limits);
 	fuzz_score_forest(f, data, size);
+	fuzz_image_roundtrip(f);
 	if (f->cover)
 		fuzz_explain_forest(f, data, size);
 	gs_forest_free(f);

@@ -93,7 +93,10 @@ load_and_score(const uint8_t *data, size_t size, GsModelFormat fmt)
 		(m->kind == GS_MODEL_MLP) != (m->mlp != NULL))
 		fuzz_fail("kind %d does not match its members", (int) m->kind);
 	if (m->forest)
+	{
 		fuzz_check_forest(m->forest, &fuzz_limits);
+		fuzz_image_roundtrip(m->forest);
+	}
 	if (m->mlp)
 		check_mlp(m->mlp);
 
