@@ -157,6 +157,36 @@ offsets_ok(const int32_t *a, int32_t n, int64_t last)
 }
 
 /*
+ * The categorical features' columns (in range, distinct) and their codes'
+ * hashes (hash_first in order): what rebuilding names from the hashes reads.
+ */
+static GsCode
+check_codes(const GsCbCtrs *c, const GsAllocator *a, GsStatus *st)
+{
+	unsigned char *seen;
+
+	if (c->n_input < 1 || c->n_catf < 1 || c->n_catf > c->n_input || c->n_hash < 0)
+		return bad_ctrs(st, "counts are impossible");
+	seen = a->alloc(a->ctx, (size_t) c->n_input);
+	if (!seen)
+		return gs_status_set(st, GS_ERR_NOMEM, "out of memory checking a forest");
+	memset(seen, 0, (size_t) c->n_input);
+	for (int32_t j = 0; j < c->n_catf; j++)
+	{
+		if (c->catf_col[j] < 0 || c->catf_col[j] >= c->n_input || seen[c->catf_col[j]])
+		{
+			a->free(a->ctx, seen);
+			return bad_ctrs(st, "columns are out of range or read twice");
+		}
+		seen[c->catf_col[j]] = 1;
+	}
+	a->free(a->ctx, seen);
+	if (!offsets_ok(c->hash_first, c->n_catf, c->n_hash))
+		return bad_ctrs(st, "categories are out of order");
+	return GS_OK;
+}
+
+/*
  * The invariants of the tables by themselves (the reader guarantees them):
  * every index in range, each table's slots its own and holding a free one,
  * the values of its buckets (and of a key not found) its own and finite.
@@ -167,7 +197,7 @@ check_tables(const GsCbCtrs *c, const GsAllocator *a, GsStatus *st)
 	int64_t		slots = 0,
 				values = 0;
 	uint32_t	n_border;
-	unsigned char *seen;
+	GsCode		rc;
 
 	if (!c->catf_col || !c->hash || !c->hash_first || !c->onehot_cat || !c->onehot_hash ||
 		!c->ctr_border_start || !c->table_ctr_start ||
@@ -188,22 +218,8 @@ check_tables(const GsCbCtrs *c, const GsAllocator *a, GsStatus *st)
 	for (uint32_t k = 0; k < n_border; k++)
 		if (isnan(c->ctr_border[k]))
 			return bad_ctrs(st, "CTR borders hold a NaN");
-	seen = a->alloc(a->ctx, (size_t) c->n_input);
-	if (!seen)
-		return gs_status_set(st, GS_ERR_NOMEM, "out of memory checking a forest");
-	memset(seen, 0, (size_t) c->n_input);
-	for (int32_t j = 0; j < c->n_catf; j++)
-	{
-		if (c->catf_col[j] < 0 || c->catf_col[j] >= c->n_input || seen[c->catf_col[j]])
-		{
-			a->free(a->ctx, seen);
-			return bad_ctrs(st, "columns are out of range or read twice");
-		}
-		seen[c->catf_col[j]] = 1;
-	}
-	a->free(a->ctx, seen);
-	if (!offsets_ok(c->hash_first, c->n_catf, c->n_hash))
-		return bad_ctrs(st, "categories are out of order");
+	if ((rc = check_codes(c, a, st)) != GS_OK)
+		return rc;
 	for (int32_t k = 0; k < c->n_onehot; k++)
 		if (c->onehot_cat[k] < 0 || c->onehot_cat[k] >= c->n_catf)
 			return bad_ctrs(st, "one-hot values read a feature out of range");
@@ -434,7 +450,8 @@ gs_cb_ctrs_image_read(const unsigned char *p, size_t len, GsForest *f, GsStatus 
 		return f->cat_names ? GS_OK : bad_region(st, "the names are missing");
 	if (f->cat_names)
 		return bad_region(st, "names both stored and found by hash");
-	if ((rc = check_tables(c, a, st)) != GS_OK)
+	/* the rest is gs_forest_check's, once the names are there */
+	if ((rc = check_codes(c, a, st)) != GS_OK)
 		return rc;
 	return gs_cb_names_of_hashes(c, a, f->n_features, &f->cat_names, st);
 }
