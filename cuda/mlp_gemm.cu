@@ -5,15 +5,16 @@
  *	  the CPU engine, src/core/mlp.c), and kernels for the fused bias +
  *	  element-wise pass (mlp_fused_kernel, which also reads a GATHER
  *	  step's columns from the batch: a scikit-learn pipeline's
- *	  ColumnTransformer or one-hot columns), the row-wise steps: softmax,
+ *	  ColumnTransformer or one-hot columns), skip connections' save and
+ *	  add (mlp_skip_kernel), the row-wise steps: softmax,
  *	  log softmax, layer normalization (mlp_row_kernel, gs_mlp_row)
  *	  and the output: transposed to row-major (mlp_output_kernel) or the
  *	  per-row mean squared error of an autoencoder (mlp_recon_kernel).
  *
  * Everything of one batch is enqueued on the run's stream; nothing here
  * synchronises.  Device memory: a GsDeviceMlp owns the weights, biases and
- * op descriptors; a GsDmlpRun owns its two activation buffers and its
- * cuBLAS handle.
+ * op descriptors; a GsDmlpRun owns its two activation buffers, one more
+ * per value a skip connection keeps, and its cuBLAS handle.
  *
  * cuBLAS is not linked: it is opened with dlopen the first time a network
  * is scored on the GPU (cublas_api() below), so that loading the provider,
@@ -122,6 +123,7 @@ typedef struct DStep
 	float	   *w;
 	float	   *p;
 	int		   *idx;			/* GATHER: the columns picked */
+	int			slot;			/* SAVE, ADD_SAVED: the saved value */
 } DStep;
 
 struct GsDeviceMlp
@@ -130,6 +132,7 @@ struct GsDeviceMlp
 	int			n_features;
 	int			n_net_outputs;
 	int			max_width;
+	int			n_slots;		/* values kept for skip connections */
 	bool		reconstruction;
 	DStep	   *steps;			/* host array, [n_steps] */
 	DOp		   *d_ops;			/* device array, [n_steps] (element-wise view) */
@@ -141,6 +144,8 @@ struct GsDmlpRun
 	cudaStream_t stream;
 	size_t		max_rows;
 	float	   *buf[2];			/* device, max_rows * max_width each */
+	float	   *slots;			/* device, n_slots * max_rows * max_width
+								 * (skip connections' saved values), or NULL */
 };
 
 /* Blocks for n threads' worth of a grid-stride loop. */
@@ -176,6 +181,31 @@ mlp_fused_kernel(float *dst, const float *src, size_t ld, size_t n, int width,
 			v = gs_mlp_apply((GsMlpOp) ops[k].op, ops[k].alpha, ops[k].beta,
 							 ops[k].p ? ops[k].p[c] : 0.0f, v);
 		dst[c * n + r] = v;
+	}
+}
+
+/*
+ * A skip connection's step on width columns of n rows: save copies
+ * src[c * ld + r] to slot[c * n + r]; else dst[c * n + r] = src[c * ld + r]
+ * + slot[c * n + r] (dst may be src when ld == n).
+ */
+__global__ void
+mlp_skip_kernel(float *dst, const float *src, size_t ld, float *slot, size_t n, int width,
+				bool save)
+{
+	size_t		total = n * (size_t) width;
+
+	for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < total;
+		 i += (size_t) gridDim.x * blockDim.x)
+	{
+		size_t		c = i / n,
+					r = i % n;
+		float		v = src[c * ld + r];
+
+		if (save)
+			slot[c * n + r] = v;
+		else
+			dst[c * n + r] = v + slot[c * n + r];
 	}
 }
 
@@ -292,6 +322,7 @@ gs_dmlp_create(const GsMlp *m, GsDeviceMlp **out)
 	d->n_features = m->n_features;
 	d->n_net_outputs = m->n_net_outputs;
 	d->max_width = m->max_width;
+	d->n_slots = m->n_slots;
 	d->reconstruction = m->reconstruction;
 	for (int i = 0; i < m->n_steps && rc == cudaSuccess; i++)
 	{
@@ -302,6 +333,7 @@ gs_dmlp_create(const GsMlp *m, GsDeviceMlp **out)
 		ds->n_in = s->n_in;
 		ds->n_out = s->n_out;
 		ds->alpha = s->alpha;
+		ds->slot = s->slot;
 		if (s->op == GS_MLP_DENSE)
 			rc = upload_floats(s->w, (size_t) s->n_in * s->n_out, &ds->w);
 		else if (s->op == GS_MLP_LAYER_NORM)
@@ -338,6 +370,7 @@ gs_dmlp_run_free(GsDmlpRun *r)
 		cublas.destroy(r->handle);
 	cudaFree(r->buf[0]);
 	cudaFree(r->buf[1]);
+	cudaFree(r->slots);
 	free(r);
 }
 
@@ -361,7 +394,9 @@ gs_dmlp_run_create(const GsDeviceMlp *d, size_t max_rows, void *stream, GsDmlpRu
 	r->stream = (cudaStream_t) stream;
 	r->max_rows = max_rows;
 	if ((rc = cudaMalloc((void **) &r->buf[0], bytes)) != cudaSuccess ||
-		(rc = cudaMalloc((void **) &r->buf[1], bytes)) != cudaSuccess)
+		(rc = cudaMalloc((void **) &r->buf[1], bytes)) != cudaSuccess ||
+		(d->n_slots > 0 &&
+		 (rc = cudaMalloc((void **) &r->slots, bytes * (size_t) d->n_slots)) != cudaSuccess))
 	{
 		gs_dmlp_run_free(r);
 		return (int) rc;
@@ -427,6 +462,24 @@ gs_dmlp_predict(const GsDeviceMlp *d, GsDmlpRun *r, const float *d_x, size_t n,
 			free_buf ^= 1;
 			width = st->n_out;
 			s = e;
+		}
+		else if (gs_mlp_is_skip(st->op))
+		{
+			/* keep the value a skip connection starts at, or add it back */
+			float	   *slot = r->slots + (size_t) st->slot * r->max_rows * (size_t) d->max_width;
+			bool		save = st->op == GS_MLP_SAVE;
+			float	   *dst = cur == d_x ? r->buf[free_buf] : (float *) cur;
+
+			mlp_skip_kernel<<<blocks_for(n * width), THREADS, 0, r->stream>>>
+				(dst, cur, cur_ld, slot, n, width, save);
+			if (!save)
+			{
+				if (cur == d_x)
+					free_buf ^= 1;
+				cur = dst;
+				cur_ld = n;
+			}
+			s++;
 		}
 		else if (gs_mlp_is_rowwise(st->op))
 		{

@@ -9,7 +9,8 @@
  * Ownership: a GsDeviceMlp owns the device copies of one network's
  * parameters (gs_dmlp_free).  A GsDmlpRun owns what scoring needs on one
  * stream: a cuBLAS handle bound to that stream and two activation buffers
- * of max_rows * max_width floats (gs_dmlp_run_free); one per pipeline
+ * of max_rows * max_width floats, plus one as large per value the
+ * network's skip connections keep (gs_dmlp_run_free); one per pipeline
  * slot, so two slots never share a cuBLAS workspace.
  *
  * Precision: FP32 SGEMM with cuBLAS's default math mode (no TF32), the

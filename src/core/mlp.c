@@ -16,7 +16,8 @@
  * build; openblas_set_num_threads(1) keeps a threaded build single-threaded
  * too), since a PostgreSQL backend is one process per connection and must
  * not start threads.  The engine allocates nothing: the caller gives the
- * scratch (two ping-pong activations of n_rows * max_width floats).  The
+ * scratch (two ping-pong activations of n_rows * max_width floats, then
+ * one as large per value a skip connection keeps).  The
  * per-value math is mlp_eval.h's, shared with the CUDA kernels.
  */
 #include "mlp.h"
@@ -134,6 +135,10 @@ gs_mlp_op_name(GsMlpOp op)
 			return "gather";
 		case GS_MLP_ONEHOT:
 			return "one_hot";
+		case GS_MLP_SAVE:
+			return "save";
+		case GS_MLP_ADD_SAVED:
+			return "add_saved";
 	}
 	return "unknown";
 }
@@ -142,7 +147,7 @@ gs_mlp_op_name(GsMlpOp op)
 size_t
 gs_mlp_scratch_floats(const GsMlp *m, size_t n_rows)
 {
-	return 2 * (n_rows ? n_rows : 1) * (size_t) m->max_width;
+	return (2 + (size_t) m->n_slots) * (n_rows ? n_rows : 1) * (size_t) m->max_width;
 }
 
 /*
@@ -221,6 +226,7 @@ gs_mlp_predict(const GsMlp *m, const float *x, size_t ld, size_t n,
 	openblas_set_num_threads(1);
 	buf[0] = scratch;
 	buf[1] = scratch + n * (size_t) m->max_width;
+	/* saved value k: scratch + (2 + k) * n * max_width */
 	if (m->linear_booster)
 	{
 		linear_margins(m, x, ld, n, buf[0]);
@@ -260,6 +266,33 @@ gs_mlp_predict(const GsMlp *m, const float *x, size_t ld, size_t n,
 			free_buf ^= 1;
 			width = st->n_out;
 			s = e;
+		}
+		else if (gs_mlp_is_skip(st->op))
+		{
+			/* keep the value a skip connection starts at, or add it back */
+			float	   *slot = scratch + (2 + (size_t) st->slot) * n * (size_t) m->max_width;
+			float	   *dst = cur == x ? buf[free_buf] : (float *) cur;
+
+			for (int32_t c = 0; c < width; c++)
+			{
+				const float *src = cur + (size_t) c * cur_ld;
+				float	   *sv = slot + (size_t) c * n,
+						   *dv = dst + (size_t) c * n;
+
+				if (st->op == GS_MLP_SAVE)
+					memcpy(sv, src, sizeof(float) * n);
+				else
+					for (size_t r = 0; r < n; r++)
+						dv[r] = src[r] + sv[r];
+			}
+			if (st->op == GS_MLP_ADD_SAVED)
+			{
+				if (cur == x)
+					free_buf ^= 1;
+				cur = dst;
+				cur_ld = n;
+			}
+			s++;
 		}
 		else if (gs_mlp_is_rowwise(st->op))
 		{

@@ -24,6 +24,11 @@
  * regressors), or, for an autoencoder loaded with reconstruction scoring,
  * the score of a row is the mean squared error between its input features
  * and the network's output (one output per row).
+ *
+ * Skip connections (residual blocks: out = x + f(x)) stay a chain: a
+ * GS_MLP_SAVE step keeps the value where the connection starts in a slot,
+ * and the GS_MLP_ADD_SAVED step where it ends adds it back.  Every
+ * ADD_SAVED follows the SAVE of its slot, with the same width.
  */
 #ifndef GS_MLP_H
 #define GS_MLP_H
@@ -39,6 +44,7 @@ typedef struct GsCatNames GsCatNames;
 
 /* Hard caps of the network shape, on top of GsLimits. */
 #define GS_MLP_MAX_WIDTH	65536	/* units of any layer */
+#define GS_MLP_MAX_SLOTS	64		/* values kept for skip connections */
 #define GS_MLP_MAX_STEPS	1024	/* steps of the chain */
 #define GS_MLP_MAX_LAYERS	256		/* dense layers */
 
@@ -74,9 +80,13 @@ typedef enum GsMlpOp
 	GS_MLP_ONEHOT,				/* p[c] is NaN ? x : ((int64) x == p[c] ? 1 : 0),
 								 * p[c] an integer below 2^24 in magnitude
 								 * (scikit-learn's OneHotEncoder) */
-	GS_MLP_GATHER				/* y[j] = x[idx[j]]: the columns a scikit-learn
+	GS_MLP_GATHER,				/* y[j] = x[idx[j]]: the columns a scikit-learn
 								 * ColumnTransformer or a DataFrame's inputs
 								 * feed the network (first step only) */
+	GS_MLP_SAVE,				/* y = x, and x kept in saved value slot
+								 * (the start of a skip connection) */
+	GS_MLP_ADD_SAVED			/* y[c] = x[c] + saved value slot[c] (its end:
+								 * a residual Add) */
 } GsMlpOp;
 
 typedef struct GsMlpStep
@@ -90,6 +100,8 @@ typedef struct GsMlpStep
 								 * LAYER_NORM: the bias [n_out] */
 	int32_t    *idx;			/* GATHER: [n_out] columns of the input, each
 								 * < n_in; NULL for every other op */
+	int32_t		slot;			/* SAVE, ADD_SAVED: the saved value, 0 to
+								 * n_slots - 1; 0 for every other op */
 	float		alpha;			/* LEAKY_RELU slope; ELU, SELU, HARD_SIGMOID alpha;
 								 * CLIP minimum; GELU's divisor (sqrt 2);
 								 * SOFTPLUS beta; LAYER_NORM epsilon */
@@ -106,6 +118,7 @@ typedef struct GsMlp
 	int32_t		max_width;		/* widest step output (and F), for scratch */
 	int32_t		n_steps;
 	int32_t		n_layers;		/* dense steps */
+	int32_t		n_slots;		/* values kept for skip connections (SAVE) */
 	int64_t		n_params;		/* weights + biases + element-wise parameters */
 	bool		reconstruction; /* score = mean squared (input - output) */
 	char		output_act[16]; /* last activation: "sigmoid", "softmax", "identity"... */

@@ -25,11 +25,19 @@ gs_mlp_is_rowwise(GsMlpOp op)
 	return op == GS_MLP_SOFTMAX || op == GS_MLP_LOG_SOFTMAX || op == GS_MLP_LAYER_NORM;
 }
 
+/* True for the two steps of a skip connection (a pass of their own each). */
+GS_MLP_HD bool
+gs_mlp_is_skip(GsMlpOp op)
+{
+	return op == GS_MLP_SAVE || op == GS_MLP_ADD_SAVED;
+}
+
 /* True for steps applied to each value independently (fusable after a GEMM). */
 GS_MLP_HD bool
 gs_mlp_is_elementwise(GsMlpOp op)
 {
-	return op != GS_MLP_DENSE && op != GS_MLP_GATHER && !gs_mlp_is_rowwise(op);
+	return op != GS_MLP_DENSE && op != GS_MLP_GATHER && !gs_mlp_is_rowwise(op) &&
+		!gs_mlp_is_skip(op);
 }
 
 /* log(1 + exp(v)) without overflow. */
@@ -106,6 +114,8 @@ gs_mlp_apply(GsMlpOp op, float alpha, float beta, float p, float v)
 		case GS_MLP_SOFTMAX:
 		case GS_MLP_LOG_SOFTMAX:
 		case GS_MLP_LAYER_NORM:
+		case GS_MLP_SAVE:
+		case GS_MLP_ADD_SAVED:
 			break;
 	}
 	return v;

@@ -190,6 +190,10 @@ gs_model_slice_rows(const GsModel *m)
 		for (int32_t t = 0; t < m->forest->n_trees; t++)
 			per_row += m->forest->tree_depth[t] > 1 ? m->forest->tree_depth[t] : 1;
 	rows = work / (per_row > 1.0 ? per_row : 1.0);
+	/* a network's activations and saved values: 256 MB of scratch at most */
+	if (m->kind == GS_MODEL_MLP &&
+		rows > (double) (1 << 26) / ((2.0 + m->mlp->n_slots) * m->mlp->max_width))
+		rows = (double) (1 << 26) / ((2.0 + m->mlp->n_slots) * m->mlp->max_width);
 	if (rows >= max_rows)
 		return (size_t) max_rows;
 	if (rows >= 64)

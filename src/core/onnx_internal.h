@@ -50,6 +50,10 @@ typedef struct Loader
 	bool		picked_output;	/* the scored output is an ArrayFeatureExtractor
 								 * of a dense step's scores (onnx_linear.c),
 								 * whose declared width skl2onnx may get wrong */
+	struct OnnxChainValue *values;	/* the values the chain reached, in
+									 * order (onnx_skip.c) */
+	int32_t		n_values;
+	int32_t		cap_values;
 	bool		lost_alloc;		/* an allocation failed inside a test that then
 								 * answered "no" (onnx_const_scalar): the load
 								 * fails with out of memory, not a refusal */
@@ -147,6 +151,19 @@ extern GsCode onnx_want_const(Loader *L, const Onnx__NodeProto *node, size_t k,
 extern bool onnx_fold_applies(const Loader *L, const Onnx__NodeProto *node);
 extern GsCode onnx_fold_node(Loader *L, const Onnx__NodeProto *node);
 extern void onnx_fold_free(Loader *L);
+
+/*
+ * onnx_skip.c: skip connections.  onnx_chain_note records the chain's value
+ * (L->cur, once per new value: where it starts and after each node);
+ * onnx_is_earlier_value tells whether name is one the chain reached
+ * before its current one; onnx_add_skip translates an Add of the current
+ * value and that earlier one into a SAVE and an ADD_SAVED step;
+ * onnx_chain_free releases the record.
+ */
+extern GsCode onnx_chain_note(Loader *L);
+extern bool onnx_is_earlier_value(const Loader *L, const char *name);
+extern GsCode onnx_add_skip(Loader *L, const Onnx__NodeProto *node, const char *earlier);
+extern void onnx_chain_free(Loader *L);
 
 /* onnx_shape.c: nodes that change only the chain's type or shape */
 extern GsCode onnx_add_cast(Loader *L, const Onnx__NodeProto *node);

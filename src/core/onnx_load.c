@@ -310,6 +310,8 @@ build(Loader *L, const Onnx__ModelProto *model, bool reconstruction)
 		}
 	if (onnx_mlp_wants_prep(L) && onnx_mlp_prep(L) != GS_OK)
 		return L->lost_alloc ? onnx_nomem(L) : L->st->code;
+	if (onnx_chain_note(L) != GS_OK)
+		return L->st->code;
 	for (size_t i = 0; i < g->n_node; i++)
 	{
 		bool		fused = false;
@@ -323,6 +325,8 @@ build(Loader *L, const Onnx__ModelProto *model, bool reconstruction)
 			return L->lost_alloc ? onnx_nomem(L) : L->st->code;
 		if (L->lost_alloc)
 			return onnx_nomem(L);
+		if (onnx_chain_note(L) != GS_OK)
+			return L->st->code;
 	}
 	if (onnx_check_output(L, out, root, binary) != GS_OK)
 		return L->st->code;
@@ -339,7 +343,7 @@ build(Loader *L, const Onnx__ModelProto *model, bool reconstruction)
 
 		snprintf(m->output_act, sizeof(m->output_act), "%s",
 				 last == GS_MLP_DENSE || last == GS_MLP_ADD || last == GS_MLP_MUL ||
-				 last == GS_MLP_DIV ? "identity" : gs_mlp_op_name(last));
+				 last == GS_MLP_DIV || last == GS_MLP_ADD_SAVED ? "identity" : gs_mlp_op_name(last));
 	}
 	if (model->producer_name && model->producer_name[0])
 		onnx_producer(m->producer, sizeof(m->producer), model->producer_name, model->producer_version);
@@ -472,6 +476,7 @@ gs_onnx_load(const unsigned char *bytes, size_t len, bool reconstruction,
 	L.st = st;
 	rc = build(&L, model, reconstruction);
 	onnx_fold_free(&L);
+	onnx_chain_free(&L);
 	if (L.consts)
 		alloc->free(alloc->ctx, (void *) L.consts);
 	if (L.const_names)

@@ -236,7 +236,10 @@ onnx_add_param_step(Loader *L, const Onnx__NodeProto *node, GsMlpOp op, float *v
 	return GS_OK;
 }
 
-/* Add, Sub, Mul or Div with one constant operand. */
+/*
+ * Add, Sub, Mul or Div with one constant operand; or an Add of the chain's
+ * value and an earlier one (onnx_skip.c).
+ */
 static GsCode
 add_arith(Loader *L, const Onnx__NodeProto *node, const char *op)
 {
@@ -261,6 +264,10 @@ add_arith(Loader *L, const Onnx__NodeProto *node, const char *op)
 	}
 	else
 		return onnx_want_chain_input(L, node, 2, 2);
+	/* the chain's value plus one it reached before: a skip connection */
+	if (strcmp(op, "Add") == 0 && onnx_find_const(L, node->input[k]) == NULL &&
+		onnx_is_earlier_value(L, node->input[k]))
+		return onnx_add_skip(L, node, node->input[k]);
 	if (onnx_want_const(L, node, k, &t) != GS_OK)
 		return L->st->code;
 	if (onnx_column_params(L, t, &v) != GS_OK)

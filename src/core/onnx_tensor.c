@@ -438,7 +438,8 @@ onnx_want_chain_input(Loader *L, const Onnx__NodeProto *node, size_t min_in, siz
 	{
 		gs_status_set(L->st, GS_ERR_UNSUPPORTED,
 					  "%s is not part of a single feed-forward chain", L->label);
-		gs_status_detail(L->st, "Each node must take the output of the node before it as its first input.");
+		gs_status_detail(L->st, "Each node must take the output of the node before it as its first input "
+						 "(an Add may also take an earlier one: a skip connection).");
 		return L->st->code;
 	}
 	return GS_OK;
@@ -457,7 +458,8 @@ onnx_want_const(Loader *L, const Onnx__NodeProto *node, size_t k, const Onnx__Te
 	gs_status_set(L->st, GS_ERR_UNSUPPORTED,
 				  "input \"%s\" of %s is not a constant", iname, L->label);
 	gs_status_detail(L->st, "Only a chain over one input tensor is supported: weights, biases and "
-					 "scaling must be initializers or Constant nodes.");
+					 "scaling must be initializers or Constant nodes; two values of the network "
+					 "may only be added (a skip connection).");
 	return L->st->code;
 }
 

@@ -198,9 +198,69 @@ test_bad(void)
 	gs_check_bad_files(FIXTURES "/bad/keras3_expected.txt", FIXTURES "/bad", 12);
 	gs_check_bad_files(FIXTURES "/bad/sklct_expected.txt", FIXTURES "/bad", 5);
 	gs_check_bad_files(FIXTURES "/bad/lin_expected.txt", FIXTURES "/bad", 9);
+	gs_check_bad_files(FIXTURES "/bad/skip_expected.txt", FIXTURES "/bad", 5);
 }
 
 #include "test_mlp_sklearn.c"
+
+/*
+ * Skip connections (gen_onnx_skip_fixtures.py; their scores are checked by
+ * test_cases): each becomes a SAVE where the value it adds was complete and
+ * an ADD_SAVED, its slot shared by the skips of one value ("save0",
+ * "add_saved0"); a MatMul's bias Add after a skip stays an ADD step.
+ */
+static void
+test_skips(void)
+{
+	static const struct
+	{
+		const char *file;
+		int32_t		n_slots;
+		const char *ops;
+		const char *what;
+	}			cases[] = {
+		{"skip_shared", 2,
+			"dense,save0,relu,save1,dense,add_saved0,relu,add_saved0,dense,add_saved1,add,tanh,dense,sigmoid",
+		"one value read by two skips shares slot 0; the skip after a MatMul keeps its bias an ADD"},
+		{"skip_resnet", 2,
+			"dense,save0,mul,add,dense,relu,dense,add_saved0,save1,mul,add,dense,relu,dense,add_saved1,"
+			"mul,add,relu,dense,sigmoid",
+		"PyTorch's x + f(x) blocks: a SAVE before each block's BatchNorm"},
+		{"skip_resnet_ln", 3,
+			"save0,dense,tanh,mul,add_saved0,dense,save1,layer_norm,dense,gelu,dense,add_saved1,save2,"
+			"layer_norm,dense,gelu,dense,add_saved2,layer_norm,dense,softmax",
+		"a skip from the input (SAVE at step 0), pre-norm blocks f(x) + x"},
+		{"skip_autoencoder", 1, "dense,elu,save0,dense,elu,dense,elu,add_saved0,dense",
+		"the decoder adds the encoder's 16-wide layer"},
+	};
+	char		ops[1024];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+	{
+		char		path[256];
+		GsModel    *m = NULL;
+		GsStatus	st;
+		size_t		n = 0;
+
+		snprintf(path, sizeof(path), "%s/%s.onnx", FIXTURES, cases[i].file);
+		if (gs_load_model_file(path, GS_FORMAT_ONNX, &m, &st) != GS_OK)
+			printf("# %s\n", st.msg);
+		ops[0] = '\0';
+		for (int32_t k = 0; m && k < m->mlp->n_steps && n < sizeof(ops); k++)
+		{
+			const GsMlpStep *s = &m->mlp->steps[k];
+
+			n += (size_t) snprintf(ops + n, sizeof(ops) - n, "%s%s", k ? "," : "", gs_mlp_op_name(s->op));
+			if ((s->op == GS_MLP_SAVE || s->op == GS_MLP_ADD_SAVED) && n < sizeof(ops))
+				n += (size_t) snprintf(ops + n, sizeof(ops) - n, "%d", s->slot);
+		}
+		if (strcmp(ops, cases[i].ops) != 0)
+			printf("# steps: %s\n", ops);
+		gs_tap(m != NULL && m->mlp->n_slots == cases[i].n_slots && strcmp(ops, cases[i].ops) == 0,
+			   cases[i].file, cases[i].what);
+		gs_model_free(m);
+	}
+}
 
 /*
  * What Keras 3's exports become (gen_onnx_keras3_fixtures.py): jax2onnx's
@@ -441,6 +501,7 @@ main(void)
 	test_xgb_linear_contribs();
 	test_impute_sentinel();
 	test_keras3();
+	test_skips();
 	test_fold_cap();
 	test_hostile();
 	test_nomem();

@@ -1,0 +1,163 @@
+/*
+ * onnx_skip.c
+ *	  Skip connections of a network (residual blocks, out = h + f(h), as
+ *	  PyTorch's and Keras's exporters write them: an Add of the chain's
+ *	  value and a value the chain reached earlier).  The chain's values are
+ *	  noted as the loader reaches them (onnx_chain_note); such an Add then
+ *	  becomes a GS_MLP_SAVE step, inserted where the earlier value was
+ *	  complete, and a GS_MLP_ADD_SAVED step (mlp.h).
+ *
+ *	  Only the identity shortcut is read: a node other than that Add reading
+ *	  an earlier value (a projection on the shortcut, two branches) is still
+ *	  refused by the chain's checks, naming the node.
+ */
+#include "onnx_internal.h"
+
+#include <string.h>
+
+/* One value the chain reached. */
+typedef struct OnnxChainValue
+{
+	const char *name;			/* the graph's name for it */
+	int32_t		n_steps;		/* it is the output of steps [0, n_steps) */
+	int32_t		width;
+	bool		usable;			/* false: a MatMul's output before its bias
+								 * Add, or a value squeezed to [N] */
+} OnnxChainValue;
+
+/* Note the chain's value (L->cur) when it is new; see onnx_internal.h. */
+GsCode
+onnx_chain_note(Loader *L)
+{
+	OnnxChainValue *v;
+
+	if (L->cur == NULL || L->m == NULL)
+		return GS_OK;
+	if (L->n_values > 0 && strcmp(L->values[L->n_values - 1].name, L->cur) == 0)
+		return GS_OK;
+	if (L->values == NULL)
+	{
+		L->cap_values = (int32_t) L->g->n_node + 2;
+		L->values = onnx_alloc(L, sizeof(OnnxChainValue) * (size_t) L->cap_values);
+		if (L->values == NULL)
+			return onnx_nomem(L);
+	}
+	if (L->n_values >= L->cap_values)
+		return GS_OK;			/* cannot happen: one value per node at most */
+	v = &L->values[L->n_values++];
+	v->name = L->cur;
+	v->n_steps = L->m->n_steps;
+	v->width = L->width;
+	v->usable = !L->rank1 && !(L->biasless_dense >= 0 && L->biasless_dense == L->m->n_steps - 1);
+	return GS_OK;
+}
+
+/* Release what onnx_chain_note allocated. */
+void
+onnx_chain_free(Loader *L)
+{
+	if (L->values)
+		L->alloc.free(L->alloc.ctx, L->values);
+	L->values = NULL;
+	L->n_values = 0;
+}
+
+/* The earlier value of the chain named name, or NULL. */
+static const OnnxChainValue *
+find_value(const Loader *L, const char *name)
+{
+	for (int32_t i = L->n_values - 1; i >= 0; i--)
+		if (strcmp(L->values[i].name, name) == 0)
+			return &L->values[i];
+	return NULL;
+}
+
+/* Is name a value the chain reached before its current one? */
+bool
+onnx_is_earlier_value(const Loader *L, const char *name)
+{
+	return name && !onnx_is_cur(L, name) && find_value(L, name) != NULL;
+}
+
+/*
+ * The slot of a SAVE step keeping the output of steps [0, at): the SAVE
+ * already there, or one inserted at index at (the steps after it move up
+ * one, and so does every index the loader keeps of them).
+ */
+static GsCode
+save_slot(Loader *L, const Onnx__NodeProto *node, int32_t at, int32_t width, int32_t *slot)
+{
+	GsMlp	   *m = L->m;
+	GsMlpStep  *s;
+
+	if (at < m->n_steps && m->steps[at].op == GS_MLP_SAVE)
+	{
+		*slot = m->steps[at].slot;
+		return GS_OK;
+	}
+	if (m->n_slots >= GS_MLP_MAX_SLOTS)
+		return gs_status_set(L->st, GS_ERR_LIMIT,
+							 "%s takes the network past %d skip connections",
+							 L->label, GS_MLP_MAX_SLOTS);
+	if (m->n_steps >= L->cap_steps)
+		return gs_status_set(L->st, GS_ERR_LIMIT, "the network has more than %d steps", GS_MLP_MAX_STEPS);
+	memmove(&m->steps[at + 1], &m->steps[at], sizeof(GsMlpStep) * (size_t) (m->n_steps - at));
+	m->n_steps++;
+	s = &m->steps[at];
+	memset(s, 0, sizeof(*s));
+	s->op = GS_MLP_SAVE;
+	s->n_in = width;
+	s->n_out = width;
+	s->slot = m->n_slots++;
+	onnx_safe_name(s->node, sizeof(s->node), node->name);
+	if (L->biasless_dense >= at)
+		L->biasless_dense++;
+	for (int32_t i = 0; i < L->n_values; i++)
+		if (L->values[i].n_steps > at)
+			L->values[i].n_steps++;
+	*slot = s->slot;
+	return GS_OK;
+}
+
+/*
+ * Add(cur, earlier) or Add(earlier, cur): the end of a skip connection; see
+ * onnx_internal.h.
+ */
+GsCode
+onnx_add_skip(Loader *L, const Onnx__NodeProto *node, const char *earlier)
+{
+	const OnnxChainValue *v = find_value(L, earlier);
+	int32_t		at,
+				width,
+				slot = 0;
+	GsMlpStep  *s;
+
+	if (v == NULL)
+		return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+							 "%s does not add a value of the chain", L->label);
+	at = v->n_steps;
+	width = v->width;
+	/* the value must still be the output of its steps, as it was noted */
+	if (!v->usable || L->rank1 ||
+		width != (at == 0 ? L->m->n_features : L->m->steps[at - 1].n_out))
+	{
+		gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+					  "%s adds a value of the chain that no step keeps", L->label);
+		gs_status_detail(L->st, "A skip connection must start at the output of a layer, an activation "
+						 "or the input, not between a MatMul and its bias or after a squeeze to [N].");
+		return L->st->code;
+	}
+	if (width != L->width)
+	{
+		gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+					  "%s adds a value of %d columns to one of %d", L->label, width, L->width);
+		gs_status_detail(L->st, "A skip connection must add values of the same width (no broadcasting).");
+		return L->st->code;
+	}
+	if (save_slot(L, node, at, width, &slot) != GS_OK)
+		return L->st->code;
+	if ((s = onnx_new_step(L, GS_MLP_ADD_SAVED, node->name)) == NULL)
+		return L->st->code;
+	s->slot = slot;
+	return GS_OK;
+}
