@@ -5,8 +5,9 @@
  *	  the CPU engine, src/core/mlp.c), and kernels for the fused bias +
  *	  element-wise pass (mlp_fused_kernel, which also reads a GATHER
  *	  step's columns from the batch: a scikit-learn pipeline's
- *	  ColumnTransformer or one-hot columns), skip connections' save and
- *	  add (mlp_skip_kernel), the row-wise steps: softmax,
+ *	  ColumnTransformer or one-hot columns, and a saved value a branch
+ *	  goes back to), skip connections' save and add (mlp_skip_kernel),
+ *	  the row-wise steps: softmax,
  *	  log softmax, layer normalization (mlp_row_kernel, gs_mlp_row)
  *	  and the output: transposed to row-major (mlp_output_kernel) or the
  *	  per-row mean squared error of an autoencoder (mlp_recon_kernel).
@@ -123,7 +124,7 @@ typedef struct DStep
 	float	   *w;
 	float	   *p;
 	int		   *idx;			/* GATHER: the columns picked */
-	int			slot;			/* SAVE, ADD_SAVED: the saved value */
+	int			slot;			/* SAVE, ADD_SAVED, LOAD: the saved value */
 } DStep;
 
 struct GsDeviceMlp
@@ -465,16 +466,26 @@ gs_dmlp_predict(const GsDeviceMlp *d, GsDmlpRun *r, const float *d_x, size_t n,
 		}
 		else if (gs_mlp_is_skip(st->op))
 		{
-			/* keep the value a skip connection starts at, or add it back */
+			/*
+			 * Keep the value a skip connection or a branch starts at, add it
+			 * back, or go back to it (copied: the steps after work in place).
+			 */
 			float	   *slot = r->slots + (size_t) st->slot * r->max_rows * (size_t) d->max_width;
 			bool		save = st->op == GS_MLP_SAVE;
-			float	   *dst = cur == d_x ? r->buf[free_buf] : (float *) cur;
+			float	   *dst = (cur == d_x || st->op == GS_MLP_LOAD) ? r->buf[free_buf] : (float *) cur;
 
-			mlp_skip_kernel<<<blocks_for(n * width), THREADS, 0, r->stream>>>
-				(dst, cur, cur_ld, slot, n, width, save);
+			if (st->op == GS_MLP_LOAD)
+			{
+				width = st->n_out;
+				mlp_fused_kernel<<<blocks_for(n * width), THREADS, 0, r->stream>>>
+					(dst, slot, n, n, width, NULL, NULL, NULL, 0);
+			}
+			else
+				mlp_skip_kernel<<<blocks_for(n * width), THREADS, 0, r->stream>>>
+					(dst, cur, cur_ld, slot, n, width, save);
 			if (!save)
 			{
-				if (cur == d_x)
+				if (dst != cur)
 					free_buf ^= 1;
 				cur = dst;
 				cur_ld = n;

@@ -234,15 +234,17 @@ SELECT * FROM nn_parity WHERE model LIKE 'nn_torch%' OR model IN ('nn_onnx_activ
 SELECT gpu_drop_model(name) FROM gpu_models
  WHERE name LIKE 'nn_torch%' OR name IN ('nn_onnx_activations', 'nn_onnx_gelu_op') ORDER BY name;
 
--- Skip connections (tests/fixtures/gen_onnx_skip_fixtures.py): residual blocks out = h + f(h) as
--- PyTorch exports them (a tabular ResNet with BatchNorm1d, pre-norm blocks with LayerNorm and
--- GELU after a skip from the input, an autoencoder whose decoder adds an encoder layer;
--- reference: PyTorch's outputs) and one value read by two skips (reference: numpy).  What
--- stays refused (a projection on the shortcut, values of different widths) is below, with the
--- other hostile files.
+-- Skip connections and branches (tests/fixtures/gen_onnx_skip_fixtures.py): residual blocks
+-- out = h + f(h) as PyTorch exports them (a tabular ResNet with BatchNorm1d, pre-norm blocks
+-- with LayerNorm and GELU after a skip from the input, an autoencoder whose decoder adds an
+-- encoder layer), blocks with a projection on the shortcut, a wide & deep model whose two
+-- parts' logits are summed (reference: PyTorch's outputs), and one value read by two skips
+-- (reference: numpy).  What stays refused (branches joined by a Concat, values of different
+-- widths) is below, with the other hostile files.
 SELECT c AS fixture, gpu_load_model('nn_' || c, pg_read_binary_file(:'fx' || '/' || c || '.onnx'),
                                     CASE WHEN c = 'skip_autoencoder' THEN 'onnx-autoencoder' ELSE 'onnx' END) AS version
-  FROM unnest(ARRAY['skip_resnet', 'skip_resnet_ln', 'skip_autoencoder', 'skip_shared']) c;
+  FROM unnest(ARRAY['skip_resnet', 'skip_resnet_ln', 'skip_autoencoder', 'skip_projection',
+                    'skip_wide_deep', 'skip_shared']) c;
 SELECT name, objective, n_outputs, kind, n_layers, n_parameters
   FROM gpu_models WHERE name LIKE 'nn_skip%' ORDER BY name;
 SET client_min_messages = warning;
@@ -358,7 +360,7 @@ SELECT pg_temp.try(format('SELECT gpu_load_model(%L, pg_read_binary_file(%L), %L
 -- every hostile or unsupported file (tests/fixtures/onnx/bad/expected.txt, two of skip_expected.txt)
 SELECT f AS file, pg_temp.try(format('SELECT gpu_load_model(%L, pg_read_binary_file(%L))', 'nn_bad',
                                      :'fx' || '/bad/' || f)) AS error
-  FROM unnest(ARRAY['unsupported_op.onnx', 'unsupported_conv.onnx', 'skip_projection.onnx', 'skip_width.onnx',
+  FROM unnest(ARRAY['unsupported_op.onnx', 'unsupported_conv.onnx', 'skip_concat.onnx', 'skip_width.onnx',
                     'external_data.onnx', 'wrong_shape.onnx', 'short_raw_data.onnx',
                     'huge_dims.onnx', 'too_wide.onnx', 'nan_weight.onnx', 'double_input.onnx',
                     'rank3_input.onnx', 'reshape_real.onnx', 'truncated.onnx', 'garbage.onnx']) f;

@@ -139,6 +139,8 @@ gs_mlp_op_name(GsMlpOp op)
 			return "save";
 		case GS_MLP_ADD_SAVED:
 			return "add_saved";
+		case GS_MLP_LOAD:
+			return "load";
 	}
 	return "unknown";
 }
@@ -269,25 +271,35 @@ gs_mlp_predict(const GsMlp *m, const float *x, size_t ld, size_t n,
 		}
 		else if (gs_mlp_is_skip(st->op))
 		{
-			/* keep the value a skip connection starts at, or add it back */
+			/*
+			 * Keep the value a skip connection or a branch starts at, add it
+			 * back, or go back to it (copied: the steps after work in place).
+			 */
 			float	   *slot = scratch + (2 + (size_t) st->slot) * n * (size_t) m->max_width;
-			float	   *dst = cur == x ? buf[free_buf] : (float *) cur;
+			float	   *dst = (cur == x || st->op == GS_MLP_LOAD) ? buf[free_buf] : (float *) cur;
 
+			if (st->op == GS_MLP_LOAD)
+				width = st->n_out;
 			for (int32_t c = 0; c < width; c++)
 			{
-				const float *src = cur + (size_t) c * cur_ld;
-				float	   *sv = slot + (size_t) c * n,
-						   *dv = dst + (size_t) c * n;
+				float	   *sv = slot + (size_t) c * n;
 
 				if (st->op == GS_MLP_SAVE)
-					memcpy(sv, src, sizeof(float) * n);
+					memcpy(sv, cur + (size_t) c * cur_ld, sizeof(float) * n);
+				else if (st->op == GS_MLP_LOAD)
+					memcpy(dst + (size_t) c * n, sv, sizeof(float) * n);
 				else
+				{
+					const float *src = cur + (size_t) c * cur_ld;
+					float	   *dv = dst + (size_t) c * n;
+
 					for (size_t r = 0; r < n; r++)
 						dv[r] = src[r] + sv[r];
+				}
 			}
-			if (st->op == GS_MLP_ADD_SAVED)
+			if (st->op != GS_MLP_SAVE)
 			{
-				if (cur == x)
+				if (dst != cur)
 					free_buf ^= 1;
 				cur = dst;
 				cur_ld = n;

@@ -27,8 +27,12 @@
  *
  * Skip connections (residual blocks: out = x + f(x)) stay a chain: a
  * GS_MLP_SAVE step keeps the value where the connection starts in a slot,
- * and the GS_MLP_ADD_SAVED step where it ends adds it back.  Every
- * ADD_SAVED follows the SAVE of its slot, with the same width.
+ * and the GS_MLP_ADD_SAVED step where it ends adds it back.  Branches
+ * merged by an Add (a projection on the shortcut, two heads whose logits
+ * are summed) are one chain too: the first branch's end is saved, a
+ * GS_MLP_LOAD step goes back to the value the second starts from (saved
+ * as well), and an ADD_SAVED merges them.  Every ADD_SAVED and LOAD
+ * follows the SAVE of its slot; an ADD_SAVED adds a value of its width.
  */
 #ifndef GS_MLP_H
 #define GS_MLP_H
@@ -85,8 +89,10 @@ typedef enum GsMlpOp
 								 * feed the network (first step only) */
 	GS_MLP_SAVE,				/* y = x, and x kept in saved value slot
 								 * (the start of a skip connection) */
-	GS_MLP_ADD_SAVED			/* y[c] = x[c] + saved value slot[c] (its end:
+	GS_MLP_ADD_SAVED,			/* y[c] = x[c] + saved value slot[c] (its end:
 								 * a residual Add) */
+	GS_MLP_LOAD					/* y = saved value slot (n_in is ignored): a
+								 * second branch starts from an earlier value */
 } GsMlpOp;
 
 typedef struct GsMlpStep
@@ -100,7 +106,7 @@ typedef struct GsMlpStep
 								 * LAYER_NORM: the bias [n_out] */
 	int32_t    *idx;			/* GATHER: [n_out] columns of the input, each
 								 * < n_in; NULL for every other op */
-	int32_t		slot;			/* SAVE, ADD_SAVED: the saved value, 0 to
+	int32_t		slot;			/* SAVE, ADD_SAVED, LOAD: the saved value, 0 to
 								 * n_slots - 1; 0 for every other op */
 	float		alpha;			/* LEAKY_RELU slope; ELU, SELU, HARD_SIGMOID alpha;
 								 * CLIP minimum; GELU's divisor (sqrt 2);

@@ -25,11 +25,11 @@ gs_mlp_is_rowwise(GsMlpOp op)
 	return op == GS_MLP_SOFTMAX || op == GS_MLP_LOG_SOFTMAX || op == GS_MLP_LAYER_NORM;
 }
 
-/* True for the two steps of a skip connection (a pass of their own each). */
+/* True for the steps of skip connections and branches (a pass of their own each). */
 GS_MLP_HD bool
 gs_mlp_is_skip(GsMlpOp op)
 {
-	return op == GS_MLP_SAVE || op == GS_MLP_ADD_SAVED;
+	return op == GS_MLP_SAVE || op == GS_MLP_ADD_SAVED || op == GS_MLP_LOAD;
 }
 
 /* True for steps applied to each value independently (fusable after a GEMM). */
@@ -116,6 +116,7 @@ gs_mlp_apply(GsMlpOp op, float alpha, float beta, float p, float v)
 		case GS_MLP_LAYER_NORM:
 		case GS_MLP_SAVE:
 		case GS_MLP_ADD_SAVED:
+		case GS_MLP_LOAD:
 			break;
 	}
 	return v;

@@ -318,6 +318,9 @@ build(Loader *L, const Onnx__ModelProto *model, bool reconstruction)
 
 		if (!L->needed[i])
 			continue;
+		/* a node starting a second branch: back to the value it reads */
+		if (onnx_chain_branch(L, g->node[i]) != GS_OK)
+			return L->st->code;
 		/* a pattern or constant that could not be read for want of memory is no refusal */
 		if (onnx_fuse_activation(L, i, &fused) != GS_OK ||
 			(!fused && onnx_fuse_layernorm(L, i, &fused) != GS_OK) ||

@@ -7,12 +7,17 @@
  *	  becomes a GS_MLP_SAVE step, inserted where the earlier value was
  *	  complete, and a GS_MLP_ADD_SAVED step (mlp.h).
  *
- *	  Only the identity shortcut is read: a node other than that Add reading
- *	  an earlier value (a projection on the shortcut, two branches) is still
- *	  refused by the chain's checks, naming the node.
+ *	  A node that reads an earlier value and not the current one starts a
+ *	  second branch (a projection on the shortcut, a second head): the
+ *	  earlier value is saved where it was complete and a GS_MLP_LOAD step
+ *	  goes back to it (onnx_chain_branch); the Add that merges the branches
+ *	  is then a skip connection like any other, the first branch's end being
+ *	  an earlier value by then.  Any other join of two values (Mul, Sub,
+ *	  Concat...) is refused by the chain's checks, naming the node.
  */
 #include "onnx_internal.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* One value the chain reached. */
@@ -160,4 +165,64 @@ onnx_add_skip(Loader *L, const Onnx__NodeProto *node, const char *earlier)
 		return L->st->code;
 	s->slot = slot;
 	return GS_OK;
+}
+
+/*
+ * Node i reads a value the chain reached earlier and not the chain's
+ * current one: go back to that value (a SAVE where it was complete, a LOAD
+ * here), so that node i continues the chain from it.  Nothing happens for
+ * a node reading the current value, or no value of the chain.
+ */
+GsCode
+onnx_chain_branch(Loader *L, const Onnx__NodeProto *node)
+{
+	const OnnxChainValue *v = NULL;
+	int32_t		slot = 0,
+				at,
+				width;
+	GsMlpStep  *s;
+
+	if (L->m == NULL || L->cur == NULL)
+		return GS_OK;
+	for (size_t k = 0; k < node->n_input; k++)
+	{
+		const char *in = node->input[k];
+
+		if (in == NULL || in[0] == '\0' || onnx_find_const(L, in))
+			continue;
+		if (onnx_is_cur(L, in))
+			return GS_OK;
+		if (v == NULL)
+			v = find_value(L, in);
+	}
+	if (v == NULL)
+		return GS_OK;
+	at = v->n_steps;
+	width = v->width;
+	{
+		char		nname[80],
+					oname[48];
+
+		onnx_safe_name(nname, sizeof(nname), node->name);
+		onnx_safe_name(oname, sizeof(oname), node->op_type);
+		snprintf(L->label, sizeof(L->label), "node \"%s\" (%s)", nname, oname);
+	}
+	if (!v->usable || width != (at == 0 ? L->m->n_features : L->m->steps[at - 1].n_out))
+	{
+		gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+					  "%s reads a value of the chain that no step keeps", L->label);
+		gs_status_detail(L->st, "A branch must start at the output of a layer, an activation "
+						 "or the input, not between a MatMul and its bias or after a squeeze to [N].");
+		return L->st->code;
+	}
+	if (save_slot(L, node, at, width, &slot) != GS_OK)
+		return L->st->code;
+	if ((s = onnx_new_step(L, GS_MLP_LOAD, node->name)) == NULL)
+		return L->st->code;
+	s->slot = slot;
+	s->n_out = width;
+	L->cur = v->name;
+	L->width = width;
+	L->rank1 = false;
+	return onnx_chain_note(L);
 }

@@ -198,16 +198,17 @@ test_bad(void)
 	gs_check_bad_files(FIXTURES "/bad/keras3_expected.txt", FIXTURES "/bad", 12);
 	gs_check_bad_files(FIXTURES "/bad/sklct_expected.txt", FIXTURES "/bad", 5);
 	gs_check_bad_files(FIXTURES "/bad/lin_expected.txt", FIXTURES "/bad", 9);
-	gs_check_bad_files(FIXTURES "/bad/skip_expected.txt", FIXTURES "/bad", 5);
+	gs_check_bad_files(FIXTURES "/bad/skip_expected.txt", FIXTURES "/bad", 6);
 }
 
 #include "test_mlp_sklearn.c"
 
 /*
- * Skip connections (gen_onnx_skip_fixtures.py; their scores are checked by
- * test_cases): each becomes a SAVE where the value it adds was complete and
- * an ADD_SAVED, its slot shared by the skips of one value ("save0",
- * "add_saved0"); a MatMul's bias Add after a skip stays an ADD step.
+ * Skip connections and branches (gen_onnx_skip_fixtures.py; their scores
+ * are checked by test_cases): each skip becomes a SAVE where the value it
+ * adds was complete and an ADD_SAVED, its slot shared by the skips of one
+ * value ("save0", "add_saved0"); a MatMul's bias Add after a skip stays an
+ * ADD step; a second branch starts with a LOAD of the value it reads.
  */
 static void
 test_skips(void)
@@ -232,6 +233,12 @@ test_skips(void)
 		"a skip from the input (SAVE at step 0), pre-norm blocks f(x) + x"},
 		{"skip_autoencoder", 1, "dense,elu,save0,dense,elu,dense,elu,add_saved0,dense",
 		"the decoder adds the encoder's 16-wide layer"},
+		{"skip_projection", 4,
+			"save0,dense,relu,dense,relu,save1,load0,dense,add_saved1,save2,dense,relu,dense,relu,save3,"
+			"load2,dense,add_saved3,dense,sigmoid",
+		"a projection on the shortcut: the main branch's end saved, a LOAD back to the block's input"},
+		{"skip_wide_deep", 2, "save0,dense,save1,load0,dense,relu,dense,relu,dense,add_saved1,sigmoid",
+		"the wide part first, then a LOAD back to the input for the deep part, their logits summed"},
 	};
 	char		ops[1024];
 
@@ -251,7 +258,7 @@ test_skips(void)
 			const GsMlpStep *s = &m->mlp->steps[k];
 
 			n += (size_t) snprintf(ops + n, sizeof(ops) - n, "%s%s", k ? "," : "", gs_mlp_op_name(s->op));
-			if ((s->op == GS_MLP_SAVE || s->op == GS_MLP_ADD_SAVED) && n < sizeof(ops))
+			if ((s->op == GS_MLP_SAVE || s->op == GS_MLP_ADD_SAVED || s->op == GS_MLP_LOAD) && n < sizeof(ops))
 				n += (size_t) snprintf(ops + n, sizeof(ops) - n, "%d", s->slot);
 		}
 		if (strcmp(ops, cases[i].ops) != 0)
