@@ -6,7 +6,8 @@
  *	  element-wise pass (mlp_fused_kernel, which also reads a GATHER
  *	  step's columns from the batch: a scikit-learn pipeline's
  *	  ColumnTransformer or one-hot columns, and a saved value a branch
- *	  goes back to), skip connections' save and add (mlp_skip_kernel),
+ *	  goes back to, or joins by a Concat), skip connections' save and
+ *	  element-wise joins (mlp_skip_kernel),
  *	  the row-wise steps: softmax,
  *	  log softmax, layer normalization (mlp_row_kernel, gs_mlp_row)
  *	  and the output: transposed to row-major (mlp_output_kernel) or the
@@ -120,11 +121,12 @@ typedef struct DStep
 	GsMlpOp		op;
 	int			n_in;
 	int			n_out;
-	float		alpha;			/* row-wise steps' scalar (LAYER_NORM epsilon) */
+	float		alpha;			/* row-wise steps' scalar (LAYER_NORM epsilon);
+								 * CONCAT_SAVED: 1 when the slot comes first */
 	float	   *w;
 	float	   *p;
 	int		   *idx;			/* GATHER: the columns picked */
-	int			slot;			/* SAVE, ADD_SAVED, LOAD: the saved value */
+	int			slot;			/* SAVE, LOAD, *_SAVED: the saved value */
 } DStep;
 
 struct GsDeviceMlp
@@ -186,13 +188,14 @@ mlp_fused_kernel(float *dst, const float *src, size_t ld, size_t n, int width,
 }
 
 /*
- * A skip connection's step on width columns of n rows: save copies
- * src[c * ld + r] to slot[c * n + r]; else dst[c * n + r] = src[c * ld + r]
- * + slot[c * n + r] (dst may be src when ld == n).
+ * A skip connection's step on width columns of n rows: SAVE copies
+ * src[c * ld + r] to slot[c * n + r]; a join (ADD_SAVED, MUL_SAVED...) sets
+ * dst[c * n + r] = gs_mlp_join(op, src[c * ld + r], slot[c * n + r]) (dst
+ * may be src when ld == n).
  */
 __global__ void
 mlp_skip_kernel(float *dst, const float *src, size_t ld, float *slot, size_t n, int width,
-				bool save)
+				GsMlpOp op)
 {
 	size_t		total = n * (size_t) width;
 
@@ -203,10 +206,10 @@ mlp_skip_kernel(float *dst, const float *src, size_t ld, float *slot, size_t n, 
 					r = i % n;
 		float		v = src[c * ld + r];
 
-		if (save)
+		if (op == GS_MLP_SAVE)
 			slot[c * n + r] = v;
 		else
-			dst[c * n + r] = v + slot[c * n + r];
+			dst[c * n + r] = gs_mlp_join(op, v, slot[c * n + r]);
 	}
 }
 
@@ -472,9 +475,23 @@ gs_dmlp_predict(const GsDeviceMlp *d, GsDmlpRun *r, const float *d_x, size_t n,
 			 */
 			float	   *slot = r->slots + (size_t) st->slot * r->max_rows * (size_t) d->max_width;
 			bool		save = st->op == GS_MLP_SAVE;
-			float	   *dst = (cur == d_x || st->op == GS_MLP_LOAD) ? r->buf[free_buf] : (float *) cur;
+			bool		fresh = cur == d_x || st->op == GS_MLP_LOAD || st->op == GS_MLP_CONCAT_SAVED;
+			float	   *dst = fresh ? r->buf[free_buf] : (float *) cur;
 
-			if (st->op == GS_MLP_LOAD)
+			if (st->op == GS_MLP_CONCAT_SAVED)
+			{
+				/* the chain's columns and the slot's, in the graph's order (copies) */
+				int			n_saved = st->n_out - st->n_in,
+							x_at = st->alpha != 0.0f ? n_saved : 0,
+							s_at = st->alpha != 0.0f ? 0 : width;
+
+				mlp_fused_kernel<<<blocks_for(n * width), THREADS, 0, r->stream>>>
+					(dst + (size_t) x_at * n, cur, cur_ld, n, width, NULL, NULL, NULL, 0);
+				mlp_fused_kernel<<<blocks_for(n * n_saved), THREADS, 0, r->stream>>>
+					(dst + (size_t) s_at * n, slot, n, n, n_saved, NULL, NULL, NULL, 0);
+				width = st->n_out;
+			}
+			else if (st->op == GS_MLP_LOAD)
 			{
 				width = st->n_out;
 				mlp_fused_kernel<<<blocks_for(n * width), THREADS, 0, r->stream>>>
@@ -482,7 +499,7 @@ gs_dmlp_predict(const GsDeviceMlp *d, GsDmlpRun *r, const float *d_x, size_t n,
 			}
 			else
 				mlp_skip_kernel<<<blocks_for(n * width), THREADS, 0, r->stream>>>
-					(dst, cur, cur_ld, slot, n, width, save);
+					(dst, cur, cur_ld, slot, n, width, st->op);
 			if (!save)
 			{
 				if (dst != cur)

@@ -238,13 +238,15 @@ SELECT gpu_drop_model(name) FROM gpu_models
 -- out = h + f(h) as PyTorch exports them (a tabular ResNet with BatchNorm1d, pre-norm blocks
 -- with LayerNorm and GELU after a skip from the input, an autoencoder whose decoder adds an
 -- encoder layer), blocks with a projection on the shortcut, a wide & deep model whose two
--- parts' logits are summed (reference: PyTorch's outputs), and one value read by two skips
--- (reference: numpy).  What stays refused (branches joined by a Concat, values of different
--- widths) is below, with the other hostile files.
+-- parts' logits are summed, a deep & cross network (x0 * (W x + b) + x, joined to an MLP by
+-- torch.cat; reference: PyTorch's outputs), one value read by two skips, a gated linear unit,
+-- Sub both ways and a Concat of three values (reference: numpy).  What stays refused (a Concat
+-- of branches as the graph's output, values of different widths) is below, with the other
+-- hostile files.
 SELECT c AS fixture, gpu_load_model('nn_' || c, pg_read_binary_file(:'fx' || '/' || c || '.onnx'),
                                     CASE WHEN c = 'skip_autoencoder' THEN 'onnx-autoencoder' ELSE 'onnx' END) AS version
   FROM unnest(ARRAY['skip_resnet', 'skip_resnet_ln', 'skip_autoencoder', 'skip_projection',
-                    'skip_wide_deep', 'skip_shared']) c;
+                    'skip_wide_deep', 'skip_cross', 'skip_shared', 'skip_gates']) c;
 SELECT name, objective, n_outputs, kind, n_layers, n_parameters
   FROM gpu_models WHERE name LIKE 'nn_skip%' ORDER BY name;
 SET client_min_messages = warning;

@@ -141,6 +141,14 @@ gs_mlp_op_name(GsMlpOp op)
 			return "add_saved";
 		case GS_MLP_LOAD:
 			return "load";
+		case GS_MLP_MUL_SAVED:
+			return "mul_saved";
+		case GS_MLP_SUB_SAVED:
+			return "sub_saved";
+		case GS_MLP_RSUB_SAVED:
+			return "rsub_saved";
+		case GS_MLP_CONCAT_SAVED:
+			return "concat_saved";
 	}
 	return "unknown";
 }
@@ -272,31 +280,46 @@ gs_mlp_predict(const GsMlp *m, const float *x, size_t ld, size_t n,
 		else if (gs_mlp_is_skip(st->op))
 		{
 			/*
-			 * Keep the value a skip connection or a branch starts at, add it
+			 * Keep the value a skip connection or a branch starts at, join it
 			 * back, or go back to it (copied: the steps after work in place).
 			 */
 			float	   *slot = scratch + (2 + (size_t) st->slot) * n * (size_t) m->max_width;
-			float	   *dst = (cur == x || st->op == GS_MLP_LOAD) ? buf[free_buf] : (float *) cur;
+			bool		fresh = cur == x || st->op == GS_MLP_LOAD || st->op == GS_MLP_CONCAT_SAVED;
+			float	   *dst = fresh ? buf[free_buf] : (float *) cur;
 
-			if (st->op == GS_MLP_LOAD)
-				width = st->n_out;
-			for (int32_t c = 0; c < width; c++)
+			if (st->op == GS_MLP_CONCAT_SAVED)
 			{
-				float	   *sv = slot + (size_t) c * n;
+				/* x's columns and the slot's, in the graph's order */
+				int32_t		n_saved = st->n_out - st->n_in,
+							x_at = st->alpha != 0.0f ? n_saved : 0,
+							s_at = st->alpha != 0.0f ? 0 : width;
 
-				if (st->op == GS_MLP_SAVE)
-					memcpy(sv, cur + (size_t) c * cur_ld, sizeof(float) * n);
-				else if (st->op == GS_MLP_LOAD)
-					memcpy(dst + (size_t) c * n, sv, sizeof(float) * n);
-				else
-				{
-					const float *src = cur + (size_t) c * cur_ld;
-					float	   *dv = dst + (size_t) c * n;
-
-					for (size_t r = 0; r < n; r++)
-						dv[r] = src[r] + sv[r];
-				}
+				for (int32_t c = 0; c < width; c++)
+					memcpy(dst + (size_t) (x_at + c) * n, cur + (size_t) c * cur_ld, sizeof(float) * n);
+				memcpy(dst + (size_t) s_at * n, slot, sizeof(float) * n * (size_t) n_saved);
+				width = st->n_out;
 			}
+			else if (st->op == GS_MLP_LOAD)
+			{
+				width = st->n_out;
+				memcpy(dst, slot, sizeof(float) * n * (size_t) width);
+			}
+			else
+				for (int32_t c = 0; c < width; c++)
+				{
+					float	   *sv = slot + (size_t) c * n;
+					const float *src = cur + (size_t) c * cur_ld;
+
+					if (st->op == GS_MLP_SAVE)
+						memcpy(sv, src, sizeof(float) * n);
+					else
+					{
+						float	   *dv = dst + (size_t) c * n;
+
+						for (size_t r = 0; r < n; r++)
+							dv[r] = gs_mlp_join(st->op, src[r], sv[r]);
+					}
+				}
 			if (st->op != GS_MLP_SAVE)
 			{
 				if (dst != cur)

@@ -31,8 +31,10 @@
  * merged by an Add (a projection on the shortcut, two heads whose logits
  * are summed) are one chain too: the first branch's end is saved, a
  * GS_MLP_LOAD step goes back to the value the second starts from (saved
- * as well), and an ADD_SAVED merges them.  Every ADD_SAVED and LOAD
- * follows the SAVE of its slot; an ADD_SAVED adds a value of its width.
+ * as well), and an ADD_SAVED merges them (or a MUL_SAVED, SUB_SAVED,
+ * RSUB_SAVED, CONCAT_SAVED: the other joins of two values).  Every step
+ * reading a slot follows the SAVE of that slot; the element-wise joins
+ * read a value of their width.
  */
 #ifndef GS_MLP_H
 #define GS_MLP_H
@@ -91,8 +93,14 @@ typedef enum GsMlpOp
 								 * (the start of a skip connection) */
 	GS_MLP_ADD_SAVED,			/* y[c] = x[c] + saved value slot[c] (its end:
 								 * a residual Add) */
-	GS_MLP_LOAD					/* y = saved value slot (n_in is ignored): a
+	GS_MLP_LOAD,				/* y = saved value slot (n_in is ignored): a
 								 * second branch starts from an earlier value */
+	GS_MLP_MUL_SAVED,			/* y[c] = x[c] * slot[c] (gating, cross layers) */
+	GS_MLP_SUB_SAVED,			/* y[c] = x[c] - slot[c] */
+	GS_MLP_RSUB_SAVED,			/* y[c] = slot[c] - x[c] */
+	GS_MLP_CONCAT_SAVED			/* y = the columns of x, then slot's (alpha 0),
+								 * or slot's, then x's (alpha 1); n_out - n_in
+								 * columns from slot */
 } GsMlpOp;
 
 typedef struct GsMlpStep
@@ -106,7 +114,7 @@ typedef struct GsMlpStep
 								 * LAYER_NORM: the bias [n_out] */
 	int32_t    *idx;			/* GATHER: [n_out] columns of the input, each
 								 * < n_in; NULL for every other op */
-	int32_t		slot;			/* SAVE, ADD_SAVED, LOAD: the saved value, 0 to
+	int32_t		slot;			/* SAVE, LOAD, *_SAVED: the saved value, 0 to
 								 * n_slots - 1; 0 for every other op */
 	float		alpha;			/* LEAKY_RELU slope; ELU, SELU, HARD_SIGMOID alpha;
 								 * CLIP minimum; GELU's divisor (sqrt 2);

@@ -29,7 +29,29 @@ gs_mlp_is_rowwise(GsMlpOp op)
 GS_MLP_HD bool
 gs_mlp_is_skip(GsMlpOp op)
 {
-	return op == GS_MLP_SAVE || op == GS_MLP_ADD_SAVED || op == GS_MLP_LOAD;
+	return op == GS_MLP_SAVE || op == GS_MLP_ADD_SAVED || op == GS_MLP_LOAD ||
+		op == GS_MLP_MUL_SAVED || op == GS_MLP_SUB_SAVED || op == GS_MLP_RSUB_SAVED ||
+		op == GS_MLP_CONCAT_SAVED;
+}
+
+/*
+ * An element-wise join of the chain's value v and the saved value s
+ * (ADD_SAVED, MUL_SAVED, SUB_SAVED, RSUB_SAVED), in float as onnxruntime.
+ */
+GS_MLP_HD float
+gs_mlp_join(GsMlpOp op, float v, float s)
+{
+	switch (op)
+	{
+		case GS_MLP_MUL_SAVED:
+			return v * s;
+		case GS_MLP_SUB_SAVED:
+			return v - s;
+		case GS_MLP_RSUB_SAVED:
+			return s - v;
+		default:
+			return v + s;
+	}
 }
 
 /* True for steps applied to each value independently (fusable after a GEMM). */
@@ -117,6 +139,10 @@ gs_mlp_apply(GsMlpOp op, float alpha, float beta, float p, float v)
 		case GS_MLP_SAVE:
 		case GS_MLP_ADD_SAVED:
 		case GS_MLP_LOAD:
+		case GS_MLP_MUL_SAVED:
+		case GS_MLP_SUB_SAVED:
+		case GS_MLP_RSUB_SAVED:
+		case GS_MLP_CONCAT_SAVED:
 			break;
 	}
 	return v;

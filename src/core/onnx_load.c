@@ -47,6 +47,7 @@
 #include <string.h>
 
 #include "onnx_internal.h"
+#include "mlp_eval.h"
 
 /* ---- protobuf-c allocator: byte cap and stack-depth guard ---- */
 
@@ -346,7 +347,7 @@ build(Loader *L, const Onnx__ModelProto *model, bool reconstruction)
 
 		snprintf(m->output_act, sizeof(m->output_act), "%s",
 				 last == GS_MLP_DENSE || last == GS_MLP_ADD || last == GS_MLP_MUL ||
-				 last == GS_MLP_DIV || last == GS_MLP_ADD_SAVED ? "identity" : gs_mlp_op_name(last));
+				 last == GS_MLP_DIV || gs_mlp_is_skip(last) ? "identity" : gs_mlp_op_name(last));
 	}
 	if (model->producer_name && model->producer_name[0])
 		onnx_producer(m->producer, sizeof(m->producer), model->producer_name, model->producer_version);

@@ -1,7 +1,8 @@
 /*
  * onnx_ops.c
  *	  One ONNX node at a time into GsMlp steps (see onnx_internal.h): Gemm,
- *	  MatMul (+ Add folded into its bias), Add/Sub/Mul/Div by constants,
+ *	  MatMul (+ Add folded into its bias), Add/Sub/Mul/Div by constants
+ *	  (Add/Sub/Mul and Concat of two values of the network: onnx_skip.c),
  *	  activations (onnx_act.c), Softmax and LogSoftmax, BatchNormalization
  *	  (inference), LayerNormalization, ai.onnx.ml Scaler (scikit-learn's
  *	  scalers as skl2onnx writes them), and the no-ops Flatten, Identity,
@@ -237,8 +238,8 @@ onnx_add_param_step(Loader *L, const Onnx__NodeProto *node, GsMlpOp op, float *v
 }
 
 /*
- * Add, Sub, Mul or Div with one constant operand; or an Add of the chain's
- * value and an earlier one (onnx_skip.c).
+ * Add, Sub, Mul or Div with one constant operand; or an Add, Mul or Sub of
+ * the chain's value and an earlier one (onnx_skip.c).
  */
 static GsCode
 add_arith(Loader *L, const Onnx__NodeProto *node, const char *op)
@@ -256,18 +257,18 @@ add_arith(Loader *L, const Onnx__NodeProto *node, const char *op)
 	if (onnx_is_cur(L, node->input[0]))
 		k = 1;
 	else if (onnx_is_cur(L, node->input[1]))
-	{
-		if (!commutative)
-			return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
-								 "%s takes the constant as its first operand", L->label);
 		k = 0;
-	}
 	else
 		return onnx_want_chain_input(L, node, 2, 2);
-	/* the chain's value plus one it reached before: a skip connection */
-	if (strcmp(op, "Add") == 0 && onnx_find_const(L, node->input[k]) == NULL &&
+	/* the chain's value and one it reached before: a skip connection, two branches joined */
+	if (strcmp(op, "Div") != 0 && onnx_find_const(L, node->input[k]) == NULL &&
 		onnx_is_earlier_value(L, node->input[k]))
-		return onnx_add_skip(L, node, node->input[k]);
+		return onnx_add_join(L, node, node->input[k],
+							 op[0] == 'A' ? GS_MLP_ADD_SAVED : op[0] == 'M' ? GS_MLP_MUL_SAVED :
+							 k == 1 ? GS_MLP_SUB_SAVED : GS_MLP_RSUB_SAVED);
+	if (k == 0 && !commutative)
+		return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+							 "%s takes the constant as its first operand", L->label);
 	if (onnx_want_const(L, node, k, &t) != GS_OK)
 		return L->st->code;
 	if (onnx_column_params(L, t, &v) != GS_OK)
@@ -681,6 +682,11 @@ onnx_add_node(Loader *L, const Onnx__NodeProto *node)
 		if (add_layernorm(L, node) != GS_OK)
 			return L->st->code;
 	}
+	else if (strcmp(op, "Concat") == 0)
+	{
+		if (onnx_add_concat(L, node) != GS_OK)
+			return L->st->code;
+	}
 	else if (strcmp(op, "Min") == 0 || strcmp(op, "Max") == 0)
 	{
 		if (onnx_add_min_max(L, node, op[1] == 'i') != GS_OK)
@@ -754,8 +760,9 @@ onnx_add_node(Loader *L, const Onnx__NodeProto *node)
 						 "LayerNormalization, Flatten, "
 						 "Identity, Dropout, Reshape, Squeeze of [N, 1] to [N], Cast to float, "
 						 "Constant, ai.onnx.ml Scaler, Imputer, LinearClassifier and LinearRegressor (an "
-						 "ArrayFeatureExtractor of their scores, a Normalizer L1 after a softmax); Concat only as "
-						 "a binary classifier's [1 - p, p] or [-s, s].");
+						 "ArrayFeatureExtractor of their scores, a Normalizer L1 after a softmax); Concat of "
+						 "values of the network over their columns, and as a binary classifier's [1 - p, p] "
+						 "or [-s, s].");
 		return L->st->code;
 	}
 	L->cur = node->output[0];

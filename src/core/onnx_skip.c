@@ -125,45 +125,121 @@ save_slot(Loader *L, const Onnx__NodeProto *node, int32_t at, int32_t width, int
 }
 
 /*
- * Add(cur, earlier) or Add(earlier, cur): the end of a skip connection; see
- * onnx_internal.h.
+ * Is v, an earlier value of the chain, still the output of its steps as it
+ * was noted?  Else the error is set: a MatMul's output before its bias (the
+ * bias was added to the step since), a value squeezed to [N].
+ */
+static bool
+kept_value(Loader *L, const OnnxChainValue *v)
+{
+	int32_t		at = v->n_steps;
+
+	if (v->usable &&
+		v->width == (at == 0 ? L->m->n_features : L->m->steps[at - 1].n_out))
+		return true;
+	gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+				  "%s reads a value of the chain that no step keeps", L->label);
+	gs_status_detail(L->st, "A skip connection or a branch must start at the output of a layer, an "
+					 "activation or the input, not between a MatMul and its bias or after a squeeze "
+					 "to [N].");
+	return false;
+}
+
+/*
+ * Add, Mul or Sub of the chain's value and an earlier one: the end of a skip
+ * connection or the join of two branches; see onnx_internal.h.
  */
 GsCode
-onnx_add_skip(Loader *L, const Onnx__NodeProto *node, const char *earlier)
+onnx_add_join(Loader *L, const Onnx__NodeProto *node, const char *earlier, GsMlpOp op)
 {
 	const OnnxChainValue *v = find_value(L, earlier);
-	int32_t		at,
-				width,
-				slot = 0;
+	int32_t		slot = 0;
 	GsMlpStep  *s;
 
 	if (v == NULL)
 		return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
-							 "%s does not add a value of the chain", L->label);
-	at = v->n_steps;
-	width = v->width;
-	/* the value must still be the output of its steps, as it was noted */
-	if (!v->usable || L->rank1 ||
-		width != (at == 0 ? L->m->n_features : L->m->steps[at - 1].n_out))
+							 "%s does not read a value of the chain", L->label);
+	if (!kept_value(L, v))
+		return L->st->code;
+	if (v->width != L->width || L->rank1)
 	{
 		gs_status_set(L->st, GS_ERR_UNSUPPORTED,
-					  "%s adds a value of the chain that no step keeps", L->label);
-		gs_status_detail(L->st, "A skip connection must start at the output of a layer, an activation "
-						 "or the input, not between a MatMul and its bias or after a squeeze to [N].");
+					  "%s joins a value of %d columns to one of %d", L->label, v->width, L->width);
+		gs_status_detail(L->st, "Two values of the network joined element-wise must have the same width "
+						 "(no broadcasting).");
 		return L->st->code;
 	}
-	if (width != L->width)
-	{
-		gs_status_set(L->st, GS_ERR_UNSUPPORTED,
-					  "%s adds a value of %d columns to one of %d", L->label, width, L->width);
-		gs_status_detail(L->st, "A skip connection must add values of the same width (no broadcasting).");
+	if (save_slot(L, node, v->n_steps, v->width, &slot) != GS_OK)
 		return L->st->code;
-	}
-	if (save_slot(L, node, at, width, &slot) != GS_OK)
-		return L->st->code;
-	if ((s = onnx_new_step(L, GS_MLP_ADD_SAVED, node->name)) == NULL)
+	if ((s = onnx_new_step(L, op, node->name)) == NULL)
 		return L->st->code;
 	s->slot = slot;
+	return GS_OK;
+}
+
+/*
+ * Concat over the columns of the chain's value and earlier ones, in the
+ * node's order: one CONCAT_SAVED step per earlier value, those before the
+ * chain's value prepended nearest first, those after it appended.
+ */
+GsCode
+onnx_add_concat(Loader *L, const Onnx__NodeProto *node)
+{
+	static const char *const attrs[] = {"axis", NULL};
+	int64_t		axis;
+	size_t		at_cur = node->n_input;
+	int64_t		width = L->width;
+
+	if (onnx_attrs_allowed(L, node, attrs) != GS_OK ||
+		onnx_attr_int(L, node, "axis", 0, &axis) != GS_OK)
+		return L->st->code;
+	if (axis != 1 && axis != -1)
+		return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+							 "%s does not join values over their columns (axis %lld)",
+							 L->label, (long long) axis);
+	for (size_t k = 0; k < node->n_input; k++)
+	{
+		const OnnxChainValue *v;
+
+		if (node->input[k] && onnx_is_cur(L, node->input[k]) && at_cur == node->n_input)
+		{
+			at_cur = k;
+			continue;
+		}
+		v = node->input[k] ? find_value(L, node->input[k]) : NULL;
+		if (v == NULL)
+		{
+			char		iname[80];
+
+			onnx_safe_name(iname, sizeof(iname), node->input[k]);
+			return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+								 "input \"%s\" of %s is not a value of the network", iname, L->label);
+		}
+		if (!kept_value(L, v))
+			return L->st->code;
+		width += v->width;
+	}
+	if (at_cur == node->n_input || L->rank1)
+		return onnx_want_chain_input(L, node, 1, node->n_input);
+	if (width > GS_MLP_MAX_WIDTH)
+		return gs_status_set(L->st, GS_ERR_LIMIT, "%s has %lld columns, the limit is %d",
+							 L->label, (long long) width, GS_MLP_MAX_WIDTH);
+	for (size_t i = 1; i < node->n_input; i++)
+	{
+		/* the inputs nearest the chain's value first: before it, then after it */
+		size_t		k = i <= at_cur ? at_cur - i : i;
+		const OnnxChainValue *v = find_value(L, node->input[k]);
+		int32_t		slot = 0;
+		GsMlpStep  *s;
+
+		if (save_slot(L, node, v->n_steps, v->width, &slot) != GS_OK ||
+			(s = onnx_new_step(L, GS_MLP_CONCAT_SAVED, node->name)) == NULL)
+			return L->st->code;
+		s->slot = slot;
+		s->alpha = k < at_cur ? 1.0f : 0.0f;
+		s->n_out = L->width + v->width;
+		L->width = s->n_out;
+	}
 	return GS_OK;
 }
 
@@ -207,14 +283,8 @@ onnx_chain_branch(Loader *L, const Onnx__NodeProto *node)
 		onnx_safe_name(oname, sizeof(oname), node->op_type);
 		snprintf(L->label, sizeof(L->label), "node \"%s\" (%s)", nname, oname);
 	}
-	if (!v->usable || width != (at == 0 ? L->m->n_features : L->m->steps[at - 1].n_out))
-	{
-		gs_status_set(L->st, GS_ERR_UNSUPPORTED,
-					  "%s reads a value of the chain that no step keeps", L->label);
-		gs_status_detail(L->st, "A branch must start at the output of a layer, an activation "
-						 "or the input, not between a MatMul and its bias or after a squeeze to [N].");
+	if (!kept_value(L, v))
 		return L->st->code;
-	}
 	if (save_slot(L, node, at, width, &slot) != GS_OK)
 		return L->st->code;
 	if ((s = onnx_new_step(L, GS_MLP_LOAD, node->name)) == NULL)
