@@ -14,6 +14,7 @@
  */
 #include "fuzz_common.h"
 
+#include "mlp_eval.h"
 #include "model.h"
 
 int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -26,11 +27,16 @@ int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static void
 check_mlp(const GsMlp *n)
 {
-	int32_t		width = n->n_features;
+	int32_t		width = n->n_features,
+				slot_width[GS_MLP_MAX_SLOTS];
 
 	if (n->n_steps < 1 || n->max_width < n->n_features)
 		fuzz_fail("network: %d steps, max width %d for %d features", n->n_steps, n->max_width,
 				  n->n_features);
+	if (n->n_slots < 0 || n->n_slots > GS_MLP_MAX_SLOTS)
+		fuzz_fail("network: %d saved values", n->n_slots);
+	for (int32_t k = 0; k < GS_MLP_MAX_SLOTS; k++)
+		slot_width[k] = -1;
 	for (int32_t i = 0; i < n->n_steps; i++)
 	{
 		const GsMlpStep *s = &n->steps[i];
@@ -45,6 +51,25 @@ check_mlp(const GsMlp *n)
 			for (int32_t c = 0; c < s->n_out; c++)
 				if (s->idx[c] < 0 || s->idx[c] >= s->n_in)
 					fuzz_fail("network GATHER reads column %d of %d", s->idx[c], s->n_in);
+		}
+		else if (gs_mlp_is_skip(s->op))
+		{
+			/* each slot saved once, read after; LOAD, CONCAT and the joins sized by it */
+			int32_t		sw;
+
+			if (s->slot < 0 || s->slot >= n->n_slots)
+				fuzz_fail("network step %d (%s) reads slot %d of %d", i, gs_mlp_op_name(s->op),
+						  s->slot, n->n_slots);
+			sw = slot_width[s->slot];
+			if (s->op == GS_MLP_SAVE ? sw >= 0 : sw < 0)
+				fuzz_fail("network step %d (%s): slot %d %s", i, gs_mlp_op_name(s->op), s->slot,
+						  sw >= 0 ? "saved twice" : "read before it is saved");
+			if (s->op == GS_MLP_SAVE)
+				slot_width[s->slot] = sw = width;
+			if (s->n_out != (s->op == GS_MLP_LOAD ? sw : s->op == GS_MLP_CONCAT_SAVED ? s->n_in + sw : s->n_in) ||
+				(s->op != GS_MLP_LOAD && s->op != GS_MLP_CONCAT_SAVED && sw != s->n_in))
+				fuzz_fail("network step %d (%s): %d -> %d with a saved value of %d", i,
+						  gs_mlp_op_name(s->op), s->n_in, s->n_out, sw);
 		}
 		else if (s->n_out != s->n_in && s->op != GS_MLP_DENSE)
 			fuzz_fail("network step %d (%s) changes the width", i, gs_mlp_op_name(s->op));
