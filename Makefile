@@ -93,6 +93,14 @@ PG_CPPFLAGS += -I$(OPENBLAS_INC)
 # Objects are plain gcc objects; no LLVM bitcode for JIT inlining.
 override with_llvm = no
 
+# The CPU engine of networks applies each element-wise step to a column in
+# a loop of unknown length: gcc's -O2 cost model ("very cheap") leaves such
+# loops scalar, its "dynamic" one vectorizes them (about 1.5x the rows/s of
+# a 256-wide ResNet; the same floats: no reassociation).  Only where the
+# compiler takes the option.
+VECT_CFLAGS := $(shell $(CC) -fvect-cost-model=dynamic -E -x c /dev/null >/dev/null 2>&1 && echo -fvect-cost-model=dynamic)
+src/core/mlp.o: CFLAGS += $(VECT_CFLAGS)
+
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
@@ -148,7 +156,7 @@ tests/diff/diff_score: tests/diff/diff_score.c $(CORE_SRC) $(NN_SRC) src/core/*.
 
 # CPU engine (BLAS) against a naive triple loop, no server (bench/README.md).
 bench/bench_mlp: bench/bench_mlp.c bench/bench_util.h $(CORE_SRC) $(NN_SRC) src/core/*.h src/core/onnx.pb-c.h
-	$(CC) $(UNIT_CFLAGS) $(NN_CFLAGS) -o $@ bench/bench_mlp.c $(CORE_SRC) $(NN_SRC) -ljansson -lm $(NN_LIBS)
+	$(CC) $(UNIT_CFLAGS) $(VECT_CFLAGS) $(NN_CFLAGS) -o $@ bench/bench_mlp.c $(CORE_SRC) $(NN_SRC) -ljansson -lm $(NN_LIBS)
 UNIT_CFLAGS = -std=c11 -D_GNU_SOURCE -O2 -g -ffp-contract=off -Wall -Wextra -Werror -Isrc/core -Isrc
 ASAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 

@@ -4,7 +4,10 @@
  *	  single-threaded OpenBLAS GEMM per layer + fused activation pass)
  *	  against a naive triple loop doing the same arithmetic, on the MLPs
  *	  30 -> 256 -> 256 -> 1 and 30 -> 1024 -> 1024 -> 512 -> 1 (relu hidden
- *	  layers, sigmoid output), random weights.  No server, no GPU.
+ *	  layers, sigmoid output), random weights; and a tabular ResNet (30 ->
+ *	  256, four blocks h + W2 relu(W1 h) each followed by a relu, -> 1) with
+ *	  and without its skip connections, for what keeping and adding back
+ *	  the blocks' inputs costs.  No server, no GPU.
  *
  *	  make bench/bench_mlp && bench/bench_mlp [batch_rows] [runs]
  *
@@ -72,10 +75,82 @@ make_mlp(const int *sizes, int n)
 	return m;
 }
 
-/* The same network, naively: per row, per unit, a dot product. */
+/* A dense step n_in -> n_out of random weights at steps[*k]. */
+static void
+add_dense(GsMlp *m, int *k, int n_in, int n_out)
+{
+	GsMlpStep  *d = &m->steps[(*k)++];
+	float		scale = sqrtf(1.0f / (float) n_in);
+
+	d->op = GS_MLP_DENSE;
+	d->n_in = n_in;
+	d->n_out = n_out;
+	d->w = malloc(sizeof(float) * (size_t) n_in * n_out);
+	d->p = malloc(sizeof(float) * (size_t) n_out);
+	for (size_t i = 0; i < (size_t) n_in * n_out; i++)
+		d->w[i] = (float) ((gs_rnd() * 2 - 1) * scale);
+	for (int o = 0; o < n_out; o++)
+		d->p[o] = (float) ((gs_rnd() - 0.5) * 0.1);
+	m->n_params += (int64_t) n_in * n_out + n_out;
+	m->n_layers++;
+}
+
+/* A step of op over width columns at steps[*k] (slot for SAVE / ADD_SAVED). */
+static void
+add_step(GsMlp *m, int *k, GsMlpOp op, int width, int slot)
+{
+	GsMlpStep  *s = &m->steps[(*k)++];
+
+	s->op = op;
+	s->n_in = s->n_out = width;
+	s->slot = slot;
+}
+
+/*
+ * A tabular ResNet: 30 -> 256 (relu), four blocks relu(h + W2 relu(W1 h))
+ * of 256 -> 256 -> 256, then 256 -> 1 (sigmoid); without its skip
+ * connections when skips is false (the same layers, no SAVE / ADD_SAVED).
+ */
+static GsMlp *
+make_resnet(bool skips)
+{
+	GsMlp	   *m = calloc(1, sizeof(GsMlp));
+	int			k = 0;
+
+	m->alloc = gs_malloc_allocator;
+	m->steps = calloc(64, sizeof(GsMlpStep));
+	m->n_features = 30;
+	m->max_width = 256;
+	add_dense(m, &k, 30, 256);
+	add_step(m, &k, GS_MLP_RELU, 256, 0);
+	for (int b = 0; b < 4; b++)
+	{
+		/* one slot for every block, as the loader packs them (onnx_pack_slots) */
+		if (skips)
+			add_step(m, &k, GS_MLP_SAVE, 256, 0);
+		add_dense(m, &k, 256, 256);
+		add_step(m, &k, GS_MLP_RELU, 256, 0);
+		add_dense(m, &k, 256, 256);
+		if (skips)
+			add_step(m, &k, GS_MLP_ADD_SAVED, 256, 0);
+		add_step(m, &k, GS_MLP_RELU, 256, 0);
+	}
+	add_dense(m, &k, 256, 1);
+	add_step(m, &k, GS_MLP_SIGMOID, 1, 0);
+	m->n_steps = k;
+	m->n_slots = skips ? 1 : 0;
+	m->n_net_outputs = m->n_outputs = 1;
+	return m;
+}
+
+/*
+ * The same network, naively: per row, per unit, a dot product; a SAVE
+ * copies the row's values to slots (n_slots * max_width floats), an
+ * ADD_SAVED adds them back.
+ */
 static void
 naive_predict(const GsMlp *m, const float *x, size_t ld, size_t n, float *a, float *b,
-			  float *out)
+			  float *slots, float *out)
 {
 	for (size_t r = 0; r < n; r++)
 	{
@@ -107,6 +182,11 @@ naive_predict(const GsMlp *m, const float *x, size_t ld, size_t n, float *a, flo
 					next = t;
 				}
 			}
+			else if (st->op == GS_MLP_SAVE)
+				memcpy(slots + (size_t) st->slot * m->max_width, cur, sizeof(float) * width);
+			else if (st->op == GS_MLP_ADD_SAVED)
+				for (int c = 0; c < width; c++)
+					cur[c] += slots[(size_t) st->slot * m->max_width + c];
 			else if (st->op == GS_MLP_RELU)
 				for (int c = 0; c < width; c++)
 					cur[c] = cur[c] > 0 ? cur[c] : 0;
@@ -169,7 +249,7 @@ time_engine(int naive, const GsMlp *m, const float *x, size_t n, int runs, float
 		double		t0 = now_s();
 
 		if (naive)
-			naive_predict(m, x, n, n, scratch, scratch + m->max_width, out);
+			naive_predict(m, x, n, n, scratch, scratch + m->max_width, scratch + 2 * m->max_width, out);
 		else
 			gs_mlp_predict(m, x, n, n, scratch, out);
 		t[i] = now_s() - t0;
@@ -185,6 +265,10 @@ main(int argc, char **argv)
 	static const int large[] = {30, 1024, 1024, 512, 1};
 	const int  *nets[2] = {small, large};
 	int			lens[2] = {4, 5};
+	static const char *const resnet_names[2] = {
+		"resnet 30-256, 4 blocks 256-256-256 + skip, -1",
+		"the same without its skips",
+	};
 	size_t		n = argc > 1 ? (size_t) atol(argv[1]) : 8192;
 	int			runs = argc > 2 ? atoi(argv[2]) : 7;
 
@@ -200,9 +284,9 @@ main(int argc, char **argv)
 	printf("| network | params | batch rows | BLAS engine rows/s | naive loop rows/s | speed-up | max rel diff |\n");
 	printf("| --- | --- | --- | --- | --- | --- | --- |\n");
 #endif
-	for (int k = 0; k < 2; k++)
+	for (int k = 0; k < 4; k++)
 	{
-		GsMlp	   *m = make_mlp(nets[k], lens[k]);
+		GsMlp	   *m = k < 2 ? make_mlp(nets[k], lens[k]) : make_resnet(k == 2);
 		float	   *x = malloc(sizeof(float) * n * m->n_features);
 		float	   *scratch = malloc(sizeof(float) * gs_mlp_scratch_floats(m, n));
 		float	   *out_blas = malloc(sizeof(float) * n);
@@ -214,8 +298,10 @@ main(int argc, char **argv)
 
 		for (size_t i = 0; i < n * m->n_features; i++)
 			x[i] = (float) (gs_rnd() * 4 - 2);
-		for (int l = 0; l < lens[k]; l++)
+		for (int l = 0; k < 2 && l < lens[k]; l++)
 			snprintf(name + strlen(name), sizeof(name) - strlen(name), "%s%d", l ? "-" : "", nets[k][l]);
+		if (k >= 2)
+			snprintf(name, sizeof(name), "%s", resnet_names[k - 2]);
 		tb = time_engine(0, m, x, n, runs, scratch, out_blas);
 		tn = time_engine(1, m, x, n, runs, scratch, out_naive);
 		for (size_t r = 0; r < n; r++)

@@ -6,11 +6,13 @@
  * Batches are column-major, as for forests: feature f of row r is
  * x[f * ld + r].  A dense step is one cblas_sgemm on the whole batch
  * (Y[n x out] = X[n x in] * W^T, W stored row per unit, i.e. column-major
- * [in x out]) followed by one pass over Y that adds the bias and applies
- * every element-wise step that follows (scaling, batch normalization,
- * activation), so each layer reads its output once more, not once per
- * op.  Row-wise steps (softmax, log softmax, layer normalization) get a
- * pass of their own.
+ * [in x out]) followed by one pass over Y, column by column, that adds
+ * the bias and applies every element-wise step that follows (scaling,
+ * batch normalization, activation; a skip connection's save and join),
+ * each step a loop over the column while it is in the L1 cache: the
+ * Makefile lets gcc vectorize those loops (-fvect-cost-model=dynamic).
+ * Row-wise steps (softmax, log softmax, layer normalization) get a pass of
+ * their own; so do a LOAD and a CONCAT of a saved value (copies).
  *
  * BLAS: OpenBLAS, single-threaded (the Makefile links Debian's serial
  * build; openblas_set_num_threads(1) keeps a threaded build single-threaded
@@ -161,25 +163,115 @@ gs_mlp_scratch_floats(const GsMlp *m, size_t n_rows)
 }
 
 /*
- * Apply steps [first, last) element-wise to column c of n rows: src (may be
- * dst) to dst, adding bias first when bias is not NULL.
+ * Can the CPU engine apply op value by value in a fused pass: an
+ * element-wise step, a SAVE (the value also goes to its slot) or an
+ * element-wise join with a saved value?  (The CUDA kernels fuse only the
+ * element-wise steps.)
+ */
+static inline bool
+cpu_fusable(GsMlpOp op)
+{
+	return gs_mlp_is_elementwise(op) || op == GS_MLP_SAVE || op == GS_MLP_ADD_SAVED ||
+		op == GS_MLP_MUL_SAVED || op == GS_MLP_SUB_SAVED || op == GS_MLP_RSUB_SAVED;
+}
+
+/*
+ * One element-wise step on the n values of a column, in place: the switch
+ * taken once per column, each case a loop of gs_mlp_apply with its op a
+ * constant, which the compiler inlines and vectorizes where it can (the
+ * same float operations per value as the CUDA kernels').
+ */
+static void
+apply_column(const GsMlpStep *st, float p, float *v, size_t n)
+{
+	float		alpha = st->alpha,
+				beta = st->beta;
+
+#define GS_APPLY_LOOP(OP) \
+	case OP: \
+		for (size_t r = 0; r < n; r++) \
+			v[r] = gs_mlp_apply(OP, alpha, beta, p, v[r]); \
+		break
+	switch (st->op)
+	{
+			GS_APPLY_LOOP(GS_MLP_ADD);
+			GS_APPLY_LOOP(GS_MLP_MUL);
+			GS_APPLY_LOOP(GS_MLP_DIV);
+			GS_APPLY_LOOP(GS_MLP_RELU);
+			GS_APPLY_LOOP(GS_MLP_LEAKY_RELU);
+			GS_APPLY_LOOP(GS_MLP_SIGMOID);
+			GS_APPLY_LOOP(GS_MLP_TANH);
+			GS_APPLY_LOOP(GS_MLP_ELU);
+			GS_APPLY_LOOP(GS_MLP_SELU);
+			GS_APPLY_LOOP(GS_MLP_SOFTPLUS);
+			GS_APPLY_LOOP(GS_MLP_MISH);
+			GS_APPLY_LOOP(GS_MLP_HARD_SWISH);
+			GS_APPLY_LOOP(GS_MLP_GELU_TANH);
+			GS_APPLY_LOOP(GS_MLP_SOFTSIGN);
+			GS_APPLY_LOOP(GS_MLP_HARD_SIGMOID);
+			GS_APPLY_LOOP(GS_MLP_PRELU);
+			GS_APPLY_LOOP(GS_MLP_CLIP);
+			GS_APPLY_LOOP(GS_MLP_SILU);
+			GS_APPLY_LOOP(GS_MLP_IMPUTE);
+			GS_APPLY_LOOP(GS_MLP_GELU);
+			GS_APPLY_LOOP(GS_MLP_ONEHOT);
+		default:
+			/* not element-wise: never in a fused pass */
+			break;
+	}
+#undef GS_APPLY_LOOP
+}
+
+/*
+ * Apply steps [first, last) (cpu_fusable) to column c of n rows: src (may be
+ * dst) to dst, adding bias first when bias is not NULL; one step at a time
+ * over the column, which stays in the L1 cache.  Saved value k's column c
+ * is slots + k * slot_floats + c * n.
  */
 static void
 fused_column(const GsMlpStep *steps, int32_t first, int32_t last, int32_t c,
-			 const float *bias, const float *src, float *dst, size_t n)
+			 const float *bias, const float *src, float *dst, size_t n,
+			 float *slots, size_t slot_floats)
 {
-	float		b = bias ? bias[c] : 0.0f;
-
-	for (size_t r = 0; r < n; r++)
+	if (bias)
 	{
-		float		v = src[r];
+		float		b = bias[c];
 
-		if (bias)
-			v += b;
-		for (int32_t k = first; k < last; k++)
-			v = gs_mlp_apply(steps[k].op, steps[k].alpha, steps[k].beta,
-								 steps[k].p ? steps[k].p[c] : 0.0f, v);
-		dst[r] = v;
+		for (size_t r = 0; r < n; r++)
+			dst[r] = src[r] + b;
+	}
+	else if (dst != src)
+		memcpy(dst, src, sizeof(float) * n);
+	for (int32_t k = first; k < last; k++)
+	{
+		const GsMlpStep *st = &steps[k];
+		float	   *sv = slots + (size_t) st->slot * slot_floats + (size_t) c * n;
+
+		switch (st->op)
+		{
+			case GS_MLP_SAVE:
+				memcpy(sv, dst, sizeof(float) * n);
+				break;
+			case GS_MLP_ADD_SAVED:
+				for (size_t r = 0; r < n; r++)
+					dst[r] = gs_mlp_join(GS_MLP_ADD_SAVED, dst[r], sv[r]);
+				break;
+			case GS_MLP_MUL_SAVED:
+				for (size_t r = 0; r < n; r++)
+					dst[r] = gs_mlp_join(GS_MLP_MUL_SAVED, dst[r], sv[r]);
+				break;
+			case GS_MLP_SUB_SAVED:
+				for (size_t r = 0; r < n; r++)
+					dst[r] = gs_mlp_join(GS_MLP_SUB_SAVED, dst[r], sv[r]);
+				break;
+			case GS_MLP_RSUB_SAVED:
+				for (size_t r = 0; r < n; r++)
+					dst[r] = gs_mlp_join(GS_MLP_RSUB_SAVED, dst[r], sv[r]);
+				break;
+			default:
+				apply_column(st, st->p ? st->p[c] : 0.0f, dst, n);
+				break;
+		}
 	}
 }
 
@@ -224,7 +316,9 @@ void
 gs_mlp_predict(const GsMlp *m, const float *x, size_t ld, size_t n,
 			   float *scratch, float *out)
 {
-	float	   *buf[2];
+	float	   *buf[2],
+			   *slots;
+	size_t		slot_floats = n * (size_t) m->max_width;
 	const float *cur = x;
 	size_t		cur_ld = ld;
 	int			free_buf = 0;	/* the buffer not holding cur */
@@ -237,6 +331,7 @@ gs_mlp_predict(const GsMlp *m, const float *x, size_t ld, size_t n,
 	buf[0] = scratch;
 	buf[1] = scratch + n * (size_t) m->max_width;
 	/* saved value k: scratch + (2 + k) * n * max_width */
+	slots = scratch + 2 * slot_floats;
 	if (m->linear_booster)
 	{
 		linear_margins(m, x, ld, n, buf[0]);
@@ -265,27 +360,26 @@ gs_mlp_predict(const GsMlp *m, const float *x, size_t ld, size_t n,
 				cblas_sgemm(CblasColMajor, CblasNoTrans, CblasNoTrans,
 							(int) n, st->n_out, st->n_in, 1.0f, cur, (int) cur_ld,
 							st->w, st->n_in, 0.0f, dst, (int) n);
-			while (e < m->n_steps && gs_mlp_is_elementwise(m->steps[e].op))
+			while (e < m->n_steps && cpu_fusable(m->steps[e].op))
 				e++;
 			for (int32_t c = 0; c < st->n_out; c++)
 				fused_column(m->steps, s + 1, e, c, dense ? st->p : NULL,
 							 dense ? dst + (size_t) c * n : cur + (size_t) st->idx[c] * cur_ld,
-							 dst + (size_t) c * n, n);
+							 dst + (size_t) c * n, n, slots, slot_floats);
 			cur = dst;
 			cur_ld = n;
 			free_buf ^= 1;
 			width = st->n_out;
 			s = e;
 		}
-		else if (gs_mlp_is_skip(st->op))
+		else if (st->op == GS_MLP_LOAD || st->op == GS_MLP_CONCAT_SAVED)
 		{
 			/*
-			 * Keep the value a skip connection or a branch starts at, join it
-			 * back, or go back to it (copied: the steps after work in place).
+			 * Go back to a saved value, or join one by its columns (copies:
+			 * the steps after work in place, and the slot is kept).
 			 */
-			float	   *slot = scratch + (2 + (size_t) st->slot) * n * (size_t) m->max_width;
-			bool		fresh = cur == x || st->op == GS_MLP_LOAD || st->op == GS_MLP_CONCAT_SAVED;
-			float	   *dst = fresh ? buf[free_buf] : (float *) cur;
+			float	   *slot = slots + (size_t) st->slot * slot_floats;
+			float	   *dst = buf[free_buf];
 
 			if (st->op == GS_MLP_CONCAT_SAVED)
 			{
@@ -299,34 +393,14 @@ gs_mlp_predict(const GsMlp *m, const float *x, size_t ld, size_t n,
 				memcpy(dst + (size_t) s_at * n, slot, sizeof(float) * n * (size_t) n_saved);
 				width = st->n_out;
 			}
-			else if (st->op == GS_MLP_LOAD)
+			else
 			{
 				width = st->n_out;
 				memcpy(dst, slot, sizeof(float) * n * (size_t) width);
 			}
-			else
-				for (int32_t c = 0; c < width; c++)
-				{
-					float	   *sv = slot + (size_t) c * n;
-					const float *src = cur + (size_t) c * cur_ld;
-
-					if (st->op == GS_MLP_SAVE)
-						memcpy(sv, src, sizeof(float) * n);
-					else
-					{
-						float	   *dv = dst + (size_t) c * n;
-
-						for (size_t r = 0; r < n; r++)
-							dv[r] = gs_mlp_join(st->op, src[r], sv[r]);
-					}
-				}
-			if (st->op != GS_MLP_SAVE)
-			{
-				if (dst != cur)
-					free_buf ^= 1;
-				cur = dst;
-				cur_ld = n;
-			}
+			free_buf ^= 1;
+			cur = dst;
+			cur_ld = n;
 			s++;
 		}
 		else if (gs_mlp_is_rowwise(st->op))
@@ -347,15 +421,18 @@ gs_mlp_predict(const GsMlp *m, const float *x, size_t ld, size_t n,
 		}
 		else
 		{
-			/* element-wise steps not after a dense one: input scaling */
+			/*
+			 * Element-wise steps not after a dense one (input scaling), saves
+			 * and joins.
+			 */
 			int32_t		e = s;
 			float	   *dst = cur == x ? buf[free_buf] : (float *) cur;
 
-			while (e < m->n_steps && gs_mlp_is_elementwise(m->steps[e].op))
+			while (e < m->n_steps && cpu_fusable(m->steps[e].op))
 				e++;
 			for (int32_t c = 0; c < width; c++)
 				fused_column(m->steps, s, e, c, NULL, cur + (size_t) c * cur_ld,
-							 dst + (size_t) c * n, n);
+							 dst + (size_t) c * n, n, slots, slot_floats);
 			if (cur == x)
 				free_buf ^= 1;
 			cur = dst;

@@ -170,6 +170,12 @@ extern GsCode onnx_add_join(Loader *L, const Onnx__NodeProto *node, const char *
 extern GsCode onnx_add_concat(Loader *L, const Onnx__NodeProto *node);
 extern GsCode onnx_chain_branch(Loader *L, const Onnx__NodeProto *node);
 extern void onnx_chain_free(Loader *L);
+/*
+ * onnx_skip.c: once the network is built, renumber its saved values' slots
+ * so that values whose lifetimes do not overlap share one (n_slots becomes
+ * the most kept at once).
+ */
+extern void onnx_pack_slots(GsMlp *m);
 
 /* onnx_shape.c: nodes that change only the chain's type or shape */
 extern GsCode onnx_add_cast(Loader *L, const Onnx__NodeProto *node);

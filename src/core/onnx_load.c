@@ -338,6 +338,7 @@ build(Loader *L, const Onnx__ModelProto *model, bool reconstruction)
 		return gs_status_set(L->st, GS_ERR_UNSUPPORTED, "the graph has no Gemm or MatMul layer");
 
 	m->n_net_outputs = L->width;
+	onnx_pack_slots(m);
 	m->max_width = m->n_features;
 	for (int32_t i = 0; i < m->n_steps; i++)
 		if (m->steps[i].n_out > m->max_width)

@@ -16,6 +16,7 @@
  *	  Concat...) is refused by the chain's checks, naming the node.
  */
 #include "onnx_internal.h"
+#include "mlp_eval.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -295,4 +296,48 @@ onnx_chain_branch(Loader *L, const Onnx__NodeProto *node)
 	L->width = width;
 	L->rank1 = false;
 	return onnx_chain_note(L);
+}
+
+/*
+ * Give the saved values slots by their lifetimes: a value's slot is free
+ * again after the last step that reads it, and a later SAVE takes the
+ * lowest free one; see onnx_internal.h.  A ResNet's blocks then share one
+ * slot, which keeps the scratch (CPU) and buffers (GPU) small and the
+ * slot in cache.
+ */
+void
+onnx_pack_slots(GsMlp *m)
+{
+	int32_t		last_use[GS_MLP_MAX_SLOTS],
+				slot_of[GS_MLP_MAX_SLOTS],
+				owner[GS_MLP_MAX_SLOTS],	/* physical slot -> value, or -1 */
+				n_phys = 0;
+
+	if (m->n_slots == 0)
+		return;
+	for (int32_t k = 0; k < m->n_slots; k++)
+		last_use[k] = -1;
+	for (int32_t i = 0; i < m->n_steps; i++)
+		if (gs_mlp_is_skip(m->steps[i].op))
+			last_use[m->steps[i].slot] = i;
+	for (int32_t i = 0; i < m->n_steps; i++)
+	{
+		GsMlpStep  *s = &m->steps[i];
+		int32_t		p = 0;
+
+		if (!gs_mlp_is_skip(s->op))
+			continue;
+		if (s->op == GS_MLP_SAVE)
+		{
+			/* the lowest slot whose value nothing reads from here on */
+			while (p < n_phys && owner[p] >= 0 && last_use[owner[p]] > i)
+				p++;
+			if (p == n_phys)
+				n_phys++;
+			owner[p] = s->slot;
+			slot_of[s->slot] = p;
+		}
+		s->slot = slot_of[s->slot];
+	}
+	m->n_slots = n_phys;
 }

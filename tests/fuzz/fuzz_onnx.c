@@ -54,16 +54,16 @@ check_mlp(const GsMlp *n)
 		}
 		else if (gs_mlp_is_skip(s->op))
 		{
-			/* each slot saved once, read after; LOAD, CONCAT and the joins sized by it */
+			/* a slot read after a SAVE (of the value last saved there); LOAD, CONCAT and joins sized by it */
 			int32_t		sw;
 
 			if (s->slot < 0 || s->slot >= n->n_slots)
 				fuzz_fail("network step %d (%s) reads slot %d of %d", i, gs_mlp_op_name(s->op),
 						  s->slot, n->n_slots);
 			sw = slot_width[s->slot];
-			if (s->op == GS_MLP_SAVE ? sw >= 0 : sw < 0)
-				fuzz_fail("network step %d (%s): slot %d %s", i, gs_mlp_op_name(s->op), s->slot,
-						  sw >= 0 ? "saved twice" : "read before it is saved");
+			if (s->op != GS_MLP_SAVE && sw < 0)
+				fuzz_fail("network step %d (%s): slot %d read before it is saved", i,
+						  gs_mlp_op_name(s->op), s->slot);
 			if (s->op == GS_MLP_SAVE)
 				slot_width[s->slot] = sw = width;
 			if (s->n_out != (s->op == GS_MLP_LOAD ? sw : s->op == GS_MLP_CONCAT_SAVED ? s->n_in + sw : s->n_in) ||

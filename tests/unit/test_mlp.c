@@ -208,7 +208,8 @@ test_bad(void)
  * Skip connections and branches (gen_onnx_skip_fixtures.py; their scores
  * are checked by test_cases): each skip becomes a SAVE where the value it
  * adds was complete and an ADD_SAVED, its slot shared by the skips of one
- * value ("save0", "add_saved0"); a MatMul's bias Add after a skip stays an
+ * value ("save0", "add_saved0"), a slot free again after its value's last
+ * read taken by the next SAVE; a MatMul's bias Add after a skip stays an
  * ADD step; a second branch starts with a LOAD of the value it reads; Mul
  * and Sub of two values are MUL_SAVED, SUB_SAVED (x - saved) or RSUB_SAVED
  * (saved - x); a Concat prepends ("b") or appends ("a") each saved value.
@@ -226,30 +227,30 @@ test_skips(void)
 		{"skip_shared", 2,
 			"dense,save0,relu,save1,dense,add_saved0,relu,add_saved0,dense,add_saved1,add,tanh,dense,sigmoid",
 		"one value read by two skips shares slot 0; the skip after a MatMul keeps its bias an ADD"},
-		{"skip_resnet", 2,
-			"dense,save0,mul,add,dense,relu,dense,add_saved0,save1,mul,add,dense,relu,dense,add_saved1,"
+		{"skip_resnet", 1,
+			"dense,save0,mul,add,dense,relu,dense,add_saved0,save0,mul,add,dense,relu,dense,add_saved0,"
 			"mul,add,relu,dense,sigmoid",
-		"PyTorch's x + f(x) blocks: a SAVE before each block's BatchNorm"},
-		{"skip_resnet_ln", 3,
-			"save0,dense,tanh,mul,add_saved0,dense,save1,layer_norm,dense,gelu,dense,add_saved1,save2,"
-			"layer_norm,dense,gelu,dense,add_saved2,layer_norm,dense,softmax",
+		"PyTorch's x + f(x) blocks: a SAVE before each block's BatchNorm, the blocks sharing one slot"},
+		{"skip_resnet_ln", 1,
+			"save0,dense,tanh,mul,add_saved0,dense,save0,layer_norm,dense,gelu,dense,add_saved0,save0,"
+			"layer_norm,dense,gelu,dense,add_saved0,layer_norm,dense,softmax",
 		"a skip from the input (SAVE at step 0), pre-norm blocks f(x) + x"},
 		{"skip_autoencoder", 1, "dense,elu,save0,dense,elu,dense,elu,add_saved0,dense",
 		"the decoder adds the encoder's 16-wide layer"},
-		{"skip_projection", 4,
-			"save0,dense,relu,dense,relu,save1,load0,dense,add_saved1,save2,dense,relu,dense,relu,save3,"
-			"load2,dense,add_saved3,dense,sigmoid",
+		{"skip_projection", 2,
+			"save0,dense,relu,dense,relu,save1,load0,dense,add_saved1,save0,dense,relu,dense,relu,save1,"
+			"load0,dense,add_saved1,dense,sigmoid",
 		"a projection on the shortcut: the main branch's end saved, a LOAD back to the block's input"},
 		{"skip_wide_deep", 2, "save0,dense,save1,load0,dense,relu,dense,relu,dense,add_saved1,sigmoid",
 		"the wide part first, then a LOAD back to the input for the deep part, their logits summed"},
-		{"skip_cross", 3,
-			"save0,dense,mul_saved0,add_saved0,save1,dense,mul_saved0,add_saved1,save2,load0,dense,relu,"
-			"dense,relu,concat_saved2b,dense,sigmoid",
+		{"skip_cross", 2,
+			"save0,dense,mul_saved0,add_saved0,save1,dense,mul_saved0,add_saved1,save1,load0,dense,relu,"
+			"dense,relu,concat_saved1b,dense,sigmoid",
 		"cross layers x0 * (W x + b) + x: the input read by each Mul, the cross part's end prepended "
 		"to the deep part's by the Concat"},
-		{"skip_gates", 4,
-			"save0,dense,save1,load0,dense,sigmoid,mul_saved1,save2,dense,tanh,save3,sub_saved2,"
-			"rsub_saved1,concat_saved2b,concat_saved3a,dense,sigmoid",
+		{"skip_gates", 3,
+			"save0,dense,save1,load0,dense,sigmoid,mul_saved1,save0,dense,tanh,save2,sub_saved0,"
+			"rsub_saved1,concat_saved0b,concat_saved2a,dense,sigmoid",
 		"a * sigmoid(b); t - u and a - d; Concat(u, d, t) around the chain's d"},
 		{"act_silu_shared", 2, "dense,save0,sigmoid,save1,mul_saved0,add_saved1",
 		"SiLU whose sigmoid is read again: not fused, read as the graph says"},
