@@ -1,19 +1,25 @@
 /*
  * onnx_skip.c
- *	  Skip connections of a network (residual blocks, out = h + f(h), as
- *	  PyTorch's and Keras's exporters write them: an Add of the chain's
- *	  value and a value the chain reached earlier).  The chain's values are
- *	  noted as the loader reaches them (onnx_chain_note); such an Add then
- *	  becomes a GS_MLP_SAVE step, inserted where the earlier value was
- *	  complete, and a GS_MLP_ADD_SAVED step (mlp.h).
+ *	  Skip connections and branches of a network, kept one chain of steps
+ *	  (mlp.h).  The chain's values are noted as the loader reaches them
+ *	  (onnx_chain_note).  An Add of the chain's value and a value the chain
+ *	  reached earlier (a residual block, out = h + f(h), as PyTorch's
+ *	  exporter writes it) becomes a GS_MLP_SAVE step, inserted where the
+ *	  earlier value was complete, and a GS_MLP_ADD_SAVED step; a Mul or a
+ *	  Sub a MUL_SAVED, SUB_SAVED or RSUB_SAVED (gates, cross layers), a
+ *	  Concat over the columns CONCAT_SAVED steps (onnx_add_join,
+ *	  onnx_add_concat).
  *
  *	  A node that reads an earlier value and not the current one starts a
- *	  second branch (a projection on the shortcut, a second head): the
- *	  earlier value is saved where it was complete and a GS_MLP_LOAD step
- *	  goes back to it (onnx_chain_branch); the Add that merges the branches
- *	  is then a skip connection like any other, the first branch's end being
- *	  an earlier value by then.  Any other join of two values (Mul, Sub,
- *	  Concat...) is refused by the chain's checks, naming the node.
+ *	  second branch (a projection on the shortcut, the deep part of a wide &
+ *	  deep model): the earlier value is saved where it was complete and a
+ *	  GS_MLP_LOAD step goes back to it (onnx_chain_branch); the node that
+ *	  joins the branches then reads the first branch's end as an earlier
+ *	  value.  Other joins of two values (Div, a Concat over the rows) are
+ *	  refused by the chain's checks, naming the node.
+ *
+ *	  Once the network is built, onnx_pack_slots lets values whose
+ *	  lifetimes do not overlap share a slot.
  */
 #include "onnx_internal.h"
 #include "mlp_eval.h"
@@ -43,13 +49,14 @@ onnx_chain_note(Loader *L)
 		return GS_OK;
 	if (L->values == NULL)
 	{
-		L->cap_values = (int32_t) L->g->n_node + 2;
+		/* a value after each node, and one more for each node that starts a branch */
+		L->cap_values = 2 * (int32_t) L->g->n_node + 2;
 		L->values = onnx_alloc(L, sizeof(OnnxChainValue) * (size_t) L->cap_values);
 		if (L->values == NULL)
 			return onnx_nomem(L);
 	}
 	if (L->n_values >= L->cap_values)
-		return GS_OK;			/* cannot happen: one value per node at most */
+		return GS_OK;			/* cannot happen: two values per node at most */
 	v = &L->values[L->n_values++];
 	v->name = L->cur;
 	v->n_steps = L->m->n_steps;
