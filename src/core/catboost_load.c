@@ -255,7 +255,8 @@ cb_split(const CbModel *cm, json_t *s, int32_t t, int32_t *feat, float *thr, boo
 		json_t	   *v = json_object_get(s, "value");
 
 		if (cb_int(s, "cat_feature_index", 0, INT32_MAX, &idx) || cb_number(v, &b) ||
-			b != floor(b) || (*feat = gs_cb_onehot_feature(cm->ctrs, idx, (int64_t) b)) < 0)
+			b != floor(b) || !(b >= (double) INT32_MIN && b <= (double) UINT32_MAX) ||
+			(*feat = gs_cb_onehot_feature(cm->ctrs, idx, (int64_t) b)) < 0)
 			return CB_ERR(st, "invalid CatBoost model: tree %d has a one-hot split on a value its feature lacks", t);
 		*thr = 0.5f;
 		*nan_right = false;
