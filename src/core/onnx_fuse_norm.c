@@ -1,7 +1,8 @@
 /*
  * onnx_fuse_norm.c
- *	  Keras 3's LayerNormalization as its exporters write it, fused into one
- *	  GS_MLP_LAYER_NORM step (mlp.h) over the columns of the chain value h.
+ *	  LayerNormalization written out in nodes, as Keras 3's exporters and
+ *	  PyTorch's (before opset 17) write it, fused into one GS_MLP_LAYER_NORM
+ *	  step (mlp.h) over the columns of the chain value h.
  *
  *	  tf2onnx (TensorFlow backend: model.export(format="onnx"),
  *	  tf2onnx.convert.from_keras or the SavedModel route; opsets 15 to 18):
@@ -25,7 +26,18 @@
  *	  with ddof 0 (W - ddof a constant folded by onnx_fold.c, as are gamma
  *	  and beta, which jax2onnx reshapes to [1, W]).  Keras' scale=False
  *	  leaves out the Mul by gamma, center=False the Add of beta
- *	  (y = Add(Mul(h, s), Mul(Neg(mean), s))).  The reduce axes are an
+ *	  (y = Add(Mul(h, s), Mul(Neg(mean), s))).
+ *
+ *	  torch.onnx.export of nn.LayerNorm before opset 17 (PyTorch 1.x and
+ *	  2.x's TorchScript exporter; from opset 17 on it writes one
+ *	  LayerNormalization node):
+ *
+ *		d	 = Sub(h, ReduceMean(h, axes [-1]))
+ *		y	 = Div(d, Sqrt(Add(ReduceMean(Pow(d, 2), axes [-1]), eps)))
+ *		y	 = Add(Mul(y, gamma), beta)
+ *
+ *	  the Mul and Add absent with elementwise_affine=False, the Add with
+ *	  bias=False.  The reduce axes are an
  *	  attribute before opset 18 (13 for ReduceSum) and a constant input from
  *	  then on; gamma and beta are per-column constants ([1, W], [W] or a
  *	  scalar), eps a constant scalar.  Every node is checked: its op, its
@@ -443,11 +455,78 @@ scale_and_shift(Loader *L, int64_t var, int64_t neg, LnMatch *m)
 }
 
 /*
- * Match either form from node i = ReduceMean(h, keepdims 1): true with m
- * filled (its last node the final Add).
+ * PyTorch's form from node i = ReduceMean(h): see the header.  d = Sub(h,
+ * mean) is read by Pow(d, 2) and by Div(d, Sqrt(Add(var, eps))) alone; the
+ * Mul by gamma and the Add of beta are there unless
+ * elementwise_affine=False (bias=False leaves out the Add alone).
  */
 static bool
-keras_layernorm(Loader *L, size_t i, LnMatch *m)
+torch_layernorm(Loader *L, size_t i, LnMatch *m)
+{
+	const char *h = L->cur;
+	const char *d;
+	int64_t		sub,
+				rd[2],
+				pw,
+				var,
+				add,
+				sq,
+				dv,
+				k;
+	float		c;
+
+	sub = onnx_sole_reader(L, i, NODE(L, i)->output[0], "Sub");
+	if (sub < 0 || !is_op(NODE(L, sub), "Sub", 2, NULL) ||
+		!onnx_takes(NODE(L, sub), h, NODE(L, i)->output[0], false) || !take(m, sub))
+		return false;
+	d = NODE(L, sub)->output[0];
+	if (onnx_readers(L, (size_t) sub, d, rd, 2) != 2)
+		return false;
+	pw = is_op(NODE(L, rd[0]), "Pow", 2, NULL) ? rd[0] : rd[1];
+	dv = pw == rd[0] ? rd[1] : rd[0];
+	if (!is_op(NODE(L, pw), "Pow", 2, NULL) || strcmp(NODE(L, pw)->input[0], d) != 0 ||
+		!onnx_const_scalar(L, NODE(L, pw)->input[1], &c) || c != 2.0f || !take(m, pw))
+		return false;
+	var = onnx_sole_reader(L, (size_t) pw, NODE(L, pw)->output[0], "ReduceMean");
+	if (var < 0 || !reduce_columns(L, NODE(L, var), "ReduceMean", NODE(L, pw)->output[0], 1) ||
+		!take(m, var))
+		return false;
+	add = onnx_sole_reader(L, (size_t) var, NODE(L, var)->output[0], "Add");
+	if (add < 0 || !is_op(NODE(L, add), "Add", 2, NULL) ||
+		!onnx_const_scalar(L, onnx_other_input(NODE(L, add), NODE(L, var)->output[0]), &m->eps) ||
+		!(m->eps >= 0.0f) || !take(m, add))
+		return false;
+	sq = onnx_sole_reader(L, (size_t) add, NODE(L, add)->output[0], "Sqrt");
+	if (sq < 0 || !is_op(NODE(L, sq), "Sqrt", 1, NULL) || !take(m, sq) ||
+		onnx_sole_reader(L, (size_t) sq, NODE(L, sq)->output[0], "Div") != dv ||
+		!is_op(NODE(L, dv), "Div", 2, NULL) || strcmp(NODE(L, dv)->input[0], d) != 0 ||
+		strcmp(NODE(L, dv)->input[1], NODE(L, sq)->output[0]) != 0 || !take(m, dv))
+		return false;
+	/* y = Add(Mul(normalized, gamma), beta), either or both absent */
+	if ((k = mul_by_const(L, (size_t) dv, NODE(L, dv)->output[0], &m->gamma)) >= 0)
+	{
+		const char *b;
+
+		if (!take(m, k))
+			return false;
+		if ((k = onnx_sole_reader(L, (size_t) k, NODE(L, k)->output[0], "Add")) >= 0 &&
+			is_op(NODE(L, k), "Add", 2, NULL) &&
+			(b = onnx_other_input(NODE(L, k), NODE(L, m->j[m->n - 1])->output[0])) != NULL &&
+			onnx_find_const(L, b) != NULL)
+		{
+			m->beta = b;
+			return take(m, k);
+		}
+	}
+	return true;
+}
+
+/*
+ * Match a form from node i = ReduceMean(h, keepdims 1): true with m
+ * filled (its last node the last of the pattern).
+ */
+static bool
+match_layernorm(Loader *L, size_t i, LnMatch *m)
 {
 	int64_t		var,
 				neg;
@@ -458,11 +537,14 @@ keras_layernorm(Loader *L, size_t i, LnMatch *m)
 	if (tf_moments(L, i, m, &var, &neg) && scale_and_shift(L, var, neg, m))
 		return true;
 	memset(m, 0, sizeof(*m));
-	return jax_moments(L, i, m, &var, &neg) && scale_and_shift(L, var, neg, m);
+	if (jax_moments(L, i, m, &var, &neg) && scale_and_shift(L, var, neg, m))
+		return true;
+	memset(m, 0, sizeof(*m));
+	return torch_layernorm(L, i, m);
 }
 
 /*
- * Does node i start Keras 3's LayerNormalization on the chain?  If so, add
+ * Does node i start a LayerNormalization written out in nodes on the chain?  If so, add
  * the GS_MLP_LAYER_NORM step (its gamma and beta checked and copied: one
  * value per column or one for all), take the pattern's other nodes out of
  * L->needed, move the chain to its last output and set *fused.  A node that
@@ -481,11 +563,12 @@ onnx_fuse_layernorm(Loader *L, size_t i, bool *fused)
 
 	*fused = false;
 	if (L->rank1 || !NODE(L, i)->op_type || strcmp(NODE(L, i)->op_type, "ReduceMean") != 0 ||
-		!keras_layernorm(L, i, &m))
+		!match_layernorm(L, i, &m))
 		return GS_OK;
 	last = NODE(L, m.j[m.n - 1]);
 	onnx_safe_name(nname, sizeof(nname), last->name);
-	snprintf(L->label, sizeof(L->label), "node \"%s\" (Add ending a LayerNormalization)", nname);
+	snprintf(L->label, sizeof(L->label), "node \"%s\" (%s ending a LayerNormalization)", nname,
+			 last->op_type);
 	if (onnx_over_parameters(L, (int64_t) L->width * 2))
 		return L->st->code;
 	if (m.gamma && onnx_column_params(L, onnx_find_const(L, m.gamma), &w) != GS_OK)
@@ -508,7 +591,7 @@ onnx_fuse_layernorm(Loader *L, size_t i, bool *fused)
 	s->w = w;
 	s->p = p;
 	s->alpha = m.eps;
-	L->m->n_params += (int64_t) L->width * (p ? 2 : 1);
+	L->m->n_params += (int64_t) L->width * ((m.gamma ? 1 : 0) + (p ? 1 : 0));
 	for (int k = 0; k < m.n; k++)
 		L->needed[m.j[k]] = false;
 	L->cur = last->output[0];

@@ -384,7 +384,7 @@ def torch_trial(r, d, X, cats, ncat, z, v2=False):
         layers.append(nn.Linear(width, n_out))
         width = n_out
         if r.random() < 0.3:
-            layers.append(nn.LayerNorm(width) if v2 and r.random() < 0.5 else nn.BatchNorm1d(width))
+            layers.append(nn.LayerNorm(width) if r.random() < 0.5 else nn.BatchNorm1d(width))
         layers.append(nn.PReLU(width) if r.random() < 0.1 else acts[int(r.integers(len(acts)))]())
         if r.random() < 0.2:
             layers.append(nn.Dropout(0.3))
