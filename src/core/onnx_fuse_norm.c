@@ -53,30 +53,14 @@
  * docs/reference.md gives the measured differences.  The step owns the
  * gamma and beta arrays it is given.
  */
-#include "onnx_internal.h"
+#include "onnx_fuse_norm.h"
 
 #include <stdio.h>
 #include <string.h>
 
-/* Nodes of a pattern beside its first: jax2onnx's form has 34. */
-#define LN_MAX_NODES 48
-
-/* A match in progress: the nodes found so far and the pattern's constants. */
-typedef struct LnMatch
-{
-	int64_t		j[LN_MAX_NODES];	/* the last one last */
-	int			n;
-	const char *gamma;			/* NULL when absent (scale=False) */
-	const char *beta;			/* NULL when absent (center=False) */
-	float		eps;
-} LnMatch;
-
-/* Node k of the graph. */
-#define NODE(L, k) ((const Onnx__NodeProto *) (L)->g->node[k])
-
 /* Append node k to the match; false when k is no node (-1) or no room. */
-static bool
-take(LnMatch *m, int64_t k)
+bool
+ln_take(LnMatch *m, int64_t k)
 {
 	if (k < 0 || m->n >= LN_MAX_NODES)
 		return false;
@@ -88,8 +72,8 @@ take(LnMatch *m, int64_t k)
  * Is node n the default-domain op with exactly the given input count, one
  * named output and no attributes beyond the allowed ones (NULL: none)?
  */
-static bool
-is_op(const Onnx__NodeProto *n, const char *op, size_t n_input, const char *const *allowed)
+bool
+ln_is_op(const Onnx__NodeProto *n, const char *op, size_t n_input, const char *const *allowed)
 {
 	if (!n->op_type || strcmp(n->op_type, op) != 0 || (n->domain && n->domain[0]) ||
 		n->n_input != n_input || n->n_output != 1 || !n->output[0] || !n->output[0][0])
@@ -110,8 +94,8 @@ is_op(const Onnx__NodeProto *n, const char *op, size_t n_input, const char *cons
 }
 
 /* Is name a constant int64 tensor of one value, want? */
-static bool
-int64_is(Loader *L, const char *name, int64_t want)
+bool
+ln_int64_is(Loader *L, const char *name, int64_t want)
 {
 	const Onnx__TensorProto *t = onnx_find_const(L, name);
 	int64_t		n = 0,
@@ -123,8 +107,8 @@ int64_is(Loader *L, const char *name, int64_t want)
 }
 
 /* Does node n's integer attribute name hold want (def when absent)? */
-static bool
-attr_is(Loader *L, const Onnx__NodeProto *n, const char *name, int64_t def, int64_t want)
+bool
+ln_attr_is(Loader *L, const Onnx__NodeProto *n, const char *name, int64_t def, int64_t want)
 {
 	int64_t		v;
 	bool		ok = onnx_attr_int(L, n, name, def, &v) == GS_OK && v == want;
@@ -146,11 +130,11 @@ reduce_columns(Loader *L, const Onnx__NodeProto *n, const char *op, const char *
 	bool		input_axes = L->opset >= (strcmp(op, "ReduceSum") == 0 ? 13 : 18);
 	bool		ok;
 
-	if (!is_op(n, op, input_axes ? 2 : 1, input_axes ? attrs_new : attrs_old) ||
-		strcmp(n->input[0], x) != 0 || !attr_is(L, n, "keepdims", 1, keepdims))
+	if (!ln_is_op(n, op, input_axes ? 2 : 1, input_axes ? attrs_new : attrs_old) ||
+		strcmp(n->input[0], x) != 0 || !ln_attr_is(L, n, "keepdims", 1, keepdims))
 		return false;
 	if (input_axes)
-		ok = int64_is(L, n->input[1], 1) || int64_is(L, n->input[1], -1);
+		ok = ln_int64_is(L, n->input[1], 1) || ln_int64_is(L, n->input[1], -1);
 	else
 	{
 		const Onnx__AttributeProto *a = onnx_attr_find(n, "axes");
@@ -165,13 +149,13 @@ reduce_columns(Loader *L, const Onnx__NodeProto *n, const char *op, const char *
  * (either order), read by nothing else: its index and the constant's
  * name, or -1.
  */
-static int64_t
-mul_by_const(Loader *L, size_t i, const char *a, const char **c)
+int64_t
+ln_mul_by_const(Loader *L, size_t i, const char *a, const char **c)
 {
 	int64_t		k = onnx_sole_reader(L, i, a, "Mul");
 	const char *other;
 
-	if (k < 0 || !is_op(NODE(L, k), "Mul", 2, NULL) ||
+	if (k < 0 || !ln_is_op(NODE(L, k), "Mul", 2, NULL) ||
 		(other = onnx_other_input(NODE(L, k), a)) == NULL || onnx_find_const(L, other) == NULL)
 		return -1;
 	*c = other;
@@ -187,8 +171,8 @@ index_op(Loader *L, int64_t k, const char *op, const char *x, int64_t c)
 {
 	static const char *const axis[] = {"axis", NULL};
 
-	return k >= 0 && is_op(NODE(L, k), op, 2, axis) && strcmp(NODE(L, k)->input[0], x) == 0 &&
-		int64_is(L, NODE(L, k)->input[1], c) && attr_is(L, NODE(L, k), "axis", 0, 0);
+	return k >= 0 && ln_is_op(NODE(L, k), op, 2, axis) && strcmp(NODE(L, k)->input[0], x) == 0 &&
+		ln_int64_is(L, NODE(L, k)->input[1], c) && ln_attr_is(L, NODE(L, k), "axis", 0, 0);
 }
 
 /*
@@ -211,10 +195,10 @@ column_of(Loader *L, size_t i, const char *v, LnMatch *m)
 
 	if (onnx_readers(L, i, v, rd, 2) != 2)
 		return -1;
-	shp = is_op(NODE(L, rd[0]), "Shape", 1, NULL) ? rd[0] : rd[1];
+	shp = ln_is_op(NODE(L, rd[0]), "Shape", 1, NULL) ? rd[0] : rd[1];
 	rs = shp == rd[0] ? rd[1] : rd[0];
-	if (!is_op(NODE(L, shp), "Shape", 1, NULL) || !is_op(NODE(L, rs), "Reshape", 2, allowzero) ||
-		strcmp(NODE(L, rs)->input[0], v) != 0 || !attr_is(L, NODE(L, rs), "allowzero", 0, 0))
+	if (!ln_is_op(NODE(L, shp), "Shape", 1, NULL) || !ln_is_op(NODE(L, rs), "Reshape", 2, allowzero) ||
+		strcmp(NODE(L, rs)->input[0], v) != 0 || !ln_attr_is(L, NODE(L, rs), "allowzero", 0, 0))
 		return -1;
 	shape = NODE(L, shp)->output[0];
 	if (onnx_readers(L, (size_t) shp, shape, gat, 2) != 2)
@@ -235,13 +219,13 @@ column_of(Loader *L, size_t i, const char *v, LnMatch *m)
 	ex = onnx_sole_reader(L, (size_t) rs, NODE(L, rs)->output[0], "Expand");
 	if (strcmp(NODE(L, rs)->input[1], NODE(L, cat[0])->output[0]) != 0 ||
 		onnx_sole_reader(L, (size_t) cat[0], NODE(L, cat[0])->output[0], "Reshape") != rs ||
-		ex < 0 || !is_op(NODE(L, ex), "Expand", 2, NULL) ||
+		ex < 0 || !ln_is_op(NODE(L, ex), "Expand", 2, NULL) ||
 		strcmp(NODE(L, ex)->input[0], NODE(L, rs)->output[0]) != 0 ||
 		strcmp(NODE(L, ex)->input[1], NODE(L, cat[1])->output[0]) != 0 ||
 		onnx_sole_reader(L, (size_t) cat[1], NODE(L, cat[1])->output[0], "Expand") != ex)
 		return -1;
-	if (!take(m, shp) || !take(m, gat[0]) || !take(m, gat[1]) || !take(m, cat[0]) || !take(m, cat[1]) ||
-		!take(m, rs) || !take(m, ex))
+	if (!ln_take(m, shp) || !ln_take(m, gat[0]) || !ln_take(m, gat[1]) || !ln_take(m, cat[0]) || !ln_take(m, cat[1]) ||
+		!ln_take(m, rs) || !ln_take(m, ex))
 		return -1;
 	return ex;
 }
@@ -252,7 +236,7 @@ div_by(Loader *L, int64_t k, const char *x, float want)
 {
 	float		c;
 
-	return k >= 0 && is_op(NODE(L, k), "Div", 2, NULL) && strcmp(NODE(L, k)->input[0], x) == 0 &&
+	return k >= 0 && ln_is_op(NODE(L, k), "Div", 2, NULL) && strcmp(NODE(L, k)->input[0], x) == 0 &&
 		onnx_const_scalar(L, NODE(L, k)->input[1], &c) && c == want;
 }
 
@@ -273,18 +257,21 @@ tf_moments(Loader *L, size_t i, LnMatch *m, int64_t *var, int64_t *neg)
 
 	if (onnx_readers(L, i, mean, rd, 2) != 2)
 		return false;
-	sub = is_op(NODE(L, rd[0]), "Sub", 2, NULL) ? rd[0] : rd[1];
+	sub = ln_is_op(NODE(L, rd[0]), "Sub", 2, NULL) &&
+		onnx_takes(NODE(L, rd[0]), h, mean, false) ? rd[0] : rd[1];
 	*neg = sub == rd[0] ? rd[1] : rd[0];
-	if (!is_op(NODE(L, sub), "Sub", 2, NULL) || !onnx_takes(NODE(L, sub), h, mean, false) ||
-		!is_op(NODE(L, *neg), "Neg", 1, NULL))
+	/* Keras 2 with center=True: Mul(mean, s) for Neg(mean), taken by scale_and_shift */
+	if (!ln_is_op(NODE(L, sub), "Sub", 2, NULL) || !onnx_takes(NODE(L, sub), h, mean, false) ||
+		!(ln_is_op(NODE(L, *neg), "Neg", 1, NULL) || ln_is_op(NODE(L, *neg), "Mul", 2, NULL)))
 		return false;
 	d = NODE(L, sub)->output[0];
 	sq = onnx_sole_reader(L, (size_t) sub, d, "Mul");
-	if (sq < 0 || !is_op(NODE(L, sq), "Mul", 2, NULL) || !onnx_takes(NODE(L, sq), d, d, false))
+	if (sq < 0 || !ln_is_op(NODE(L, sq), "Mul", 2, NULL) || !onnx_takes(NODE(L, sq), d, d, false))
 		return false;
 	*var = onnx_sole_reader(L, (size_t) sq, NODE(L, sq)->output[0], "ReduceMean");
 	return *var >= 0 && reduce_columns(L, NODE(L, *var), "ReduceMean", NODE(L, sq)->output[0], 1) &&
-		take(m, *neg) && take(m, sub) && take(m, sq) && take(m, *var);
+		(strcmp(NODE(L, *neg)->op_type, "Mul") == 0 || ln_take(m, *neg)) &&
+		ln_take(m, sub) && ln_take(m, sq) && ln_take(m, *var);
 }
 
 /*
@@ -316,7 +303,7 @@ jax_moments(Loader *L, size_t i, LnMatch *m, int64_t *var, int64_t *neg)
 	float		c;
 
 	*neg = onnx_sole_reader(L, i, NODE(L, i)->output[0], "Neg");
-	if (*neg < 0 || !is_op(NODE(L, *neg), "Neg", 1, NULL) || !take(m, *neg))
+	if (*neg < 0 || !ln_is_op(NODE(L, *neg), "Neg", 1, NULL) || !ln_take(m, *neg))
 		return false;
 	/* h is read after node i by ReduceSum, Sub(h, m2) and the Mul(h, s) to come */
 	if (onnx_readers(L, i, h, rd, 3) != 3)
@@ -324,36 +311,36 @@ jax_moments(Loader *L, size_t i, LnMatch *m, int64_t *var, int64_t *neg)
 	for (int k = 0; k < 3; k++)
 		if (NODE(L, rd[k])->op_type && strcmp(NODE(L, rd[k])->op_type, "ReduceSum") == 0)
 			sum = rd[k];
-	if (sum < 0 || !reduce_columns(L, NODE(L, sum), "ReduceSum", h, 0) || !take(m, sum) ||
+	if (sum < 0 || !reduce_columns(L, NODE(L, sum), "ReduceSum", h, 0) || !ln_take(m, sum) ||
 		(col = column_of(L, (size_t) sum, NODE(L, sum)->output[0], m)) < 0)
 		return false;
 	/* m2 = sum / W; ss = ReduceSumSquare(h - m2) */
 	div = onnx_sole_reader(L, (size_t) col, NODE(L, col)->output[0], "Div");
-	if (!div_by(L, div, NODE(L, col)->output[0], w) || !take(m, div))
+	if (!div_by(L, div, NODE(L, col)->output[0], w) || !ln_take(m, div))
 		return false;
 	sub = onnx_sole_reader(L, (size_t) div, NODE(L, div)->output[0], "Sub");
-	if (sub < 0 || !is_op(NODE(L, sub), "Sub", 2, NULL) ||
-		!onnx_takes(NODE(L, sub), h, NODE(L, div)->output[0], false) || !take(m, sub))
+	if (sub < 0 || !ln_is_op(NODE(L, sub), "Sub", 2, NULL) ||
+		!onnx_takes(NODE(L, sub), h, NODE(L, div)->output[0], false) || !ln_take(m, sub))
 		return false;
 	ss = onnx_sole_reader(L, (size_t) sub, NODE(L, sub)->output[0], "ReduceSumSquare");
 	if (ss < 0 || !reduce_columns(L, NODE(L, ss), "ReduceSumSquare", NODE(L, sub)->output[0], 0) ||
-		!take(m, ss) || (col = column_of(L, (size_t) ss, NODE(L, ss)->output[0], m)) < 0)
+		!ln_take(m, ss) || (col = column_of(L, (size_t) ss, NODE(L, ss)->output[0], m)) < 0)
 		return false;
 	/* v = ss / (W - ddof), the count folded to a constant: ddof 0 */
 	dv = onnx_sole_reader(L, (size_t) col, NODE(L, col)->output[0], "Div");
-	if (!div_by(L, dv, NODE(L, col)->output[0], w) || !take(m, dv))
+	if (!div_by(L, dv, NODE(L, col)->output[0], w) || !ln_take(m, dv))
 		return false;
 	v = NODE(L, dv)->output[0];
 	/* v is read by Where(Greater(count, 0), v, nan) and by the Shape of nan's broadcast */
 	if (onnx_readers(L, (size_t) dv, v, rd, 2) != 2)
 		return false;
-	wh = is_op(NODE(L, rd[0]), "Where", 3, NULL) ? rd[0] : rd[1];
+	wh = ln_is_op(NODE(L, rd[0]), "Where", 3, NULL) ? rd[0] : rd[1];
 	sh = wh == rd[0] ? rd[1] : rd[0];
-	if (!is_op(NODE(L, wh), "Where", 3, NULL) || strcmp(NODE(L, wh)->input[1], v) != 0 ||
-		!is_op(NODE(L, sh), "Shape", 1, NULL) || strcmp(NODE(L, sh)->input[0], v) != 0)
+	if (!ln_is_op(NODE(L, wh), "Where", 3, NULL) || strcmp(NODE(L, wh)->input[1], v) != 0 ||
+		!ln_is_op(NODE(L, sh), "Shape", 1, NULL) || strcmp(NODE(L, sh)->input[0], v) != 0)
 		return false;
 	gt = onnx_value_producer(L, NODE(L, wh)->input[0]);
-	if (gt < 0 || !is_op(NODE(L, gt), "Greater", 2, NULL) ||
+	if (gt < 0 || !ln_is_op(NODE(L, gt), "Greater", 2, NULL) ||
 		strcmp(NODE(L, gt)->input[0], NODE(L, dv)->input[1]) != 0 ||
 		!onnx_const_scalar(L, NODE(L, gt)->input[1], &c) || c != 0.0f ||
 		onnx_sole_reader(L, (size_t) gt, NODE(L, gt)->output[0], "Where") != wh)
@@ -366,7 +353,7 @@ jax_moments(Loader *L, size_t i, LnMatch *m, int64_t *var, int64_t *neg)
 	if (!index_op(L, ca, "Concat", NODE(L, ga)->output[0], 1))
 		return false;
 	nan = onnx_sole_reader(L, (size_t) ca, NODE(L, ca)->output[0], "Expand");
-	if (nan < 0 || !is_op(NODE(L, nan), "Expand", 2, NULL) ||
+	if (nan < 0 || !ln_is_op(NODE(L, nan), "Expand", 2, NULL) ||
 		strcmp(NODE(L, nan)->input[1], NODE(L, ca)->output[0]) != 0 ||
 		(t = onnx_find_const(L, NODE(L, nan)->input[0])) == NULL ||
 		onnx_tensor_check(L, t, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 1, &one) != GS_OK || one != 1 ||
@@ -377,7 +364,31 @@ jax_moments(Loader *L, size_t i, LnMatch *m, int64_t *var, int64_t *neg)
 		return false;
 	}
 	*var = wh;
-	return take(m, gt) && take(m, sh) && take(m, ga) && take(m, ca) && take(m, nan) && take(m, wh);
+	return ln_take(m, gt) && ln_take(m, sh) && ln_take(m, ga) && ln_take(m, ca) && ln_take(m, nan) && ln_take(m, wh);
+}
+
+/*
+ * Keras 2's ending with center=True (tf2onnx 1.16, epsilon below 1.001e-5):
+ * ms = Mul(mean, s), y = Add(Mul(h, s), Sub(beta, ms)), either Add order.
+ */
+static bool
+keras2_center(Loader *L, int64_t ms, int64_t hs, LnMatch *m)
+{
+	int64_t		sb,
+				fin;
+
+	if (!ln_take(m, ms))
+		return false;
+	sb = onnx_sole_reader(L, (size_t) ms, NODE(L, ms)->output[0], "Sub");
+	if (sb < 0 || !ln_is_op(NODE(L, sb), "Sub", 2, NULL) ||
+		strcmp(NODE(L, sb)->input[1], NODE(L, ms)->output[0]) != 0 ||
+		onnx_find_const(L, NODE(L, sb)->input[0]) == NULL || !ln_take(m, sb))
+		return false;
+	m->beta = NODE(L, sb)->input[0];
+	fin = onnx_sole_reader(L, (size_t) sb, NODE(L, sb)->output[0], "Add");
+	return fin >= 0 && ln_is_op(NODE(L, fin), "Add", 2, NULL) &&
+		onnx_takes(NODE(L, fin), NODE(L, hs)->output[0], NODE(L, sb)->output[0], true) &&
+		onnx_sole_reader(L, (size_t) hs, NODE(L, hs)->output[0], "Add") == fin && ln_take(m, fin);
 }
 
 /*
@@ -400,58 +411,61 @@ scale_and_shift(Loader *L, int64_t var, int64_t neg, LnMatch *m)
 	float		c;
 
 	add = onnx_sole_reader(L, (size_t) var, NODE(L, var)->output[0], "Add");
-	if (add < 0 || !is_op(NODE(L, add), "Add", 2, NULL) ||
+	if (add < 0 || !ln_is_op(NODE(L, add), "Add", 2, NULL) ||
 		!onnx_const_scalar(L, onnx_other_input(NODE(L, add), NODE(L, var)->output[0]), &m->eps) ||
-		!(m->eps >= 0.0f) || !take(m, add))
+		!(m->eps >= 0.0f) || !ln_take(m, add))
 		return false;
 	sq = onnx_sole_reader(L, (size_t) add, NODE(L, add)->output[0], "Sqrt");
-	if (sq < 0 || !is_op(NODE(L, sq), "Sqrt", 1, NULL) || !take(m, sq))
+	if (sq < 0 || !ln_is_op(NODE(L, sq), "Sqrt", 1, NULL) || !ln_take(m, sq))
 		return false;
 	s = NODE(L, sq)->output[0];
 	if ((inv = onnx_sole_reader(L, (size_t) sq, s, "Reciprocal")) >= 0)
 	{
-		if (!is_op(NODE(L, inv), "Reciprocal", 1, NULL))
+		if (!ln_is_op(NODE(L, inv), "Reciprocal", 1, NULL))
 			return false;
 	}
-	else if ((inv = onnx_sole_reader(L, (size_t) sq, s, "Div")) < 0 || !is_op(NODE(L, inv), "Div", 2, NULL) ||
+	else if ((inv = onnx_sole_reader(L, (size_t) sq, s, "Div")) < 0 || !ln_is_op(NODE(L, inv), "Div", 2, NULL) ||
 			 strcmp(NODE(L, inv)->input[1], s) != 0 ||
 			 !onnx_const_scalar(L, NODE(L, inv)->input[0], &c) || c != 1.0f)
 		return false;
-	if (!take(m, inv))
+	if (!ln_take(m, inv))
 		return false;
 	s = NODE(L, inv)->output[0];
 	/* s = Mul(inverse, gamma), unless scale=False */
-	if ((add = mul_by_const(L, (size_t) inv, s, &m->gamma)) >= 0)
+	if ((add = ln_mul_by_const(L, (size_t) inv, s, &m->gamma)) >= 0)
 	{
-		if (!take(m, add))
+		if (!ln_take(m, add))
 			return false;
 		s = NODE(L, add)->output[0];
 	}
-	/* s is read by Mul(h, s) and Mul(Neg(mean), s) */
+	/* s is read by Mul(h, s) and Mul(Neg(mean), s) (Keras 2: Mul(mean, s), neg itself) */
 	if (onnx_readers(L, (size_t) m->j[m->n - 1], s, rd, 2) != 2)
 		return false;
-	hs = is_op(NODE(L, rd[0]), "Mul", 2, NULL) && onnx_takes(NODE(L, rd[0]), h, s, true) ? rd[0] : rd[1];
+	hs = ln_is_op(NODE(L, rd[0]), "Mul", 2, NULL) && onnx_takes(NODE(L, rd[0]), h, s, true) ? rd[0] : rd[1];
 	ms = hs == rd[0] ? rd[1] : rd[0];
-	if (!is_op(NODE(L, hs), "Mul", 2, NULL) || !onnx_takes(NODE(L, hs), h, s, true) ||
-		!is_op(NODE(L, ms), "Mul", 2, NULL) || !onnx_takes(NODE(L, ms), NODE(L, neg)->output[0], s, true) ||
+	if (!ln_is_op(NODE(L, hs), "Mul", 2, NULL) || !onnx_takes(NODE(L, hs), h, s, true) || !ln_take(m, hs))
+		return false;
+	if (ms == neg)
+		return keras2_center(L, neg, hs, m);
+	if (!ln_is_op(NODE(L, ms), "Mul", 2, NULL) || !onnx_takes(NODE(L, ms), NODE(L, neg)->output[0], s, true) ||
 		onnx_sole_reader(L, (size_t) neg, NODE(L, neg)->output[0], "Mul") != ms ||
-		!take(m, hs) || !take(m, ms))
+		!ln_take(m, ms))
 		return false;
 	/* t = Add(Mul(Neg(mean), s), beta), unless center=False; y = Add(h s, t) */
 	fin = onnx_sole_reader(L, (size_t) ms, NODE(L, ms)->output[0], "Add");
-	if (fin < 0 || !is_op(NODE(L, fin), "Add", 2, NULL))
+	if (fin < 0 || !ln_is_op(NODE(L, fin), "Add", 2, NULL))
 		return false;
 	if (!onnx_takes(NODE(L, fin), NODE(L, hs)->output[0], NODE(L, ms)->output[0], true))
 	{
 		m->beta = onnx_other_input(NODE(L, fin), NODE(L, ms)->output[0]);
-		if (m->beta == NULL || onnx_find_const(L, m->beta) == NULL || !take(m, fin))
+		if (m->beta == NULL || onnx_find_const(L, m->beta) == NULL || !ln_take(m, fin))
 			return false;
 		fin = onnx_sole_reader(L, (size_t) fin, NODE(L, fin)->output[0], "Add");
-		if (fin < 0 || !is_op(NODE(L, fin), "Add", 2, NULL) ||
+		if (fin < 0 || !ln_is_op(NODE(L, fin), "Add", 2, NULL) ||
 			!onnx_takes(NODE(L, fin), NODE(L, hs)->output[0], NODE(L, m->j[m->n - 1])->output[0], true))
 			return false;
 	}
-	return onnx_sole_reader(L, (size_t) hs, NODE(L, hs)->output[0], "Add") == fin && take(m, fin);
+	return onnx_sole_reader(L, (size_t) hs, NODE(L, hs)->output[0], "Add") == fin && ln_take(m, fin);
 }
 
 /*
@@ -471,52 +485,61 @@ torch_layernorm(Loader *L, size_t i, LnMatch *m)
 				var,
 				add,
 				sq,
-				dv,
-				k;
+				dv;
 	float		c;
 
 	sub = onnx_sole_reader(L, i, NODE(L, i)->output[0], "Sub");
-	if (sub < 0 || !is_op(NODE(L, sub), "Sub", 2, NULL) ||
-		!onnx_takes(NODE(L, sub), h, NODE(L, i)->output[0], false) || !take(m, sub))
+	if (sub < 0 || !ln_is_op(NODE(L, sub), "Sub", 2, NULL) ||
+		!onnx_takes(NODE(L, sub), h, NODE(L, i)->output[0], false) || !ln_take(m, sub))
 		return false;
 	d = NODE(L, sub)->output[0];
 	if (onnx_readers(L, (size_t) sub, d, rd, 2) != 2)
 		return false;
-	pw = is_op(NODE(L, rd[0]), "Pow", 2, NULL) ? rd[0] : rd[1];
+	pw = ln_is_op(NODE(L, rd[0]), "Pow", 2, NULL) ? rd[0] : rd[1];
 	dv = pw == rd[0] ? rd[1] : rd[0];
-	if (!is_op(NODE(L, pw), "Pow", 2, NULL) || strcmp(NODE(L, pw)->input[0], d) != 0 ||
-		!onnx_const_scalar(L, NODE(L, pw)->input[1], &c) || c != 2.0f || !take(m, pw))
+	if (!ln_is_op(NODE(L, pw), "Pow", 2, NULL) || strcmp(NODE(L, pw)->input[0], d) != 0 ||
+		!onnx_const_scalar(L, NODE(L, pw)->input[1], &c) || c != 2.0f || !ln_take(m, pw))
 		return false;
 	var = onnx_sole_reader(L, (size_t) pw, NODE(L, pw)->output[0], "ReduceMean");
 	if (var < 0 || !reduce_columns(L, NODE(L, var), "ReduceMean", NODE(L, pw)->output[0], 1) ||
-		!take(m, var))
+		!ln_take(m, var))
 		return false;
 	add = onnx_sole_reader(L, (size_t) var, NODE(L, var)->output[0], "Add");
-	if (add < 0 || !is_op(NODE(L, add), "Add", 2, NULL) ||
+	if (add < 0 || !ln_is_op(NODE(L, add), "Add", 2, NULL) ||
 		!onnx_const_scalar(L, onnx_other_input(NODE(L, add), NODE(L, var)->output[0]), &m->eps) ||
-		!(m->eps >= 0.0f) || !take(m, add))
+		!(m->eps >= 0.0f) || !ln_take(m, add))
 		return false;
 	sq = onnx_sole_reader(L, (size_t) add, NODE(L, add)->output[0], "Sqrt");
-	if (sq < 0 || !is_op(NODE(L, sq), "Sqrt", 1, NULL) || !take(m, sq) ||
+	if (sq < 0 || !ln_is_op(NODE(L, sq), "Sqrt", 1, NULL) || !ln_take(m, sq) ||
 		onnx_sole_reader(L, (size_t) sq, NODE(L, sq)->output[0], "Div") != dv ||
-		!is_op(NODE(L, dv), "Div", 2, NULL) || strcmp(NODE(L, dv)->input[0], d) != 0 ||
-		strcmp(NODE(L, dv)->input[1], NODE(L, sq)->output[0]) != 0 || !take(m, dv))
+		!ln_is_op(NODE(L, dv), "Div", 2, NULL) || strcmp(NODE(L, dv)->input[0], d) != 0 ||
+		strcmp(NODE(L, dv)->input[1], NODE(L, sq)->output[0]) != 0 || !ln_take(m, dv))
 		return false;
-	/* y = Add(Mul(normalized, gamma), beta), either or both absent */
-	if ((k = mul_by_const(L, (size_t) dv, NODE(L, dv)->output[0], &m->gamma)) >= 0)
-	{
-		const char *b;
+	return ln_affine_tail(L, dv, m, false);
+}
 
-		if (!take(m, k))
+/* See onnx_fuse_norm.h. */
+bool
+ln_affine_tail(Loader *L, int64_t k, LnMatch *m, bool add_alone)
+{
+	int64_t		a;
+	const char *b;
+
+	if ((a = ln_mul_by_const(L, (size_t) k, NODE(L, k)->output[0], &m->gamma)) >= 0)
+	{
+		if (!ln_take(m, a))
 			return false;
-		if ((k = onnx_sole_reader(L, (size_t) k, NODE(L, k)->output[0], "Add")) >= 0 &&
-			is_op(NODE(L, k), "Add", 2, NULL) &&
-			(b = onnx_other_input(NODE(L, k), NODE(L, m->j[m->n - 1])->output[0])) != NULL &&
-			onnx_find_const(L, b) != NULL)
-		{
-			m->beta = b;
-			return take(m, k);
-		}
+		k = a;
+	}
+	else if (!add_alone)
+		return true;
+	if ((a = onnx_sole_reader(L, (size_t) k, NODE(L, k)->output[0], "Add")) >= 0 &&
+		ln_is_op(NODE(L, a), "Add", 2, NULL) &&
+		(b = onnx_other_input(NODE(L, a), NODE(L, k)->output[0])) != NULL &&
+		onnx_find_const(L, b) != NULL)
+	{
+		m->beta = b;
+		return ln_take(m, a);
 	}
 	return true;
 }
@@ -562,8 +585,10 @@ onnx_fuse_layernorm(Loader *L, size_t i, bool *fused)
 	char		nname[80];
 
 	*fused = false;
-	if (L->rank1 || !NODE(L, i)->op_type || strcmp(NODE(L, i)->op_type, "ReduceMean") != 0 ||
-		!match_layernorm(L, i, &m))
+	if (L->rank1 || !NODE(L, i)->op_type)
+		return GS_OK;
+	if (strcmp(NODE(L, i)->op_type, "Shape") == 0 ? !ln_keras2_fused(L, i, &m) :
+		strcmp(NODE(L, i)->op_type, "ReduceMean") != 0 || !match_layernorm(L, i, &m))
 		return GS_OK;
 	last = NODE(L, m.j[m.n - 1]);
 	onnx_safe_name(nname, sizeof(nname), last->name);
