@@ -49,7 +49,7 @@ CORE_OBJS = \
 # Neural networks (ONNX): protobuf-c code generated from ONNX's onnx.proto,
 # the loader, the BLAS CPU engine and the kind dispatch (src/core/model.c).
 NN_OBJS = src/core/onnx.pb-c.o src/core/onnx_load.o src/core/onnx_output.o src/core/onnx_ops.o src/core/onnx_linear.o src/core/onnx_act.o src/core/onnx_shape.o \
-	src/core/onnx_fuse.o src/core/onnx_fuse_norm.o src/core/onnx_fuse_norm_tf.o src/core/onnx_fold.o src/core/onnx_skip.o \
+	src/core/onnx_fuse.o src/core/onnx_fuse_norm.o src/core/onnx_fuse_norm_tf.o src/core/onnx_fold.o src/core/onnx_skip.o src/core/onnx_order.o \
 	src/core/onnx_tensor.o src/core/onnx_trees.o src/core/onnx_trees_walk.o src/core/onnx_trees_graph.o \
 	src/core/onnx_trees_v5.o src/core/onnx_trees_prep.o src/core/onnx_trees_fold.o src/core/onnx_iforest.o src/core/onnx_iforest_eval.o src/core/onnx_prep_cat.o src/core/onnx_mlp_prep.o src/core/mlp.o src/core/xgb_linear.o src/core/model.o
 
@@ -110,11 +110,11 @@ include $(PGXS)
 ONNX_PROTO ?= /usr/include/onnx/onnx.proto
 src/core/onnx.pb-c.c src/core/onnx.pb-c.h &: $(ONNX_PROTO)
 	protoc-c --c_out=src/core --proto_path=$(dir $(ONNX_PROTO)) $(ONNX_PROTO)
-src/core/onnx_load.o src/core/onnx_output.o src/core/onnx_ops.o src/core/onnx_linear.o src/core/onnx_act.o src/core/onnx_shape.o src/core/onnx_fuse.o src/core/onnx_fuse_norm.o src/core/onnx_fuse_norm_tf.o src/core/onnx_fold.o src/core/onnx_skip.o src/core/onnx_tensor.o src/core/onnx_trees.o \
+src/core/onnx_load.o src/core/onnx_output.o src/core/onnx_ops.o src/core/onnx_linear.o src/core/onnx_act.o src/core/onnx_shape.o src/core/onnx_fuse.o src/core/onnx_fuse_norm.o src/core/onnx_fuse_norm_tf.o src/core/onnx_fold.o src/core/onnx_skip.o src/core/onnx_order.o src/core/onnx_tensor.o src/core/onnx_trees.o \
 	src/core/onnx_trees_walk.o src/core/onnx_trees_graph.o src/core/onnx_trees_v5.o src/core/onnx_trees_prep.o src/core/onnx_trees_fold.o src/core/onnx_iforest.o src/core/onnx_iforest_eval.o src/core/onnx_prep_cat.o src/core/onnx_mlp_prep.o: src/core/onnx.pb-c.h
 CORE_SRC = src/core/forest.c src/core/forest_image.c src/core/forest_check.c src/core/gs_status.c src/core/utf8_valid.c src/core/ubj_decode.c src/core/ubj_reader.c src/core/xgb_decode.c src/core/xgb_binary.c src/core/xgb_load.c src/core/xgb_learner.c src/core/xgb_json.c src/core/xgb_trees.c src/core/lgbm_load.c src/core/lgbm_text.c src/core/lgbm_linear.c src/core/catboost_load.c src/core/catboost_ctr.c src/core/catboost_ctr_read.c src/core/catboost_ctr_image.c src/core/catboost_loss.c src/core/catboost_hash.c src/core/catboost_names.c src/core/forest_bins.c src/core/cpu_engine.c src/core/cat_names.c src/core/xgb_cats.c src/core/lgbm_cats.c src/core/forest_shap.c
 NN_SRC = src/core/onnx.pb-c.c src/core/onnx_load.c src/core/onnx_output.c src/core/onnx_ops.c src/core/onnx_linear.c src/core/onnx_act.c src/core/onnx_shape.c \
-	src/core/onnx_fuse.c src/core/onnx_fuse_norm.c src/core/onnx_fuse_norm_tf.c src/core/onnx_fold.c src/core/onnx_skip.c \
+	src/core/onnx_fuse.c src/core/onnx_fuse_norm.c src/core/onnx_fuse_norm_tf.c src/core/onnx_fold.c src/core/onnx_skip.c src/core/onnx_order.c \
 	src/core/onnx_tensor.c \
 	src/core/onnx_trees.c src/core/onnx_trees_walk.c src/core/onnx_trees_graph.c \
 	src/core/onnx_trees_v5.c src/core/onnx_trees_prep.c src/core/onnx_trees_fold.c src/core/onnx_iforest.c src/core/onnx_iforest_eval.c src/core/onnx_prep_cat.c src/core/onnx_mlp_prep.c src/core/mlp.c src/core/xgb_linear.c src/core/model.c

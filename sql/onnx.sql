@@ -278,12 +278,15 @@ SELECT gpu_drop_model(name) FROM gpu_models WHERE name LIKE 'nn_torch2%' ORDER B
 -- Normalization layer, swish, gelu (several nodes), hard_sigmoid (Mul / Add / Min / Max),
 -- ReLU(max_value=6), softsign, an autoencoder, LayerNormalization in both of tf2onnx's forms
 -- (TensorFlow's fused batch normalization over a reshape for the default epsilon, its moments
--- for an epsilon below 1.001e-5; with and without scale and center; opsets 15 and 18).
+-- for an epsilon below 1.001e-5; with and without scale and center; opsets 15 and 18), PReLU
+-- layers (Relu / Neg / Relu / Mul / Add, read as one step), and functional models with branches:
+-- wide & deep (tf2onnx interleaves the two parts' nodes) and a residual block.
 SELECT c AS fixture, gpu_load_model('nn_' || c, pg_read_binary_file(:'fx' || '/' || c || '.onnx'),
                                     CASE WHEN c = 'keras_autoencoder' THEN 'onnx-autoencoder' ELSE 'onnx' END) AS version
   FROM unnest(ARRAY['keras_sigmoid', 'keras_bn_leaky', 'keras_softmax', 'keras_norm_gelu',
                     'keras_hard', 'keras_autoencoder', 'keras_layernorm', 'keras_layernorm_opts',
-                    'keras_layernorm_eps', 'keras_layernorm_opset18']) c;
+                    'keras_layernorm_eps', 'keras_layernorm_opset18', 'keras_prelu', 'keras_wide_deep',
+                    'keras_residual']) c;
 SELECT name, objective, n_outputs, kind, n_layers, n_parameters, saved_by
   FROM gpu_models WHERE name LIKE 'nn_keras%' ORDER BY name;
 SET client_min_messages = warning;

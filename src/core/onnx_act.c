@@ -21,6 +21,7 @@
 #include "onnx_internal.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 /* Selu's defaults in the ONNX specification (the float values). */
@@ -254,5 +255,98 @@ onnx_add_imputer(Loader *L, const Onnx__NodeProto *node)
 	/* beta flags a replaced value that is a number (the default, NaN, is any NaN) */
 	s->alpha = (r && !isnan(r->f)) ? r->f : 0.0f;
 	s->beta = (r && !isnan(r->f)) ? 1.0f : 0.0f;
+	return GS_OK;
+}
+
+/* Is node k a default-domain op with n_input inputs, one output, no attributes? */
+static bool
+plain_op(const Loader *L, int64_t k, const char *op, size_t n_input)
+{
+	const Onnx__NodeProto *n;
+
+	if (k < 0)
+		return false;
+	n = L->g->node[k];
+	return n->op_type && strcmp(n->op_type, op) == 0 && !(n->domain && n->domain[0]) &&
+		n->n_input == n_input && n->n_output == 1 && n->output[0] && n->output[0][0] &&
+		n->n_attribute == 0;
+}
+
+/* The needed node making name, or -1 (also for no name). */
+static int64_t
+producer(const Loader *L, const char *name)
+{
+	return name && name[0] ? onnx_value_producer(L, name) : -1;
+}
+
+/* See onnx_internal.h. */
+GsCode
+onnx_fuse_keras_prelu(Loader *L, size_t i, bool *fused)
+{
+	const Onnx__NodeProto *n = L->g->node[i];
+	const char *h = L->cur;
+	int64_t		pos,
+				neg,
+				rneg,
+				mul,
+				add;
+	const char *c;
+	const Onnx__TensorProto *t;
+	float	   *slope;
+	char		nname[80];
+
+	*fused = false;
+	if (h == NULL || n->n_input != 1 || !n->input[0] || strcmp(n->input[0], h) != 0)
+		return GS_OK;
+	/* from either first node: Relu(h) or Neg(h), to the Add joining them */
+	if (plain_op(L, (int64_t) i, "Relu", 1))
+	{
+		pos = (int64_t) i;
+		add = onnx_sole_reader(L, i, n->output[0], "Add");
+		if (!plain_op(L, add, "Add", 2) ||
+			(mul = producer(L, onnx_other_input(L->g->node[add], n->output[0]))) < 0 ||
+			!plain_op(L, mul, "Mul", 2))
+			return GS_OK;
+		rneg = producer(L, onnx_find_const(L, L->g->node[mul]->input[0]) ? L->g->node[mul]->input[1] :
+						L->g->node[mul]->input[0]);
+		if (!plain_op(L, rneg, "Relu", 1) ||
+			!plain_op(L, neg = producer(L, L->g->node[rneg]->input[0]), "Neg", 1))
+			return GS_OK;
+	}
+	else if (plain_op(L, (int64_t) i, "Neg", 1))
+	{
+		neg = (int64_t) i;
+		rneg = onnx_sole_reader(L, i, n->output[0], "Relu");
+		if (!plain_op(L, rneg, "Relu", 1) ||
+			!plain_op(L, mul = onnx_sole_reader(L, (size_t) rneg, L->g->node[rneg]->output[0], "Mul"), "Mul", 2) ||
+			!plain_op(L, add = onnx_sole_reader(L, (size_t) mul, L->g->node[mul]->output[0], "Add"), "Add", 2) ||
+			!plain_op(L, pos = producer(L, onnx_other_input(L->g->node[add], L->g->node[mul]->output[0])),
+					  "Relu", 1))
+			return GS_OK;
+	}
+	else
+		return GS_OK;
+	/* h = Neg's and the positive Relu's input; each value read by the pattern alone */
+	if (strcmp(L->g->node[neg]->input[0], h) != 0 || strcmp(L->g->node[pos]->input[0], h) != 0 ||
+		onnx_sole_reader(L, (size_t) neg, L->g->node[neg]->output[0], "Relu") != rneg ||
+		onnx_sole_reader(L, (size_t) rneg, L->g->node[rneg]->output[0], "Mul") != mul ||
+		onnx_sole_reader(L, (size_t) mul, L->g->node[mul]->output[0], "Add") != add ||
+		onnx_sole_reader(L, (size_t) pos, L->g->node[pos]->output[0], "Add") != add ||
+		!onnx_takes(L->g->node[add], L->g->node[pos]->output[0], L->g->node[mul]->output[0], true) ||
+		(c = onnx_other_input(L->g->node[mul], L->g->node[rneg]->output[0])) == NULL ||
+		(t = onnx_find_const(L, c)) == NULL)
+		return GS_OK;
+	/* Relu(h) + c Relu(-h) = PRelu(h) with slope -c, the same floats */
+	onnx_safe_name(nname, sizeof(nname), L->g->node[mul]->name);
+	snprintf(L->label, sizeof(L->label), "node \"%s\" (Mul of a PReLU)", nname);
+	if (onnx_column_params(L, t, &slope) != GS_OK)
+		return L->st->code;
+	for (int32_t k = 0; k < L->width; k++)
+		slope[k] = -slope[k];
+	if (onnx_add_param_step(L, L->g->node[add], GS_MLP_PRELU, slope) != GS_OK)
+		return L->st->code;
+	L->needed[pos] = L->needed[neg] = L->needed[rneg] = L->needed[mul] = L->needed[add] = false;
+	L->cur = L->g->node[add]->output[0];
+	*fused = true;
 	return GS_OK;
 }

@@ -54,6 +54,9 @@ typedef struct Loader
 									 * order (onnx_skip.c) */
 	int32_t		n_values;
 	int32_t		cap_values;
+	int32_t    *order;			/* the nodes in the order they are read
+								 * (onnx_order.c) */
+	int32_t		n_order;
 	bool		lost_alloc;		/* an allocation failed inside a test that then
 								 * answered "no" (onnx_const_scalar): the load
 								 * fails with out of memory, not a refusal */
@@ -170,6 +173,13 @@ extern GsCode onnx_add_join(Loader *L, const Onnx__NodeProto *node, const char *
 extern GsCode onnx_add_concat(Loader *L, const Onnx__NodeProto *node);
 extern GsCode onnx_chain_branch(Loader *L, const Onnx__NodeProto *node);
 extern void onnx_chain_free(Loader *L);
+
+/*
+ * onnx_order.c: onnx_read_order fills L->order with the needed nodes in the
+ * order the loader reads them (each branch in one piece); onnx_chain_free
+ * releases it.
+ */
+extern GsCode onnx_read_order(Loader *L);
 /*
  * onnx_skip.c: once the network is built, renumber its saved values' slots
  * so that values whose lifetimes do not overlap share one (n_slots becomes
@@ -205,6 +215,13 @@ extern GsCode onnx_add_min_max(Loader *L, const Onnx__NodeProto *node, bool is_m
  * L->needed and *fused is set.
  */
 extern GsCode onnx_fuse_activation(Loader *L, size_t i, bool *fused);
+/*
+ * onnx_act.c: Keras 2's PReLU layer as tf2onnx writes it,
+ * Add(Relu(h), Mul(Relu(Neg(h)), c)), from node i (the Relu or the Neg of
+ * h), read as a PRelu step of slope -c (the same floats); *fused says
+ * whether it was.
+ */
+extern GsCode onnx_fuse_keras_prelu(Loader *L, size_t i, bool *fused);
 
 /*
  * onnx_fuse_norm.c: does node i start Keras 3's LayerNormalization as

@@ -311,10 +311,11 @@ build(Loader *L, const Onnx__ModelProto *model, bool reconstruction)
 		}
 	if (onnx_mlp_wants_prep(L) && onnx_mlp_prep(L) != GS_OK)
 		return L->lost_alloc ? onnx_nomem(L) : L->st->code;
-	if (onnx_chain_note(L) != GS_OK)
+	if (onnx_chain_note(L) != GS_OK || onnx_read_order(L) != GS_OK)
 		return L->st->code;
-	for (size_t i = 0; i < g->n_node; i++)
+	for (int32_t k = 0; k < L->n_order; k++)
 	{
+		size_t		i = (size_t) L->order[k];
 		bool		fused = false;
 
 		if (!L->needed[i])
@@ -325,6 +326,7 @@ build(Loader *L, const Onnx__ModelProto *model, bool reconstruction)
 		/* a pattern or constant that could not be read for want of memory is no refusal */
 		if (onnx_fuse_activation(L, i, &fused) != GS_OK ||
 			(!fused && onnx_fuse_layernorm(L, i, &fused) != GS_OK) ||
+			(!fused && onnx_fuse_keras_prelu(L, i, &fused) != GS_OK) ||
 			(!fused && onnx_add_node(L, g->node[i]) != GS_OK))
 			return L->lost_alloc ? onnx_nomem(L) : L->st->code;
 		if (L->lost_alloc)

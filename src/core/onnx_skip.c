@@ -65,7 +65,7 @@ onnx_chain_note(Loader *L)
 	return GS_OK;
 }
 
-/* Release what onnx_chain_note allocated. */
+/* Release what onnx_chain_note and onnx_read_order allocated. */
 void
 onnx_chain_free(Loader *L)
 {
@@ -73,6 +73,10 @@ onnx_chain_free(Loader *L)
 		L->alloc.free(L->alloc.ctx, L->values);
 	L->values = NULL;
 	L->n_values = 0;
+	if (L->order)
+		L->alloc.free(L->alloc.ctx, L->order);
+	L->order = NULL;
+	L->n_order = 0;
 }
 
 /* The earlier value of the chain named name, or NULL. */
