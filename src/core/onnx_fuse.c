@@ -274,10 +274,29 @@ keras_hard_swish(Loader *L, size_t i, int64_t *j)
 	return 3;
 }
 
+/* Is node k Mul(h, c) (either order) for a constant scalar c within tol of want? */
+static bool
+gelu_mul_of_h(Loader *L, int64_t k, const char *h, float want, float tol)
+{
+	const Onnx__NodeProto *m;
+	const char *other;
+	float		c;
+
+	if (k < 0)
+		return false;
+	m = L->g->node[k];
+	return m->op_type && strcmp(m->op_type, "Mul") == 0 && !(m->domain && m->domain[0]) &&
+		m->n_input == 2 && m->input[0] && m->input[1] && m->n_output == 1 && m->output[0] &&
+		(strcmp(m->input[0], h) == 0 || strcmp(m->input[1], h) == 0) &&
+		(other = onnx_other_input(m, h)) != NULL && onnx_const_scalar(L, other, &c) &&
+		fabsf(c - want) <= tol;
+}
+
 /*
- * GELU (erf form) as tf2onnx writes Keras' gelu, from node i = Mul(h, 0.5)
- * (either order): Mul(Mul(h, 0.5), Add(1, Erf(Mul(h, 1 / sqrt 2)))), the
- * second Mul of h the only other reader of h after node i.  Read as one
+ * GELU (erf form) as tf2onnx writes Keras' gelu, from node i, the first
+ * of its two Muls of h (either order of their operands; tf2onnx writes
+ * either first): Mul(Mul(h, 0.5), Add(1, Erf(Mul(h, 1 / sqrt 2)))), the
+ * other Mul of h the only other reader of h after node i.  Read as one
  * GS_MLP_GELU step (erf(h / sqrt 2) for erf(h * (1 / sqrt 2)): at most an
  * ulp apart in erf's argument).  On a match fills j with the pattern's
  * other nodes, the last one last, and returns how many; 0 otherwise.
@@ -285,29 +304,33 @@ keras_hard_swish(Loader *L, size_t i, int64_t *j)
 static int
 keras_gelu(Loader *L, size_t i, int64_t *j)
 {
-	const Onnx__NodeProto *n = L->g->node[i];
 	const char *h = L->cur;
-	const Onnx__NodeProto *m;
+	const Onnx__NodeProto *n,
+			   *m;
+	int64_t		half,
+				scale,
+				other;
 	float		c;
-	int64_t		scale;
 
-	if (n->n_input != 2 || !n->input[1] || !onnx_const_scalar(L, onnx_other_input(n, h), &c) ||
-		c != 0.5f || (strcmp(n->input[0], h) != 0 && strcmp(n->input[1], h) != 0) ||
-		onnx_readers(L, i, h, &scale, 1) != 1)
+	/* node i is either Mul of h: the halving or the scaling (tf2onnx writes both orders) */
+	if (!gelu_mul_of_h(L, (int64_t) i, h, 0.5f, 0.0f) && !gelu_mul_of_h(L, (int64_t) i, h, 0.707106769f, 1e-7f))
 		return 0;
+	if (onnx_readers(L, i, h, &other, 1) != 1)
+		return 0;
+	half = gelu_mul_of_h(L, (int64_t) i, h, 0.5f, 0.0f) ? (int64_t) i : other;
+	scale = half == (int64_t) i ? other : (int64_t) i;
+	if (!gelu_mul_of_h(L, half, h, 0.5f, 0.0f) || !gelu_mul_of_h(L, scale, h, 0.707106769f, 1e-7f))
+		return 0;
+	n = L->g->node[half];
 	m = L->g->node[scale];
-	if (!m->op_type || strcmp(m->op_type, "Mul") != 0 || (m->domain && m->domain[0]) ||
-		m->n_output != 1 || !m->output[0] ||
-		!onnx_const_scalar(L, onnx_other_input(m, h), &c) || fabsf(c - 0.707106769f) > 1e-7f)
-		return 0;
-	j[0] = scale;
-	if ((j[1] = onnx_sole_reader(L, (size_t) j[0], m->output[0], "Erf")) < 0 ||
+	j[0] = other;
+	if ((j[1] = onnx_sole_reader(L, (size_t) scale, m->output[0], "Erf")) < 0 ||
 		(j[2] = onnx_sole_reader(L, (size_t) j[1], L->g->node[j[1]]->output[0], "Add")) < 0 ||
 		!onnx_const_scalar(L, onnx_other_input(L->g->node[j[2]], L->g->node[j[1]]->output[0]), &c) ||
 		c != 1.0f ||
 		(j[3] = onnx_sole_reader(L, (size_t) j[2], L->g->node[j[2]]->output[0], "Mul")) < 0 ||
 		!onnx_takes(L->g->node[j[3]], n->output[0], L->g->node[j[2]]->output[0], true) ||
-		onnx_sole_reader(L, i, n->output[0], "Mul") != j[3])
+		onnx_sole_reader(L, (size_t) half, n->output[0], "Mul") != j[3])
 		return 0;
 	return 4;
 }

@@ -30,7 +30,7 @@ tests/diff/diff_score and the kernel emulations first (make). Usage:
     (the venv of tests/fixtures/make_venv_onnx_trees.sh: XGBoost 3.2, LightGBM 4.7,
     scikit-learn 1.9, skl2onnx, onnxmltools, onnxruntime; with /usr/bin/python3, Debian's
     XGBoost 1.7.4 and the families whose libraries are missing are skipped)
-    --family F[,F...] (xgb xgb-es xgb-lin lgb cb skl skl-pipe onnx-xgb onnx-lgb mlp skl-mlp skl-mlp-pipe skl-lin skl-str df-cats torch torch2 torch-skip)  only those;  --keep  keep every trial's files
+    --family F[,F...] (xgb xgb-es xgb-lin lgb cb skl skl-pipe onnx-xgb onnx-lgb mlp skl-mlp skl-mlp-pipe skl-lin skl-str df-cats torch torch2 torch-skip keras2)  only those;  --keep  keep every trial's files
 """
 import argparse
 import json
@@ -50,6 +50,7 @@ from campaign_common import F32, case_rows, labels, make_data, write_contribs  #
 from campaign_nn import (mlp_trial, skl_mlp_pipe_trial, skl_mlp_trial,  # noqa: E402
                          torch_trial)
 from campaign_skip import torch_skip_trial  # noqa: E402
+from campaign_keras import keras_trial  # noqa: E402
 from campaign_onnx import (WORDS, iforest_trial, onnx_gbm_trial, skl_pipe_trial,  # noqa: E402
                            skl_str_trial, skl_trial)
 DIFF = os.path.join(HERE, "diff_score")
@@ -484,6 +485,7 @@ FAMILIES = {
     "torch": (("torch", "onnx"), torch_trial),
     "torch2": (("torch", "onnx", "onnxscript"), lambda *a: torch_trial(*a, v2=True)),
     "torch-skip": (("torch", "onnx"), torch_skip_trial),
+    "keras2": (("tensorflow", "tf2onnx"), keras_trial),
     "cb": (("catboost",), lambda *a: campaign_catboost.cb_trial(*a, h=sys.modules[__name__])),
     "cb-cat": (("catboost", "pandas"), lambda *a: campaign_catboost.cb_cat_trial(*a, h=sys.modules[__name__])),
 }
