@@ -268,12 +268,10 @@ ln_keras2_fused(Loader *L, size_t i, LnMatch *m)
 		!onnx_const_scalar(L, NODE(L, ex[1])->input[0], &one) || one != 0.0f ||
 		!moments(L, rs, bn, m) || !ln_take(m, bn))
 		return false;
+	if (onnx_attr_float(L, NODE(L, bn), "epsilon", 1e-5f, &m->eps) != GS_OK || !(m->eps >= 0.0f))
 	{
-		const Onnx__AttributeProto *a = onnx_attr_find(NODE(L, bn), "epsilon");
-
-		m->eps = a ? a->f : 1e-5f;
-		if (!(m->eps >= 0.0f))
-			return false;
+		gs_status_clear(L->st);	/* not a match: the chain's checks refuse it */
+		return false;
 	}
 	r2 = next_op(L, bn, "Reshape");
 	if (r2 < 0 || !ln_is_op(NODE(L, r2), "Reshape", 2, (const char *const[]) {"allowzero", NULL}) ||
