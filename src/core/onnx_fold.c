@@ -16,7 +16,11 @@
  *	  numpy broadcasting over scalars, [W] and [1, W] only; Sqrt, Neg and
  *	  Reciprocal; Reshape, Squeeze, Unsqueeze and Cast to float of a float
  *	  constant (the same values under new dimensions); Cast to float of an
- *	  int32 or int64 scalar, [W] or [1, W].  The arithmetic is
+ *	  int32 or int64 scalar, [W] or [1, W]; Concat of int64 vectors along
+ *	  axis 0 (shapes, at most 8 values) and Expand of a float constant to
+ *	  such a shape (jax2onnx broadcasts a PReLU's slopes so): its values
+ *	  under the broadcast dimensions, or a scalar repeated over [W] or
+ *	  [1, W].  The arithmetic is
  *	  onnxruntime's: one IEEE float32 operation per node and value, in the
  *	  graph's order (the Makefile builds with -ffp-contract=off, so no fused
  *	  multiply-add).  A result that is not finite is refused, as a constant
@@ -48,13 +52,23 @@ struct FoldBlock
 	struct FoldBlock *next;
 	Onnx__TensorProto t;
 	int64_t		dims[FOLD_MAX_RANK];
+	int64_t		ints[FOLD_MAX_RANK];	/* a Concat's shape vector */
 	float		vals[];
 };
 
 static const char *const fold_ops[] = {
 	"Add", "Sub", "Mul", "Div", "Max", "Min", "Sqrt", "Neg", "Reciprocal",
-	"Reshape", "Squeeze", "Unsqueeze", "Cast", NULL
+	"Reshape", "Squeeze", "Unsqueeze", "Cast", "Concat", "Expand", NULL
 };
+
+/* Is constant name an int64 tensor of rank 1? */
+static bool
+int64_vector(const Loader *L, const char *name)
+{
+	const Onnx__TensorProto *t = onnx_find_const(L, name);
+
+	return t && t->has_data_type && t->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__INT64 && t->n_dims == 1;
+}
 
 /*
  * Is node an op this file folds, in the default domain, with a first input
@@ -75,6 +89,13 @@ onnx_fold_applies(const Loader *L, const Onnx__NodeProto *node)
 	for (size_t k = 0; k < node->n_input; k++)
 		if (node->input[k] && node->input[k][0] && onnx_find_const(L, node->input[k]) == NULL)
 			return false;
+	/* only shapes are concatenated (jax2onnx's broadcasts): int64 vectors */
+	if (strcmp(node->op_type, "Concat") == 0)
+		for (size_t k = 0; k < node->n_input; k++)
+			if (!node->input[k] || !int64_vector(L, node->input[k]))
+				return false;
+	if (strcmp(node->op_type, "Expand") == 0 && (node->n_input != 2 || !int64_vector(L, node->input[1])))
+		return false;
 	return true;
 }
 
@@ -503,6 +524,118 @@ done:
 }
 
 /*
+ * Concat of int64 vectors along axis 0 (a shape jax2onnx builds for a
+ * broadcast): at most FOLD_MAX_RANK values.
+ */
+static GsCode
+fold_concat(Loader *L, const Onnx__NodeProto *node)
+{
+	static const char *const attrs[] = {"axis", NULL};
+	struct FoldBlock *blk;
+	int64_t		axis,
+				n = 0;
+
+	if (onnx_attrs_allowed(L, node, attrs) != GS_OK || onnx_attr_int(L, node, "axis", 0, &axis) != GS_OK)
+		return L->st->code;
+	if (axis != 0 && axis != -1)
+		return gs_status_set(L->st, GS_ERR_INVALID_MODEL, "%s concatenates vectors along axis %lld",
+							 L->label, (long long) axis);
+	if ((blk = new_block(L, 0)) == NULL)
+		return L->st->code;
+	for (size_t k = 0; k < node->n_input; k++)
+	{
+		const Onnx__TensorProto *t;
+		int64_t		got;
+
+		if (onnx_want_const(L, node, k, &t) != GS_OK)
+			return L->st->code;
+		if (onnx_tensor_int64s(L, t, FOLD_MAX_RANK - n, &got, blk->ints + n) != GS_OK)
+		{
+			if (L->st->code == GS_ERR_LIMIT)
+				return shape_refused(L);
+			return L->st->code;
+		}
+		n += got;
+	}
+	onnx__tensor_proto__init(&blk->t);
+	blk->t.name = node->output[0];
+	blk->t.has_data_type = true;
+	blk->t.data_type = ONNX__TENSOR_PROTO__DATA_TYPE__INT64;
+	blk->dims[0] = n;
+	blk->t.dims = blk->dims;
+	blk->t.n_dims = 1;
+	blk->t.int64_data = blk->ints;
+	blk->t.n_int64_data = (size_t) n;
+	onnx_register_const(L, node->output[0], &blk->t);
+	return GS_OK;
+}
+
+/*
+ * Expand of a float constant to a constant shape, numpy's broadcast: the
+ * same values under the broadcast dimensions when no value is repeated,
+ * else a scalar repeated over [W] or [1, W].
+ */
+static GsCode
+fold_expand(Loader *L, const Onnx__NodeProto *node)
+{
+	static const char *const no_attrs[] = {NULL};
+	const Onnx__TensorProto *src,
+			   *shp;
+	int64_t		v[FOLD_MAX_RANK],
+				out[FOLD_MAX_RANK],
+				n_v,
+				count,
+				total = 1;
+	size_t		rank;
+
+	if (onnx_attrs_allowed(L, node, no_attrs) != GS_OK || onnx_want_const(L, node, 0, &src) != GS_OK ||
+		onnx_want_const(L, node, 1, &shp) != GS_OK ||
+		onnx_tensor_check(L, src, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, GS_MLP_MAX_WIDTH, &count) != GS_OK)
+		return L->st->code;
+	if (onnx_tensor_int64s(L, shp, FOLD_MAX_RANK, &n_v, v) != GS_OK)
+		return L->st->code == GS_ERR_LIMIT ? shape_refused(L) : L->st->code;
+	if (src->n_dims > FOLD_MAX_RANK)
+		return shape_refused(L);
+	rank = src->n_dims > (size_t) n_v ? src->n_dims : (size_t) n_v;
+	for (size_t k = 0; k < rank; k++)
+	{
+		/* right-aligned: dimension k of the result from the input's and the shape's */
+		int64_t		a = k + src->n_dims >= rank ? src->dims[k + src->n_dims - rank] : 1,
+					b = k + (size_t) n_v >= rank ? v[k + (size_t) n_v - rank] : 1;
+
+		if (a != b && a != 1 && b != 1)
+			return gs_status_set(L->st, GS_ERR_INVALID_MODEL,
+								 "%s expands a dimension of %lld to %lld", L->label, (long long) a, (long long) b);
+		out[k] = a == 1 ? b : a;
+		if (out[k] < 0 || (out[k] > 0 && total > GS_MLP_MAX_WIDTH / out[k]))
+			return shape_refused(L);
+		total *= out[k];
+	}
+	if (total == count)
+		return fold_alias(L, node, src, out, rank);
+	if (count == 1 && rank <= 2 && (rank < 2 || out[0] == 1))
+	{
+		struct FoldBlock *blk;
+		float	   *one;
+		int64_t		got;
+
+		if (onnx_tensor_floats(L, src, 1, &got, &one) != GS_OK)
+			return L->st->code;
+		if ((blk = new_block(L, total)) == NULL)
+		{
+			L->alloc.free(L->alloc.ctx, one);
+			return L->st->code;
+		}
+		for (int64_t k = 0; k < total; k++)
+			blk->vals[k] = one[0];
+		L->alloc.free(L->alloc.ctx, one);
+		register_values(L, node, blk, total, rank);
+		return GS_OK;
+	}
+	return shape_refused(L);
+}
+
+/*
  * Fold node (onnx_fold_applies is true): its output becomes a constant.
  * Errors name the node (L->label).
  */
@@ -515,6 +648,10 @@ onnx_fold_node(Loader *L, const Onnx__NodeProto *node)
 		return fold_cast(L, node);
 	if (strcmp(op, "Reshape") == 0 || strcmp(op, "Squeeze") == 0 || strcmp(op, "Unsqueeze") == 0)
 		return fold_shape(L, node, op);
+	if (strcmp(op, "Concat") == 0)
+		return fold_concat(L, node);
+	if (strcmp(op, "Expand") == 0)
+		return fold_expand(L, node);
 	for (int k = 0; elementwise_ops[k]; k++)
 		if (strcmp(op, elementwise_ops[k]) == 0)
 			return fold_elementwise(L, node, (FoldOp) k);

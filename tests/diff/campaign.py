@@ -30,7 +30,7 @@ tests/diff/diff_score and the kernel emulations first (make). Usage:
     (the venv of tests/fixtures/make_venv_onnx_trees.sh: XGBoost 3.2, LightGBM 4.7,
     scikit-learn 1.9, skl2onnx, onnxmltools, onnxruntime; with /usr/bin/python3, Debian's
     XGBoost 1.7.4 and the families whose libraries are missing are skipped)
-    --family F[,F...] (xgb xgb-es xgb-lin lgb cb skl skl-pipe onnx-xgb onnx-lgb mlp skl-mlp skl-mlp-pipe skl-lin skl-str df-cats torch torch2 torch-skip keras2)  only those;  --keep  keep every trial's files
+    --family F[,F...] (xgb xgb-es xgb-lin lgb cb skl skl-pipe onnx-xgb onnx-lgb mlp skl-mlp skl-mlp-pipe skl-lin skl-str df-cats torch torch2 torch-skip keras2 keras3 keras3-jax)  only those;  --keep  keep every trial's files
 """
 import argparse
 import json
@@ -485,7 +485,9 @@ FAMILIES = {
     "torch": (("torch", "onnx"), torch_trial),
     "torch2": (("torch", "onnx", "onnxscript"), lambda *a: torch_trial(*a, v2=True)),
     "torch-skip": (("torch", "onnx"), torch_skip_trial),
-    "keras2": (("tensorflow", "tf2onnx"), keras_trial),
+    "keras2": (("tensorflow", "tf2onnx", "keras"), keras_trial),
+    "keras3": (("tensorflow", "tf2onnx", "keras"), lambda *a: keras_trial(*a, version=3)),
+    "keras3-jax": (("jax", "jax2onnx", "keras"), lambda *a: keras_trial(*a, version=3, backend="jax")),
     "cb": (("catboost",), lambda *a: campaign_catboost.cb_trial(*a, h=sys.modules[__name__])),
     "cb-cat": (("catboost", "pandas"), lambda *a: campaign_catboost.cb_cat_trial(*a, h=sys.modules[__name__])),
 }
