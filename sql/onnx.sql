@@ -220,12 +220,12 @@ SELECT gpu_drop_model(name) FROM gpu_models WHERE name LIKE 'nn_skl%' ORDER BY n
 -- Softsign as PyTorch writes them (several nodes each, read as one step; GELU's tanh form
 -- too, its cube written as Mul(h, Mul(h, h))), opset 20's Gelu, LayerNorm as exports before
 -- opset 17 write it (ReduceMean / Sub / Pow / ReduceMean / Add / Sqrt / Div, with and without
--- its weight and bias), read as one step.
+-- its weight and bias), read as one step, and nn.GLU (Split into halves, Sigmoid, Mul).
 SELECT c AS fixture, gpu_load_model('nn_' || c, pg_read_binary_file(:'fx' || '/' || c || '.onnx'),
                                     CASE WHEN c = 'torch_autoencoder' THEN 'onnx-autoencoder' ELSE 'onnx' END) AS version
   FROM unnest(ARRAY['torch_sigmoid', 'torch_bn_prelu', 'torch_elu_selu', 'torch_softplus',
                     'torch_relu6', 'torch_clip_opset9', 'torch_autoencoder', 'torch_gelu_silu',
-                    'torch_gelu_tanh', 'torch_layernorm_opset14', 'onnx_activations', 'onnx_gelu_op']) c;
+                    'torch_gelu_tanh', 'torch_layernorm_opset14', 'torch_glu', 'onnx_activations', 'onnx_gelu_op']) c;
 SELECT name, objective, n_outputs, kind, n_layers, n_parameters, saved_by
   FROM gpu_models WHERE name LIKE 'nn_torch%' OR name IN ('nn_onnx_activations', 'nn_onnx_gelu_op') ORDER BY name;
 SET client_min_messages = warning;

@@ -173,6 +173,12 @@ extern GsCode onnx_add_join(Loader *L, const Onnx__NodeProto *node, const char *
 extern GsCode onnx_add_concat(Loader *L, const Onnx__NodeProto *node);
 extern GsCode onnx_chain_branch(Loader *L, const Onnx__NodeProto *node);
 extern void onnx_chain_free(Loader *L);
+/*
+ * onnx_fuse_glu: PyTorch's nn.GLU (Split into halves, Sigmoid of the second,
+ * Mul) from node i, read as existing steps (onnx_skip.c); *fused says
+ * whether it was.
+ */
+extern GsCode onnx_fuse_glu(Loader *L, size_t i, bool *fused);
 
 /*
  * onnx_order.c: onnx_read_order fills L->order with the needed nodes in the

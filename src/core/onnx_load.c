@@ -327,6 +327,7 @@ build(Loader *L, const Onnx__ModelProto *model, bool reconstruction)
 		if (onnx_fuse_activation(L, i, &fused) != GS_OK ||
 			(!fused && onnx_fuse_layernorm(L, i, &fused) != GS_OK) ||
 			(!fused && onnx_fuse_keras_prelu(L, i, &fused) != GS_OK) ||
+			(!fused && onnx_fuse_glu(L, i, &fused) != GS_OK) ||
 			(!fused && onnx_add_node(L, g->node[i]) != GS_OK))
 			return L->lost_alloc ? onnx_nomem(L) : L->st->code;
 		if (L->lost_alloc)

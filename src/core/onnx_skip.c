@@ -352,3 +352,115 @@ onnx_pack_slots(GsMlp *m)
 	}
 	m->n_slots = n_phys;
 }
+
+/* A GATHER of columns [from, from + n) of the chain's value; NULL with the status set. */
+static GsMlpStep *
+gather_range(Loader *L, const char *name, int32_t from, int32_t n)
+{
+	int32_t    *idx = onnx_alloc(L, sizeof(int32_t) * (size_t) n);
+	GsMlpStep  *s;
+
+	if (idx == NULL)
+	{
+		onnx_nomem(L);
+		return NULL;
+	}
+	for (int32_t c = 0; c < n; c++)
+		idx[c] = from + c;
+	if ((s = onnx_new_step(L, GS_MLP_GATHER, name)) == NULL)
+	{
+		L->alloc.free(L->alloc.ctx, idx);
+		return NULL;
+	}
+	s->idx = idx;
+	s->n_out = n;
+	L->width = n;
+	return s;
+}
+
+/* Does Split node n cut its [N, W] input into two halves over the columns? */
+static bool
+split_halves(Loader *L, const Onnx__NodeProto *n)
+{
+	static const char *const attrs[] = {"axis", "split", "num_outputs", NULL};
+	const Onnx__AttributeProto *a;
+	int64_t		axis,
+				parts = 2,
+				sizes[2] = {L->width / 2, L->width / 2},
+				k = 2;
+
+	if (onnx_attrs_allowed(L, n, attrs) != GS_OK || onnx_attr_int(L, n, "axis", 0, &axis) != GS_OK ||
+		onnx_attr_int(L, n, "num_outputs", 2, &parts) != GS_OK)
+	{
+		gs_status_clear(L->st);
+		return false;
+	}
+	if ((axis != 1 && axis != -1) || parts != 2 || L->width % 2 != 0 || L->rank1)
+		return false;
+	if ((a = onnx_attr_find(n, "split")) != NULL)
+		return a->n_ints == 2 && a->ints[0] == sizes[0] && a->ints[1] == sizes[1];
+	if (n->n_input == 2 && n->input[1] && n->input[1][0])
+	{
+		const Onnx__TensorProto *t = onnx_find_const(L, n->input[1]);
+		int64_t		got[2];
+		bool		ok = t && onnx_tensor_int64s(L, t, 2, &k, got) == GS_OK && k == 2 &&
+			got[0] == sizes[0] && got[1] == sizes[1];
+
+		gs_status_clear(L->st);
+		return ok;
+	}
+	return n->n_input == 1;
+}
+
+/*
+ * A gated linear unit, PyTorch's nn.GLU over the columns, from node i =
+ * Split(h) into halves a and b: Mul(a, Sigmoid(b)), either operand order,
+ * each value read by the pattern alone.  Steps: SAVE h, GATHER b, SIGMOID,
+ * SAVE it, LOAD h, GATHER a, MUL_SAVED; the same floats as onnxruntime's.
+ */
+GsCode
+onnx_fuse_glu(Loader *L, size_t i, bool *fused)
+{
+	const Onnx__NodeProto *n = L->g->node[i];
+	int64_t		sg,
+				mul;
+	int32_t		w = L->width,
+				half = L->width / 2,
+				slot_h,
+				slot_g;
+	GsMlpStep  *s;
+	char		nname[80];
+
+	*fused = false;
+	if (!n->op_type || strcmp(n->op_type, "Split") != 0 || (n->domain && n->domain[0]) ||
+		n->n_input < 1 || !n->input[0] || !onnx_is_cur(L, n->input[0]) || n->n_output != 2 ||
+		!n->output[0] || !n->output[0][0] || !n->output[1] || !n->output[1][0] || !split_halves(L, n))
+		return GS_OK;
+	sg = onnx_sole_reader(L, i, n->output[1], "Sigmoid");
+	if (sg < 0 || L->g->node[sg]->n_input != 1 || L->g->node[sg]->n_output != 1 ||
+		L->g->node[sg]->n_attribute != 0 || !L->g->node[sg]->output[0] ||
+		(mul = onnx_sole_reader(L, i, n->output[0], "Mul")) < 0 ||
+		onnx_sole_reader(L, (size_t) sg, L->g->node[sg]->output[0], "Mul") != mul ||
+		L->g->node[mul]->n_attribute != 0 || L->g->node[mul]->n_output != 1 ||
+		!onnx_takes(L->g->node[mul], n->output[0], L->g->node[sg]->output[0], true))
+		return GS_OK;
+	onnx_safe_name(nname, sizeof(nname), L->g->node[mul]->name);
+	snprintf(L->label, sizeof(L->label), "node \"%s\" (Mul of a gated linear unit)", nname);
+	if (save_slot(L, n, L->m->n_steps, w, &slot_h) != GS_OK ||
+		gather_range(L, n->name, half, half) == NULL ||
+		onnx_new_step(L, GS_MLP_SIGMOID, L->g->node[sg]->name) == NULL ||
+		save_slot(L, L->g->node[sg], L->m->n_steps, half, &slot_g) != GS_OK ||
+		(s = onnx_new_step(L, GS_MLP_LOAD, n->name)) == NULL)
+		return L->st->code;
+	s->slot = slot_h;
+	s->n_out = w;
+	L->width = w;
+	if (gather_range(L, n->name, 0, half) == NULL ||
+		(s = onnx_new_step(L, GS_MLP_MUL_SAVED, L->g->node[mul]->name)) == NULL)
+		return L->st->code;
+	s->slot = slot_g;
+	L->needed[sg] = L->needed[mul] = false;
+	L->cur = L->g->node[mul]->output[0];
+	*fused = true;
+	return GS_OK;
+}

@@ -4,8 +4,8 @@ src/core/onnx_skip.c reads), exported by torch.onnx.export; reference: PyTorch's
 
 A network is a stem (a Linear, or nothing: the first block then reads the input itself), 1-4
 random blocks over the current value h, and a head:
-  res     h + f(h) or f(h) + h, f a small MLP (Linear, activation, Linear; pre-norm by
-          BatchNorm1d or LayerNorm now and then, Dropout)
+  res     h + f(h) or f(h) + h, f a small MLP (Linear, activation or nn.GLU, Linear; pre-norm
+          by BatchNorm1d or LayerNorm now and then, Dropout)
   proj    f(h) + P(h), P a Linear to another width (a projection shortcut)
   glu     A(h) * sigmoid(B(h)) (a gated linear unit)
   cross   x0 * (W h + b) + h, x0 the stem's output (DCN-V2 cross layer)
@@ -40,7 +40,10 @@ def torch_skip_trial(r, d, X, cats, ncat, z):
         mods = []
         if r.random() < 0.3:
             mods.append(nn.LayerNorm(w_in) if r.random() < 0.5 else nn.BatchNorm1d(w_in))
-        mods += [nn.Linear(w_in, hid), act()]
+        if r.random() < 0.2:
+            mods += [nn.Linear(w_in, 2 * hid), nn.GLU()]     # a gated linear unit (Split, Sigmoid, Mul)
+        else:
+            mods += [nn.Linear(w_in, hid), act()]
         if r.random() < 0.2:
             mods.append(nn.Dropout(0.2))
         mods.append(nn.Linear(hid, w_out))

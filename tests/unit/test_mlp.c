@@ -254,6 +254,13 @@ test_skips(void)
 		"a * sigmoid(b); t - u and a - d; Concat(u, d, t) around the chain's d"},
 		{"act_silu_shared", 2, "dense,save0,sigmoid,save1,mul_saved0,add_saved1",
 		"SiLU whose sigmoid is read again: not fused, read as the graph says"},
+		{"torch_glu", 2,
+			"dense,save0,gather,sigmoid,save1,load0,gather,mul_saved1,dense,save0,gather,sigmoid,save1,"
+			"load0,gather,mul_saved1,dense,sigmoid",
+		"nn.GLU: the value saved, its second half gathered and gated, its first half gathered and "
+		"multiplied"},
+		{"keras_wide_deep", 2, "save0,dense,relu,dense,relu,dense,save1,load0,dense,add_saved1,sigmoid",
+		"tf2onnx's interleaved branches read one after the other: the deep part, then the wide one"},
 	};
 	char		ops[1024];
 
