@@ -35,6 +35,8 @@ def torch_skip_trial(r, d, X, cats, ncat, z):
     def act():
         return acts[int(r.integers(len(acts)))]()
 
+    extras = []
+
     def mlp(w_in, w_out):
         hid = int(r.choice([8, 16, 33]))
         mods = []
@@ -42,6 +44,7 @@ def torch_skip_trial(r, d, X, cats, ncat, z):
             mods.append(nn.LayerNorm(w_in) if r.random() < 0.5 else nn.BatchNorm1d(w_in))
         if r.random() < 0.2:
             mods += [nn.Linear(w_in, 2 * hid), nn.GLU()]     # a gated linear unit (Split, Sigmoid, Mul)
+            extras.append("GLU")
         else:
             mods += [nn.Linear(w_in, hid), act()]
         if r.random() < 0.2:
@@ -145,6 +148,7 @@ def torch_skip_trial(r, d, X, cats, ncat, z):
         ref = net(torch.from_numpy(Xc)).numpy()
     if head == "autoencoder":
         ref = ((ref.astype(np.float64) - Xc.astype(np.float64)) ** 2).mean(axis=1)
-    desc = "torch %s opset %d stem %d blocks %s head %s" % (torch.__version__, opset, stem_w,
-                                                            ",".join(kinds), head)
+    desc = "torch %s opset %d stem %d blocks %s head %s%s" % (torch.__version__, opset, stem_w,
+                                                              ",".join(kinds), head,
+                                                              " (%d GLU)" % len(extras) if extras else "")
     return path, Xc, ref, 1e-5, desc
