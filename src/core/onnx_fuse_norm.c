@@ -241,6 +241,25 @@ div_by(Loader *L, int64_t k, const char *x, float want)
 }
 
 /*
+ * Sqrt(Add(var, eps)) after node var (the variance), eps a constant scalar
+ * of 0 or more (in m->eps): both nodes taken into m; the Sqrt's index, or -1.
+ */
+static int64_t
+eps_sqrt(Loader *L, int64_t var, LnMatch *m)
+{
+	int64_t		add,
+				sq;
+
+	add = onnx_sole_reader(L, (size_t) var, NODE(L, var)->output[0], "Add");
+	if (add < 0 || !ln_is_op(NODE(L, add), "Add", 2, NULL) ||
+		!onnx_const_scalar(L, onnx_other_input(NODE(L, add), NODE(L, var)->output[0]), &m->eps) ||
+		!(m->eps >= 0.0f) || !ln_take(m, add))
+		return -1;
+	sq = onnx_sole_reader(L, (size_t) add, NODE(L, add)->output[0], "Sqrt");
+	return sq >= 0 && ln_is_op(NODE(L, sq), "Sqrt", 1, NULL) && ln_take(m, sq) ? sq : -1;
+}
+
+/*
  * tf2onnx's moments from node i = ReduceMean(h): mean read by Sub(h, mean)
  * and Neg(mean) alone, var = ReduceMean(Mul(d, d)).  Sets *var (the node
  * producing the variance) and *neg.
@@ -410,13 +429,7 @@ scale_and_shift(Loader *L, int64_t var, int64_t neg, LnMatch *m)
 				fin;
 	float		c;
 
-	add = onnx_sole_reader(L, (size_t) var, NODE(L, var)->output[0], "Add");
-	if (add < 0 || !ln_is_op(NODE(L, add), "Add", 2, NULL) ||
-		!onnx_const_scalar(L, onnx_other_input(NODE(L, add), NODE(L, var)->output[0]), &m->eps) ||
-		!(m->eps >= 0.0f) || !ln_take(m, add))
-		return false;
-	sq = onnx_sole_reader(L, (size_t) add, NODE(L, add)->output[0], "Sqrt");
-	if (sq < 0 || !ln_is_op(NODE(L, sq), "Sqrt", 1, NULL) || !ln_take(m, sq))
+	if ((sq = eps_sqrt(L, var, m)) < 0)
 		return false;
 	s = NODE(L, sq)->output[0];
 	if ((inv = onnx_sole_reader(L, (size_t) sq, s, "Reciprocal")) >= 0)
@@ -483,7 +496,6 @@ torch_layernorm(Loader *L, size_t i, LnMatch *m)
 				rd[2],
 				pw,
 				var,
-				add,
 				sq,
 				dv;
 	float		c;
@@ -504,13 +516,7 @@ torch_layernorm(Loader *L, size_t i, LnMatch *m)
 	if (var < 0 || !reduce_columns(L, NODE(L, var), "ReduceMean", NODE(L, pw)->output[0], 1) ||
 		!ln_take(m, var))
 		return false;
-	add = onnx_sole_reader(L, (size_t) var, NODE(L, var)->output[0], "Add");
-	if (add < 0 || !ln_is_op(NODE(L, add), "Add", 2, NULL) ||
-		!onnx_const_scalar(L, onnx_other_input(NODE(L, add), NODE(L, var)->output[0]), &m->eps) ||
-		!(m->eps >= 0.0f) || !ln_take(m, add))
-		return false;
-	sq = onnx_sole_reader(L, (size_t) add, NODE(L, add)->output[0], "Sqrt");
-	if (sq < 0 || !ln_is_op(NODE(L, sq), "Sqrt", 1, NULL) || !ln_take(m, sq) ||
+	if ((sq = eps_sqrt(L, var, m)) < 0 ||
 		onnx_sole_reader(L, (size_t) sq, NODE(L, sq)->output[0], "Div") != dv ||
 		!ln_is_op(NODE(L, dv), "Div", 2, NULL) || strcmp(NODE(L, dv)->input[0], d) != 0 ||
 		strcmp(NODE(L, dv)->input[1], NODE(L, sq)->output[0]) != 0 || !ln_take(m, dv))

@@ -162,7 +162,8 @@ extern void onnx_fold_free(Loader *L);
  * before its current one; onnx_add_join translates an Add, Mul or Sub of
  * the current value and that earlier one into a SAVE and an ADD_SAVED
  * (MUL_SAVED, SUB_SAVED, RSUB_SAVED) step, onnx_add_concat a Concat of the
- * current value and earlier ones into SAVEs and CONCAT_SAVED steps;
+ * current value and earlier ones into SAVEs and CONCAT_SAVED steps, onnx_add_mean a
+ * Mean of the current value and an earlier one into an ADD_SAVED and a Mul by 0.5;
  * onnx_chain_branch, for a node reading an earlier value and not the
  * current one, goes back to that value (a SAVE and a LOAD step);
  * onnx_chain_free releases the record.
@@ -171,6 +172,7 @@ extern GsCode onnx_chain_note(Loader *L);
 extern bool onnx_is_earlier_value(const Loader *L, const char *name);
 extern GsCode onnx_add_join(Loader *L, const Onnx__NodeProto *node, const char *earlier, GsMlpOp op);
 extern GsCode onnx_add_concat(Loader *L, const Onnx__NodeProto *node);
+extern GsCode onnx_add_mean(Loader *L, const Onnx__NodeProto *node);
 extern GsCode onnx_chain_branch(Loader *L, const Onnx__NodeProto *node);
 extern void onnx_chain_free(Loader *L);
 /*

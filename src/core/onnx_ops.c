@@ -241,49 +241,6 @@ onnx_add_param_step(Loader *L, const Onnx__NodeProto *node, GsMlpOp op, float *v
  * Add, Sub, Mul or Div with one constant operand; or an Add, Mul or Sub of
  * the chain's value and an earlier one (onnx_skip.c).
  */
-/*
- * Mean of the chain's value and an earlier one (jax2onnx's Keras Average
- * of two layers): an ADD_SAVED join, then a MUL by 0.5, the same floats as
- * onnxruntime's sum divided by 2.  Other counts of values are refused.
- */
-static GsCode
-add_mean(Loader *L, const Onnx__NodeProto *node)
-{
-	static const char *const no_attrs[] = {NULL};
-	const char *other;
-	float	   *half;
-	GsMlpStep  *s;
-
-	if (onnx_attrs_allowed(L, node, no_attrs) != GS_OK)
-		return L->st->code;
-	if (node->n_input != 2 || !node->input[0] || !node->input[1])
-		return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
-							 "%s averages %zu values; only the mean of two values of the network is supported",
-							 L->label, node->n_input);
-	if (onnx_is_cur(L, node->input[0]))
-		other = node->input[1];
-	else if (onnx_is_cur(L, node->input[1]))
-		other = node->input[0];
-	else
-		return onnx_want_chain_input(L, node, 2, 2);
-	if (onnx_find_const(L, other) != NULL || !onnx_is_earlier_value(L, other))
-		return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
-							 "%s is supported only as the mean of two values of the network", L->label);
-	if (onnx_add_join(L, node, other, GS_MLP_ADD_SAVED) != GS_OK)
-		return L->st->code;
-	if ((half = onnx_alloc(L, sizeof(float) * (size_t) L->width)) == NULL)
-		return onnx_nomem(L);
-	for (int32_t c = 0; c < L->width; c++)
-		half[c] = 0.5f;
-	if ((s = onnx_new_step(L, GS_MLP_MUL, node->name)) == NULL)
-	{
-		L->alloc.free(L->alloc.ctx, half);
-		return L->st->code;
-	}
-	s->p = half;
-	return GS_OK;
-}
-
 static GsCode
 add_arith(Loader *L, const Onnx__NodeProto *node, const char *op)
 {
@@ -684,7 +641,7 @@ onnx_add_node(Loader *L, const Onnx__NodeProto *node)
 	}
 	else if (strcmp(op, "Mean") == 0)
 	{
-		if (add_mean(L, node) != GS_OK)
+		if (onnx_add_mean(L, node) != GS_OK)
 			return L->st->code;
 	}
 	else if (strcmp(op, "Relu") == 0 || strcmp(op, "Sigmoid") == 0 || strcmp(op, "Tanh") == 0 ||

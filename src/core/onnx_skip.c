@@ -15,8 +15,11 @@
  *	  deep model): the earlier value is saved where it was complete and a
  *	  GS_MLP_LOAD step goes back to it (onnx_chain_branch); the node that
  *	  joins the branches then reads the first branch's end as an earlier
- *	  value.  Other joins of two values (Div, a Concat over the rows) are
- *	  refused by the chain's checks, naming the node.
+ *	  value.  A Mean of two values (jax2onnx's Keras Average) is an
+ *	  ADD_SAVED and a Mul by 0.5 (onnx_add_mean); PyTorch's nn.GLU, a Split
+ *	  into halves gated by a Sigmoid, is kept as a value and two GATHERs of
+ *	  it (onnx_fuse_glu).  Other joins of two values (Div, a Concat over the
+ *	  rows) are refused by the chain's checks, naming the node.
  *
  *	  Once the network is built, onnx_pack_slots lets values whose
  *	  lifetimes do not overlap share a slot.
@@ -186,6 +189,49 @@ onnx_add_join(Loader *L, const Onnx__NodeProto *node, const char *earlier, GsMlp
 	if ((s = onnx_new_step(L, op, node->name)) == NULL)
 		return L->st->code;
 	s->slot = slot;
+	return GS_OK;
+}
+
+/*
+ * Mean of the chain's value and an earlier one (jax2onnx's Keras Average
+ * of two layers): an ADD_SAVED join, then a MUL by 0.5, the same floats as
+ * onnxruntime's sum divided by 2.  Other counts of values are refused.
+ */
+GsCode
+onnx_add_mean(Loader *L, const Onnx__NodeProto *node)
+{
+	static const char *const no_attrs[] = {NULL};
+	const char *other;
+	float	   *half;
+	GsMlpStep  *s;
+
+	if (onnx_attrs_allowed(L, node, no_attrs) != GS_OK)
+		return L->st->code;
+	if (node->n_input != 2 || !node->input[0] || !node->input[1])
+		return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+							 "%s averages %zu values; only the mean of two values of the network is supported",
+							 L->label, node->n_input);
+	if (onnx_is_cur(L, node->input[0]))
+		other = node->input[1];
+	else if (onnx_is_cur(L, node->input[1]))
+		other = node->input[0];
+	else
+		return onnx_want_chain_input(L, node, 2, 2);
+	if (onnx_find_const(L, other) != NULL || !onnx_is_earlier_value(L, other))
+		return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+							 "%s is supported only as the mean of two values of the network", L->label);
+	if (onnx_add_join(L, node, other, GS_MLP_ADD_SAVED) != GS_OK)
+		return L->st->code;
+	if ((half = onnx_alloc(L, sizeof(float) * (size_t) L->width)) == NULL)
+		return onnx_nomem(L);
+	for (int32_t c = 0; c < L->width; c++)
+		half[c] = 0.5f;
+	if ((s = onnx_new_step(L, GS_MLP_MUL, node->name)) == NULL)
+	{
+		L->alloc.free(L->alloc.ctx, half);
+		return L->st->code;
+	}
+	s->p = half;
 	return GS_OK;
 }
 
