@@ -22,7 +22,8 @@ CREATE TEMP TABLE parity (model text, n_rows int, gpu_vs_cpu int, gpu_vs_xgboost
 -- loaded with format 'auto'; its .meta gives features, outputs, objective and, for models
 -- whose reference sums differently (LightGBM, ONNX AVERAGE), the tolerance against it (last,
 -- after an objective of one or two words).  Models only the CPU engine scores (LightGBM's
--- linear trees) are refused by 'gpu' with 0A000: recorded as cpu_only.
+-- linear trees, CatBoost models with categorical features) are refused by 'gpu' with 0A000:
+-- recorded as cpu_only.
 CREATE FUNCTION pg_temp.check_gpu(model text, dir text) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
   meta text[];
