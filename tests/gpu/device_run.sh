@@ -1,42 +1,52 @@
 #!/usr/bin/env bash
 # tests/gpu/device_run.sh: run ON the lent GPU machine, from the repo root,
-# after tests/gpu/prepare_device.sh has filled .device/ here.  Writes every
-# result into $OUT (default /tmp/gpu-out):
+# after tests/gpu/prepare_device.sh has filled .device/ here (and, where the
+# tracked tree was hidden for the call, `tar xJf .device/tree.txz` there).
+# Each step writes its results into a work folder; at the end they are packed
+# into $OUT/results.tgz (run brings back at most 8 files), with steps.txt
+# beside it:
 #
 #   device.txt          nvidia-smi, driver and CUDA versions
 #   test_gpu.txt        server-free GPU-vs-CPU parity, every fixture model,
-#                       batches of 1 ... 1,000,003 rows, sync and pipeline
+#                       batches of 1 ... 65,536 rows (GS_GPU_TEST_MAX_ROWS=0:
+#                       also 1,000,003, ~4 minutes more of CPU reference),
+#                       sync and pipeline
 #   test_gpu_mlp.txt    the same for the ONNX networks (vs onnxruntime too)
-#   bench_mlp.txt       MLP rows/s, CPU engine (OpenBLAS) vs GPU (cuBLAS)
 #   crossover.md        batch size from which the GPU beats the CPU engine
 #                       (bench/gpu/bench_crossover.c): gpu_min_rows' default
 #   pg_gpu.txt          pg_regress in a portable PostgreSQL: tests/gpu/sql
-#   bench_kernel.*      kernel benchmark vs the FIL-style reference (bench/gpu)
+#   bench_kernel.*, parity.log   kernel parity (every fixture, every plan) and
+#                       the kernel benchmark vs the FIL-style reference
+#                       (bench/gpu; KERNEL_ARGS, default --no-sweep)
+#   bench_mlp.txt       MLP rows/s, CPU engine (OpenBLAS) vs GPU (cuBLAS)
 #   e2e.md              end to end in PostgreSQL, 10M rows: GPU vs CPU engine
-#                       vs plain SELECT (bench/gpu/bench_e2e.sh)
+#                       vs plain SELECT (bench/gpu/bench_e2e.sh; E2E_* knobs)
 #   memcheck.txt, racecheck.txt   compute-sanitizer over test_gpu (<= 33 rows)
 #   steps.txt           each step's exit status and seconds
 #
-#   OUT=$OUT bash tests/gpu/device_run.sh [STEP...]
+#   OUT=$OUT DEADLINE=450 bash tests/gpu/device_run.sh [STEP...]
 #
-# STEPs, in the order they run: device parity mlp crossover pg kernel e2e
-# sanitizer; none given means all.  `run` allows 10 minutes per command and
-# 30 minutes of device time per session, so run them in a few calls, most
-# important first, e.g.
-#   1. device parity mlp crossover pg     (correctness, short)
-#   2. kernel                             (the kernel benchmark)
-#   3. e2e sanitizer                      (10M rows in PostgreSQL; slow tools)
-# Each step runs even if an earlier one failed, under `timeout` (STEP_TIMEOUT
-# seconds, default 570, so a hung step still leaves the others' results); the
-# exit status is the number of failed steps.
+# STEPs, in the order they run: device parity mlp crossover pg kernel
+# mlpbench e2e sanitizer; none given means all.  Each step runs even if an
+# earlier one failed, under `timeout`: STEP_TIMEOUT seconds (default 300),
+# cut to what is left of DEADLINE (seconds from the start, default 540) so
+# that the packing still happens inside run's limit; a step with less than
+# 20 s left is not started (logged as rc=skipped).  The exit status is the
+# number of failed steps.  Seconds each step took on an H100 (2026-11-27):
+# device 0, parity 36, crossover 80, pg 26, kernel ~190, e2e 137 with
+# E2E_CPU=m100x6 E2E_BATCHES= E2E_REPEATS=2 E2E_MODELS="m100x6 m500x8";
+# see tests/gpu/README.md for a plan that fits a 15-minute lease.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
-OUT=${OUT:-/tmp/gpu-out}
-mkdir -p "$OUT"
+RESULTS=${OUT:-/tmp/gpu-out}
+mkdir -p "$RESULTS"
+OUT=$(mktemp -d /tmp/gpu-steps.XXXXXX)
 D=$ROOT/.device
-STEP_TIMEOUT=${STEP_TIMEOUT:-570}
-ALL="device parity mlp crossover pg kernel e2e sanitizer"
+STEP_TIMEOUT=${STEP_TIMEOUT:-300}
+DEADLINE=${DEADLINE:-540}
+T0=$(date +%s)
+ALL="device parity mlp crossover pg kernel mlpbench e2e sanitizer"
 STEPS=${*:-$ALL}
 for s in $STEPS; do
     [[ " $ALL " == *" $s "* ]] || { echo "device_run: unknown step '$s' (steps: $ALL)" >&2; exit 2; }
@@ -57,22 +67,36 @@ SAN=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer
 
 # run_step NAME: run step_NAME under timeout, log its status and duration.
 run_step() {
-    local name=$1 t0 rc
+    local name=$1 t0 rc limit
+    limit=$(( DEADLINE - ($(date +%s) - T0) - 15 ))
+    if [ "$limit" -lt 20 ]; then
+        echo "$name rc=skipped seconds=0 (DEADLINE)" | tee -a "$OUT/steps.txt"
+        failed=$((failed + 1))
+        return
+    fi
+    [ "$limit" -le "$STEP_TIMEOUT" ] || limit=$STEP_TIMEOUT
     echo "== $name"
     t0=$(date +%s)
-    timeout -k 10 "$STEP_TIMEOUT" bash -c "$(declare -f "step_$name"); step_$name"
+    timeout -k 5 "$limit" bash -c "$(declare -f "step_$name"); step_$name"
     rc=$?
     echo "$name rc=$rc seconds=$(( $(date +%s) - t0 ))" | tee -a "$OUT/steps.txt"
     [ "$rc" = 0 ] || failed=$((failed + 1))
 }
 export ROOT OUT D P SAN
 
+# pack the results however the steps end (run brings back at most 8 files)
+pack() {
+    tar czf "$RESULTS/results.tgz" -C "$OUT" . && cp "$OUT/steps.txt" "$RESULTS/" 2>/dev/null
+    echo "results: $RESULTS/results.tgz"
+}
+trap pack EXIT
+
 step_device() {
     { nvidia-smi; nvcc --version; cat "$D/COMMIT" 2>/dev/null; } > "$OUT/device.txt" 2>&1
 }
 
 step_parity() {
-    (cd tests/gpu && "$D/bin/test_gpu") > "$OUT/test_gpu.txt" 2>&1
+    (cd tests/gpu && GS_GPU_TEST_MAX_ROWS=${GS_GPU_TEST_MAX_ROWS-65536} "$D/bin/test_gpu") > "$OUT/test_gpu.txt" 2>&1
     local rc=$?
     tail -1 "$OUT/test_gpu.txt"
     return $rc
@@ -82,13 +106,19 @@ step_mlp() {
     local rc=0
     (cd tests/gpu && "$D/bin/test_gpu_mlp") > "$OUT/test_gpu_mlp.txt" 2>&1 || rc=1
     tail -1 "$OUT/test_gpu_mlp.txt"
-    "$D/bin/bench_mlp_gpu" > "$OUT/bench_mlp.txt" 2>&1 || rc=1
+    return $rc
+}
+
+step_mlpbench() {
+    # 8192-row batches, median of 3 (the naive loop is slow on a fallback BLAS)
+    "$D/bin/bench_mlp_gpu" 8192 3 > "$OUT/bench_mlp.txt" 2>&1
+    local rc=$?
     tail -5 "$OUT/bench_mlp.txt"
     return $rc
 }
 
 step_crossover() {
-    GS_XOVER_RUNS=${GS_XOVER_RUNS:-11} "$D/bin/bench_crossover" "$D"/bench_gpu/m100x6.ubj "$D"/bench_gpu/m500x8.ubj \
+    GS_XOVER_RUNS=${GS_XOVER_RUNS:-5} "$D/bin/bench_crossover" "$D"/bench_gpu/m100x6.ubj "$D"/bench_gpu/m500x8.ubj \
         "$D"/bench_gpu/m2000x10.ubj tests/fixtures/onnx/mlp_sigmoid.onnx > "$OUT/crossover.md" 2>&1
     local rc=$?
     tail -3 "$OUT/crossover.md"
@@ -108,7 +138,8 @@ step_pg() {
 }
 
 step_kernel() {
-    BUILD="$D/bench_gpu" bash bench/gpu/run.sh --no-build > "$OUT/bench_kernel.txt" 2>&1
+    # shellcheck disable=SC2086
+    BUILD="$D/bench_gpu" bash bench/gpu/run.sh --no-build ${KERNEL_ARGS---no-sweep} > "$OUT/bench_kernel.txt" 2>&1
     local rc=$?
     tail -5 "$OUT/bench_kernel.txt"
     return $rc
@@ -135,5 +166,5 @@ step_sanitizer() {
 for s in $ALL; do
     [[ " $STEPS " == *" $s "* ]] && run_step "$s"
 done
-echo "$failed failed steps; results in $OUT"
+echo "$failed failed steps"
 exit "$failed"

@@ -24,6 +24,11 @@
 #   .device/bench_gpu.txz             kernel benchmark, parity check and models
 #                                     (the models serve bench/gpu/bench_e2e.sh too)
 #   .device/COMMIT                    the commit the kit was built from
+#   .device/tree.txz                  every tracked file (tests/gpu/device_tree.sh pack):
+#                                     the tracked tree and .device together are
+#                                     over run's 64 MiB, so the tree travels
+#                                     packed and is hidden from git for the
+#                                     calls (device_tree.sh hide / restore)
 #
 # The GPU machine has CUDA and nvcc but no PostgreSQL, jansson or network, so
 # everything host-side is built here.
@@ -95,6 +100,7 @@ tar cJf "$D/pg.txz" -C "$D" pg && rm -rf "$D/pg"
 # the provider the test programs linked against: pg.txz has it
 rm "$D/bin/pg_gpuscore_cuda.so"
 cp "$SHARED/run_portable.sh" "$D/"
+bash tests/gpu/device_tree.sh pack
 du -sh "$D"
 # run carries at most 64 MiB in all
 kib=$(du -sk "$D" | cut -f1)
@@ -102,4 +108,4 @@ if [ "$kib" -gt $((60 * 1024)) ]; then
     echo "prepare_device: .device is $((kib / 1024)) MiB, too close to run's 64 MiB carry limit" >&2
     exit 1
 fi
-echo "ready: run tests/gpu/device_run.sh on the device with carry [\".device\"]"
+echo "ready: bash tests/gpu/device_tree.sh hide, then run calls with carry [\".device\"] (tests/gpu/README.md)"

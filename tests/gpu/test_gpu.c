@@ -66,8 +66,9 @@ check_model(const char *label, const GsForest *f)
 		gs_tap(0, label, err);
 		return;
 	}
-	const char *cap = getenv("GS_GPU_TEST_MAX_ROWS");	/* e.g. under compute-sanitizer */
-	size_t		max_rows = cap ? (size_t) strtoull(cap, NULL, 10) : (size_t) -1;
+	/* a cap on the batch sizes (under compute-sanitizer, say); unset, empty or 0: none */
+	const char *cap = getenv("GS_GPU_TEST_MAX_ROWS");
+	size_t		max_rows = cap && strtoull(cap, NULL, 10) > 0 ? (size_t) strtoull(cap, NULL, 10) : (size_t) -1;
 
 	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++)
 	{
