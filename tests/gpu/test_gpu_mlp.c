@@ -3,9 +3,11 @@
  *	  Server-free GPU tests of neural networks (cuda/mlp_gemm.cu through the
  *	  provider's C interface): for every ONNX fixture case
  *	  (tests/fixtures/onnx, made with onnxruntime), the GPU's outputs must be
- *	  within 1e-5 relative of onnxruntime's (1e-6 absolute below 0.1) and of
- *	  the CPU engine's, through gs_cuda_predict and through the two-slot
- *	  pipeline with odd batch sizes (1, 7, 33, 64, 13, ... rows).
+ *	  as close to onnxruntime's and to the CPU engine's as
+ *	  tests/common/nn_tolerance.h says (1e-5 of the larger of the output and
+ *	  its scale; NaN where onnxruntime has NaN), through gs_cuda_predict and
+ *	  through the two-slot pipeline with odd batch sizes (1, 7, 33, 64, 13,
+ *	  ... rows).
  *
  * Built by "make gputest" (needs nvcc) and run where a GPU is present.
  * Without a usable GPU it prints why and exits with status 77 ("skipped");
@@ -21,19 +23,9 @@
 #include "mlp.h"
 #include "../../cuda/gs_cuda.h"
 #include "../common/test_util.h"
+#include "../common/nn_tolerance.h"
 
 #define FIXTURES "../fixtures/onnx"
-
-/* Within 1e-5 relative, or 1e-6 absolute below 0.1. */
-static int
-close_enough(float got, float want)
-{
-	double		d = fabs((double) got - (double) want);
-
-	if (isnan(got) || isnan(want))
-		return 0;
-	return d <= 1e-5 * fabs((double) want) || (fabs((double) want) < 0.1 && d <= 1e-6);
-}
 
 /* Read CASE.csv into row-major x and want; returns rows, or -1. */
 static int
@@ -90,6 +82,7 @@ test_case(const char *name)
 			   *gpu,
 			   *cpu,
 			   *scratch;
+	double	   *scale;
 	unsigned char *bytes;
 	size_t		len;
 	GsModelFormat fmt;
@@ -137,6 +130,8 @@ test_case(const char *name)
 	gpu = malloc(sizeof(float) * n * nout);
 	cpu = malloc(sizeof(float) * n * nout);
 	scratch = malloc(sizeof(float) * gs_model_scratch_floats(m, n));
+	scale = malloc(sizeof(double) * nout);
+	gs_nn_scales(want, n, nout, scale);
 	for (int r = 0; r < n; r++)
 		for (int k = 0; k < nf; k++)
 			col[(size_t) k * n + r] = x[r * nf + k];
@@ -145,7 +140,7 @@ test_case(const char *name)
 	if (!ok)
 		printf("# %s\n", err);
 	for (int i = 0; ok && i < n * nout; i++)
-		if (!close_enough(gpu[i], want[i]) || !close_enough(gpu[i], cpu[i]))
+		if (!gs_nn_close(gpu[i], want[i], scale[i % nout]) || !gs_nn_close(gpu[i], cpu[i], scale[i % nout]))
 		{
 			printf("# output %d: gpu %.9g cpu %.9g onnxruntime %.9g\n", i, gpu[i], cpu[i], want[i]);
 			ok = 0;
@@ -168,7 +163,7 @@ test_case(const char *name)
 		ok = gs_cuda_pipeline_submit(p, slot, b, err, sizeof(err)) == 0 &&
 			gs_cuda_pipeline_wait(p, slot, &out, err, sizeof(err)) == 0;
 		for (int i = 0; ok && i < b * nout; i++)
-			ok = close_enough(out[i], want[r0 * nout + i]);
+			ok = gs_nn_close(out[i], want[r0 * nout + i], scale[i % nout]);
 	}
 	if (!ok)
 		printf("# %s\n", err);
@@ -182,6 +177,7 @@ test_case(const char *name)
 	free(gpu);
 	free(cpu);
 	free(scratch);
+	free(scale);
 }
 
 int

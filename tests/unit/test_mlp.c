@@ -45,33 +45,31 @@
 #include "onnx_load.h"
 #include "../common/test_util.h"
 #include "../common/test_models.h"
+#include "../common/nn_tolerance.h"
 
 #define FIXTURES "../fixtures/onnx"
 
-/* |got - want| <= REL * |want|, or <= ABS when |want| < 0.1 */
-#define TOL_REL 1e-5
-#define TOL_ABS 1e-6
-
 typedef GsCases Case;
 
-/* Is got within tolerance of want?  Tracks the worst relative error. */
+/*
+ * Is got within tolerance of want (tests/common/nn_tolerance.h; scale: the
+ * output's largest |reference|)?  Tracks the worst error relative to
+ * max(|want|, scale) of the outputs whose columns reach 0.1.
+ */
 static int
-close_enough(float got, float want, double *worst)
+close_enough(float got, float want, double scale, double *worst)
 {
-	double		d = fabs((double) got - (double) want);
-	double		rel = d / fmax(fabs((double) want), 1e-30);
+	double		e = gs_nn_error(got, want, scale);
 
-	if (fabs((double) want) >= 0.1 && rel > *worst)
-		*worst = rel;
-	/* onnxruntime's NaN (a NaN no imputer replaces) must be ours, and only there */
-	if (isnan(got) || isnan(want))
-		return isnan(got) && isnan(want);
-	return fabs((double) want) < 0.1 ? d <= TOL_ABS || rel <= TOL_REL : rel <= TOL_REL;
+	if (!isinf(e) && fmax(fabs((double) want), scale) >= 0.1 && e > *worst)
+		*worst = e;
+	return gs_nn_close(got, want, scale);
 }
 
 /* Score rows [r0, r0+n) of c as one batch with leading dimension ld. */
 static int
-score_range(const GsModel *m, const Case *c, int r0, int n, int ld, double *worst)
+score_range(const GsModel *m, const Case *c, const double *scale, int r0, int n, int ld,
+			double *worst)
 {
 	float	   *x = malloc(sizeof(float) * (size_t) ld * c->nf);
 	float	   *scratch = malloc(sizeof(float) * gs_model_scratch_floats(m, n));
@@ -84,7 +82,7 @@ score_range(const GsModel *m, const Case *c, int r0, int n, int ld, double *wors
 	gs_model_predict(m, x, ld, n, scratch, out);
 	for (int r = 0; r < n; r++)
 		for (int k = 0; k < c->nout; k++)
-			if (!close_enough(out[r * c->nout + k], c->want[(r0 + r) * c->nout + k], worst))
+			if (!close_enough(out[r * c->nout + k], c->want[(r0 + r) * c->nout + k], scale[k], worst))
 			{
 				if (ok)
 					printf("# row %d output %d: got %.9g want %.9g\n", r0 + r, k,
@@ -123,7 +121,8 @@ test_cases(void)
 		GsModel    *m;
 		GsStatus	st;
 		GsModelFormat fmt;
-		double		worst = 0;
+		double		worst = 0,
+				   *scale;
 
 		snprintf(name, sizeof(name), "%.*s", (int) (strlen(base) - strlen(".meta")), base);
 		n_cases++;
@@ -160,22 +159,26 @@ test_cases(void)
 			free(c.want);
 			continue;
 		}
-		gs_tap(score_range(m, &c, 0, c.n_rows, c.n_rows, &worst), name,
+		scale = malloc(sizeof(double) * nout);
+		gs_nn_scales(c.want, c.n_rows, nout, scale);
+		gs_tap(score_range(m, &c, scale, 0, c.n_rows, c.n_rows, &worst), name,
 			   "one batch matches onnxruntime");
 		ok = 1;
 		for (int r0 = 0, step = 1; r0 < c.n_rows; r0 += step, step = step * 2 + 1)
 		{
 			int			n = step < c.n_rows - r0 ? step : c.n_rows - r0;
 
-			ok &= score_range(m, &c, r0, n, n + 3, &worst);
+			ok &= score_range(m, &c, scale, r0, n, n + 3, &worst);
 		}
 		gs_tap(ok, name, "odd batches with padded leading dimension match");
 		ok = 1;
 		for (int r = 0; r < c.n_rows; r++)
-			ok &= score_range(m, &c, r, 1, 1, &worst);
+			ok &= score_range(m, &c, scale, r, 1, 1, &worst);
 		gs_tap(ok, name, "row by row matches");
-		snprintf(what, sizeof(what), "worst relative error %.2e (outputs >= 0.1) <= %.0e", worst, TOL_REL);
-		gs_tap(worst <= TOL_REL, name, what);
+		snprintf(what, sizeof(what), "worst error relative to max(|output|, its scale >= 0.1) %.2e <= %.0e",
+				 worst, GS_NN_TOL_REL);
+		gs_tap(worst <= GS_NN_TOL_REL, name, what);
+		free(scale);
 		gs_model_free(m);
 		free(c.x);
 		free(c.want);
