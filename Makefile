@@ -249,7 +249,7 @@ unittest-asan: tests/unit/test_core_asan tests/unit/test_core_api_asan tests/uni
 		tests/unit/test_mlp_asan tests/unit/test_onnx_trees_asan tests/unit/test_image_asan tests/unit/test_image_corrupt_asan
 	cd tests/unit && ./test_ubj_asan && ./test_ubj_model_asan && ./test_core_asan && ./test_core_api_asan && ./test_bins_asan && ./test_catnames_asan && ./test_shap_asan && ./test_kernel_emulation_asan && ./test_device_math_asan && ./test_binned_asan && ./test_binned_synth_asan && ./test_mlp_asan && ./test_onnx_trees_asan && ./test_image_asan && ./test_image_corrupt_asan
 
-EXTRA_CLEAN = $(MOCK_PROVIDER) bench/bench_formats tests/diff/diff_score tests/unit/test_mlp tests/unit/test_mlp_asan tests/unit/test_onnx_trees tests/unit/test_onnx_trees_asan tests/unit/test_image tests/unit/test_image_asan tests/unit/test_image_corrupt tests/unit/test_image_corrupt_asan bench/bench_mlp src/core/onnx.pb-c.c src/core/onnx.pb-c.h tests/unit/test_kernel_emulation tests/unit/test_kernel_emulation_asan tests/unit/test_device_math tests/unit/test_device_math_asan tests/unit/test_binned tests/unit/test_binned_asan tests/unit/test_binned_synth tests/unit/test_binned_synth_asan tests/unit/test_core tests/unit/test_core_asan tests/unit/test_core_api tests/unit/test_core_api_asan tests/unit/test_catnames tests/unit/test_catnames_asan tests/unit/test_shap tests/unit/test_shap_asan tests/unit/test_ubj \
+EXTRA_CLEAN = $(MOCK_PROVIDER) $(MOCK_TESTS) bench/bench_formats tests/diff/diff_score tests/unit/test_mlp tests/unit/test_mlp_asan tests/unit/test_onnx_trees tests/unit/test_onnx_trees_asan tests/unit/test_image tests/unit/test_image_asan tests/unit/test_image_corrupt tests/unit/test_image_corrupt_asan bench/bench_mlp src/core/onnx.pb-c.c src/core/onnx.pb-c.h tests/unit/test_kernel_emulation tests/unit/test_kernel_emulation_asan tests/unit/test_device_math tests/unit/test_device_math_asan tests/unit/test_binned tests/unit/test_binned_asan tests/unit/test_binned_synth tests/unit/test_binned_synth_asan tests/unit/test_core tests/unit/test_core_asan tests/unit/test_core_api tests/unit/test_core_api_asan tests/unit/test_catnames tests/unit/test_catnames_asan tests/unit/test_shap tests/unit/test_shap_asan tests/unit/test_ubj \
 	tests/unit/test_ubj_asan tests/unit/test_ubj_model tests/unit/test_ubj_model_asan bench/bench_core bench/bench_explain
 
 # header dependencies (PGXS tracks none without --enable-depend)
@@ -264,5 +264,14 @@ $(MOCK_PROVIDER): tests/mock_provider/mock_provider.c cuda/gs_cuda.h cuda/provid
 		$(wildcard src/core/*.h) src/core/onnx.pb-c.h
 	$(CC) $(UNIT_CFLAGS) $(NN_CFLAGS) -fPIC -shared -Wl,-Bsymbolic -Icuda -o $@ tests/mock_provider/mock_provider.c \
 		$(CORE_SRC) $(NN_SRC) -ljansson -lm $(NN_LIBS)
+
+# The server-free GPU test programs (tests/gpu) linked against the mock
+# instead of the provider: CI runs them on small batches to check the tests'
+# own logic, which otherwise runs only where a GPU is lent (scores from them
+# say nothing of the GPU: the mock scores with the CPU engine).
+MOCK_TESTS = tests/gpu/test_gpu_mock tests/gpu/test_gpu_mlp_mock
+$(MOCK_TESTS): tests/gpu/%_mock: tests/gpu/%.c tests/common/*.h $(MOCK_PROVIDER)
+	$(CC) $(UNIT_CFLAGS) $(NN_CFLAGS) -o $@ $< $(CORE_SRC) $(NN_SRC) -Ltests/mock_provider \
+		-l:pg_gpuscore_mock_provider$(DLSUFFIX) -Wl,-rpath,'$$ORIGIN/../mock_provider' -ljansson -lm $(NN_LIBS)
 
 include cuda/Makefile.inc
