@@ -21,13 +21,17 @@
 #   bench_mlp.txt       MLP rows/s, CPU engine (OpenBLAS) vs GPU (cuBLAS)
 #   e2e.md              end to end in PostgreSQL, 10M rows: GPU vs CPU engine
 #                       vs plain SELECT (bench/gpu/bench_e2e.sh; E2E_* knobs)
+#   pg_checks.md        in PostgreSQL, 10M rows: per-row parity GPU vs CPU,
+#                       cancel (time, device memory after), 8 sessions at once
+#                       (device memory per backend), pg_regress with 'gpu'
+#                       forced (tests/gpu/pg_checks.sh; PGC_* knobs)
 #   memcheck.txt, racecheck.txt   compute-sanitizer over test_gpu (<= 33 rows)
 #   steps.txt           each step's exit status and seconds
 #
 #   OUT=$OUT DEADLINE=450 bash tests/gpu/device_run.sh [STEP...]
 #
 # STEPs, in the order they run: device parity mlp crossover pg kernel
-# mlpbench e2e sanitizer; none given means all.  Each step runs even if an
+# mlpbench e2e pgchecks sanitizer; none given means all.  Each step runs even if an
 # earlier one failed, under `timeout`: STEP_TIMEOUT seconds (default 300),
 # cut to what is left of DEADLINE (seconds from the start, default 540) so
 # that the packing still happens inside run's limit; a step with less than
@@ -38,7 +42,7 @@
 # see tests/gpu/README.md for a plan that fits a 15-minute lease.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$ROOT"
+cd "$ROOT" || exit 1
 RESULTS=${OUT:-/tmp/gpu-out}
 mkdir -p "$RESULTS"
 OUT=$(mktemp -d /tmp/gpu-steps.XXXXXX)
@@ -46,7 +50,7 @@ D=$ROOT/.device
 STEP_TIMEOUT=${STEP_TIMEOUT:-300}
 DEADLINE=${DEADLINE:-540}
 T0=$(date +%s)
-ALL="device parity mlp crossover pg kernel mlpbench e2e sanitizer"
+ALL="device parity mlp crossover pg kernel mlpbench e2e pgchecks sanitizer"
 STEPS=${*:-$ALL}
 for s in $STEPS; do
     [[ " $ALL " == *" $s "* ]] || { echo "device_run: unknown step '$s' (steps: $ALL)" >&2; exit 2; }
@@ -85,6 +89,7 @@ run_step() {
 export ROOT OUT D P SAN
 
 # pack the results however the steps end (run brings back at most 8 files)
+# shellcheck disable=SC2317  # called by the EXIT trap
 pack() {
     tar czf "$RESULTS/results.tgz" -C "$OUT" . && cp "$OUT/steps.txt" "$RESULTS/" 2>/dev/null
     echo "results: $RESULTS/results.tgz"
@@ -149,6 +154,13 @@ step_e2e() {
     bash bench/gpu/bench_e2e.sh "$P/pg" "$D/bench_gpu" > "$OUT/e2e.md" 2> "$OUT/e2e.log"
     local rc=$?
     tail -5 "$OUT/e2e.log"
+    return $rc
+}
+
+step_pgchecks() {
+    bash tests/gpu/pg_checks.sh "$P/pg" "$D/bench_gpu" > "$OUT/pg_checks.md" 2> "$OUT/pg_checks.log"
+    local rc=$?
+    grep -E -A2 '^[0-9]\. ' "$OUT/pg_checks.md" | grep -v '^-- \|^ *- test'
     return $rc
 }
 

@@ -7,7 +7,8 @@
 # tracked and everything is ignored:
 #
 #   bash tests/gpu/device_tree.sh pack      # .device/tree.txz: every tracked file
-#                                           # as it is in the working tree (~9 MB)
+#                                           # as it is in the working tree, and the
+#                                           # built mock provider (~9 MB)
 #   bash tests/gpu/device_tree.sh hide      # before the run calls
 #   ... run with carry [".device"], a command starting `tar xJf .device/tree.txz && ...`
 #   bash tests/gpu/device_tree.sh restore   # right after them
@@ -20,12 +21,15 @@ cd "$(dirname "$0")/../.."
 GIT_DIR=$(git rev-parse --git-dir)
 SAVED=$GIT_DIR/gs-device-index
 EXCLUDE=$GIT_DIR/info/exclude
+MOCK=tests/mock_provider/pg_gpuscore_mock_provider.so
 MARK='# pg_gpuscore tests/gpu/device_tree.sh hide: ignore everything'
 
 case "${1:-}" in
 pack)
 	mkdir -p .device
-	git ls-files -z | tar cJf .device/tree.txz --null -T -
+	# and the CPU mock of the provider (built, not tracked), which the
+	# pg_regress suite of pg_checks.sh loads
+	{ git ls-files -z; [ ! -f "$MOCK" ] || printf '%s\0' "$MOCK"; } | tar cJf .device/tree.txz --null -T -
 	du -h .device/tree.txz
 	;;
 hide)
