@@ -198,7 +198,12 @@ SET pg_gpuscore.fault_injection = 'provider_load';
 SELECT provider_loaded, reason FROM gpu_device_info();
 SET pg_gpuscore.device = 'gpu';
 SELECT count(*) FROM gpu_score_query('fraud', 'SELECT id, f FROM tx');
+-- 'auto' sets the GPU up only for the first batch of at least gpu_min_rows
+-- rows: these 3000 rows (default 10000) never try it, so nothing to say.
 SET pg_gpuscore.device = 'auto';
+SELECT count(*) FROM gpu_score_query('fraud', 'SELECT id, f FROM tx');
+SELECT engine, batches, rows, fallbacks FROM gpu_engine_stats() ORDER BY engine;
+SET pg_gpuscore.gpu_min_rows = 1000;
 SELECT count(*) FROM gpu_score_query('fraud', 'SELECT id, f FROM tx');
 SET pg_gpuscore.fault_injection = 'nonsense';
 

@@ -14,11 +14,11 @@
  * Engine choice: 'cpu' never touches the GPU.  'gpu' uses it for every
  * batch and turns any failure into an ERROR carrying the provider's
  * message.  'auto' uses it for batches of at least pg_gpuscore.gpu_min_rows
- * rows when a provider loads, finds a device and passes the model's
- * self-test; otherwise, or when the GPU fails mid-query, the batch is
- * scored on the CPU from the same host buffer (a NOTICE says so once per
- * backend, unless the machine simply has no GPU).  A sticky device error
- * disables the GPU for the backend.
+ * rows (setting it up at the first such batch) when a provider loads, finds
+ * a device and passes the model's self-test; otherwise, or when the GPU
+ * fails mid-query, the batch is scored on the CPU from the same host buffer
+ * (a NOTICE says so once per backend, unless the machine simply has no
+ * GPU).  A sticky device error disables the GPU for the backend.
  *
  * Memory: the scorer and its CPU buffers live in the caller's memory
  * context; a reset callback on that context frees the GPU pipeline (which
@@ -45,6 +45,7 @@ struct GsBatchScorer
 	float	   *cpu_out[GS_CUDA_SLOTS];
 	float	   *margin;			/* CPU engine scratch for one slice */
 	size_t		slice_rows;		/* rows per CPU slice (gs_model_slice_rows) */
+	bool		gpu_deferred;	/* 'auto': GPU set up at the first batch for it */
 	int			cur;			/* slot the next batch goes into */
 	bool		pending[GS_CUDA_SLOTS];
 	bool		on_gpu[GS_CUDA_SLOTS];
@@ -122,38 +123,16 @@ scorer_release(void *arg)
 }
 
 /*
- * Set up the GPU side of a scorer if this query should use it.  ERRORs
- * only in 'gpu' mode.
+ * Set up the GPU side of a scorer: the provider, the model on the device
+ * and the pipeline.  ERRORs only in 'gpu' mode; in 'auto' a failure leaves
+ * the scorer on the CPU.
  */
 static void
-scorer_attach_gpu(GsBatchScorer *s)
+scorer_open_gpu(GsBatchScorer *s)
 {
 	char		why[512];
-	const char *cpu_only;
 	int			rc;
 
-	if (gs_device_mode == GS_DEVICE_CPU)
-		return;
-
-	/*
-	 * XGBoost's linear booster (one dot product per row, summed in
-	 * XGBoost's order on the CPU; a GPU round trip would cost more) and
-	 * LightGBM's linear trees: the CPU engine only
-	 */
-	if ((cpu_only = gs_model_cpu_only(s->m->model)) != NULL)
-	{
-		if (gs_device_mode == GS_DEVICE_GPU)
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("model \"%s\" is %s, which only the CPU engine scores",
-							s->m->name, cpu_only),
-					 errhint("Set pg_gpuscore.device to 'auto' or 'cpu' to score it.")));
-		return;
-	}
-
-	/* 'auto' never sends batches this small to the GPU: don't set it up */
-	if (gs_device_mode == GS_DEVICE_AUTO && s->max_rows < (size_t) gs_gpu_min_rows)
-		return;
 	gs_provider_load();
 	gs_provider_apply_fault();
 	if (!gs_provider.usable)
@@ -185,6 +164,44 @@ scorer_attach_gpu(GsBatchScorer *s)
 		s->pipe = NULL;
 		gpu_failed(s->m, rc, why);
 	}
+}
+
+/*
+ * Decide whether this query may use the GPU.  'gpu' sets it up now, so that
+ * a missing GPU is an ERROR before any row is read.  'auto' waits for the
+ * first batch large enough for it (gs_scorer_submit): a query whose batches
+ * are all smaller than gpu_min_rows never loads the provider, uploads the
+ * model or pins the pipeline's buffers (~7 ms a query on an H100, ~60 ms
+ * the first time a network opens cuBLAS).
+ */
+static void
+scorer_attach_gpu(GsBatchScorer *s)
+{
+	const char *cpu_only;
+
+	if (gs_device_mode == GS_DEVICE_CPU)
+		return;
+
+	/*
+	 * XGBoost's linear booster (one dot product per row, summed in
+	 * XGBoost's order on the CPU; a GPU round trip would cost more) and
+	 * LightGBM's linear trees: the CPU engine only
+	 */
+	if ((cpu_only = gs_model_cpu_only(s->m->model)) != NULL)
+	{
+		if (gs_device_mode == GS_DEVICE_GPU)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("model \"%s\" is %s, which only the CPU engine scores",
+							s->m->name, cpu_only),
+					 errhint("Set pg_gpuscore.device to 'auto' or 'cpu' to score it.")));
+		return;
+	}
+	if (gs_device_mode == GS_DEVICE_GPU)
+		scorer_open_gpu(s);
+	/* 'auto' never sends batches this small to the GPU: don't set it up */
+	else if (s->max_rows >= (size_t) gs_gpu_min_rows)
+		s->gpu_deferred = true;
 }
 
 /* Rows per batch for model f; see gpuscore.h. */
@@ -247,12 +264,28 @@ void
 gs_scorer_submit(GsBatchScorer *s, size_t n_rows)
 {
 	int			k = s->cur;
-	float	   *x = s->pipe ? gs_provider.pipeline_input(s->pipe, k) : s->cpu_in[k];
+	float	   *x;
 	char		why[512];
 
 	Assert(!s->pending[k] && n_rows <= s->max_rows);
+	x = s->pipe ? gs_provider.pipeline_input(s->pipe, k) : s->cpu_in[k];
 	/* values the model takes as missing besides NaN, for both engines */
 	gs_model_mark_missing(s->m->model, x, n_rows, n_rows);
+	if (s->gpu_deferred && n_rows >= (size_t) gs_gpu_min_rows)
+	{
+		/*
+		 * The first batch for the GPU: set it up and copy the batch into its
+		 * buffer (the caller's buffer keeps the same values: the trigger's
+		 * reasons read it later)
+		 */
+		s->gpu_deferred = false;
+		scorer_open_gpu(s);
+		if (s->pipe)
+		{
+			x = gs_provider.pipeline_input(s->pipe, k);
+			memcpy(x, s->cpu_in[k], sizeof(float) * n_rows * (size_t) s->m->model->n_features);
+		}
+	}
 	s->on_gpu[k] = false;
 	if (use_gpu_for(s, n_rows))
 	{
