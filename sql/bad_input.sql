@@ -158,7 +158,8 @@ SELECT gpu_load_model('bad_x', '\x7b'::bytea || decode(repeat('5b', 100000), 'he
 SET pg_gpuscore.max_model_size = '1kB';
 SELECT gpu_load_model('bad_x', pg_read_binary_file(:'m_bc'));
 RESET pg_gpuscore.max_model_size;
--- each cap names itself in the message (54000)
+-- each cap names itself in the message (54000), and the hint names the setting
+-- that holds it
 \set VERBOSITY default
 SET pg_gpuscore.max_trees = 3;
 SELECT gpu_load_model('bad_x', pg_read_binary_file(:'m_bc'));
@@ -184,6 +185,9 @@ SET pg_gpuscore.max_parameters = 4097;
 SELECT gpu_load_model('bad_x', pg_read_binary_file(:'mlp')) AS loaded_at_the_cap;
 SELECT gpu_drop_model('bad_x');
 RESET pg_gpuscore.max_parameters;
+-- a cap of pg_gpuscore's own (a layer of at most 65536 units) has no setting: no hint
+\set wide :abs_srcdir '/tests/fixtures/onnx/bad/too_wide.onnx'
+SELECT gpu_load_model('bad_x', pg_read_binary_file(:'wide'));
 \set VERBOSITY sqlstate
 SELECT count(*) AS nothing_stored FROM gpu_models WHERE name = 'bad_x';
 

@@ -31,6 +31,12 @@ typedef enum GsDeviceMode
 extern int	gs_batch_size;
 extern int	gs_batch_memory_kb;
 extern int	gs_device_mode;
+/* the largest values of the pg_gpuscore.max_* settings (pg_gpuscore.c) */
+#define GS_GUC_MAX_MODEL_SIZE_KB (1024 * 1024)
+#define GS_GUC_MAX_TREES 10000000
+#define GS_GUC_MAX_TREE_DEPTH 100000
+#define GS_GUC_MAX_FEATURES 0x3FFFFFFF
+#define GS_GUC_MAX_LAYERS 256
 extern int	gs_max_model_size_kb;
 extern int	gs_max_trees;
 extern int	gs_max_tree_depth;

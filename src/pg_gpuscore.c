@@ -80,19 +80,19 @@ _PG_init(void)
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("pg_gpuscore.max_model_size",
 							"Largest model accepted by gpu_load_model.",
-							NULL, &gs_max_model_size_kb, 1024 * 1024, 1, 1024 * 1024,
+							NULL, &gs_max_model_size_kb, 1024 * 1024, 1, GS_GUC_MAX_MODEL_SIZE_KB,
 							PGC_SUSET, GUC_UNIT_KB, NULL, NULL, NULL);
 	DefineCustomIntVariable("pg_gpuscore.max_trees",
 							"Most trees a model may have.",
-							NULL, &gs_max_trees, 100000, 1, 10000000,
+							NULL, &gs_max_trees, 100000, 1, GS_GUC_MAX_TREES,
 							PGC_SUSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("pg_gpuscore.max_tree_depth",
 							"Deepest tree a model may have, in levels below the root.",
-							NULL, &gs_max_tree_depth, 512, 1, 100000,
+							NULL, &gs_max_tree_depth, 512, 1, GS_GUC_MAX_TREE_DEPTH,
 							PGC_SUSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("pg_gpuscore.max_features",
 							"Most features a model may have.",
-							NULL, &gs_max_features, 1000000, 1, 0x3FFFFFFF,
+							NULL, &gs_max_features, 1000000, 1, GS_GUC_MAX_FEATURES,
 							PGC_SUSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("pg_gpuscore.max_nodes",
 							"Most tree nodes a model may have, summed over its trees.",
@@ -100,7 +100,7 @@ _PG_init(void)
 							PGC_SUSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("pg_gpuscore.max_layers",
 							"Most dense layers a neural network may have.",
-							NULL, &gs_max_layers, 256, 1, 256,
+							NULL, &gs_max_layers, 256, 1, GS_GUC_MAX_LAYERS,
 							PGC_SUSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("pg_gpuscore.max_parameters",
 							"Most parameters (weights and biases) a neural network may have.",

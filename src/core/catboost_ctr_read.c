@@ -151,7 +151,7 @@ read_cat_features(CtrRead *R, json_t *cf, int32_t *n_input, GsStatus *st)
 	unsigned char *seen;
 
 	if (json_array_size(cf) > (size_t) cap)
-		return gs_status_set(st, GS_ERR_LIMIT, "the model has %zu categorical features, more than the limit of %lld",
+		return gs_status_limit(st, GS_LIMIT_FEATURES, cap, "the model has %zu categorical features, more than the limit of %lld",
 							 json_array_size(cf), (long long) cap);
 	c->n_catf = (int32_t) json_array_size(cf);
 	c->catf_col = gs_cb_zalloc(R->a, sizeof(int32_t) * (size_t) c->n_catf, &c->bytes);

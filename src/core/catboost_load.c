@@ -129,7 +129,7 @@ cb_read_features(json_t *root, const GsLimits *lim, const GsAllocator *a, CbMode
 		}
 	}
 	if (json_array_size(ff) > (size_t) cap)
-		return gs_status_set(st, GS_ERR_LIMIT, "the model has %zu features, more than the limit of %lld",
+		return gs_status_limit(st, GS_LIMIT_FEATURES, cap, "the model has %zu features, more than the limit of %lld",
 							 json_array_size(ff), (long long) cap);
 	cm->n_float = (int32_t) json_array_size(ff);
 	cm->feat = cb_alloc(a, sizeof(CbFeature) * (size_t) cm->n_float);
@@ -363,7 +363,7 @@ cb_oblivious(const CbModel *cm, json_t *tree, int32_t t, int32_t max_depth, int3
 		!json_is_array(leaves))
 		return CB_ERR(st, "invalid CatBoost model: tree %d lacks splits or leaf_values", t);
 	if (json_array_size(splits) > (size_t) max_depth)
-		return gs_status_set(st, GS_ERR_LIMIT, "tree %d is %zu levels deep, more than the limit of %d",
+		return gs_status_limit(st, GS_LIMIT_DEPTH, max_depth, "tree %d is %zu levels deep, more than the limit of %d",
 							 t, json_array_size(splits), max_depth);
 	d = (int32_t) json_array_size(splits);
 	n_leaves = (int64_t) 1 << d;
@@ -472,7 +472,7 @@ cb_nonsym(const CbModel *cm, json_t *tree, int32_t t, int32_t max_depth, int64_t
 			if (!json_is_object(l) || !json_is_object(r))
 				return CB_ERR(st, "invalid CatBoost model: a split of tree %d lacks its left or right child", t);
 			if (tail + 2 > max_nodes)
-				return gs_status_set(st, GS_ERR_LIMIT, "tree %d has more nodes than the limit of %lld",
+				return gs_status_limit(st, GS_LIMIT_NODES, max_nodes, "tree %d has more nodes than the limit of %lld",
 									 t, (long long) max_nodes);
 			if (tail + 2 > *queue_cap)
 			{
@@ -496,7 +496,7 @@ cb_nonsym(const CbModel *cm, json_t *tree, int32_t t, int32_t max_depth, int64_t
 			/* the next level starts */
 			level_end = tail;
 			if (++d > max_depth)
-				return gs_status_set(st, GS_ERR_LIMIT, "tree %d is deeper than the limit of %d levels",
+				return gs_status_limit(st, GS_LIMIT_DEPTH, max_depth, "tree %d is deeper than the limit of %d levels",
 									 t, max_depth);
 		}
 	}
@@ -631,7 +631,7 @@ build_catboost(json_t *root, const GsLimits *lim, GsForest *f, GsStatus *st)
 	n_cb = json_array_size(cm.trees) > (size_t) INT32_MAX ? INT32_MAX : (int32_t) json_array_size(cm.trees);
 	if ((int64_t) n_cb * cm.dim > cap_trees)
 	{
-		rc = gs_status_set(st, GS_ERR_LIMIT, "the model has %lld trees, more than the limit of %lld",
+		rc = gs_status_limit(st, GS_LIMIT_TREES, cap_trees, "the model has %lld trees, more than the limit of %lld",
 						   (long long) n_cb * cm.dim, (long long) cap_trees);
 		goto done;
 	}
@@ -675,7 +675,7 @@ build_catboost(json_t *root, const GsLimits *lim, GsForest *f, GsStatus *st)
 			goto done;
 		if (n * cm.dim > cap_nodes - total)
 		{
-			rc = gs_status_set(st, GS_ERR_LIMIT, "the model has more nodes than the limit of %lld",
+			rc = gs_status_limit(st, GS_LIMIT_NODES, cap_nodes, "the model has more nodes than the limit of %lld",
 							   (long long) cap_nodes);
 			goto done;
 		}
@@ -770,7 +770,8 @@ gs_catboost_load(const unsigned char *bytes, size_t len, GsModelFormat fmt,
 	if (len == 0)
 		return gs_status_set(st, GS_ERR_INVALID_MODEL, "the model bytes are empty");
 	if (lim->max_model_bytes > 0 && len > lim->max_model_bytes)
-		return gs_status_set(st, GS_ERR_LIMIT, "%zu bytes, more than the limit of %zu bytes",
+		return gs_status_limit(st, GS_LIMIT_MODEL_BYTES, (long long) lim->max_model_bytes,
+							   "%zu bytes, more than the limit of %zu bytes",
 							 len, lim->max_model_bytes);
 	root = gs_xgb_decode(bytes, len, GS_FORMAT_CATBOOST_JSON, &lim->interrupt, st);
 	if (root == NULL)

@@ -19,16 +19,16 @@ GsCode
 gs_forest_check_caps(const GsForest *f, const GsLimits *lim, GsStatus *st)
 {
 	if (lim->max_trees > 0 && f->n_trees > lim->max_trees)
-		return gs_status_set(st, GS_ERR_LIMIT, "%d trees, more than the limit of %d",
-							 f->n_trees, lim->max_trees);
+		return gs_status_limit(st, GS_LIMIT_TREES, lim->max_trees, "%d trees, more than the limit of %d",
+							   f->n_trees, lim->max_trees);
 	if (lim->max_nodes > 0 && f->n_nodes > lim->max_nodes)
-		return gs_status_set(st, GS_ERR_LIMIT, "%lld tree nodes, more than the limit of %lld",
+		return gs_status_limit(st, GS_LIMIT_NODES, lim->max_nodes, "%lld tree nodes, more than the limit of %lld",
 							 (long long) f->n_nodes, (long long) lim->max_nodes);
 	if (lim->max_features > 0 && f->n_features > lim->max_features)
-		return gs_status_set(st, GS_ERR_LIMIT, "%d features, more than the limit of %d",
+		return gs_status_limit(st, GS_LIMIT_FEATURES, lim->max_features, "%d features, more than the limit of %d",
 							 f->n_features, lim->max_features);
 	if (lim->max_depth > 0 && f->max_depth > lim->max_depth)
-		return gs_status_set(st, GS_ERR_LIMIT, "a tree of depth %d, deeper than the limit of %d",
+		return gs_status_limit(st, GS_LIMIT_DEPTH, lim->max_depth, "a tree of depth %d, deeper than the limit of %d",
 							 f->max_depth, lim->max_depth);
 	return GS_OK;
 }

@@ -31,6 +31,8 @@ gs_status_clear(GsStatus *st)
 	st->code = GS_OK;
 	st->msg[0] = '\0';
 	st->detail[0] = '\0';
+	st->limit = GS_LIMIT_FIXED;
+	st->limit_value = 0;
 }
 
 /* Set code and message; returns the code. */
@@ -44,7 +46,25 @@ gs_status_set(GsStatus *st, GsCode code, const char *fmt,...)
 	vsnprintf(st->msg, sizeof(st->msg), fmt, ap);
 	va_end(ap);
 	st->detail[0] = '\0';
+	st->limit = GS_LIMIT_FIXED;
+	st->limit_value = 0;
 	return code;
+}
+
+/* GS_ERR_LIMIT with the kind and value of the cap; see gs_status.h. */
+GsCode
+gs_status_limit(GsStatus *st, GsLimitKind kind, long long cap, const char *fmt,...)
+{
+	va_list		ap;
+
+	st->code = GS_ERR_LIMIT;
+	va_start(ap, fmt);
+	vsnprintf(st->msg, sizeof(st->msg), fmt, ap);
+	va_end(ap);
+	st->detail[0] = '\0';
+	st->limit = kind;
+	st->limit_value = cap;
+	return GS_ERR_LIMIT;
 }
 
 /* Set the detail line of an already-set status. */

@@ -30,11 +30,31 @@ typedef enum GsCode
 
 #define GS_MSG_LEN 512
 
+/*
+ * The kind of cap a GS_ERR_LIMIT failure broke: one the caller sets
+ * (GsLimits, the glue's pg_gpuscore.max_* settings) or a fixed one of the
+ * core.  The glue hints at a setting only when the cap broken is the
+ * setting's current value.
+ */
+typedef enum GsLimitKind
+{
+	GS_LIMIT_FIXED = 0,			/* the core's own cap: no setting moves it */
+	GS_LIMIT_MODEL_BYTES,
+	GS_LIMIT_TREES,
+	GS_LIMIT_NODES,
+	GS_LIMIT_DEPTH,
+	GS_LIMIT_FEATURES,
+	GS_LIMIT_LAYERS,
+	GS_LIMIT_PARAMETERS
+} GsLimitKind;
+
 typedef struct GsStatus
 {
 	GsCode		code;
 	char		msg[GS_MSG_LEN];	/* primary message */
 	char		detail[GS_MSG_LEN]; /* optional detail, "" when none */
+	GsLimitKind limit;			/* GS_ERR_LIMIT: which kind of cap */
+	long long	limit_value;	/* GS_ERR_LIMIT: the cap broken */
 } GsStatus;
 
 /* Caller-given allocator: alloc returns NULL on failure, never longjmps. */
@@ -80,6 +100,13 @@ extern void gs_status_clear(GsStatus *st);
 /* Set code and printf-style message; returns code for "return gs_status_set(...)". */
 extern GsCode gs_status_set(GsStatus *st, GsCode code, const char *fmt,...)
 			__attribute__((format(printf, 3, 4)));
+
+/*
+ * GS_ERR_LIMIT for breaking cap, of the given kind (GS_LIMIT_FIXED for the
+ * core's own caps), with a printf-style message; returns GS_ERR_LIMIT.
+ */
+extern GsCode gs_status_limit(GsStatus *st, GsLimitKind kind, long long cap, const char *fmt,...)
+			__attribute__((format(printf, 4, 5)));
 
 /* Set the detail line of an already-set status. */
 extern void gs_status_detail(GsStatus *st, const char *fmt,...)

@@ -155,8 +155,8 @@ walk_ltree(const LTree *t, int32_t ti, int32_t n_features, int32_t max_depth,
 			if (missing == 3 || (dt & ~15) != 0)
 				return LGBM_ERR(st, "invalid LightGBM model: tree %d node %d has invalid decision_type %d", ti, item, dt);
 			if (lv + 1 > max_depth)
-				return gs_status_set(st, GS_ERR_LIMIT,
-									 "tree %d is deeper than the limit of %d levels", ti, max_depth);
+				return gs_status_limit(st, GS_LIMIT_DEPTH, max_depth,
+									   "tree %d is deeper than the limit of %d levels", ti, max_depth);
 			c[0] = t->left[item] >= 0 ? t->left[item] : (int32_t) (n_int + ~t->left[item]);
 			c[1] = t->right[item] >= 0 ? t->right[item] : (int32_t) (n_int + ~t->right[item]);
 			if (seen[c[0]] || seen[c[1]] || c[0] == c[1])
@@ -379,7 +379,7 @@ build_lgbm(const char *text, const GsLimits *lim, GsForest *f, GsStatus *st)
 	if (h.max_feature_idx < 0)
 		return LGBM_ERR(st, "invalid LightGBM model: no max_feature_idx");
 	if (lim->max_features > 0 && h.max_feature_idx + 1 > lim->max_features)
-		return gs_status_set(st, GS_ERR_LIMIT, "%lld features, more than the limit of %d",
+		return gs_status_limit(st, GS_LIMIT_FEATURES, lim->max_features, "%lld features, more than the limit of %d",
 							 (long long) h.max_feature_idx + 1, lim->max_features);
 	if (h.max_feature_idx + 1 > (int64_t) GS_NODE_FEATURE_MASK)
 		return gs_status_set(st, GS_ERR_LIMIT, "too many features");
@@ -450,7 +450,7 @@ build_lgbm(const char *text, const GsLimits *lim, GsForest *f, GsStatus *st)
 			if (strncmp(q, "Tree=", 5) == 0)
 			{
 				if (++n_trees > cap_trees)
-					return gs_status_set(st, GS_ERR_LIMIT, "more than the limit of %lld trees",
+					return gs_status_limit(st, GS_LIMIT_TREES, cap_trees, "more than the limit of %lld trees",
 										 (long long) cap_trees);
 			}
 		if (!q || !*q)
@@ -550,8 +550,9 @@ build_lgbm(const char *text, const GsLimits *lim, GsForest *f, GsStatus *st)
 		total_nodes += n;
 		if ((lim->max_nodes > 0 && total_nodes > lim->max_nodes) || total_nodes > (int64_t) UINT32_MAX)
 		{
-			rc = gs_status_set(st, GS_ERR_LIMIT, "more than the limit of %lld tree nodes",
-							   (long long) (lim->max_nodes > 0 ? lim->max_nodes : (int64_t) UINT32_MAX));
+			rc = gs_status_limit(st, GS_LIMIT_NODES, lim->max_nodes > 0 ? lim->max_nodes : (int64_t) UINT32_MAX,
+								 "more than the limit of %lld tree nodes",
+								 (long long) (lim->max_nodes > 0 ? lim->max_nodes : (int64_t) UINT32_MAX));
 			goto done;
 		}
 	}
@@ -691,7 +692,8 @@ gs_lgbm_load(const unsigned char *bytes, size_t len, GsModelFormat fmt,
 	if (len == 0)
 		return gs_status_set(st, GS_ERR_INVALID_MODEL, "the model bytes are empty");
 	if (lim->max_model_bytes > 0 && len > lim->max_model_bytes)
-		return gs_status_set(st, GS_ERR_LIMIT, "%zu bytes, more than the limit of %zu bytes",
+		return gs_status_limit(st, GS_LIMIT_MODEL_BYTES, (long long) lim->max_model_bytes,
+							   "%zu bytes, more than the limit of %zu bytes",
 							 len, lim->max_model_bytes);
 	if (memchr(bytes, '\0', len) != NULL)
 		return LGBM_ERR(st, "invalid LightGBM model: it contains a zero byte");

@@ -311,8 +311,8 @@ gs_lgbm_parse_tree(const GsAllocator *a, const char *p, int32_t ti, int64_t max_
 	if (!have_leaves || t->num_leaves < 1)
 		return LGBM_ERR(st, "invalid LightGBM model: tree %d has no valid num_leaves", ti);
 	if (t->num_leaves > max_leaves)
-		return gs_status_set(st, GS_ERR_LIMIT,
-							 "tree %d has %lld leaves, more than the limit of %lld tree nodes",
+		return gs_status_limit(st, GS_LIMIT_NODES, max_leaves,
+							   "tree %d has %lld leaves, more than the limit of %lld tree nodes",
 							 ti, (long long) t->num_leaves, (long long) max_leaves);
 	if (!have_cat)
 		t->num_cat = 0;

@@ -239,7 +239,7 @@ onnx_iforest_build(Loader *L, const Onnx__ModelProto *model, GsForest **out)
 		goto done;
 	if ((int64_t) n_terms > max_trees)
 	{
-		rc = gs_status_set(L->st, GS_ERR_LIMIT, "the model has %zu trees, more than the limit of %lld",
+		rc = gs_status_limit(L->st, GS_LIMIT_TREES, max_trees, "the model has %zu trees, more than the limit of %lld",
 						   n_terms, (long long) max_trees);
 		goto done;
 	}

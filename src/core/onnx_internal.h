@@ -86,8 +86,8 @@ onnx_over_parameters(Loader *L, int64_t n)
 
 	if (cap <= 0 || (n <= cap && L->m->n_params <= cap - n))
 		return false;
-	gs_status_set(L->st, GS_ERR_LIMIT,
-				  "%s takes the network past %lld parameters (pg_gpuscore.max_parameters)",
+	gs_status_limit(L->st, GS_LIMIT_PARAMETERS, cap,
+					"%s takes the network past %lld parameters",
 				  L->label, (long long) cap);
 	return true;
 }

@@ -164,7 +164,7 @@ onnx_input_width(Loader *L, const Onnx__ValueInfoProto *in, const char *what, in
 		return gs_status_set(L->st, GS_ERR_INVALID_MODEL, "%s has %lld features", what,
 							 (long long) tt->shape->dim[1]->dim_value);
 	if (tt->shape->dim[1]->dim_value > cap)
-		return gs_status_set(L->st, GS_ERR_LIMIT, "the model has %lld features, more than the limit of %d",
+		return gs_status_limit(L->st, GS_LIMIT_FEATURES, cap, "the model has %lld features, more than the limit of %d",
 							 (long long) tt->shape->dim[1]->dim_value, cap);
 	*width = (int32_t) tt->shape->dim[1]->dim_value;
 	return GS_OK;
@@ -428,8 +428,8 @@ gs_onnx_load(const unsigned char *bytes, size_t len, bool reconstruction,
 	if (len == 0)
 		return gs_status_set(st, GS_ERR_INVALID_MODEL, "the model bytes are empty");
 	if (lim->max_model_bytes > 0 && len > lim->max_model_bytes)
-		return gs_status_set(st, GS_ERR_LIMIT,
-							 "%zu bytes, more than the limit of %zu bytes",
+		return gs_status_limit(st, GS_LIMIT_MODEL_BYTES, (long long) lim->max_model_bytes,
+							   "%zu bytes, more than the limit of %zu bytes",
 							 len, lim->max_model_bytes);
 
 	/* the decoded tree: the tensors' bytes once more, plus bounded overhead */

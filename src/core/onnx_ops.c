@@ -152,8 +152,8 @@ onnx_add_dense_step(Loader *L, const Onnx__NodeProto *node, int32_t n_out, float
 		}
 	if (L->m->n_layers >= onnx_max_layers(L))
 	{
-		gs_status_set(L->st, GS_ERR_LIMIT,
-					  "the network has more than %d dense layers (pg_gpuscore.max_layers)",
+		gs_status_limit(L->st, GS_LIMIT_LAYERS, onnx_max_layers(L),
+						"the network has more than %d dense layers",
 					  onnx_max_layers(L));
 		goto fail;
 	}

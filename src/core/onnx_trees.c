@@ -316,13 +316,13 @@ build_forest(Loader *L, const TAttrs *A, TWork *w, GsForest *f)
 		}
 	if (n_copies > max_trees)
 	{
-		rc = gs_status_set(L->st, GS_ERR_LIMIT, "%s makes more than the limit of %lld trees",
+		rc = gs_status_limit(L->st, GS_LIMIT_TREES, max_trees, "%s makes more than the limit of %lld trees",
 						   L->label, (long long) max_trees);
 		goto done;
 	}
 	if (n_nodes > max_nodes || n_nodes > (int64_t) UINT32_MAX)
 	{
-		rc = gs_status_set(L->st, GS_ERR_LIMIT, "%s makes more than the limit of %lld tree nodes",
+		rc = gs_status_limit(L->st, GS_LIMIT_NODES, max_nodes, "%s makes more than the limit of %lld tree nodes",
 						   L->label, (long long) max_nodes);
 		goto done;
 	}

@@ -186,7 +186,7 @@ onnx_trees_read_attrs(Loader *L, const Onnx__NodeProto *node, bool classifier, T
 	if (A->nw > (size_t) INT32_MAX / 2 || A->n > (size_t) INT32_MAX / 2)
 		return gs_status_set(L->st, GS_ERR_LIMIT, "%s has too many nodes or weights", L->label);
 	if (L->lim->max_nodes > 0 && (int64_t) A->n > L->lim->max_nodes)
-		return gs_status_set(L->st, GS_ERR_LIMIT, "%s has %zu nodes, more than the limit of %lld",
+		return gs_status_limit(L->st, GS_LIMIT_NODES, L->lim->max_nodes, "%s has %zu nodes, more than the limit of %lld",
 							 L->label, A->n, (long long) L->lim->max_nodes);
 	for (k = 0; k < A->n_base; k++)
 		if (!isfinite(A->base[k]))

@@ -371,8 +371,8 @@ v5_expand(Loader *L, const V5 *V, TAttrs *A, bool fill, V5Frame *stack, int32_t 
 									 "tree %zu of %s names branch node %lld, but there are %zu",
 									 r, L->label, (long long) f.cur, V->nb);
 			if (f.depth + 1 > max_depth)
-				return gs_status_set(L->st, GS_ERR_LIMIT,
-									 "tree %zu of %s is deeper than the limit of %d levels",
+				return gs_status_limit(L->st, GS_LIMIT_DEPTH, max_depth,
+									   "tree %zu of %s is deeper than the limit of %d levels",
 									 r, L->label, max_depth);
 			if (fill)
 			{

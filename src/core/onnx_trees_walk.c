@@ -213,8 +213,8 @@ onnx_trees_walk(Loader *L, const TAttrs *A, int32_t n_features, TWork *w)
 
 				if (level[head] + 1 > max_depth)
 				{
-					rc = gs_status_set(L->st, GS_ERR_LIMIT,
-									   "tree %lld of %s is deeper than the limit of %d levels",
+					rc = gs_status_limit(L->st, GS_LIMIT_DEPTH, max_depth,
+										 "tree %lld of %s is deeper than the limit of %d levels",
 									   (long long) tree, L->label, max_depth);
 					break;
 				}

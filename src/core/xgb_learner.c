@@ -139,7 +139,8 @@ gs_xgb_linear_weights(json_t *weights, const GsLimits *lim, GsForest *f, GsStatu
 							 "invalid XGBoost model: gblinear has %zu weights, not (%d features + 1) x %d groups",
 							 json_array_size(weights), f->n_features, f->n_groups);
 	if (lim->max_parameters > 0 && n_w > lim->max_parameters)
-		return gs_status_set(st, GS_ERR_LIMIT, "%lld weights, more than the limit of %lld parameters",
+		return gs_status_limit(st, GS_LIMIT_PARAMETERS, lim->max_parameters,
+							   "%lld weights, more than the limit of %lld parameters",
 							 (long long) n_w, (long long) lim->max_parameters);
 	f->linear_w = f->alloc.alloc(f->alloc.ctx, sizeof(float) * (size_t) n_w);
 	if (f->linear_w == NULL)

@@ -188,8 +188,8 @@ build_forest(json_t *root, const GsLimits *lim, GsForest *f, bool linear,
 		return gs_status_set(st, GS_ERR_INVALID_MODEL,
 							 "invalid XGBoost model: \"num_feature\" is missing or not a positive integer");
 	if (lim->max_features > 0 && num_feature > lim->max_features)
-		return gs_status_set(st, GS_ERR_LIMIT,
-							 "%lld features, more than the limit of %d",
+		return gs_status_limit(st, GS_LIMIT_FEATURES, lim->max_features,
+							   "%lld features, more than the limit of %d",
 							 (long long) num_feature, lim->max_features);
 	if (num_feature > (int64_t) GS_NODE_FEATURE_MASK)
 		return gs_status_set(st, GS_ERR_LIMIT, "too many features");
@@ -351,10 +351,10 @@ build_forest(json_t *root, const GsLimits *lim, GsForest *f, bool linear,
 		if (lim->max_trees > 0 && n_exp > lim->max_trees)
 		{
 			if (n_exp == t + 1)
-				return gs_status_set(st, GS_ERR_LIMIT, "%lld trees, more than the limit of %d",
+				return gs_status_limit(st, GS_LIMIT_TREES, lim->max_trees, "%lld trees, more than the limit of %d",
 									 (long long) num_trees, lim->max_trees);
-			gs_status_set(st, GS_ERR_LIMIT,
-						  "more than the limit of %d trees, counting a tree with vector leaves once per output",
+			gs_status_limit(st, GS_LIMIT_TREES, lim->max_trees,
+							"more than the limit of %d trees, counting a tree with vector leaves once per output",
 						  lim->max_trees);
 			gs_status_detail(st, "The model has %lld trees with leaves of %d values.",
 							 (long long) num_trees, f->n_groups);
@@ -473,8 +473,8 @@ build_forest(json_t *root, const GsLimits *lim, GsForest *f, bool linear,
 			total_nodes += rt->num_nodes;
 			if (lim->max_nodes > 0 && total_nodes > lim->max_nodes)
 			{
-				rc = gs_status_set(st, GS_ERR_LIMIT,
-								   "more than the limit of %lld tree nodes",
+				rc = gs_status_limit(st, GS_LIMIT_NODES, lim->max_nodes,
+									 "more than the limit of %lld tree nodes",
 								   (long long) lim->max_nodes);
 				goto done;
 			}
@@ -628,8 +628,8 @@ xgb_load(const unsigned char *bytes, size_t len, GsModelFormat fmt,
 	if (len == 0)
 		return gs_status_set(st, GS_ERR_INVALID_MODEL, "the model bytes are empty");
 	if (lim->max_model_bytes > 0 && len > lim->max_model_bytes)
-		return gs_status_set(st, GS_ERR_LIMIT,
-							 "%zu bytes, more than the limit of %zu bytes",
+		return gs_status_limit(st, GS_LIMIT_MODEL_BYTES, (long long) lim->max_model_bytes,
+							   "%zu bytes, more than the limit of %zu bytes",
 							 len, lim->max_model_bytes);
 	detected = gs_model_detect_format(bytes, len);
 	if (fmt == GS_FORMAT_AUTO)

@@ -211,8 +211,8 @@ gs_xgb_walk_tree(const RawTree *rt, int32_t t, int32_t n_features, int32_t max_d
 			return gs_status_set(st, GS_ERR_INVALID_MODEL,
 								 "invalid XGBoost model: tree %d node %d has an invalid default_left", t, id);
 		if (lv + 1 > max_depth)
-			return gs_status_set(st, GS_ERR_LIMIT,
-								 "tree %d is deeper than the limit of %d levels", t, max_depth);
+			return gs_status_limit(st, GS_LIMIT_DEPTH, max_depth,
+								   "tree %d is deeper than the limit of %d levels", t, max_depth);
 		if (nodes)
 		{
 			nodes[head].value = cond;

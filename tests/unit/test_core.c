@@ -244,23 +244,37 @@ test_limits(void)
 	lim = gs_default_limits;
 	lim.max_depth = 10;
 	gs_xgb_load(b, len, GS_FORMAT_AUTO, &lim, &gs_malloc_allocator, &f, &st);
-	check(f == NULL && st.code == GS_ERR_LIMIT, "depth cap: %s%s", st.msg, "");
+	check(f == NULL && st.code == GS_ERR_LIMIT && st.limit == GS_LIMIT_DEPTH && st.limit_value == 10,
+		  "depth cap, of kind depth at 10: %s%s", st.msg, "");
 	lim = gs_default_limits;
 	lim.max_trees = 5;
 	gs_xgb_load(b, len, GS_FORMAT_AUTO, &lim, &gs_malloc_allocator, &f, &st);
-	check(f == NULL && st.code == GS_ERR_LIMIT, "tree cap: %s%s", st.msg, "");
+	check(f == NULL && st.code == GS_ERR_LIMIT && st.limit == GS_LIMIT_TREES && st.limit_value == 5,
+		  "tree cap, of kind trees at 5: %s%s", st.msg, "");
 	lim = gs_default_limits;
 	lim.max_model_bytes = 1000;
 	gs_xgb_load(b, len, GS_FORMAT_AUTO, &lim, &gs_malloc_allocator, &f, &st);
-	check(f == NULL && st.code == GS_ERR_LIMIT, "size cap: %s%s", st.msg, "");
+	check(f == NULL && st.code == GS_ERR_LIMIT && st.limit == GS_LIMIT_MODEL_BYTES && st.limit_value == 1000,
+		  "size cap, of kind bytes at 1000: %s%s", st.msg, "");
 	lim = gs_default_limits;
 	lim.max_features = 29;
 	gs_xgb_load(b, len, GS_FORMAT_AUTO, &lim, &gs_malloc_allocator, &f, &st);
-	check(f == NULL && st.code == GS_ERR_LIMIT, "feature cap: %s%s", st.msg, "");
+	check(f == NULL && st.code == GS_ERR_LIMIT && st.limit == GS_LIMIT_FEATURES && st.limit_value == 29,
+		  "feature cap, of kind features at 29: %s%s", st.msg, "");
 	lim = gs_default_limits;
 	lim.max_nodes = 100;
 	gs_xgb_load(b, len, GS_FORMAT_AUTO, &lim, &gs_malloc_allocator, &f, &st);
-	check(f == NULL && st.code == GS_ERR_LIMIT, "node cap: %s%s", st.msg, "");
+	check(f == NULL && st.code == GS_ERR_LIMIT && st.limit == GS_LIMIT_NODES && st.limit_value == 100,
+		  "node cap, of kind nodes at 100: %s%s", st.msg, "");
+	free(b);
+	/* a cap below the caller's: CatBoost's 30 levels, whatever max_depth says */
+	b = gs_read_file(FIXTURES "/models/bad/cb_bad_depth.json", &len);
+	lim = gs_default_limits;
+	lim.max_depth = 512;
+	if (b)
+		gs_forest_load(b, len, GS_FORMAT_AUTO, &lim, &gs_malloc_allocator, &f, &st);
+	check(b != NULL && st.code == GS_ERR_LIMIT && st.limit == GS_LIMIT_DEPTH && st.limit_value == 30,
+		  "CatBoost's own depth cap is reported as 30, not the caller's 512: %s%s", st.msg, "");
 	free(b);
 }
 
