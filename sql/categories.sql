@@ -79,6 +79,9 @@ SELECT * FROM gpu_score_query('xcat', $$SELECT 1, 10::real, 'US', 3::real, '5411
 SELECT count(*) AS n, max(abs(s.score - r.want)) < 1e-6 AS within_1e6
   FROM gpu_scores((SELECT gpu_score_agg('xcat', id, amount, country, hour, mcc, channel) FROM cat_rows)) s
   JOIN cat_rows r ON r.id = s.id;
+-- its arguments' types are checked against the features once per group, NULL or not,
+-- as gpu_score_query checks its query's columns
+SELECT gpu_score_agg('xcat', 1, NULL::text, 'US'::text, 3::real, '5411'::text, 'web'::text);
 
 -- an unknown category in a batch path: XGBoost's error (long values shown cut)
 SELECT * FROM gpu_score_query('xcat', $$SELECT 1, 10::real, 'XX', 3::real, '5411', 'web'$$);

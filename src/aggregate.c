@@ -78,6 +78,7 @@ typedef struct AggScoreState
 	GsModelRef *m;				/* NULL until the first row (or never) */
 	int			n_features;
 	size_t		chunk_rows;		/* gs_batch_rows() at the first row */
+	bool		cols_checked;	/* argument types checked against the model */
 
 	/* rows not yet submitted: row-major features, ids, id-null flags */
 	float	   *pend_x;
@@ -463,14 +464,28 @@ gpuscore_gpu_score_agg_cols_transfn(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("model \"%s\" expects %d features, got %d", st->model, st->n_features, ca->n)));
+	if (!st->cols_checked)
+	{
+		/* the arguments' types against the model's features, once per group */
+		for (int f = 0; f < ca->n; f++)
+			if (gs_col_kind_is_text(ca->kinds[f]) ? !gs_feature_has_names(st->m, f) :
+				gs_feature_hashed(st->m, f))
+			{
+				const char *what = psprintf("feature argument %d", f + 1);
+
+				if (gs_col_kind_is_text(ca->kinds[f]))
+					gs_check_text_feature(st->m, f, what);
+				else
+					gs_check_number_feature(st->m, f, what);
+			}
+		st->cols_checked = true;
+	}
 	row = pending_slot(st, aggcxt);
 	for (int f = 0; f < ca->n; f++)
 	{
 		int			a = AGG_FIRST_FEATURE_ARG + f;
 		float		v;
 
-		if (!gs_col_kind_is_text(ca->kinds[f]) && gs_feature_hashed(st->m, f))
-			gs_check_number_feature(st->m, f, psprintf("feature argument %d", f + 1));
 		if (PG_ARGISNULL(a))
 			v = gs_col_kind_is_text(ca->kinds[f]) ? gs_text_null(st->m, f) : NAN;
 		else if (ca->kinds[f] == GS_COL_FLOAT4)
@@ -480,11 +495,7 @@ gpuscore_gpu_score_agg_cols_transfn(PG_FUNCTION_ARGS)
 				gs_check_infinite(st->m, f, v);
 		}
 		else if (gs_col_kind_is_text(ca->kinds[f]))
-		{
-			if (!gs_feature_has_names(st->m, f))
-				gs_check_text_feature(st->m, f, psprintf("feature argument %d", f + 1));
 			v = gs_text_feature(st->m, f, PG_GETARG_DATUM(a), ca->kinds[f], NULL);
-		}
 		else
 		{
 			double		dv = gs_datum_to_double(PG_GETARG_DATUM(a), ca->kinds[f]);
