@@ -35,19 +35,30 @@ gs_status_clear(GsStatus *st)
 	st->limit_value = 0;
 }
 
+/* Fill st: code, message, no detail, the kind and value of a broken cap. */
+static GsCode status_vset(GsStatus *st, GsCode code, GsLimitKind kind, long long cap,
+						  const char *fmt, va_list ap) __attribute__((format(printf, 5, 0)));
+
+static GsCode
+status_vset(GsStatus *st, GsCode code, GsLimitKind kind, long long cap, const char *fmt, va_list ap)
+{
+	st->code = code;
+	vsnprintf(st->msg, sizeof(st->msg), fmt, ap);
+	st->detail[0] = '\0';
+	st->limit = kind;
+	st->limit_value = cap;
+	return code;
+}
+
 /* Set code and message; returns the code. */
 GsCode
 gs_status_set(GsStatus *st, GsCode code, const char *fmt,...)
 {
 	va_list		ap;
 
-	st->code = code;
 	va_start(ap, fmt);
-	vsnprintf(st->msg, sizeof(st->msg), fmt, ap);
+	code = status_vset(st, code, GS_LIMIT_FIXED, 0, fmt, ap);
 	va_end(ap);
-	st->detail[0] = '\0';
-	st->limit = GS_LIMIT_FIXED;
-	st->limit_value = 0;
 	return code;
 }
 
@@ -56,15 +67,12 @@ GsCode
 gs_status_limit(GsStatus *st, GsLimitKind kind, long long cap, const char *fmt,...)
 {
 	va_list		ap;
+	GsCode		code;
 
-	st->code = GS_ERR_LIMIT;
 	va_start(ap, fmt);
-	vsnprintf(st->msg, sizeof(st->msg), fmt, ap);
+	code = status_vset(st, GS_ERR_LIMIT, kind, cap, fmt, ap);
 	va_end(ap);
-	st->detail[0] = '\0';
-	st->limit = kind;
-	st->limit_value = cap;
-	return GS_ERR_LIMIT;
+	return code;
 }
 
 /* Set the detail line of an already-set status. */
