@@ -75,16 +75,16 @@ PROVIDER=${GS_TEST_PROVIDER:-}
 # shellcheck source=../sql_common.sh disable=SC1091
 source "$ROOT/bench/sql_common.sh"
 
-B=$P/usr/lib/postgresql/15/bin
-U=nobody
-W=$(mktemp -d /tmp/gs-e2e.XXXXXX)
-chown "$U" "$W"
-chmod 755 "$W"
-RUN=(runuser -u "$U" -- env "LD_LIBRARY_PATH=$P/lib")
-export PATH="$B:$PATH" LD_LIBRARY_PATH="$P/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export PGHOST=$W PGPORT=$E2E_PORT PGUSER=postgres
+# shellcheck source=portable_cluster.sh disable=SC1091
+source "$ROOT/bench/gpu/portable_cluster.sh"
 log() { echo "bench_e2e: $*" >&2; }
 fail=0
+
+# A cluster sized for the table: shared_buffers holds bench_tx (~160 bytes
+# a row) so every query reads it from memory.
+SB_MB=$(( E2E_ROWS / 5000 + 512 ))
+portable_cluster_start "$P" "$E2E_PORT" gs-e2e -c shared_buffers=${SB_MB}MB -c max_wal_size=8GB \
+    -c checkpoint_timeout=1h -c max_worker_processes=$((E2E_WORKERS + 4)) -c max_parallel_workers="$E2E_WORKERS"
 
 # Models where the server (user nobody) can read them.
 mkdir -p "$W/models"
@@ -94,15 +94,6 @@ for m in $E2E_MODELS; do
     cp "$f" "$W/models/"
 done
 chown -R "$U" "$W/models"
-
-# A cluster sized for the table: shared_buffers holds bench_tx (~160 bytes
-# a row) so every query reads it from memory.
-SB_MB=$(( E2E_ROWS / 5000 + 512 ))
-"${RUN[@]}" "$B/initdb" -D "$W/data" -U postgres --auth=trust --no-sync -E UTF8 --locale=C.UTF-8 >"$W/initdb.log"
-"${RUN[@]}" "$B/pg_ctl" -D "$W/data" -l "$W/log" -w -o "-p $E2E_PORT -k $W -c listen_addresses='' \
-    -c jit=off -c shared_buffers=${SB_MB}MB -c max_wal_size=8GB -c checkpoint_timeout=1h \
-    -c max_worker_processes=$((E2E_WORKERS + 4)) -c max_parallel_workers=$E2E_WORKERS" start >/dev/null
-trap '"${RUN[@]}" "$B/pg_ctl" -D "$W/data" -m fast -w stop >/dev/null 2>&1; rm -rf "$W"' EXIT
 
 make_bench_tx "$E2E_ROWS" "$E2E_JOBS" >&2
 for m in $E2E_MODELS; do

@@ -39,26 +39,17 @@ PROVIDER=${GS_TEST_PROVIDER:-}
 # shellcheck source=../../bench/sql_common.sh disable=SC1091
 source "$ROOT/bench/sql_common.sh"
 
-B=$P/usr/lib/postgresql/15/bin
-U=nobody
-W=$(mktemp -d /tmp/gs-pgc.XXXXXX)
-chown "$U" "$W"
-chmod 755 "$W"
-RUN=(runuser -u "$U" -- env "LD_LIBRARY_PATH=$P/lib")
-export PATH="$B:$PATH" LD_LIBRARY_PATH="$P/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export PGHOST=$W PGPORT=$PORT PGUSER=postgres
+# shellcheck source=../../bench/gpu/portable_cluster.sh disable=SC1091
+source "$ROOT/bench/gpu/portable_cluster.sh"
 log() { echo "pg_checks: $*" >&2; }
 fail=0
 
+portable_cluster_start "$P" "$PORT" gs-pgc -c shared_buffers=$(( PGC_ROWS / 5000 + 512 ))MB \
+    -c max_wal_size=8GB -c max_connections=$(( PGC_SESSIONS + 20 )) \
+    -c max_worker_processes=$(( PGC_WORKERS + 4 )) -c max_parallel_workers="$PGC_WORKERS"
 mkdir -p "$W/models"
 cp "$MODEL_DIR/m500x8.ubj" "$MODEL_DIR/m2000x10.ubj" "$W/models/"
 chown -R "$U" "$W/models"
-"${RUN[@]}" "$B/initdb" -D "$W/data" -U postgres --auth=trust --no-sync -E UTF8 --locale=C.UTF-8 >"$W/initdb.log"
-"${RUN[@]}" "$B/pg_ctl" -D "$W/data" -l "$W/log" -w -o "-p $PORT -k $W -c listen_addresses='' \
-    -c jit=off -c shared_buffers=$(( PGC_ROWS / 5000 + 512 ))MB -c max_wal_size=8GB \
-    -c max_connections=$(( PGC_SESSIONS + 20 )) -c max_worker_processes=$(( PGC_WORKERS + 4 )) \
-    -c max_parallel_workers=$PGC_WORKERS" start >/dev/null
-trap '"${RUN[@]}" "$B/pg_ctl" -D "$W/data" -m fast -w stop >/dev/null 2>&1; rm -rf "$W"' EXIT
 
 make_bench_tx "$PGC_ROWS" 8 >&2
 for m in m500x8 m2000x10; do
