@@ -37,7 +37,7 @@
 # that the packing still happens inside run's limit; a step with less than
 # 20 s left is not started (logged as rc=skipped).  The exit status is the
 # number of failed steps.  Seconds each step took on an H100 (2026-11-27):
-# device 0, parity 36, crossover 80, pg 26, kernel ~190, e2e 137 with
+# device 0, parity 36, crossover 80 (8 sizes; now 10), pg 26, kernel ~190, e2e 137 with
 # E2E_CPU=m100x6 E2E_BATCHES= E2E_REPEATS=2 E2E_MODELS="m100x6 m500x8";
 # see tests/gpu/README.md for a plan that fits a 15-minute lease.
 set -uo pipefail
