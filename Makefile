@@ -11,7 +11,7 @@
 
 MODULE_big = pg_gpuscore
 EXTENSION  = pg_gpuscore
-DATA       = sql/pg_gpuscore--0.1.0.sql sql/pg_gpuscore--0.2.0.sql sql/pg_gpuscore--0.3.0.sql sql/pg_gpuscore--0.4.0.sql sql/pg_gpuscore--0.5.0.sql sql/pg_gpuscore--0.5.1.sql sql/pg_gpuscore--0.5.2.sql sql/pg_gpuscore--0.5.3.sql sql/pg_gpuscore--0.5.4.sql sql/pg_gpuscore--0.1.0--0.2.0.sql sql/pg_gpuscore--0.2.0--0.3.0.sql sql/pg_gpuscore--0.3.0--0.4.0.sql sql/pg_gpuscore--0.4.0--0.5.0.sql sql/pg_gpuscore--0.5.0--0.5.1.sql sql/pg_gpuscore--0.5.1--0.5.2.sql sql/pg_gpuscore--0.5.2--0.5.3.sql sql/pg_gpuscore--0.5.3--0.5.4.sql
+DATA       = sql/pg_gpuscore--0.1.0.sql sql/pg_gpuscore--0.2.0.sql sql/pg_gpuscore--0.3.0.sql sql/pg_gpuscore--0.4.0.sql sql/pg_gpuscore--0.5.0.sql sql/pg_gpuscore--0.5.1.sql sql/pg_gpuscore--0.5.2.sql sql/pg_gpuscore--0.5.3.sql sql/pg_gpuscore--0.5.4.sql sql/pg_gpuscore--0.6.0.sql sql/pg_gpuscore--0.1.0--0.2.0.sql sql/pg_gpuscore--0.2.0--0.3.0.sql sql/pg_gpuscore--0.3.0--0.4.0.sql sql/pg_gpuscore--0.4.0--0.5.0.sql sql/pg_gpuscore--0.5.0--0.5.1.sql sql/pg_gpuscore--0.5.1--0.5.2.sql sql/pg_gpuscore--0.5.2--0.5.3.sql sql/pg_gpuscore--0.5.3--0.5.4.sql sql/pg_gpuscore--0.5.4--0.6.0.sql
 PGFILEDESC = "pg_gpuscore - score tree-ensemble models inside PostgreSQL"
 
 CORE_OBJS = \
@@ -70,7 +70,8 @@ GLUE_OBJS = \
 	src/trigger_alert.o \
 	src/aggregate.o \
 	src/run_guard.o \
-	src/explain.o
+	src/explain.o \
+	src/row_error.o
 
 OBJS = $(CORE_OBJS) $(GLUE_OBJS)
 

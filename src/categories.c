@@ -91,20 +91,31 @@ gs_feature_has_names(const GsModelRef *m, int f)
 	return gs_catnames_takes_text(names_of(m), f);
 }
 
+/* Whether feature f of m can be given as text, or why not; see gpuscore.h. */
+bool
+gs_text_feature_ok(const GsModelRef *m, int f, const char *what, GsRowError *err)
+{
+	if (gs_feature_has_names(m, f))
+		return true;
+	gs_row_error_set(err, ERRCODE_DATATYPE_MISMATCH,
+					 "%s is text, but feature %d%s of model \"%s\" has no category names",
+					 what, f + 1, feature_label(m, f), m->name);
+	if (names_of(m) == NULL)
+		gs_row_error_detail(err, "The model keeps no category names.");
+	else
+		gs_row_error_detail(err, "The feature is not a categorical feature with named categories.");
+	gs_row_error_hint(err, "Only the features gpu_model_categories('%s') lists take text; pass other features as numbers.", m->name);
+	return false;
+}
+
 /* ERROR unless feature f of m can be given as text; see gpuscore.h. */
 void
 gs_check_text_feature(const GsModelRef *m, int f, const char *what)
 {
-	if (gs_feature_has_names(m, f))
-		return;
-	ereport(ERROR,
-			(errcode(ERRCODE_DATATYPE_MISMATCH),
-			 errmsg("%s is text, but feature %d%s of model \"%s\" has no category names",
-					what, f + 1, feature_label(m, f), m->name),
-			 names_of(m) == NULL ?
-			 errdetail("The model keeps no category names.") :
-			 errdetail("The feature is not a categorical feature with named categories."),
-			 errhint("Only the features gpu_model_categories('%s') lists take text; pass other features as numbers.", m->name)));
+	GsRowError	err;
+
+	if (!gs_text_feature_ok(m, f, what, &err))
+		gs_row_error_raise(&err);
 }
 
 /* Whether feature f of m is a category found by the hash of its name; see gpuscore.h. */
@@ -116,28 +127,39 @@ gs_feature_hashed(const GsModelRef *m, int f)
 	return cn != NULL && f >= 0 && f < cn->n_features && cn->kind[f] == GS_CATNAMES_HASH;
 }
 
+/* Whether feature f of m can be given as a number column, or why not; see gpuscore.h. */
+bool
+gs_number_feature_ok(const GsModelRef *m, int f, const char *what, GsRowError *err)
+{
+	if (!gs_feature_hashed(m, f))
+		return true;
+	gs_row_error_set(err, ERRCODE_DATATYPE_MISMATCH,
+					 "%s is a number, but feature %d%s of model \"%s\" is a category found by its name",
+					 what, f + 1, feature_label(m, f), m->name);
+	gs_row_error_detail(err, "The CatBoost file keeps no category names (it was saved without pool=): a category is given as text, which is hashed as CatBoost hashes it.");
+	gs_row_error_hint(err, "Give an integer category as its decimal text, as CatBoost takes it (%s::text).",
+					  m->model->feature_names && m->model->feature_names[f] ?
+					  quote_identifier(m->model->feature_names[f]) : "the column");
+	return false;
+}
+
 /* ERROR when feature f of m cannot be given as a number column; see gpuscore.h. */
 void
 gs_check_number_feature(const GsModelRef *m, int f, const char *what)
 {
-	if (!gs_feature_hashed(m, f))
-		return;
-	ereport(ERROR,
-			(errcode(ERRCODE_DATATYPE_MISMATCH),
-			 errmsg("%s is a number, but feature %d%s of model \"%s\" is a category found by its name",
-					what, f + 1, feature_label(m, f), m->name),
-			 errdetail("The CatBoost file keeps no category names (it was saved without pool=): a category is given as text, which is hashed as CatBoost hashes it."),
-			 errhint("Give an integer category as its decimal text, as CatBoost takes it (%s::text).",
-					 m->model->feature_names && m->model->feature_names[f] ?
-					 quote_identifier(m->model->feature_names[f]) : "the column")));
+	GsRowError	err;
+
+	if (!gs_number_feature_ok(m, f, what, &err))
+		gs_row_error_raise(&err);
 }
 
 /*
- * The code of text value d (a GS_COL_TEXT or GS_COL_BPCHAR datum) for
- * feature f of m; see gpuscore.h.
+ * The code of text value d (a GS_COL_TEXT, GS_COL_BPCHAR or GS_COL_ENUM
+ * datum) for feature f of m, or NaN with *unknown set to the text when it is
+ * a name XGBoost refuses (else *unknown is NULL).
  */
-float
-gs_text_feature(const GsModelRef *m, int f, Datum d, GsColKind kind, const char **why)
+static float
+text_code(const GsModelRef *m, int f, Datum d, GsColKind kind, text **unknown)
 {
 	text	   *t = kind == GS_COL_ENUM ? enum_label(d) : DatumGetTextPP(d);
 	char	   *s = VARDATA_ANY(t);
@@ -145,6 +167,7 @@ gs_text_feature(const GsModelRef *m, int f, Datum d, GsColKind kind, const char 
 	char	   *utf8;
 	int32		code;
 
+	*unknown = NULL;
 	if (kind == GS_COL_BPCHAR)
 		len = bpchartruelen(s, len);
 	/* the same pointer, not terminated, when there is nothing to convert */
@@ -158,20 +181,55 @@ gs_text_feature(const GsModelRef *m, int f, Datum d, GsColKind kind, const char 
 	 */
 	if (m->model->format != GS_FORMAT_XGBOOST_JSON && m->model->format != GS_FORMAT_XGBOOST_UBJ)
 		return names_of(m)->unknown[f];
+	*unknown = t;
+	return NAN;
+}
+
+/* The error for category name t that XGBoost refuses, for feature f of m. */
+static void
+unknown_category_error(const GsModelRef *m, int f, text *t, GsRowError *err)
+{
+	gs_row_error_set(err, ERRCODE_INVALID_PARAMETER_VALUE,
+					 "\"%s\" is not a category of feature %d%s of model \"%s\"",
+					 shown(t), f + 1, feature_label(m, f), m->name);
+	gs_row_error_detail(err, "XGBoost refuses categories a model was not trained with; this feature has %d.",
+						gs_catnames_count(names_of(m), f));
+	gs_row_error_hint(err, "gpu_model_categories('%s') lists them. Pass NULL to score the value as missing.",
+					  m->name);
+}
+
+/* The code of text value d for feature f of m; see gpuscore.h. */
+float
+gs_text_feature(const GsModelRef *m, int f, Datum d, GsColKind kind, const char **why)
+{
+	text	   *unknown;
+	float		code = text_code(m, f, d, kind, &unknown);
+	GsRowError	err;
+
+	if (unknown == NULL)
+		return code;
 	if (why != NULL)
 	{
-		*why = psprintf("holds \"%s\", which is not one of the model's categories", shown(t));
+		*why = psprintf("holds \"%s\", which is not one of the model's categories", shown(unknown));
 		return NAN;
 	}
-	ereport(ERROR,
-			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("\"%s\" is not a category of feature %d%s of model \"%s\"",
-					shown(t), f + 1, feature_label(m, f), m->name),
-			 errdetail("XGBoost refuses categories a model was not trained with; this feature has %d.",
-					   gs_catnames_count(names_of(m), f)),
-			 errhint("gpu_model_categories('%s') lists them. Pass NULL to score the value as missing.",
-					 m->name)));
+	unknown_category_error(m, f, unknown, &err);
+	gs_row_error_raise(&err);
 	return NAN;					/* keep compiler quiet */
+}
+
+/* The same, saying why not in err instead of raising; see gpuscore.h. */
+bool
+gs_text_feature_checked(const GsModelRef *m, int f, Datum d, GsColKind kind, float *out,
+						GsRowError *err)
+{
+	text	   *unknown;
+
+	*out = text_code(m, f, d, kind, &unknown);
+	if (unknown == NULL)
+		return true;
+	unknown_category_error(m, f, unknown, err);
+	return false;
 }
 
 /* The value of a NULL text value for feature f of m; see gpuscore.h. */

@@ -119,24 +119,39 @@ gs_datum_to_double(Datum d, GsColKind kind)
 	return 0.0;
 }
 
+/* Check one input value (+-Inf, out of float32 range); see gpuscore.h. */
+bool
+gs_value_ok(const GsModelRef *m, int feature, double v, GsRowError *err)
+{
+	if (isinf(v))
+	{
+		gs_row_error_set(err, ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE,
+						 "feature %d of model \"%s\" is infinite", feature + 1, m->name);
+		gs_row_error_hint(err, "Use NULL or NaN for a missing value.");
+		return false;
+	}
+	if (!isnan(v) && fabs(v) > FLT_MAX)
+	{
+		gs_row_error_set(err, ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE,
+						 "feature %d of model \"%s\" is out of range for type real", feature + 1, m->name);
+		return false;
+	}
+	return true;
+}
+
 /* Check one input value; ERRORs on +-Inf or out of float32 range. */
 void
 gs_check_infinite(const GsModelRef *m, int feature, double v)
 {
-	if (isinf(v))
-		ereport(ERROR,
-				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("feature %d of model \"%s\" is infinite", feature + 1, m->name),
-				 errhint("Use NULL or NaN for a missing value.")));
-	if (!isnan(v) && fabs(v) > FLT_MAX)
-		ereport(ERROR,
-				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("feature %d of model \"%s\" is out of range for type real", feature + 1, m->name)));
+	GsRowError	err;
+
+	if (!gs_value_ok(m, feature, v, &err))
+		gs_row_error_raise(&err);
 }
 
-/* Copy a feature array into a float32 row; see gpuscore.h. */
-void
-gs_array_to_row(ArrayType *arr, const GsModelRef *m, float *row)
+/* Copy a feature array into a float32 row, or say why not; see gpuscore.h. */
+bool
+gs_array_to_row_checked(ArrayType *arr, const GsModelRef *m, float *row, GsRowError *err)
 {
 	int			nf = m->model->n_features;
 	int			n;
@@ -144,15 +159,18 @@ gs_array_to_row(ArrayType *arr, const GsModelRef *m, float *row)
 	bits8	   *nulls = ARR_NULLBITMAP(arr);
 
 	if (ARR_NDIM(arr) > 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-				 errmsg("feature array must have one dimension, not %d", ARR_NDIM(arr)),
-				 errhint("Score one row per call, or use gpu_score_query() for many rows.")));
+	{
+		gs_row_error_set(err, ERRCODE_ARRAY_SUBSCRIPT_ERROR,
+						 "feature array must have one dimension, not %d", ARR_NDIM(arr));
+		gs_row_error_hint(err, "Score one row per call, or use gpu_score_query() for many rows.");
+		return false;
+	}
 	n = ARR_NDIM(arr) == 0 ? 0 : ARR_DIMS(arr)[0];
 	if (n != nf)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("model \"%s\" expects %d features, got %d", m->name, nf, n)));
+	{
+		gs_feature_count_error(m, n, err);
+		return false;
+	}
 
 	if (elemtype == FLOAT4OID)
 	{
@@ -167,8 +185,8 @@ gs_array_to_row(ArrayType *arr, const GsModelRef *m, float *row)
 			{
 				float		v = src[k++];
 
-				if (isinf(v))
-					gs_check_infinite(m, i, v);
+				if (isinf(v) && !gs_value_ok(m, i, v, err))
+					return false;
 				row[i] = v;
 			}
 		}
@@ -186,8 +204,8 @@ gs_array_to_row(ArrayType *arr, const GsModelRef *m, float *row)
 			{
 				double		v = src[k++];
 
-				if (isinf(v) || (!isnan(v) && fabs(v) > FLT_MAX))
-					gs_check_infinite(m, i, v);
+				if ((isinf(v) || (!isnan(v) && fabs(v) > FLT_MAX)) && !gs_value_ok(m, i, v, err))
+					return false;
 				row[i] = (float) v;
 			}
 		}
@@ -234,12 +252,82 @@ gs_array_to_row(ArrayType *arr, const GsModelRef *m, float *row)
 							 errhint("Pass real[], double precision[], numeric[], smallint[], integer[] or bigint[].")));
 					v = 0;		/* keep compiler quiet */
 			}
-			gs_check_infinite(m, i, v);
+			if (!gs_value_ok(m, i, v, err))
+			{
+				pfree(elems);
+				pfree(isnull);
+				return false;
+			}
 			row[i] = (float) v;
 		}
 		pfree(elems);
 		pfree(isnull);
 	}
+	return true;
+}
+
+/* The error of a feature array of n elements for m; see gpuscore.h. */
+void
+gs_feature_count_error(const GsModelRef *m, int n, GsRowError *err)
+{
+	gs_row_error_set(err, ERRCODE_INVALID_PARAMETER_VALUE,
+					 "model \"%s\" expects %d features, got %d", m->name, m->model->n_features, n);
+}
+
+/* Copy a feature array into a float32 row; see gpuscore.h. */
+void
+gs_array_to_row(ArrayType *arr, const GsModelRef *m, float *row)
+{
+	GsRowError	err;
+
+	if (!gs_array_to_row_checked(arr, m, row, &err))
+		gs_row_error_raise(&err);
+}
+
+/*
+ * One element of a feature array of type elemtype (not NULL) as float32
+ * feature f of m, converted as gs_array_to_row converts it; see gpuscore.h.
+ */
+bool
+gs_element_to_float(Datum d, Oid elemtype, const GsModelRef *m, int f, float *out,
+					GsRowError *err)
+{
+	double		v;
+
+	switch (elemtype)
+	{
+		case FLOAT4OID:
+			{
+				float		fv = DatumGetFloat4(d);
+
+				if (isinf(fv) && !gs_value_ok(m, f, fv, err))
+					return false;
+				*out = fv;
+				return true;
+			}
+		case FLOAT8OID:
+			v = DatumGetFloat8(d);
+			break;
+		case NUMERICOID:
+			v = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, d));
+			break;
+		case INT2OID:
+			v = DatumGetInt16(d);
+			break;
+		case INT4OID:
+			v = DatumGetInt32(d);
+			break;
+		case INT8OID:
+			v = (double) DatumGetInt64(d);
+			break;
+		default:
+			elog(ERROR, "unexpected feature element type %u", elemtype);
+			v = 0;				/* keep compiler quiet */
+	}
+	if ((isinf(v) || (!isnan(v) && fabs(v) > FLT_MAX)) && !gs_value_ok(m, f, v, err))
+		return false;
+	*out = (float) v;
+	return true;
 }
 
 /*

@@ -47,6 +47,7 @@ extern int	gs_max_parameters;
 extern int	gs_verify_threads;
 extern int	gs_gpu_min_rows;
 extern bool gs_fallback_notice;
+extern bool gs_batch_calls;
 extern char *gs_provider_path;
 extern char *gs_xgboost_library;
 extern char *gs_fault_injection;
@@ -58,6 +59,37 @@ extern GsLimits gs_current_limits(void);
 
 /* Raise the ERROR a failed core status describes; never returns. */
 extern void gs_report_status(const GsStatus *st) pg_attribute_noreturn();
+
+/* ---- row_error.c: errors of one row, raised where its score is used ---- */
+
+/*
+ * An ERROR not raised yet: what a check of one row's features would raise.
+ * Filled by the *_ok and *_checked functions below, which return false;
+ * their raising forms raise it at once.
+ */
+typedef struct GsRowError
+{
+	int			sqlerrcode;		/* ERRCODE_* */
+	char		message[1024];
+	char		detail[1024];	/* "" when none */
+	char		hint[512];		/* "" when none */
+} GsRowError;
+
+/* Set err to an error with SQLSTATE sqlerrcode and a message (printf-style). */
+extern void gs_row_error_set(GsRowError *err, int sqlerrcode, const char *fmt,...) pg_attribute_printf(3, 4);
+
+/* Add a detail, or a hint, to err (printf-style). */
+extern void gs_row_error_detail(GsRowError *err, const char *fmt,...) pg_attribute_printf(2, 3);
+extern void gs_row_error_hint(GsRowError *err, const char *fmt,...) pg_attribute_printf(2, 3);
+
+/* Raise err as an ERROR; never returns. */
+extern void gs_row_error_raise(const GsRowError *err) pg_attribute_noreturn();
+
+/*
+ * err as a text datum (in CurrentMemoryContext) that gpu_batch_result
+ * raises as err.
+ */
+extern Datum gs_row_error_datum(const GsRowError *err);
 
 /* ---- model_cache.c ---- */
 
@@ -91,8 +123,24 @@ typedef struct GsModelRef
  */
 extern GsModelRef *gs_model_acquire(const char *name, MemoryContext mcxt);
 
+/* The same, NULL when the model does not exist. */
+extern GsModelRef *gs_model_try_acquire(const char *name, MemoryContext mcxt);
+
+/* The error gs_model_acquire raises for a model name that does not exist. */
+extern void gs_model_missing_error(const char *name, GsRowError *err);
+
+/*
+ * The model of that name this backend has parsed already (perhaps a version
+ * since replaced), or NULL: for planner estimates, which must not read the
+ * catalog or parse.
+ */
+extern const GsModel *gs_model_cached(const char *name);
+
 /* Check a user-given model name (not NULL, 1..63 bytes); returns it. */
 extern const char *gs_model_name_arg(FunctionCallInfo fcinfo, int argno);
+
+/* The same check of a name (NULL for SQL NULL), saying why not in err. */
+extern bool gs_model_name_ok(const char *name, GsRowError *err);
 
 /* Parse and validate model bytes into a model in mcxt; ERRORs on failure. */
 extern GsModel *gs_model_parse(const char *name, const unsigned char *bytes,
@@ -147,6 +195,25 @@ extern void gs_check_feature_order(const GsModelRef *m, int f, const char *colna
 /* Check one float of input; ERRORs on +-Inf. */
 extern void gs_check_infinite(const GsModelRef *m, int feature, double v);
 
+/* The same check of feature (0-based) value v, saying why not in err. */
+extern bool gs_value_ok(const GsModelRef *m, int feature, double v, GsRowError *err);
+
+/* gs_array_to_row, saying why not in err instead of raising. */
+extern bool gs_array_to_row_checked(ArrayType *arr, const GsModelRef *m, float *row,
+									GsRowError *err);
+
+/* The error of a feature array of n elements for model m (not n_features). */
+extern void gs_feature_count_error(const GsModelRef *m, int n, GsRowError *err);
+
+/*
+ * One non-NULL element of a feature array of type elemtype (real, double
+ * precision, numeric, smallint, integer or bigint) as float32 feature f of
+ * m, converted and checked as gs_array_to_row does; false with err set when
+ * the value cannot be a feature.
+ */
+extern bool gs_element_to_float(Datum d, Oid elemtype, const GsModelRef *m, int f,
+								float *out, GsRowError *err);
+
 /* How a column of a query or table becomes float32 model input. */
 typedef enum GsColKind
 {
@@ -180,6 +247,36 @@ extern bool gs_col_kind_is_array(GsColKind kind);
  * numeric values beyond double range become +-Inf.
  */
 extern double gs_datum_to_double(Datum d, GsColKind kind);
+
+/* ---- scalar.c ---- */
+
+/* The error gpu_score raises for model m when it has more than one output. */
+extern void gs_one_output_error(const GsModelRef *m, GsRowError *err);
+
+/* ---- row_features.c: features taken from a row by name ---- */
+
+/* Which column of a row type is each feature of a model, and how to read it. */
+typedef struct GsRowMap
+{
+	int			n_features;
+	int		   *column;			/* [n_features]: 0-based attribute */
+	GsColKind  *kind;			/* [n_features] */
+	bool		ok;				/* else err is the error of every row */
+	GsRowError	err;
+} GsRowMap;
+
+/*
+ * Match the columns of row type desc to the features of m by name (and
+ * check their types), into map; allocates in CurrentMemoryContext.
+ */
+extern void gs_row_map_build(TupleDesc desc, const GsModelRef *m, GsRowMap *map);
+
+/*
+ * A row of that type (its deformed values and nulls) as model input
+ * row[n_features]; false with err set where the row cannot be scored.
+ */
+extern bool gs_row_map_convert(const GsRowMap *map, const GsModelRef *m, const Datum *values,
+							   const bool *nulls, float *row, GsRowError *err);
 
 /* ---- explain.c ---- */
 
@@ -251,6 +348,7 @@ extern bool gs_feature_has_names(const GsModelRef *m, int f);
  * (a column, "the category") can be text.
  */
 extern void gs_check_text_feature(const GsModelRef *m, int f, const char *what);
+extern bool gs_text_feature_ok(const GsModelRef *m, int f, const char *what, GsRowError *err);
 
 /*
  * ERROR unless feature f of m can be given as a column of numbers: not a
@@ -258,6 +356,7 @@ extern void gs_check_text_feature(const GsModelRef *m, int f, const char *what);
  * where a number would be taken as a code.  what names the column.
  */
 extern void gs_check_number_feature(const GsModelRef *m, int f, const char *what);
+extern bool gs_number_feature_ok(const GsModelRef *m, int f, const char *what, GsRowError *err);
 
 /* Whether feature f of m is a category found by the hash of its name. */
 extern bool gs_feature_hashed(const GsModelRef *m, int f);
@@ -271,6 +370,10 @@ extern bool gs_feature_hashed(const GsModelRef *m, int f);
  */
 extern float gs_text_feature(const GsModelRef *m, int f, Datum d, GsColKind kind,
 							 const char **why);
+
+/* gs_text_feature, saying in err what it would raise (a name XGBoost refuses). */
+extern bool gs_text_feature_checked(const GsModelRef *m, int f, Datum d, GsColKind kind,
+									float *out, GsRowError *err);
 
 /*
  * The value of a NULL in a text column of feature f: missing (NaN), except
@@ -323,6 +426,27 @@ extern void gs_scorer_submit(GsBatchScorer *s, size_t n_rows);
  */
 extern const float *gs_scorer_next(GsBatchScorer *s, bool drain, int *slot,
 								   size_t *n_rows);
+
+/* What one scorer scored where, for EXPLAIN ANALYZE. */
+typedef struct GsScorerStats
+{
+	int64		batches[2];		/* [0] on the CPU, [1] on the GPU */
+	int64		rows[2];
+	double		cpu_ms;			/* scoring on the CPU */
+	double		gpu_wait_ms;	/* waiting for the GPU's results */
+	double		copy_in_ms;		/* on the device, as the provider times it */
+	double		kernel_ms;
+	double		copy_out_ms;
+} GsScorerStats;
+
+/* The scorer's statistics so far. */
+extern const GsScorerStats *gs_scorer_stats(const GsBatchScorer *s);
+
+/*
+ * Is the batch submitted last still running on the GPU (so the caller can
+ * build the next one meanwhile)?
+ */
+extern bool gs_scorer_in_flight(const GsBatchScorer *s);
 
 /* Engine batch scoring would use now ("cpu" or "gpu"). */
 extern const char *gs_engine_name(void);

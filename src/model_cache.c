@@ -193,26 +193,38 @@ model_cache_invalidate(Datum arg, Oid relid)
 		e->stale = true;
 }
 
+/* Whether a model name (NULL for SQL NULL) is valid, or why not; see gpuscore.h. */
+bool
+gs_model_name_ok(const char *name, GsRowError *err)
+{
+	if (name == NULL)
+	{
+		gs_row_error_set(err, ERRCODE_NULL_VALUE_NOT_ALLOWED, "model name must not be null");
+		return false;
+	}
+	if (name[0] == '\0')
+	{
+		gs_row_error_set(err, ERRCODE_INVALID_NAME, "model name must not be empty");
+		return false;
+	}
+	if (strlen(name) >= NAMEDATALEN)
+	{
+		gs_row_error_set(err, ERRCODE_NAME_TOO_LONG, "model name \"%s\" is too long", name);
+		gs_row_error_detail(err, "Model names are at most %d bytes.", NAMEDATALEN - 1);
+		return false;
+	}
+	return true;
+}
+
 /* Check a user-given model name; see gpuscore.h. */
 const char *
 gs_model_name_arg(FunctionCallInfo fcinfo, int argno)
 {
-	char	   *name;
+	char	   *name = PG_ARGISNULL(argno) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(argno));
+	GsRowError	err;
 
-	if (PG_ARGISNULL(argno))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("model name must not be null")));
-	name = text_to_cstring(PG_GETARG_TEXT_PP(argno));
-	if (name[0] == '\0')
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_NAME),
-				 errmsg("model name must not be empty")));
-	if (strlen(name) >= NAMEDATALEN)
-		ereport(ERROR,
-				(errcode(ERRCODE_NAME_TOO_LONG),
-				 errmsg("model name \"%s\" is too long", name),
-				 errdetail("Model names are at most %d bytes.", NAMEDATALEN - 1)));
+	if (!gs_model_name_ok(name, &err))
+		gs_row_error_raise(&err);
 	return name;
 }
 
@@ -318,9 +330,45 @@ model_load(const char *name)
 	return ref;
 }
 
+/* The error for a model that does not exist; see gpuscore.h. */
+void
+gs_model_missing_error(const char *name, GsRowError *err)
+{
+	gs_row_error_set(err, ERRCODE_UNDEFINED_OBJECT, "model \"%s\" does not exist", name);
+	gs_row_error_hint(err, "Load it with gpu_load_model(); gpu_models lists the loaded models.");
+}
+
 /* The active version of a model, held for mcxt's lifetime; see gpuscore.h. */
 GsModelRef *
 gs_model_acquire(const char *name, MemoryContext mcxt)
+{
+	GsModelRef *ref = gs_model_try_acquire(name, mcxt);
+
+	if (ref == NULL)
+	{
+		GsRowError	err;
+
+		gs_model_missing_error(name, &err);
+		gs_row_error_raise(&err);
+	}
+	return ref;
+}
+
+/* The model already in this backend's cache, if any; see gpuscore.h. */
+const GsModel *
+gs_model_cached(const char *name)
+{
+	CacheEntry *e;
+
+	if (model_cache == NULL || strlen(name) >= NAMEDATALEN)
+		return NULL;
+	e = hash_search(model_cache, name, HASH_FIND, NULL);
+	return e != NULL && e->ref != NULL ? e->ref->model : NULL;
+}
+
+/* The same as gs_model_acquire, NULL when the model does not exist; see gpuscore.h. */
+GsModelRef *
+gs_model_try_acquire(const char *name, MemoryContext mcxt)
 {
 	CacheEntry *e;
 	bool		found;
@@ -359,10 +407,7 @@ gs_model_acquire(const char *name, MemoryContext mcxt)
 	if (e->ref == NULL)
 	{
 		hash_search(model_cache, name, HASH_REMOVE, NULL);
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("model \"%s\" does not exist", name),
-				 errhint("Load it with gpu_load_model(); gpu_models lists the loaded models.")));
+		return NULL;
 	}
 
 	hold = MemoryContextAlloc(mcxt, sizeof(StatementHold));
