@@ -109,6 +109,14 @@ int			gs_cuda_pipeline_wait(GsCudaPipeline *p, int slot, const float **out,
 void		gs_cuda_pipeline_free(GsCudaPipeline *p);
 
 /*
+ * Optional (the extension looks it up, and does without it): how long the
+ * last batch of a slot, waited for, took on the device, in milliseconds:
+ * ms[0] the copy in, ms[1] scoring, ms[2] the copy back.  Returns 0, or -1
+ * when the provider has no times for it.
+ */
+int			gs_cuda_pipeline_times(GsCudaPipeline *p, int slot, float ms[3]);
+
+/*
  * Testing only: make the next calls fail at a point: "" (none), "upload",
  * "pipeline", "submit", "wait", "oom" (allocations) or "device_lost"
  * (every call reports a sticky error).  Returns 0, or -1 for an unknown

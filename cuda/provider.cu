@@ -46,6 +46,10 @@ typedef struct Slot
 	cudaStream_t stream;
 	GsDmlpRun  *mrun;			/* cuBLAS handle + activations (networks) */
 	size_t		n_rows;			/* of the batch in flight */
+	cudaEvent_t ev[4];			/* before the copy in, after it, after
+								 * scoring, after the copy back (NULL when
+								 * they could not be made: no times) */
+	bool		timed;			/* ev hold a batch's times */
 } Slot;
 
 struct GsCudaPipeline
@@ -308,6 +312,9 @@ gs_cuda_pipeline_free(GsCudaPipeline *p)
 		if (sl->stream)
 			cudaStreamSynchronize(sl->stream);
 		gs_dmlp_run_free(sl->mrun);
+		for (int e = 0; e < 4; e++)
+			if (sl->ev[e])
+				cudaEventDestroy(sl->ev[e]);
 		if (sl->stream)
 			cudaStreamDestroy(sl->stream);
 		cudaFreeHost(sl->h_in);
@@ -350,6 +357,16 @@ gs_cuda_pipeline_create(GsCudaModel *m, size_t max_rows, GsCudaPipeline **out,
 			(rc = cudaMalloc((void **) &sl->d_out, out_bytes)) != cudaSuccess ||
 			(rc = cudaStreamCreateWithFlags(&sl->stream, cudaStreamNonBlocking)) != cudaSuccess)
 			break;
+		/* times are optional: without events, batches are not timed */
+		for (int e = 0; e < 4; e++)
+			if (cudaEventCreate(&sl->ev[e]) != cudaSuccess)
+			{
+				(void) cudaGetLastError();
+				for (int k = 0; k < e; k++)
+					cudaEventDestroy(sl->ev[k]);
+				memset(sl->ev, 0, sizeof(sl->ev));
+				break;
+			}
 	}
 	if (rc != cudaSuccess)
 	{
@@ -394,10 +411,15 @@ gs_cuda_pipeline_submit(GsCudaPipeline *p, int slot, size_t n_rows, char *err, s
 		return GS_CUDA_ERROR;
 	}
 	sl->n_rows = n_rows;
+	sl->timed = false;
 	if (n_rows == 0)
 		return GS_CUDA_OK;
+	if (sl->ev[0])
+		CUDA_TRY(cudaEventRecord(sl->ev[0], sl->stream), "timing a batch");
 	CUDA_TRY(cudaMemcpyAsync(sl->d_in, sl->h_in, sizeof(float) * n_rows * m->n_features,
 							 cudaMemcpyHostToDevice, sl->stream), "copying a batch to the GPU");
+	if (sl->ev[1])
+		CUDA_TRY(cudaEventRecord(sl->ev[1], sl->stream), "timing a batch");
 	if (m->dm)
 	{
 		int			krc = gs_dmlp_predict(m->dm, sl->mrun, sl->d_in, n_rows, sl->d_out);
@@ -413,9 +435,33 @@ gs_cuda_pipeline_submit(GsCudaPipeline *p, int slot, size_t n_rows, char *err, s
 		if (krc != 0)
 			return kernel_fail(krc, "launching the scoring kernel", err, errlen);
 	}
+	if (sl->ev[2])
+		CUDA_TRY(cudaEventRecord(sl->ev[2], sl->stream), "timing a batch");
 	CUDA_TRY(cudaMemcpyAsync(sl->h_out, sl->d_out, sizeof(float) * n_rows * m->n_outputs,
 							 cudaMemcpyDeviceToHost, sl->stream), "copying scores from the GPU");
+	if (sl->ev[3])
+	{
+		CUDA_TRY(cudaEventRecord(sl->ev[3], sl->stream), "timing a batch");
+		sl->timed = true;
+	}
 	return GS_CUDA_OK;
+}
+
+/* Device times of a slot's last batch; see gs_cuda.h. */
+extern "C" int
+gs_cuda_pipeline_times(GsCudaPipeline *p, int slot, float ms[3])
+{
+	Slot	   *sl = &p->slot[slot];
+
+	if (!sl->timed)
+		return -1;
+	for (int e = 0; e < 3; e++)
+		if (cudaEventElapsedTime(&ms[e], sl->ev[e], sl->ev[e + 1]) != cudaSuccess)
+		{
+			(void) cudaGetLastError();
+			return -1;
+		}
+	return 0;
 }
 
 /* Wait for a slot's scores; see gs_cuda.h. */

@@ -28,6 +28,7 @@
 
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "portability/instr_time.h"
 #include "utils/builtins.h"
 
 #include "core/cpu_engine.h"
@@ -50,6 +51,7 @@ struct GsBatchScorer
 	bool		pending[GS_CUDA_SLOTS];
 	bool		on_gpu[GS_CUDA_SLOTS];
 	size_t		n_rows[GS_CUDA_SLOTS];
+	GsScorerStats stats;
 	MemoryContextCallback cb;
 };
 
@@ -297,9 +299,20 @@ gs_scorer_submit(GsBatchScorer *s, size_t n_rows)
 			gpu_failed(s->m, rc, why);
 	}
 	if (!s->on_gpu[k])
+	{
+		instr_time	t0,
+					t1;
+
+		INSTR_TIME_SET_CURRENT(t0);
 		cpu_score(s->m->model, x, n_rows, n_rows, s->slice_rows, s->margin, s->cpu_out[k]);
+		INSTR_TIME_SET_CURRENT(t1);
+		INSTR_TIME_SUBTRACT(t1, t0);
+		s->stats.cpu_ms += INSTR_TIME_GET_MILLISEC(t1);
+	}
 	stat_batches[s->on_gpu[k]]++;
 	stat_rows[s->on_gpu[k]] += n_rows;
+	s->stats.batches[s->on_gpu[k]]++;
+	s->stats.rows[s->on_gpu[k]] += n_rows;
 	s->n_rows[k] = n_rows;
 	s->pending[k] = true;
 	s->cur = (k + 1) % GS_CUDA_SLOTS;
@@ -325,8 +338,23 @@ gs_scorer_next(GsBatchScorer *s, bool drain, int *slot, size_t *n_rows)
 	out = s->cpu_out[k];
 	if (s->on_gpu[k])
 	{
-		int			rc = gs_provider.pipeline_wait(s->pipe, k, &out, why, sizeof(why));
+		instr_time	t0,
+					t1;
+		int			rc;
+		float		ms[3];
 
+		INSTR_TIME_SET_CURRENT(t0);
+		rc = gs_provider.pipeline_wait(s->pipe, k, &out, why, sizeof(why));
+		INSTR_TIME_SET_CURRENT(t1);
+		INSTR_TIME_SUBTRACT(t1, t0);
+		s->stats.gpu_wait_ms += INSTR_TIME_GET_MILLISEC(t1);
+		if (rc == GS_CUDA_OK && gs_provider.pipeline_times &&
+			gs_provider.pipeline_times(s->pipe, k, ms) == 0)
+		{
+			s->stats.copy_in_ms += ms[0];
+			s->stats.kernel_ms += ms[1];
+			s->stats.copy_out_ms += ms[2];
+		}
 		if (rc != GS_CUDA_OK)
 		{
 			/* the input is still in the host buffer: score it here */
@@ -335,15 +363,39 @@ gs_scorer_next(GsBatchScorer *s, bool drain, int *slot, size_t *n_rows)
 			stat_rows[1] -= s->n_rows[k];
 			stat_batches[0]++;
 			stat_rows[0] += s->n_rows[k];
+			s->stats.batches[1]--;
+			s->stats.rows[1] -= s->n_rows[k];
+			s->stats.batches[0]++;
+			s->stats.rows[0] += s->n_rows[k];
 			out = s->cpu_out[k];
+			INSTR_TIME_SET_CURRENT(t0);
 			cpu_score(s->m->model, gs_provider.pipeline_input(s->pipe, k), s->n_rows[k],
 					  s->n_rows[k], s->slice_rows, s->margin, s->cpu_out[k]);
+			INSTR_TIME_SET_CURRENT(t1);
+			INSTR_TIME_SUBTRACT(t1, t0);
+			s->stats.cpu_ms += INSTR_TIME_GET_MILLISEC(t1);
 		}
 	}
 	s->pending[k] = false;
 	*slot = k;
 	*n_rows = s->n_rows[k];
 	return out;
+}
+
+/* What this scorer scored where; see gpuscore.h. */
+const GsScorerStats *
+gs_scorer_stats(const GsBatchScorer *s)
+{
+	return &s->stats;
+}
+
+/* Is the last submitted batch still running on the GPU; see gpuscore.h. */
+bool
+gs_scorer_in_flight(const GsBatchScorer *s)
+{
+	int			last = (s->cur + GS_CUDA_SLOTS - 1) % GS_CUDA_SLOTS;
+
+	return s->pending[last] && s->on_gpu[last];
 }
 
 /* Name of the engine a query would use now; see gpuscore.h. */

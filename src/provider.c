@@ -100,6 +100,8 @@ gs_provider_load(void)
 	gs_provider.pipeline_wait = provider_symbol("gs_cuda_pipeline_wait");
 	gs_provider.pipeline_free = provider_symbol("gs_cuda_pipeline_free");
 	gs_provider.set_fault = provider_symbol("gs_cuda_set_fault");
+	/* optional: providers without device times still work */
+	gs_provider.pipeline_times = dlsym(gs_provider.handle, "gs_cuda_pipeline_times");
 	if (gs_provider.reason[0])
 		return;
 	if (abi() != GS_CUDA_ABI_VERSION)

@@ -26,6 +26,7 @@ typedef struct GsProvider
 	int			(*pipeline_submit) (GsCudaPipeline *, int, size_t, char *, size_t);
 	int			(*pipeline_wait) (GsCudaPipeline *, int, const float **, char *, size_t);
 	void		(*pipeline_free) (GsCudaPipeline *);
+	int			(*pipeline_times) (GsCudaPipeline *, int, float *);	/* optional */
 	int			(*set_fault) (const char *);
 } GsProvider;
 
