@@ -71,7 +71,10 @@ GLUE_OBJS = \
 	src/aggregate.o \
 	src/run_guard.o \
 	src/explain.o \
-	src/row_error.o
+	src/row_error.o \
+	src/row_features.o \
+	src/batch_plan.o \
+	src/batch_exec.o
 
 OBJS = $(CORE_OBJS) $(GLUE_OBJS)
 

@@ -82,8 +82,11 @@ SELECT batches_so_far() AS b0 \gset
 SELECT count(*) AS scored, batches_so_far() - :b0 AS batches
   FROM gpu_score_query('fraud', 'SELECT id, f FROM fraud_rows');
 SELECT batches_so_far() AS b0 \gset
+-- (gpu_score row by row is the reference: not scored in batches of its own)
+SET pg_gpuscore.batch_calls = off;
 SELECT count(*) FILTER (WHERE s.score = gpu_score('fraud', r.f)) AS agree, batches_so_far() - :b0 AS batches
   FROM gpu_scores((SELECT gpu_score_agg('fraud', id, f) FROM fraud_rows)) s JOIN fraud_rows r USING (id);
+RESET pg_gpuscore.batch_calls;
 RESET pg_gpuscore.gpu_min_rows;
 SELECT batches_so_far() AS b0 \gset
 SELECT count(*) AS scored, batches_so_far() - :b0 AS batches

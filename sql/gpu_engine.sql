@@ -21,8 +21,11 @@ SELECT g AS id, ARRAY(SELECT ((g * 13 + i * 7) % 50 / 3.0)::real FROM generate_s
   FROM generate_series(1, 1000) g;
 
 -- A new session, so that the provider setting applies from its first use.
+-- gpu_score is the row-by-row reference of this file: with batch_calls (its
+-- own test, batch_calls.sql) it would be scored in batches, on the "GPU" too.
 \c
 SET pg_gpuscore.provider = :'mock';
+SET pg_gpuscore.batch_calls = off;
 SELECT provider_loaded, reason, device_count, device_name, total_memory - free_memory AS used
   FROM gpu_device_info();
 CREATE FUNCTION gpu_used_mib() RETURNS bigint LANGUAGE sql AS

@@ -1,9 +1,11 @@
 /*
  * pg_gpuscore.c
- *	  Module entry point: PG_MODULE_MAGIC and the pg_gpuscore.* settings.
+ *	  Module entry point: PG_MODULE_MAGIC, the pg_gpuscore.* settings, and
+ *	  the planner and executor hooks of batched calls (batch_plan.c).
  *
  * _PG_init may run in the postmaster (shared_preload_libraries), so it only
- * defines settings: no CUDA, no catalog access, no allocation beyond GUCs.
+ * defines settings and installs hooks: no CUDA, no catalog access, no
+ * allocation beyond GUCs.
  */
 #include "postgres.h"
 
@@ -12,6 +14,7 @@
 
 #include "utils/guc.h"
 
+#include "batch_plan.h"
 #include "gpuscore.h"
 
 PG_MODULE_MAGIC;
@@ -29,6 +32,7 @@ int			gs_max_parameters = 256 * 1024 * 1024;
 int			gs_verify_threads = 1;
 int			gs_gpu_min_rows = 10000;
 bool		gs_fallback_notice = true;
+bool		gs_batch_calls = true;
 char	   *gs_provider_path = NULL;
 char	   *gs_xgboost_library = NULL;
 char	   *gs_fault_injection = NULL;
@@ -116,6 +120,13 @@ _PG_init(void)
 							"than it saves.  'gpu' ignores this setting.",
 							&gs_gpu_min_rows, 10000, 1, INT_MAX,
 							PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("pg_gpuscore.batch_calls",
+							 "Score gpu_score and gpu_predict calls of a query in columnar batches.",
+							 "The planner puts a GpuScore node over the rows the calls score, which scores them "
+							 "in batches on the engine pg_gpuscore.device selects; off leaves every call row by row "
+							 "on the CPU.  Plans made before a change keep the form they were made with.",
+							 &gs_batch_calls, true,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomBoolVariable("pg_gpuscore.fallback_notice",
 							 "Say once per session when 'auto' scores on the CPU because the GPU failed.",
 							 NULL, &gs_fallback_notice, true,
@@ -137,6 +148,7 @@ _PG_init(void)
 							   &gs_fault_injection, "",
 							   PGC_SUSET, 0, check_fault_injection, NULL, NULL);
 	MarkGUCPrefixReserved("pg_gpuscore");
+	gs_batch_plan_init();
 }
 
 /* Current caps as the core wants them. */

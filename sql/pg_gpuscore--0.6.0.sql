@@ -1,0 +1,1097 @@
+/* pg_gpuscore--0.6.0.sql: SQL objects of pg_gpuscore 0.6.0 */
+
+\echo Use "CREATE EXTENSION pg_gpuscore" to load this file. \quit
+
+-- Model catalog --------------------------------------------------------------
+
+-- Identity of each stored model version; never reused, so backend caches can
+-- tell a re-created model from the one they hold.
+CREATE SEQUENCE @extschema@.gpu_model_id_seq;
+
+-- One row per model name: the active version.  Written only through
+-- gpu_load_model*/gpu_drop_model, which validate the bytes first; nobody else
+-- may write (or read the bytes of) this table.
+CREATE TABLE @extschema@.gpu_model_store (
+    name          text PRIMARY KEY
+                  CHECK (pg_catalog.length(name) BETWEEN 1 AND 63),
+    version       integer NOT NULL CHECK (version > 0),
+    model_id      bigint NOT NULL UNIQUE
+                  DEFAULT pg_catalog.nextval('@extschema@.gpu_model_id_seq'::pg_catalog.regclass),
+    format        text NOT NULL,
+    objective     text NOT NULL,
+    n_features    integer NOT NULL,
+    n_outputs     integer NOT NULL,
+    n_trees       integer NOT NULL,
+    max_depth     integer NOT NULL,
+    size_bytes    bigint NOT NULL,
+    saved_by      text,
+    feature_names text[],
+    model         bytea NOT NULL,
+    loaded_at     timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    loaded_by     name NOT NULL,
+    -- 'tree-ensemble', 'mlp' or 'autoencoder'; layers and parameters of networks
+    kind          text NOT NULL DEFAULT 'tree-ensemble',
+    n_layers      integer,
+    n_parameters  bigint,
+    -- split nodes that test a category set (tree ensembles; NULL for networks)
+    categorical_splits integer,
+    -- the validated forest as one image (src/core/forest_image.h) that each
+    -- session reads instead of parsing the model again (NULL for networks)
+    compiled      bytea,
+    -- a feature value the model takes as missing besides NULL and NaN
+    -- (XGBoost 1.x scikit-learn `missing`), or NULL
+    missing_value real
+);
+
+-- Model bytes are compressed with lz4 where the server was built with it:
+-- pglz takes ~25 ms per MB, which a large model's load (and each session's
+-- first read of it) would spend without a chance to cancel.
+DO $$
+BEGIN
+    ALTER TABLE @extschema@.gpu_model_store ALTER COLUMN model SET COMPRESSION lz4,
+                                            ALTER COLUMN compiled SET COMPRESSION lz4;
+EXCEPTION WHEN feature_not_supported THEN
+    NULL;   -- built without lz4: the default (pglz)
+END
+$$;
+
+REVOKE ALL ON TABLE @extschema@.gpu_model_store FROM PUBLIC;
+REVOKE ALL ON SEQUENCE @extschema@.gpu_model_id_seq FROM PUBLIC;
+
+-- Models are user data: pg_dump saves them with the database.
+SELECT pg_catalog.pg_extension_config_dump('@extschema@.gpu_model_store', '');
+SELECT pg_catalog.pg_extension_config_dump('@extschema@.gpu_model_id_seq', '');
+
+-- What is loaded, without the model bytes.  Readable by everyone.
+CREATE VIEW @extschema@.gpu_models AS
+    SELECT name, version, format, objective, n_features, n_outputs, n_trees,
+           max_depth, size_bytes, saved_by, feature_names, loaded_at, loaded_by,
+           kind, n_layers, n_parameters, categorical_splits, missing_value
+      FROM @extschema@.gpu_model_store;
+GRANT SELECT ON @extschema@.gpu_models TO PUBLIC;
+
+-- Loading and dropping models (EXECUTE not granted to PUBLIC) ----------------
+
+CREATE FUNCTION @extschema@.gpu_load_model(name text, model bytea, format text DEFAULT 'auto')
+RETURNS integer
+AS 'MODULE_PATHNAME', 'gpuscore_gpu_load_model'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.gpu_load_model(text, bytea, text) IS
+'validate a model (xgboost-json, xgboost-ubj, xgboost-binary, lightgbm, catboost-json, onnx, onnx-autoencoder or auto) and store it as the new active version of name; returns the version';
+
+CREATE FUNCTION @extschema@.gpu_load_model_file(name text, path text, format text DEFAULT 'auto')
+RETURNS integer
+AS 'MODULE_PATHNAME', 'gpuscore_gpu_load_model_file'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.gpu_load_model_file(text, text, text) IS
+'like gpu_load_model, reading the model from a file on the server (members of pg_read_server_files only)';
+
+CREATE FUNCTION @extschema@.gpu_drop_model(name text, missing_ok boolean DEFAULT false)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'gpuscore_gpu_drop_model'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.gpu_drop_model(text, boolean) IS
+'remove a model; with missing_ok, returns false instead of raising an error when it does not exist';
+
+REVOKE EXECUTE ON FUNCTION @extschema@.gpu_load_model(text, bytea, text) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION @extschema@.gpu_load_model_file(text, text, text) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION @extschema@.gpu_drop_model(text, boolean) FROM PUBLIC;
+
+-- The same for an XGBoost model trained with a missing value other than NaN
+-- (xgb.DMatrix(X, missing=-999), or XGBClassifier(missing=-999) saved by
+-- XGBoost 2.0 or later), which the file does not record: feature values
+-- equal to missing_value are then missing (gpu_models.missing_value).
+CREATE FUNCTION @extschema@.gpu_load_model(name text, model bytea, format text, missing_value real)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'gpuscore_gpu_load_model'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.gpu_load_model(text, bytea, text, real) IS
+'gpu_load_model for an XGBoost model trained with a missing value other than NaN: feature values equal to missing_value are missing';
+
+CREATE FUNCTION @extschema@.gpu_load_model_file(name text, path text, format text, missing_value real)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'gpuscore_gpu_load_model_file'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.gpu_load_model_file(text, text, text, real) IS
+'gpu_load_model_file for an XGBoost model trained with a missing value other than NaN: feature values equal to missing_value are missing';
+
+REVOKE EXECUTE ON FUNCTION @extschema@.gpu_load_model(text, bytea, text, real) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION @extschema@.gpu_load_model_file(text, text, text, real) FROM PUBLIC;
+
+-- Scoring (EXECUTE granted to PUBLIC, as for any function) -------------------
+
+-- The planner support function of gpu_score and gpu_predict: a per-model cost
+-- (SupportRequestCost) and, being called while the first query that uses them
+-- is planned, it loads the library, whose planner hook then scores such calls
+-- in columnar batches (src/batch_plan.c; pg_gpuscore.batch_calls).
+CREATE FUNCTION @extschema@.gpu_score_support(internal)
+RETURNS internal AS 'MODULE_PATHNAME', 'gpuscore_gpu_score_support'
+LANGUAGE C STRICT;
+
+COMMENT ON FUNCTION @extschema@.gpu_score_support(internal) IS
+'planner support of gpu_score and gpu_predict: their cost per row for the model named';
+
+-- gpu_score and gpu_predict take the features as an array of real, double
+-- precision, numeric, smallint, integer or bigint (one overload each, so that
+-- ARRAY[amount, v1, ...] resolves whatever the column types), or as a table's
+-- row, whose columns are matched to the model's feature names.  COST 100:
+-- scoring a row through a few hundred trees costs about a hundred simple
+-- operators, which lets the planner weigh it (e.g. choose a parallel plan);
+-- the support function refines it per model.
+CREATE FUNCTION @extschema@.gpu_score(model text, features real[])
+RETURNS real AS 'MODULE_PATHNAME', 'gpuscore_gpu_score'
+LANGUAGE C STABLE PARALLEL SAFE COST 100
+SUPPORT @extschema@.gpu_score_support;
+CREATE FUNCTION @extschema@.gpu_score(model text, features double precision[])
+RETURNS real AS 'MODULE_PATHNAME', 'gpuscore_gpu_score'
+LANGUAGE C STABLE PARALLEL SAFE COST 100
+SUPPORT @extschema@.gpu_score_support;
+CREATE FUNCTION @extschema@.gpu_score(model text, features numeric[])
+RETURNS real AS 'MODULE_PATHNAME', 'gpuscore_gpu_score'
+LANGUAGE C STABLE PARALLEL SAFE COST 100
+SUPPORT @extschema@.gpu_score_support;
+CREATE FUNCTION @extschema@.gpu_score(model text, features integer[])
+RETURNS real AS 'MODULE_PATHNAME', 'gpuscore_gpu_score'
+LANGUAGE C STABLE PARALLEL SAFE COST 100
+SUPPORT @extschema@.gpu_score_support;
+CREATE FUNCTION @extschema@.gpu_score(model text, features bigint[])
+RETURNS real AS 'MODULE_PATHNAME', 'gpuscore_gpu_score'
+LANGUAGE C STABLE PARALLEL SAFE COST 100
+SUPPORT @extschema@.gpu_score_support;
+CREATE FUNCTION @extschema@.gpu_score(model text, features smallint[])
+RETURNS real AS 'MODULE_PATHNAME', 'gpuscore_gpu_score'
+LANGUAGE C STABLE PARALLEL SAFE COST 100
+SUPPORT @extschema@.gpu_score_support;
+
+COMMENT ON FUNCTION @extschema@.gpu_score(text, real[]) IS
+'score one row with a single-output model; NULL elements and NaN are missing values';
+COMMENT ON FUNCTION @extschema@.gpu_score(text, double precision[]) IS
+'score one row with a single-output model; NULL elements and NaN are missing values';
+COMMENT ON FUNCTION @extschema@.gpu_score(text, numeric[]) IS
+'score one row with a single-output model; NULL elements and NaN are missing values';
+COMMENT ON FUNCTION @extschema@.gpu_score(text, integer[]) IS
+'score one row with a single-output model; NULL elements are missing values';
+COMMENT ON FUNCTION @extschema@.gpu_score(text, bigint[]) IS
+'score one row with a single-output model; NULL elements are missing values';
+COMMENT ON FUNCTION @extschema@.gpu_score(text, smallint[]) IS
+'score one row with a single-output model; NULL elements are missing values';
+
+CREATE FUNCTION @extschema@.gpu_predict(model text, features real[])
+RETURNS real[] AS 'MODULE_PATHNAME', 'gpuscore_gpu_predict'
+LANGUAGE C STABLE PARALLEL SAFE COST 100
+SUPPORT @extschema@.gpu_score_support;
+CREATE FUNCTION @extschema@.gpu_predict(model text, features double precision[])
+RETURNS real[] AS 'MODULE_PATHNAME', 'gpuscore_gpu_predict'
+LANGUAGE C STABLE PARALLEL SAFE COST 100
+SUPPORT @extschema@.gpu_score_support;
+CREATE FUNCTION @extschema@.gpu_predict(model text, features numeric[])
+RETURNS real[] AS 'MODULE_PATHNAME', 'gpuscore_gpu_predict'
+LANGUAGE C STABLE PARALLEL SAFE COST 100
+SUPPORT @extschema@.gpu_score_support;
+CREATE FUNCTION @extschema@.gpu_predict(model text, features integer[])
+RETURNS real[] AS 'MODULE_PATHNAME', 'gpuscore_gpu_predict'
+LANGUAGE C STABLE PARALLEL SAFE COST 100
+SUPPORT @extschema@.gpu_score_support;
+CREATE FUNCTION @extschema@.gpu_predict(model text, features bigint[])
+RETURNS real[] AS 'MODULE_PATHNAME', 'gpuscore_gpu_predict'
+LANGUAGE C STABLE PARALLEL SAFE COST 100
+SUPPORT @extschema@.gpu_score_support;
+CREATE FUNCTION @extschema@.gpu_predict(model text, features smallint[])
+RETURNS real[] AS 'MODULE_PATHNAME', 'gpuscore_gpu_predict'
+LANGUAGE C STABLE PARALLEL SAFE COST 100
+SUPPORT @extschema@.gpu_score_support;
+
+COMMENT ON FUNCTION @extschema@.gpu_predict(text, real[]) IS
+'every output of one row (e.g. class probabilities of a multi-class model)';
+COMMENT ON FUNCTION @extschema@.gpu_predict(text, double precision[]) IS
+'every output of one row (e.g. class probabilities of a multi-class model)';
+COMMENT ON FUNCTION @extschema@.gpu_predict(text, numeric[]) IS
+'every output of one row (e.g. class probabilities of a multi-class model)';
+COMMENT ON FUNCTION @extschema@.gpu_predict(text, integer[]) IS
+'every output of one row (e.g. class probabilities of a multi-class model)';
+COMMENT ON FUNCTION @extschema@.gpu_predict(text, bigint[]) IS
+'every output of one row (e.g. class probabilities of a multi-class model)';
+COMMENT ON FUNCTION @extschema@.gpu_predict(text, smallint[]) IS
+'every output of one row (e.g. class probabilities of a multi-class model)';
+
+-- The whole-row forms: gpu_score('fraud', t) takes the features from the
+-- columns of row t named like the model's features (gpu_models.feature_names).
+CREATE FUNCTION @extschema@.gpu_score(model text, features record)
+RETURNS real AS 'MODULE_PATHNAME', 'gpuscore_gpu_score_row'
+LANGUAGE C STABLE PARALLEL SAFE COST 100
+SUPPORT @extschema@.gpu_score_support;
+CREATE FUNCTION @extschema@.gpu_predict(model text, features record)
+RETURNS real[] AS 'MODULE_PATHNAME', 'gpuscore_gpu_predict_row'
+LANGUAGE C STABLE PARALLEL SAFE COST 100
+SUPPORT @extschema@.gpu_score_support;
+
+COMMENT ON FUNCTION @extschema@.gpu_score(text, record) IS
+'score one row with a single-output model, taking each feature from the column of the row named like it; NULL is a missing value, text a category by name';
+COMMENT ON FUNCTION @extschema@.gpu_predict(text, record) IS
+'every output of one row, taking each feature from the column of the row named like it';
+
+-- What the planner puts in place of a gpu_score or gpu_predict call that it
+-- scores in a batch (src/batch_plan.c): the batch's score of the row, or the
+-- error the call would have raised for that row, raised only where the call's
+-- value is used, as the call itself would have raised it.
+CREATE FUNCTION @extschema@.gpu_batch_result(score anyelement, error text)
+RETURNS anyelement AS 'MODULE_PATHNAME', 'gpuscore_gpu_batch_result'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+COMMENT ON FUNCTION @extschema@.gpu_batch_result(anyelement, text) IS
+'internal to batched gpu_score and gpu_predict calls: the score, or the error the call raises for the row';
+
+CREATE FUNCTION @extschema@.gpu_score_query(model text, query text)
+RETURNS TABLE (id bigint, score real)
+AS 'MODULE_PATHNAME', 'gpuscore_gpu_score_query'
+LANGUAGE C VOLATILE PARALLEL UNSAFE ROWS 100000;
+
+COMMENT ON FUNCTION @extschema@.gpu_score_query(text, text) IS
+'run query (key column, then the features in model order) and score its rows in batches of pg_gpuscore.batch_size';
+
+CREATE FUNCTION @extschema@.gpu_predict_query(model text, query text)
+RETURNS TABLE (id bigint, scores real[])
+AS 'MODULE_PATHNAME', 'gpuscore_gpu_predict_query'
+LANGUAGE C VOLATILE PARALLEL UNSAFE ROWS 100000;
+
+COMMENT ON FUNCTION @extschema@.gpu_predict_query(text, text) IS
+'like gpu_score_query, returning every output of the model per row';
+
+CREATE FUNCTION @extschema@.gpu_verify_model(name text, n_rows integer DEFAULT 10000)
+RETURNS TABLE (model text, version integer, engine text, rows_compared bigint,
+               outputs_compared bigint, max_abs_diff double precision,
+               mismatches bigint, xgboost_version text, passed boolean,
+               xgboost_library text)
+AS 'MODULE_PATHNAME', 'gpuscore_gpu_verify_model'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.gpu_verify_model(text, integer) IS
+'score n_rows generated rows with pg_gpuscore and with XGBoost''s own predictor and report the largest difference';
+
+-- Categorical features by name ------------------------------------------------
+
+-- A model trained on a pandas DataFrame with category columns keeps the
+-- names of its categories (XGBoost 3.1 and later, LightGBM, skl2onnx's
+-- OneHotEncoders of string columns); text,
+-- varchar and char columns are then read by name wherever columns are
+-- (gpu_score_query, gpu_score_agg's column form, the triggers).  These two
+-- show the names and give the code a feature array needs.
+CREATE FUNCTION @extschema@.gpu_model_categories(model text)
+RETURNS TABLE (feature integer, feature_name text, code integer, category text)
+AS 'MODULE_PATHNAME', 'gpuscore_gpu_model_categories'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION @extschema@.gpu_model_categories(text) IS
+'the category names a model keeps, feature by feature: code n of a categorical feature is its n-th name (trained on a pandas DataFrame: XGBoost 3.1 or later, LightGBM, skl2onnx one-hot encoders of string columns)';
+
+CREATE FUNCTION @extschema@.gpu_category_code(model text, feature text, category text)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'gpuscore_gpu_category_code'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION @extschema@.gpu_category_code(text, text, text) IS
+'the code of a category of a named feature, for a feature array; NULL for a category a LightGBM or ONNX model does not know, an error for one an XGBoost model does not know';
+
+-- Explanations -----------------------------------------------------------------
+
+-- Why one row got its score: each feature's contribution to a tree
+-- ensemble's margin (SHAP values, as XGBoost's pred_contribs and LightGBM's
+-- pred_contrib compute them), for reason codes.  Per output, one row per
+-- feature (with its category name where the model keeps names), then the
+-- expected margin as the row whose feature is NULL; the contributions of an
+-- output add up to its margin.  One overload per array
+-- type, as for gpu_score.  COST 1000: it walks every path of every tree.
+CREATE FUNCTION @extschema@.gpu_explain(model text, features real[])
+RETURNS TABLE (output integer, feature integer, feature_name text, value real, contribution real,
+               category text)
+AS 'MODULE_PATHNAME', 'gpuscore_gpu_explain'
+LANGUAGE C STABLE PARALLEL SAFE COST 1000 ROWS 31;
+CREATE FUNCTION @extschema@.gpu_explain(model text, features double precision[])
+RETURNS TABLE (output integer, feature integer, feature_name text, value real, contribution real,
+               category text)
+AS 'MODULE_PATHNAME', 'gpuscore_gpu_explain'
+LANGUAGE C STABLE PARALLEL SAFE COST 1000 ROWS 31;
+CREATE FUNCTION @extschema@.gpu_explain(model text, features numeric[])
+RETURNS TABLE (output integer, feature integer, feature_name text, value real, contribution real,
+               category text)
+AS 'MODULE_PATHNAME', 'gpuscore_gpu_explain'
+LANGUAGE C STABLE PARALLEL SAFE COST 1000 ROWS 31;
+CREATE FUNCTION @extschema@.gpu_explain(model text, features integer[])
+RETURNS TABLE (output integer, feature integer, feature_name text, value real, contribution real,
+               category text)
+AS 'MODULE_PATHNAME', 'gpuscore_gpu_explain'
+LANGUAGE C STABLE PARALLEL SAFE COST 1000 ROWS 31;
+CREATE FUNCTION @extschema@.gpu_explain(model text, features bigint[])
+RETURNS TABLE (output integer, feature integer, feature_name text, value real, contribution real,
+               category text)
+AS 'MODULE_PATHNAME', 'gpuscore_gpu_explain'
+LANGUAGE C STABLE PARALLEL SAFE COST 1000 ROWS 31;
+CREATE FUNCTION @extschema@.gpu_explain(model text, features smallint[])
+RETURNS TABLE (output integer, feature integer, feature_name text, value real, contribution real,
+               category text)
+AS 'MODULE_PATHNAME', 'gpuscore_gpu_explain'
+LANGUAGE C STABLE PARALLEL SAFE COST 1000 ROWS 31;
+
+COMMENT ON FUNCTION @extschema@.gpu_explain(text, real[]) IS
+'each feature''s contribution to one row''s margin (SHAP values) and, where feature is NULL, the expected margin; tree ensembles saved by XGBoost, LightGBM or CatBoost, and XGBoost''s linear boosters';
+COMMENT ON FUNCTION @extschema@.gpu_explain(text, double precision[]) IS
+'each feature''s contribution to one row''s margin (SHAP values) and, where feature is NULL, the expected margin; tree ensembles saved by XGBoost, LightGBM or CatBoost, and XGBoost''s linear boosters';
+COMMENT ON FUNCTION @extschema@.gpu_explain(text, numeric[]) IS
+'each feature''s contribution to one row''s margin (SHAP values) and, where feature is NULL, the expected margin; tree ensembles saved by XGBoost, LightGBM or CatBoost, and XGBoost''s linear boosters';
+COMMENT ON FUNCTION @extschema@.gpu_explain(text, integer[]) IS
+'each feature''s contribution to one row''s margin (SHAP values) and, where feature is NULL, the expected margin; tree ensembles saved by XGBoost, LightGBM or CatBoost, and XGBoost''s linear boosters';
+COMMENT ON FUNCTION @extschema@.gpu_explain(text, bigint[]) IS
+'each feature''s contribution to one row''s margin (SHAP values) and, where feature is NULL, the expected margin; tree ensembles saved by XGBoost, LightGBM or CatBoost, and XGBoost''s linear boosters';
+COMMENT ON FUNCTION @extschema@.gpu_explain(text, smallint[]) IS
+'each feature''s contribution to one row''s margin (SHAP values) and, where feature is NULL, the expected margin; tree ensembles saved by XGBoost, LightGBM or CatBoost, and XGBoost''s linear boosters';
+
+-- The rows of a query, read as gpu_score_query reads them (a key column, then
+-- the features; text categories by name): per row and output the features
+-- by decreasing contribution, then the expected margin; with top, only the
+-- first top features (reason codes).
+CREATE FUNCTION @extschema@.gpu_explain_query(model text, query text, top integer DEFAULT NULL)
+RETURNS TABLE (id bigint, output integer, rank integer, feature integer, feature_name text,
+               value real, contribution real, category text)
+AS 'MODULE_PATHNAME', 'gpuscore_gpu_explain_query'
+LANGUAGE C VOLATILE PARALLEL UNSAFE ROWS 1000;
+
+COMMENT ON FUNCTION @extschema@.gpu_explain_query(text, text, integer) IS
+'gpu_explain for every row of query (key column, then the features as for gpu_score_query): features by decreasing contribution, then the expected margin; with top, each row''s top reasons only';
+
+-- Devices ----------------------------------------------------------------------
+
+CREATE FUNCTION @extschema@.gpu_device_info()
+RETURNS TABLE (provider_loaded boolean, reason text, device_count integer,
+               device_name text, compute_capability text, total_memory bigint,
+               free_memory bigint, driver_version integer, runtime_version integer)
+AS 'MODULE_PATHNAME', 'gpuscore_gpu_device_info'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION @extschema@.gpu_device_info() IS
+'what this backend sees of the GPU: whether the CUDA provider loaded (and why not), the device, its memory and the CUDA versions';
+
+CREATE FUNCTION @extschema@.gpu_engine_stats()
+RETURNS TABLE (engine text, batches bigint, rows bigint, fallbacks bigint)
+AS 'MODULE_PATHNAME', 'gpuscore_gpu_engine_stats'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION @extschema@.gpu_engine_stats() IS
+'batches and rows this session scored on the CPU and on the GPU through the batch paths, and GPU failures that fell back to the CPU';
+
+-- Triggers ---------------------------------------------------------------------
+
+-- Arguments are 'name=value' strings; see docs/reference.md.  Both run as the
+-- user whose INSERT fires them (no SECURITY DEFINER).
+CREATE FUNCTION @extschema@.gpu_score_trigger()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'gpuscore_gpu_score_trigger'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.gpu_score_trigger() IS
+'BEFORE INSERT OR UPDATE FOR EACH ROW trigger: scores the new row into score_column (and flag_column = score >= threshold); arguments model=, score_column=, [flag_column=, threshold=], [features=], [on_error=error|null]';
+
+CREATE FUNCTION @extschema@.gpu_alert_trigger()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'gpuscore_gpu_alert_trigger'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.gpu_alert_trigger() IS
+'AFTER INSERT FOR EACH STATEMENT trigger with REFERENCING NEW TABLE: scores the inserted rows in batches and inserts those with score >= threshold into alerts_table; arguments model=, key_column=, threshold=, alerts_table=, [features=], [on_error=error|null]';
+
+-- Aggregate --------------------------------------------------------------------
+
+-- gpu_score_agg collects a group's rows into columnar batches, scores each full
+-- batch while the scan goes on and returns the group's (id, score) pairs as a
+-- bytea (at most about 82 million rows per group); gpu_scores turns that back
+-- into rows.  Parallel: partial aggregates are scored in the workers.
+CREATE FUNCTION @extschema@.gpu_score_agg_transfn(internal, text, bigint, real[])
+RETURNS internal AS 'MODULE_PATHNAME', 'gpuscore_gpu_score_agg_transfn'
+LANGUAGE C STABLE PARALLEL SAFE COST 100;
+CREATE FUNCTION @extschema@.gpu_score_agg_finalfn(internal)
+RETURNS bytea AS 'MODULE_PATHNAME', 'gpuscore_gpu_score_agg_finalfn'
+LANGUAGE C STABLE PARALLEL SAFE;
+CREATE FUNCTION @extschema@.gpu_score_agg_combinefn(internal, internal)
+RETURNS internal AS 'MODULE_PATHNAME', 'gpuscore_gpu_score_agg_combinefn'
+LANGUAGE C STABLE PARALLEL SAFE;
+CREATE FUNCTION @extschema@.gpu_score_agg_serialfn(internal)
+RETURNS bytea AS 'MODULE_PATHNAME', 'gpuscore_gpu_score_agg_serialfn'
+LANGUAGE C STRICT STABLE PARALLEL SAFE;
+CREATE FUNCTION @extschema@.gpu_score_agg_deserialfn(bytea, internal)
+RETURNS internal AS 'MODULE_PATHNAME', 'gpuscore_gpu_score_agg_deserialfn'
+LANGUAGE C STRICT STABLE PARALLEL SAFE;
+
+CREATE AGGREGATE @extschema@.gpu_score_agg(model text, id bigint, features real[]) (
+    SFUNC = @extschema@.gpu_score_agg_transfn,
+    STYPE = internal,
+    FINALFUNC = @extschema@.gpu_score_agg_finalfn,
+    FINALFUNC_MODIFY = READ_WRITE,
+    COMBINEFUNC = @extschema@.gpu_score_agg_combinefn,
+    SERIALFUNC = @extschema@.gpu_score_agg_serialfn,
+    DESERIALFUNC = @extschema@.gpu_score_agg_deserialfn,
+    PARALLEL = SAFE
+);
+
+COMMENT ON AGGREGATE @extschema@.gpu_score_agg(text, bigint, real[]) IS
+'score the rows of each group in columnar batches of pg_gpuscore.batch_size; returns the (id, score) pairs for gpu_scores(); a NULL features array gives a NULL score';
+
+-- The same for the other arrays gpu_score takes: without these an array of
+-- numeric (or smallint, integer, bigint) columns, ARRAY[amount, hour], would match
+-- both the real[] form (by an implicit cast) and the VARIADIC "any" form below.
+CREATE FUNCTION @extschema@.gpu_score_agg_transfn(internal, text, bigint, numeric[])
+RETURNS internal AS 'MODULE_PATHNAME', 'gpuscore_gpu_score_agg_transfn'
+LANGUAGE C STABLE PARALLEL SAFE COST 100;
+CREATE AGGREGATE @extschema@.gpu_score_agg(model text, id bigint, features numeric[]) (
+    SFUNC = @extschema@.gpu_score_agg_transfn,
+    STYPE = internal,
+    FINALFUNC = @extschema@.gpu_score_agg_finalfn,
+    FINALFUNC_MODIFY = READ_WRITE,
+    COMBINEFUNC = @extschema@.gpu_score_agg_combinefn,
+    SERIALFUNC = @extschema@.gpu_score_agg_serialfn,
+    DESERIALFUNC = @extschema@.gpu_score_agg_deserialfn,
+    PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE @extschema@.gpu_score_agg(text, bigint, numeric[]) IS
+'gpu_score_agg with the features as a numeric[] array';
+CREATE FUNCTION @extschema@.gpu_score_agg_transfn(internal, text, bigint, integer[])
+RETURNS internal AS 'MODULE_PATHNAME', 'gpuscore_gpu_score_agg_transfn'
+LANGUAGE C STABLE PARALLEL SAFE COST 100;
+CREATE AGGREGATE @extschema@.gpu_score_agg(model text, id bigint, features integer[]) (
+    SFUNC = @extschema@.gpu_score_agg_transfn,
+    STYPE = internal,
+    FINALFUNC = @extschema@.gpu_score_agg_finalfn,
+    FINALFUNC_MODIFY = READ_WRITE,
+    COMBINEFUNC = @extschema@.gpu_score_agg_combinefn,
+    SERIALFUNC = @extschema@.gpu_score_agg_serialfn,
+    DESERIALFUNC = @extschema@.gpu_score_agg_deserialfn,
+    PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE @extschema@.gpu_score_agg(text, bigint, integer[]) IS
+'gpu_score_agg with the features as an integer[] array';
+CREATE FUNCTION @extschema@.gpu_score_agg_transfn(internal, text, bigint, bigint[])
+RETURNS internal AS 'MODULE_PATHNAME', 'gpuscore_gpu_score_agg_transfn'
+LANGUAGE C STABLE PARALLEL SAFE COST 100;
+CREATE AGGREGATE @extschema@.gpu_score_agg(model text, id bigint, features bigint[]) (
+    SFUNC = @extschema@.gpu_score_agg_transfn,
+    STYPE = internal,
+    FINALFUNC = @extschema@.gpu_score_agg_finalfn,
+    FINALFUNC_MODIFY = READ_WRITE,
+    COMBINEFUNC = @extschema@.gpu_score_agg_combinefn,
+    SERIALFUNC = @extschema@.gpu_score_agg_serialfn,
+    DESERIALFUNC = @extschema@.gpu_score_agg_deserialfn,
+    PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE @extschema@.gpu_score_agg(text, bigint, bigint[]) IS
+'gpu_score_agg with the features as a bigint[] array';
+CREATE FUNCTION @extschema@.gpu_score_agg_transfn(internal, text, bigint, smallint[])
+RETURNS internal AS 'MODULE_PATHNAME', 'gpuscore_gpu_score_agg_transfn'
+LANGUAGE C STABLE PARALLEL SAFE COST 100;
+CREATE AGGREGATE @extschema@.gpu_score_agg(model text, id bigint, features smallint[]) (
+    SFUNC = @extschema@.gpu_score_agg_transfn,
+    STYPE = internal,
+    FINALFUNC = @extschema@.gpu_score_agg_finalfn,
+    FINALFUNC_MODIFY = READ_WRITE,
+    COMBINEFUNC = @extschema@.gpu_score_agg_combinefn,
+    SERIALFUNC = @extschema@.gpu_score_agg_serialfn,
+    DESERIALFUNC = @extschema@.gpu_score_agg_deserialfn,
+    PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE @extschema@.gpu_score_agg(text, bigint, smallint[]) IS
+'gpu_score_agg with the features as a smallint[] array';
+
+-- The same aggregate over separate feature columns (real, double precision,
+-- smallint, integer, bigint, numeric or boolean; NULL is a missing value), so
+-- no array has to be built per row.
+CREATE FUNCTION @extschema@.gpu_score_agg_cols_transfn(internal, text, bigint, VARIADIC "any")
+RETURNS internal AS 'MODULE_PATHNAME', 'gpuscore_gpu_score_agg_cols_transfn'
+LANGUAGE C STABLE PARALLEL SAFE COST 100;
+
+CREATE AGGREGATE @extschema@.gpu_score_agg(model text, id bigint, VARIADIC features "any") (
+    SFUNC = @extschema@.gpu_score_agg_cols_transfn,
+    STYPE = internal,
+    FINALFUNC = @extschema@.gpu_score_agg_finalfn,
+    FINALFUNC_MODIFY = READ_WRITE,
+    COMBINEFUNC = @extschema@.gpu_score_agg_combinefn,
+    SERIALFUNC = @extschema@.gpu_score_agg_serialfn,
+    DESERIALFUNC = @extschema@.gpu_score_agg_deserialfn,
+    PARALLEL = SAFE
+);
+
+COMMENT ON AGGREGATE @extschema@.gpu_score_agg(text, bigint, VARIADIC "any") IS
+'gpu_score_agg with the features as separate columns, in model order; a NULL column is a missing value';
+
+CREATE FUNCTION @extschema@.gpu_scores(result bytea)
+RETURNS TABLE (id bigint, score real)
+AS 'MODULE_PATHNAME', 'gpuscore_gpu_scores'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE ROWS 100000;
+
+COMMENT ON FUNCTION @extschema@.gpu_scores(bytea) IS
+'the (id, score) rows of a gpu_score_agg result, in no particular order';
+
+-- Scheduled scoring of tables ----------------------------------------------------
+
+-- One row per gpu_score_table run.  Written only through the functions below
+-- (each run's own session), readable by everyone.
+CREATE TABLE @extschema@.gpu_score_runs (
+    run_id        bigserial PRIMARY KEY,
+    model         text NOT NULL,
+    model_version integer,
+    source        text NOT NULL,
+    target        text NOT NULL,
+    mode          text NOT NULL,
+    status        text NOT NULL
+                  CHECK (status IN ('running', 'succeeded', 'failed', 'cancelled',
+                                    'interrupted', 'skipped')),
+    rows_scored   bigint NOT NULL DEFAULT 0,
+    batches       integer NOT NULL DEFAULT 0,
+    last_key      bigint,
+    started_at    timestamptz NOT NULL DEFAULT pg_catalog.clock_timestamp(),
+    finished_at   timestamptz,
+    duration      interval GENERATED ALWAYS AS (finished_at - started_at) STORED,
+    error         text,
+    run_by        name NOT NULL DEFAULT session_user,
+    backend_pid   integer NOT NULL DEFAULT pg_catalog.pg_backend_pid()
+);
+CREATE INDEX ON @extschema@.gpu_score_runs (target, started_at);
+REVOKE ALL ON TABLE @extschema@.gpu_score_runs FROM PUBLIC;
+GRANT SELECT ON TABLE @extschema@.gpu_score_runs TO PUBLIC;
+REVOKE ALL ON SEQUENCE @extschema@.gpu_score_runs_run_id_seq FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('@extschema@.gpu_score_runs', '');
+SELECT pg_catalog.pg_extension_config_dump('@extschema@.gpu_score_runs_run_id_seq', '');
+
+-- Lock the stored row of a model for the rest of the transaction (replacing
+-- or dropping the model waits for the transaction) and return its version.
+CREATE FUNCTION @extschema@.gpu_model_lock(name text)
+RETURNS integer
+LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    v integer;
+BEGIN
+    SELECT s.version INTO v FROM @extschema@.gpu_model_store s WHERE s.name = $1 FOR SHARE;
+    IF v IS NULL THEN
+        RAISE EXCEPTION 'model "%" does not exist', $1
+            USING ERRCODE = 'undefined_object',
+                  HINT = 'Load it with gpu_load_model(); gpu_models lists the loaded models.';
+    END IF;
+    RETURN v;
+END
+$fn$;
+
+COMMENT ON FUNCTION @extschema@.gpu_model_lock(text) IS
+'lock a model''s active version until the end of the transaction (gpu_load_model and gpu_drop_model on it wait) and return the version';
+
+-- Run-log writers used by gpu_score_table.  A run's row is written only by the
+-- session that started it.
+CREATE FUNCTION @extschema@.gpu_score_run_begin(model text, model_version integer, source text,
+                                                target text, mode text, status text)
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    id bigint;
+BEGIN
+    IF status NOT IN ('running', 'skipped') THEN
+        RAISE EXCEPTION 'a run starts as running or skipped, not %', status
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF status = 'running' THEN
+        -- The caller holds the target's run lock, so a run still marked
+        -- running on the same target ended without saying so.
+        UPDATE @extschema@.gpu_score_runs r
+           SET status = 'interrupted', finished_at = clock_timestamp(),
+               error = 'the session running it ended before the run finished'
+         WHERE r.target = gpu_score_run_begin.target AND r.status = 'running';
+    END IF;
+    INSERT INTO @extschema@.gpu_score_runs (model, model_version, source, target, mode, status,
+                                            finished_at)
+    VALUES (model, model_version, source, target, mode, status,
+            CASE WHEN status = 'skipped' THEN clock_timestamp() END)
+    RETURNING run_id INTO id;
+    RETURN id;
+END
+$fn$;
+
+CREATE FUNCTION @extschema@.gpu_score_run_update(run_id bigint, rows_scored bigint, batches integer,
+                                                 last_key bigint, status text DEFAULT 'running',
+                                                 error text DEFAULT NULL)
+RETURNS void
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+BEGIN
+    IF status NOT IN ('running', 'succeeded', 'failed', 'cancelled') THEN
+        RAISE EXCEPTION 'invalid run status %', status USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    UPDATE @extschema@.gpu_score_runs r
+       SET rows_scored = gpu_score_run_update.rows_scored,
+           batches = gpu_score_run_update.batches,
+           last_key = gpu_score_run_update.last_key,
+           status = gpu_score_run_update.status,
+           error = gpu_score_run_update.error,
+           finished_at = CASE WHEN gpu_score_run_update.status = 'running' THEN NULL
+                              ELSE clock_timestamp() END
+     WHERE r.run_id = gpu_score_run_update.run_id
+       AND r.run_by = session_user AND r.status = 'running';
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'run % is not a running run of this session user', run_id
+            USING ERRCODE = 'object_not_in_prerequisite_state';
+    END IF;
+END
+$fn$;
+
+-- Cancel deferral around gpu_score_table's COMMITs (src/run_guard.c).  A
+-- COMMIT cannot stand inside a block with an exception handler, and PL/pgSQL
+-- checks for interrupts before each statement: a cancel landing between a
+-- batch's block and the next would escape the procedure, leaving the run
+-- 'running' and its lock held by the session.  So cancels are held over
+-- those statements and raised inside the next block.
+CREATE FUNCTION @extschema@.gpu_score_run_lock(key bigint, wait boolean)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'gpuscore_gpu_score_run_lock'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.gpu_score_run_lock(bigint, boolean) IS
+'internal to gpu_score_table: take a run''s session-level advisory lock (or return false when busy and not wait) and hold query cancels until gpu_score_run_resume';
+
+CREATE FUNCTION @extschema@.gpu_score_run_hold(key bigint)
+RETURNS void
+AS 'MODULE_PATHNAME', 'gpuscore_gpu_score_run_hold'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.gpu_score_run_hold(bigint) IS
+'internal to gpu_score_table: while holding the run lock of key, hold query cancels over its next COMMIT (an error or a second COMMIT ends the hold)';
+
+CREATE FUNCTION @extschema@.gpu_score_run_resume()
+RETURNS void
+AS 'MODULE_PATHNAME', 'gpuscore_gpu_score_run_resume'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.gpu_score_run_resume() IS
+'internal to gpu_score_table: stop holding query cancels and raise one that arrived meanwhile';
+
+-- gpu_score_table: score a table in committed batches (see docs/reference.md).
+CREATE PROCEDURE @extschema@.gpu_score_table(
+    model            text,
+    source           regclass,
+    key_column       name,
+    score_column     name DEFAULT 'score',
+    target           regclass DEFAULT NULL,
+    features         name[] DEFAULT NULL,
+    mode             text DEFAULT 'unscored',
+    changed_column   name DEFAULT NULL,
+    scored_at_column name DEFAULT NULL,
+    filter           text DEFAULT NULL,
+    batch_size       integer DEFAULT 50000,
+    wait             boolean DEFAULT false)
+LANGUAGE plpgsql
+AS $proc$
+<<run>>
+DECLARE
+    -- what is written where
+    write_rel    regclass := coalesce(target, source);
+    target_name  text;
+    version      integer;
+    feats        name[];
+    feat_list    text;
+    bad_pos      bigint;
+    bad_col      name;
+    named_pos    bigint;
+    place_name   text;
+    other_name   text;
+    key_type     regtype;
+    has_version  boolean := false;
+    has_at       boolean := false;
+    at_col       name := scored_at_column;
+    cond         text := 'true';
+    sql_base     text;
+    sql          text;
+    lock_key     bigint;
+    resume_key   bigint;
+    -- progress
+    run_id       bigint;
+    n            bigint;
+    max_key      bigint;
+    upper_key    bigint;
+    lower_cond   text;
+    range_sql    text;
+    last_key     bigint;
+    total        bigint := 0;
+    n_batches    integer := 0;
+    err_state    text;
+    err_msg      text;
+    err_detail   text;
+    err_hint     text;
+BEGIN
+    -- Arguments ---------------------------------------------------------------
+    IF model IS NULL OR source IS NULL OR key_column IS NULL OR score_column IS NULL
+       OR mode IS NULL OR batch_size IS NULL OR wait IS NULL THEN
+        RAISE EXCEPTION 'gpu_score_table: model, source, key_column, score_column, mode, batch_size and wait must not be null'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF mode NOT IN ('unscored', 'changed', 'all') THEN
+        RAISE EXCEPTION 'unknown gpu_score_table mode "%"', mode
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Use ''unscored'', ''changed'' or ''all''.';
+    END IF;
+    IF batch_size < 1 OR batch_size > 10000000 THEN
+        RAISE EXCEPTION 'batch_size must be between 1 and 10000000, not %', batch_size
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    -- it writes: say so before the first lock (on a hot standby a lock or a
+    -- FOR SHARE would fail with a message about those instead)
+    IF pg_catalog.current_setting('transaction_read_only')::boolean THEN
+        IF pg_catalog.pg_is_in_recovery() THEN
+            RAISE EXCEPTION 'cannot execute gpu_score_table in a read-only transaction'
+                USING ERRCODE = 'read_only_sql_transaction',
+                      HINT = 'This server is a hot standby: score tables on the primary; gpu_score_query reads scores here.';
+        END IF;
+        RAISE EXCEPTION 'cannot execute gpu_score_table in a read-only transaction'
+            USING ERRCODE = 'read_only_sql_transaction';
+    END IF;
+
+    SELECT a.atttypid::regtype INTO key_type FROM pg_catalog.pg_attribute a
+     WHERE a.attrelid = source AND a.attname = key_column AND a.attnum > 0 AND NOT a.attisdropped;
+    IF key_type IS NULL THEN
+        RAISE EXCEPTION 'column "%" of relation % does not exist', key_column, source
+            USING ERRCODE = 'undefined_column';
+    END IF;
+    IF key_type NOT IN ('smallint'::regtype, 'integer'::regtype, 'bigint'::regtype) THEN
+        RAISE EXCEPTION 'key column "%" of % has type %', key_column, source, key_type
+            USING ERRCODE = 'datatype_mismatch',
+                  HINT = 'gpu_score_table needs a smallint, integer or bigint key (usually the primary key).';
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_index i
+                     JOIN pg_catalog.pg_class c ON c.oid = i.indexrelid
+                     JOIN pg_catalog.pg_am am ON am.oid = c.relam
+                     JOIN pg_catalog.pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
+                    WHERE i.indrelid = source AND am.amname = 'btree' AND i.indpred IS NULL
+                      AND a.attname = key_column) THEN
+        RAISE EXCEPTION 'key column "%" of % has no index', key_column, source
+            USING ERRCODE = 'invalid_table_definition',
+                  HINT = 'gpu_score_table walks the table in key order: make the key the primary key or give it a btree index.';
+    END IF;
+
+    feats := features;
+    IF feats IS NULL THEN
+        SELECT m.feature_names::name[] INTO feats FROM @extschema@.gpu_models m WHERE m.name = model;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION 'model "%" does not exist', model
+                USING ERRCODE = 'undefined_object',
+                      HINT = 'Load it with gpu_load_model(); gpu_models lists the loaded models.';
+        END IF;
+        IF feats IS NULL THEN
+            RAISE EXCEPTION 'model "%" has no feature names', model
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Name the feature columns, in model order, with features => ARRAY[...].';
+        END IF;
+    END IF;
+    IF pg_catalog.cardinality(feats) = 0 THEN
+        RAISE EXCEPTION 'features must name at least one column' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    FOR i IN 1 .. pg_catalog.cardinality(feats) LOOP
+        IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a
+                        WHERE a.attrelid = source AND a.attname = feats[i] AND a.attnum > 0
+                          AND NOT a.attisdropped) THEN
+            RAISE EXCEPTION 'feature column "%" of relation % does not exist', feats[i], source
+                USING ERRCODE = 'undefined_column',
+                      HINT = CASE WHEN features IS NULL
+                                  THEN 'The columns default to the model''s feature names; name them with features => ARRAY[...].'
+                                  ELSE 'Name the feature columns in model order.' END;
+        END IF;
+    END LOOP;
+    IF pg_catalog.cardinality(feats) <> (SELECT m.n_features FROM @extschema@.gpu_models m
+                                          WHERE m.name = model) THEN
+        RAISE EXCEPTION 'model "%" expects % features, got % columns', model,
+                        (SELECT m.n_features FROM @extschema@.gpu_models m WHERE m.name = model),
+                        pg_catalog.cardinality(feats)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    -- A feature column named like another of the model's features: the
+    -- columns are out of model order (refused as gpu_score_query refuses
+    -- them).  Names match exactly, or without regard to ASCII case where
+    -- only one feature matches so.
+    IF features IS NOT NULL THEN
+        SELECT f.o, f.col, n.o, m.feature_names[f.o], m.feature_names[n.o]
+          INTO bad_pos, bad_col, named_pos, place_name, other_name
+          FROM @extschema@.gpu_models m,
+               pg_catalog.unnest(feats) WITH ORDINALITY f(col, o),
+               LATERAL (SELECT coalesce(
+                          (SELECT u.o FROM pg_catalog.unnest(m.feature_names) WITH ORDINALITY u(nm, o)
+                            WHERE u.nm = f.col::text ORDER BY u.o LIMIT 1),
+                          (SELECT pg_catalog.min(u.o) FROM pg_catalog.unnest(m.feature_names) WITH ORDINALITY u(nm, o)
+                            WHERE pg_catalog.lower(u.nm COLLATE "C") = pg_catalog.lower(f.col::text COLLATE "C")
+                           HAVING pg_catalog.count(*) = 1)) AS o) n
+         WHERE m.name = model AND n.o <> f.o
+           -- LightGBM's made-up names (Column_0, ...) say nothing of the columns
+           AND NOT (m.feature_names[f.o] = 'Column_' || (f.o - 1)
+                    AND m.feature_names[n.o] = 'Column_' || (n.o - 1))
+         ORDER BY f.o LIMIT 1;
+        IF FOUND THEN
+            RAISE EXCEPTION 'feature column "%" stands for feature % of model "%" but is named like feature %',
+                            bad_col, bad_pos, model, named_pos
+                USING ERRCODE = 'invalid_parameter_value',
+                      DETAIL = pg_catalog.format('Features are read by position: feature %s is "%s", feature %s "%s".',
+                                                 bad_pos, place_name, named_pos, other_name),
+                      HINT = 'Give the feature columns in the order of gpu_models.feature_names, or rename the column if its name is a coincidence.';
+        END IF;
+    END IF;
+    -- one argument per feature where the aggregate can take them (at most 100
+    -- function arguments), one double precision[] otherwise
+    IF pg_catalog.cardinality(feats) <= 90 THEN
+        SELECT pg_catalog.string_agg(pg_catalog.format('b.%I', f), ', ' ORDER BY o)
+          INTO feat_list FROM pg_catalog.unnest(feats) WITH ORDINALITY u(f, o);
+    ELSE
+        SELECT 'ARRAY[' || pg_catalog.string_agg(pg_catalog.format('b.%I::float8', f), ', ' ORDER BY o) || ']'
+          INTO feat_list FROM pg_catalog.unnest(feats) WITH ORDINALITY u(f, o);
+    END IF;
+
+    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a
+                    WHERE a.attrelid = write_rel AND a.attname = score_column AND a.attnum > 0
+                      AND NOT a.attisdropped
+                      AND a.atttypid IN ('real'::regtype, 'double precision'::regtype, 'numeric'::regtype)) THEN
+        RAISE EXCEPTION 'relation % has no score column "%" of type real, double precision or numeric',
+                        write_rel, score_column
+            USING ERRCODE = 'undefined_column';
+    END IF;
+
+    IF target IS NOT NULL THEN
+        target_name := target::text;
+        IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a
+                        WHERE a.attrelid = target AND a.attname = key_column AND a.attnum > 0
+                          AND NOT a.attisdropped) THEN
+            RAISE EXCEPTION 'results table % has no key column "%"', target, key_column
+                USING ERRCODE = 'undefined_column';
+        END IF;
+        IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_index i JOIN pg_catalog.pg_attribute a
+                                  ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
+                        WHERE i.indrelid = target AND i.indisunique AND i.indnkeyatts = 1
+                          AND i.indpred IS NULL AND i.indexprs IS NULL AND a.attname = key_column) THEN
+            RAISE EXCEPTION 'results table % has no unique index on "%"', target, key_column
+                USING ERRCODE = 'invalid_table_definition',
+                      HINT = 'Make the key column the primary key of the results table.';
+        END IF;
+        has_version := EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a
+                                WHERE a.attrelid = target AND a.attname = 'model_version'
+                                  AND a.attnum > 0 AND NOT a.attisdropped);
+        at_col := coalesce(at_col, 'scored_at');
+        has_at := EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a
+                           WHERE a.attrelid = target AND a.attname = at_col
+                             AND a.attnum > 0 AND NOT a.attisdropped);
+        IF scored_at_column IS NOT NULL AND NOT has_at THEN
+            RAISE EXCEPTION 'results table % has no column "%"', target, scored_at_column
+                USING ERRCODE = 'undefined_column';
+        END IF;
+    ELSE
+        target_name := pg_catalog.format('%s.%I', source, score_column);
+        IF at_col IS NOT NULL THEN
+            has_at := EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a
+                               WHERE a.attrelid = source AND a.attname = at_col
+                                 AND a.attnum > 0 AND NOT a.attisdropped);
+            IF NOT has_at THEN
+                RAISE EXCEPTION 'column "%" of relation % does not exist', at_col, source
+                    USING ERRCODE = 'undefined_column';
+            END IF;
+        END IF;
+    END IF;
+
+    -- Which rows a run scores.
+    IF mode = 'changed' THEN
+        IF changed_column IS NULL OR NOT has_at THEN
+            RAISE EXCEPTION 'mode ''changed'' needs changed_column and a scored-at column'
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Give changed_column => (the source''s last-change time) and, when scoring in place, scored_at_column => (set by each run); a results table needs a scored_at column.';
+        END IF;
+        IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a
+                        WHERE a.attrelid = source AND a.attname = changed_column
+                          AND a.attnum > 0 AND NOT a.attisdropped) THEN
+            RAISE EXCEPTION 'column "%" of relation % does not exist', changed_column, source
+                USING ERRCODE = 'undefined_column';
+        END IF;
+    END IF;
+    IF target IS NULL THEN
+        cond := CASE mode
+            WHEN 'unscored' THEN pg_catalog.format('s.%I IS NULL', score_column)
+            WHEN 'changed' THEN pg_catalog.format('(s.%1$I IS NULL OR s.%2$I IS NULL OR s.%3$I > s.%2$I)',
+                                                  score_column, at_col, changed_column)
+            ELSE 'true' END;
+    ELSE
+        cond := CASE mode
+            WHEN 'unscored' THEN pg_catalog.format('NOT EXISTS (SELECT 1 FROM %s t WHERE t.%I = s.%I)',
+                                                   target, key_column, key_column)
+            WHEN 'changed' THEN pg_catalog.format('NOT EXISTS (SELECT 1 FROM %s t WHERE t.%2$I = s.%2$I AND t.%3$I >= s.%4$I)',
+                                                  target, key_column, at_col, changed_column)
+            ELSE 'true' END;
+    END IF;
+    IF filter IS NOT NULL THEN
+        cond := cond || ' AND (' || filter || ')';
+    END IF;
+
+    -- The run walks the key index in ranges of batch_size keys, so each batch
+    -- costs the same however much of the table is already scored.  The end
+    -- of the next range ($1: the end of the previous one):
+    range_sql := pg_catalog.format(
+        'SELECT s.%1$I FROM %2$s s %%s ORDER BY s.%1$I OFFSET %3$s LIMIT 1',
+        key_column, source, batch_size - 1);
+    -- One batch: the range's rows that need scoring (locked when scored in
+    -- place), scored with the aggregate (GPU when present), their scores
+    -- written; $1 model, $4 model version, the range's bounds written in.
+    sql_base := pg_catalog.format(
+        'WITH batch AS MATERIALIZED ('
+        '  SELECT s.%1$I AS k, %2$s FROM %3$s s WHERE %4$s %%s%7$s'
+        '), scored AS ('
+        '  SELECT r.id, r.score FROM @extschema@.gpu_scores('
+        '    (SELECT @extschema@.gpu_score_agg($1, b.k::bigint, %5$s) FROM batch b)) r'
+        '), written AS (%6$s) '
+        'SELECT pg_catalog.count(*), pg_catalog.max(k) FROM written',
+        key_column,
+        (SELECT pg_catalog.string_agg(pg_catalog.format('s.%1$I', f), ', ') FROM pg_catalog.unnest(feats) f),
+        source, cond, feat_list,
+        CASE WHEN target IS NULL THEN
+            pg_catalog.format('UPDATE %1$s s SET %2$I = sc.score%3$s FROM scored sc WHERE s.%4$I = sc.id RETURNING s.%4$I AS k',
+                              source, score_column,
+                              CASE WHEN has_at THEN pg_catalog.format(', %I = pg_catalog.now()', at_col) ELSE '' END,
+                              key_column)
+        ELSE
+            pg_catalog.format('INSERT INTO %1$s AS t (%2$I, %3$I%4$s%5$s) SELECT sc.id, sc.score%6$s%7$s FROM scored sc '
+                              'ON CONFLICT (%2$I) DO UPDATE SET %3$I = EXCLUDED.%3$I%8$s%9$s RETURNING t.%2$I AS k',
+                              target, key_column, score_column,
+                              CASE WHEN has_version THEN ', model_version' ELSE '' END,
+                              CASE WHEN has_at THEN pg_catalog.format(', %I', at_col) ELSE '' END,
+                              CASE WHEN has_version THEN ', $4' ELSE '' END,
+                              CASE WHEN has_at THEN ', pg_catalog.now()' ELSE '' END,
+                              CASE WHEN has_version THEN ', model_version = EXCLUDED.model_version' ELSE '' END,
+                              CASE WHEN has_at THEN pg_catalog.format(', %1$I = EXCLUDED.%1$I', at_col) ELSE '' END)
+        END,
+        -- in place, the rows are locked while they are scored (the UPDATE
+        -- then writes scores of the features it sees); a results table needs
+        -- no lock on the source
+        CASE WHEN target IS NULL THEN ' FOR UPDATE OF s' ELSE '' END);
+
+    -- Only one run at a time writes a given target: a session-level advisory
+    -- lock on it (released at the end of the run, or by a crash).  From
+    -- taking it on, cancels are held wherever no exception block would catch
+    -- them (between blocks, over each COMMIT) and raised inside the next
+    -- block, so every way out of the run logs it and releases the lock.
+    -- Each block starts by resuming cancels and ends by holding them.
+    lock_key := (pg_catalog.hashtext('pg_gpuscore.gpu_score_table')::bigint << 32)
+                | write_rel::oid::bigint;
+    version := @extschema@.gpu_model_lock(model);
+    IF NOT @extschema@.gpu_score_run_lock(lock_key, wait) THEN
+        run_id := @extschema@.gpu_score_run_begin(model, version, source::text, target_name, mode, 'skipped');
+        RAISE NOTICE 'gpu_score_table: another run is writing %, skipped (run %)', target_name, run_id;
+        RETURN;
+    END IF;
+
+    BEGIN
+        PERFORM @extschema@.gpu_score_run_resume();
+        -- A run in mode 'all' goes on after the last committed batch of an
+        -- unfinished 'all' run on the same target.
+        IF mode = 'all' THEN
+            SELECT r.last_key INTO resume_key FROM @extschema@.gpu_score_runs r
+             WHERE r.target = target_name AND r.mode = 'all' AND r.model = gpu_score_table.model
+               AND r.status <> 'skipped'
+             ORDER BY r.run_id DESC LIMIT 1;
+            IF resume_key IS NOT NULL AND EXISTS (
+                   SELECT 1 FROM @extschema@.gpu_score_runs r
+                    WHERE r.target = target_name AND r.mode = 'all' AND r.model = gpu_score_table.model
+                      AND r.status = 'succeeded'
+                      AND r.run_id = (SELECT max(r2.run_id) FROM @extschema@.gpu_score_runs r2
+                                       WHERE r2.target = target_name AND r2.mode = 'all'
+                                         AND r2.model = gpu_score_table.model AND r2.status <> 'skipped')) THEN
+                resume_key := NULL;
+            END IF;
+        END IF;
+        last_key := resume_key;
+        run_id := @extschema@.gpu_score_run_begin(model, version, source::text, target_name, mode, 'running');
+        PERFORM @extschema@.gpu_score_run_hold(lock_key);
+    EXCEPTION WHEN OTHERS OR query_canceled THEN
+        PERFORM pg_catalog.pg_advisory_unlock(lock_key);
+        RAISE;
+    END;
+    COMMIT;
+
+    LOOP
+        BEGIN
+            PERFORM @extschema@.gpu_score_run_resume();
+            -- deferred constraints are checked here, where an error or a
+            -- cancel is caught, not at the COMMIT
+            SET CONSTRAINTS ALL IMMEDIATE;
+            IF @extschema@.gpu_model_lock(model) <> version THEN
+                RAISE EXCEPTION 'model "%" was replaced during the run', model
+                    USING ERRCODE = 'object_not_in_prerequisite_state',
+                          DETAIL = pg_catalog.format('The run started with version %s; rows scored so far keep that version''s scores.', version),
+                          HINT = 'Run gpu_score_table again to go on with the new version.';
+            END IF;
+            lower_cond := CASE WHEN last_key IS NULL THEN ''
+                               ELSE pg_catalog.format('s.%I > %s', key_column, last_key) END;
+            EXECUTE pg_catalog.format(range_sql, CASE WHEN lower_cond = '' THEN ''
+                                                      ELSE 'WHERE ' || lower_cond END)
+               INTO upper_key;
+            sql := pg_catalog.format(sql_base,
+                                     CASE WHEN lower_cond = '' THEN '' ELSE ' AND ' || lower_cond END
+                                     || CASE WHEN upper_key IS NULL THEN ''
+                                             ELSE pg_catalog.format(' AND s.%I <= %s', key_column, upper_key) END);
+            EXECUTE sql INTO n, max_key USING model, NULL::integer, NULL::bigint, version;
+            -- The batch's progress goes into the run log in the batch's
+            -- transaction; the last range has no end, and its batch ends the
+            -- run.
+            PERFORM @extschema@.gpu_score_run_update(run_id, total + n,
+                                                     n_batches + CASE WHEN n > 0 THEN 1 ELSE 0 END,
+                                                     coalesce(upper_key, greatest(max_key, last_key)),
+                                                     CASE WHEN upper_key IS NULL THEN 'succeeded' ELSE 'running' END);
+            -- (an error from here on leaves these ahead of the run log: the
+            -- error path reads the log)
+            IF n > 0 THEN
+                total := total + n;
+                n_batches := n_batches + 1;
+            END IF;
+            last_key := coalesce(upper_key, greatest(max_key, last_key));
+            PERFORM @extschema@.gpu_score_run_hold(lock_key);
+        EXCEPTION WHEN OTHERS OR query_canceled THEN
+            PERFORM @extschema@.gpu_score_run_hold(lock_key);
+            GET STACKED DIAGNOSTICS err_state = RETURNED_SQLSTATE, err_msg = MESSAGE_TEXT,
+                                    err_detail = PG_EXCEPTION_DETAIL, err_hint = PG_EXCEPTION_HINT;
+        END;
+        COMMIT;
+        EXIT WHEN err_state IS NOT NULL OR upper_key IS NULL;
+    END LOOP;
+
+    IF err_state IS NOT NULL THEN
+        -- what the committed batches did, as the run log has it
+        SELECT r.rows_scored, r.batches, r.last_key INTO total, n_batches, last_key
+          FROM @extschema@.gpu_score_runs r WHERE r.run_id = run.run_id;
+        PERFORM @extschema@.gpu_score_run_update(run_id, total, n_batches, last_key,
+                                                 CASE WHEN err_state = '57014' THEN 'cancelled' ELSE 'failed' END,
+                                                 err_msg);
+        PERFORM @extschema@.gpu_score_run_hold(lock_key);
+        COMMIT;
+        PERFORM pg_catalog.pg_advisory_unlock(lock_key);
+        PERFORM @extschema@.gpu_score_run_resume();
+        -- the batch's error, as it was (RAISE options must not be null)
+        IF err_detail <> '' AND err_hint <> '' THEN
+            RAISE EXCEPTION USING ERRCODE = err_state, MESSAGE = err_msg, DETAIL = err_detail, HINT = err_hint;
+        ELSIF err_detail <> '' THEN
+            RAISE EXCEPTION USING ERRCODE = err_state, MESSAGE = err_msg, DETAIL = err_detail;
+        ELSIF err_hint <> '' THEN
+            RAISE EXCEPTION USING ERRCODE = err_state, MESSAGE = err_msg, HINT = err_hint;
+        ELSE
+            RAISE EXCEPTION USING ERRCODE = err_state, MESSAGE = err_msg;
+        END IF;
+    END IF;
+    PERFORM pg_catalog.pg_advisory_unlock(lock_key);
+    PERFORM @extschema@.gpu_score_run_resume();
+    RAISE NOTICE 'gpu_score_table: run % scored % % of % in % %', run_id, total,
+        CASE WHEN total = 1 THEN 'row' ELSE 'rows' END, source, n_batches,
+        CASE WHEN n_batches = 1 THEN 'batch' ELSE 'batches' END;
+END
+$proc$;
+
+COMMENT ON PROCEDURE @extschema@.gpu_score_table(text, regclass, name, name, regclass, name[], text, name, name, text, integer, boolean) IS
+'score the rows of a table (unscored, changed or all) in batches committed one by one, into a score column or a results table; one run per target at a time; each run is logged in gpu_score_runs';

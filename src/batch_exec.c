@@ -1,0 +1,1079 @@
+/*
+ * batch_exec.c
+ *	  The GpuScore custom scan node: scores the gpu_score and gpu_predict
+ *	  calls that batch_plan.c gave it in columnar batches of its child's
+ *	  rows, through the batch scorer (device.c: the GPU pipeline or the CPU
+ *	  engine, as pg_gpuscore.device says), and returns the child's rows with
+ *	  the scores as columns.
+ *
+ * A batch: the node pulls rows from its child, keeps a copy of each
+ * (MinimalTuple, in the batch's memory context) and reads each call's
+ * features from the row straight into the scorer's column-major float32
+ * input (an ARRAY[...] argument element by element, a whole row column by
+ * column: no array or row is formed per row), then submits the batch to
+ * every call's scorer and returns the rows one by one, each with its
+ * scores.  On the GPU the next batch is built while the previous one is
+ * scored.  Batches grow 1, 64, 1024, 16384 rows and then stay at the
+ * model's batch size (gs_batch_rows), so that a LIMIT or a cursor's FETCH
+ * does not score a full batch; a LIMIT found at plan time sets the first
+ * batch.  A batch also ends when its rows' copies reach
+ * pg_gpuscore.batch_memory.
+ *
+ * Row by row semantics: a call's model is looked up at the first row (the
+ * statement's snapshot fixes the version for workers too), and every check
+ * a row-by-row call makes of its row is made here, with the same messages
+ * (row_error.c); its error is kept with the row and raised by the
+ * gpu_batch_result() that stands for the call, when the row's value is
+ * used.  A NULL feature array or row gives NULL.
+ *
+ * Memory: the node's context ("pg_gpuscore batch calls") holds the calls'
+ * state, model references and scorers (whose GPU pipelines memory context
+ * callbacks release, also on ERROR); each batch has a context for its rows
+ * and errors, reset when its rows have been returned.  Backward scans
+ * (SCROLL cursors) keep the returned rows in a tuplestore, as Material does.
+ * Under Gather, each worker's scoring statistics go to shared memory so
+ * that EXPLAIN ANALYZE counts them.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/htup_details.h"
+#include "access/parallel.h"
+#include "catalog/pg_type.h"
+#include "commands/explain.h"
+#include "executor/executor.h"
+#include "executor/tuptable.h"
+#include "miscadmin.h"
+#include "nodes/extensible.h"
+#include "nodes/nodeFuncs.h"
+#include "parser/parse_func.h"
+#include "utils/acl.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/ruleutils.h"
+#include "utils/tuplestore.h"
+#include "utils/typcache.h"
+
+#include "catalog/objectaccess.h"
+#include "core/cpu_engine.h"
+#include "batch_plan.h"
+#include "gpuscore.h"
+
+/* Rows staged row-major before going column-major (see score_query.c). */
+#define STAGE_ROWS 64
+
+/* The ramp of batch sizes: the first, and the factor from 64 rows on. */
+#define RAMP_FIRST 1
+#define RAMP_SECOND 64
+#define RAMP_FACTOR 16
+
+/* How a row stands for one call. */
+typedef enum RowState
+{
+	ROW_SCORED,					/* its score is in the scorer's output */
+	ROW_NULL,					/* NULL features: NULL */
+	ROW_ERROR					/* the call raises an error for it */
+} RowState;
+
+/* One call the node scores. */
+typedef struct CallState
+{
+	/* from the plan */
+	Oid			funcid;
+	GsCallKind	kind;
+	GsFeatureForm form;
+	Oid			elemtype;		/* GS_FORM_ELEMENTS */
+	int			n_inputs;
+	int			score_col;		/* 0-based scan column of the score; error next */
+	List	   *names;			/* GS_FORM_COLUMNS: the columns' names */
+	ExprState  *model_expr;
+	ExprState **inputs;			/* [n_inputs]; NULL where read directly */
+	AttrNumber *input_col;		/* [n_inputs]: child column (1-based) or 0 */
+
+	/* found at the first row */
+	bool		name_null;		/* every row fails, NULL features too */
+	bool		model_bad;		/* rows with features fail with model_err */
+	Datum		model_err;		/* text of that error */
+	GsModelRef *m;
+	GsBatchScorer *scorer;		/* NULL when the model could not be had */
+	int			nf;
+	int			nout;
+	Datum		count_err;		/* every row with features: wrong length */
+	Datum		outputs_err;	/* every row scored: gpu_score of several outputs */
+	GsRowMap	map;			/* GS_FORM_COLUMNS, GS_FORM_ROW */
+	Oid			map_type;		/* GS_FORM_ROW: the row type map is for */
+	int32		map_typmod;
+	Datum	   *row_values;		/* GS_FORM_COLUMNS, GS_FORM_ROW: a row deformed */
+	bool	   *row_nulls;
+	int			row_natts;
+
+	/* the batch being built */
+	float	   *x;				/* scorer input, ld = the batch's target */
+	float	   *stage;			/* [STAGE_ROWS * nf] */
+	int			staged;
+	float	   *row;			/* [nf]: one row's features */
+
+	/* per batch slot */
+	uint8	   *state[GS_SCORER_SLOTS];
+	Datum	   *err[GS_SCORER_SLOTS];
+	const float *out;			/* the emitted batch's outputs */
+} CallState;
+
+/* The rows of one batch. */
+typedef struct Batch
+{
+	MemoryContext cxt;			/* the rows' copies and errors */
+	MinimalTuple *rows;
+	size_t		n;
+	size_t		target;			/* rows it was to have (the scorer's ld) */
+	Size		bytes;
+} Batch;
+
+/* What workers report to the leader, per worker and call. */
+typedef struct BatchShared
+{
+	int			n_workers;
+	int			n_calls;
+	GsScorerStats stats[FLEXIBLE_ARRAY_MEMBER];
+} BatchShared;
+
+typedef struct BatchState
+{
+	CustomScanState css;		/* must be first */
+	int			n_child_cols;
+	int			bound;
+	int			n_calls;
+	CallState  *calls;
+	MemoryContext node_cxt;
+	ExprContext *fill_econtext; /* features of the row being batched */
+	TupleTableSlot *row_slot;	/* a batched row, read back */
+	Batch		batch[GS_SCORER_SLOTS];
+	int			fill_slot;		/* where the next batch goes */
+	int			queue[GS_SCORER_SLOTS];	/* submitted, not yet returned: oldest first */
+	int			n_queued;
+	int			emit_slot;		/* batch being returned, or -1 */
+	size_t		emit_pos;
+	bool		child_done;
+	bool		resolved;		/* models looked up (at the first row) */
+	size_t		max_rows;
+	size_t		next_target;
+	int64		n_batches;
+	size_t		largest;
+	/* backward scans */
+	Tuplestorestate *store;
+	TupleTableSlot *store_slot;
+	bool		store_eof;
+	/* parallel */
+	BatchShared *shared;
+	GsScorerStats *worker_seen; /* [n_workers * n_calls]: latest reports */
+	GsScorerStats *worker_done; /* [n_calls]: of earlier rounds of workers */
+	int			n_workers_seen;
+} BatchState;
+
+static void begin_batch(CustomScanState *node, EState *estate, int eflags);
+static TupleTableSlot *exec_batch(CustomScanState *node);
+static void end_batch(CustomScanState *node);
+static void rescan_batch(CustomScanState *node);
+static Size estimate_dsm(CustomScanState *node, ParallelContext *pcxt);
+static void init_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate);
+static void reinit_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate);
+static void init_worker(CustomScanState *node, shm_toc *toc, void *coordinate);
+static void shutdown_batch(CustomScanState *node);
+static void explain_batch(CustomScanState *node, List *ancestors, ExplainState *es);
+
+static const CustomExecMethods batch_exec_methods = {
+	.CustomName = GS_BATCH_NODE_NAME,
+	.BeginCustomScan = begin_batch,
+	.ExecCustomScan = exec_batch,
+	.EndCustomScan = end_batch,
+	.ReScanCustomScan = rescan_batch,
+	.EstimateDSMCustomScan = estimate_dsm,
+	.InitializeDSMCustomScan = init_dsm,
+	.ReInitializeDSMCustomScan = reinit_dsm,
+	.InitializeWorkerCustomScan = init_worker,
+	.ShutdownCustomScan = shutdown_batch,
+	.ExplainCustomScan = explain_batch,
+};
+
+/* The node's state for a plan node; see batch_plan.h. */
+Node *
+gs_batch_create_state(CustomScan *cscan)
+{
+	BatchState *st = (BatchState *) newNode(sizeof(BatchState), T_CustomScanState);
+
+	st->css.methods = &batch_exec_methods;
+	return (Node *) st;
+}
+
+/* ---- setting up ---- */
+
+/* The calls of the plan's private list, with their expressions initialized. */
+static void
+init_calls(BatchState *st, CustomScan *cs)
+{
+	List	   *calls = (List *) lthird(cs->custom_private);
+	ListCell   *lc,
+			   *ex = list_head(cs->custom_exprs);
+	int			i = 0;
+
+	st->n_calls = list_length(calls);
+	st->calls = palloc0(sizeof(CallState) * st->n_calls);
+	foreach(lc, calls)
+	{
+		List	   *p = (List *) lfirst(lc);
+		CallState  *c = &st->calls[i++];
+		AclResult	acl;
+
+		c->funcid = (Oid) intVal(list_nth(p, 0));
+		c->kind = (GsCallKind) intVal(list_nth(p, 1));
+		c->form = (GsFeatureForm) intVal(list_nth(p, 2));
+		c->elemtype = (Oid) intVal(list_nth(p, 3));
+		c->n_inputs = intVal(list_nth(p, 4));
+		c->score_col = intVal(list_nth(p, 5)) - 1;
+		c->names = (List *) list_nth(p, 6);
+
+		/* the call is not evaluated as such: check what ExecInitFunc would */
+		acl = pg_proc_aclcheck(c->funcid, GetUserId(), ACL_EXECUTE);
+		if (acl != ACLCHECK_OK)
+			aclcheck_error(acl, OBJECT_FUNCTION, get_func_name(c->funcid));
+		InvokeFunctionExecuteHook(c->funcid);
+
+		c->model_expr = ExecInitExpr((Expr *) lfirst(ex), &st->css.ss.ps);
+		ex = lnext(cs->custom_exprs, ex);
+		c->inputs = palloc0(sizeof(ExprState *) * c->n_inputs);
+		c->input_col = palloc0(sizeof(AttrNumber) * c->n_inputs);
+		for (int k = 0; k < c->n_inputs; k++)
+		{
+			Expr	   *e = (Expr *) lfirst(ex);
+
+			ex = lnext(cs->custom_exprs, ex);
+			/* a column of the element type: read from the row directly */
+			if (IsA(e, Var) && ((Var *) e)->varno == OUTER_VAR &&
+				(c->form == GS_FORM_COLUMNS ||
+				 (c->form == GS_FORM_ELEMENTS && ((Var *) e)->vartype == c->elemtype)))
+				c->input_col[k] = ((Var *) e)->varattno;
+			else
+				c->inputs[k] = ExecInitExpr(e, &st->css.ss.ps);
+		}
+	}
+}
+
+/* BeginCustomScan: calls, the child, batch contexts. */
+static void
+begin_batch(CustomScanState *node, EState *estate, int eflags)
+{
+	BatchState *st = (BatchState *) node;
+	CustomScan *cs = (CustomScan *) node->ss.ps.plan;
+	Plan	   *child = outerPlan(cs);
+	MemoryContext old;
+
+	st->n_child_cols = intVal(linitial(cs->custom_private));
+	st->bound = intVal(lsecond(cs->custom_private));
+	st->node_cxt = AllocSetContextCreate(CurrentMemoryContext, "pg_gpuscore batch calls",
+										 ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(st->node_cxt);
+	init_calls(st, cs);
+	MemoryContextSwitchTo(old);
+
+	/* the rows are read back in the child's layout; backward scans are ours */
+	outerPlanState(st) = ExecInitNode(child, estate,
+									  eflags & ~(EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK));
+	st->row_slot = ExecInitExtraTupleSlot(estate, ExecGetResultType(outerPlanState(st)),
+										  &TTSOpsMinimalTuple);
+	st->fill_econtext = CreateExprContext(estate);
+	for (int k = 0; k < GS_SCORER_SLOTS; k++)
+		st->batch[k].cxt = AllocSetContextCreate(st->node_cxt, "pg_gpuscore batch rows",
+												 ALLOCSET_DEFAULT_SIZES);
+	st->emit_slot = -1;
+	st->next_target = st->bound > 0 ? st->bound : RAMP_FIRST;
+	st->max_rows = (size_t) gs_batch_size;
+	if (eflags & EXEC_FLAG_BACKWARD)
+	{
+		st->store = tuplestore_begin_heap(true, false, work_mem);
+		st->store_slot = ExecInitExtraTupleSlot(estate, node->ss.ps.ps_ResultTupleDesc,
+												&TTSOpsMinimalTuple);
+	}
+}
+
+/* The text of an error, made once in the node's context. */
+static Datum
+fixed_error(BatchState *st, const GsRowError *err)
+{
+	MemoryContext old = MemoryContextSwitchTo(st->node_cxt);
+	Datum		d = gs_row_error_datum(err);
+
+	MemoryContextSwitchTo(old);
+	return d;
+}
+
+/*
+ * A descriptor of the columns a GS_FORM_COLUMNS call reads: their names
+ * and the types of its inputs.
+ */
+static TupleDesc
+columns_desc(CallState *c, CustomScan *cs, int first_input)
+{
+	TupleDesc	desc = CreateTemplateTupleDesc(c->n_inputs);
+	ListCell   *name = list_head(c->names);
+
+	for (int k = 0; k < c->n_inputs; k++)
+	{
+		Node	   *e = list_nth(cs->custom_exprs, first_input + k);
+
+		TupleDescInitEntry(desc, k + 1, strVal(lfirst(name)), exprType(e), exprTypmod(e), 0);
+		name = lnext(c->names, name);
+	}
+	return desc;
+}
+
+/*
+ * Look up the calls' models (at the first row, so that an empty input
+ * looks up nothing) and set up their scorers; errors that every row with
+ * features would raise are kept, not raised.
+ */
+static void
+resolve_calls(BatchState *st)
+{
+	CustomScan *cs = (CustomScan *) st->css.ss.ps.plan;
+	MemoryContext old = MemoryContextSwitchTo(st->node_cxt);
+	size_t		max_rows = 0;
+	int			first_input = 0;
+
+	for (int i = 0; i < st->n_calls; i++)
+	{
+		CallState  *c = &st->calls[i];
+		bool		isnull;
+		Datum		name_d;
+		char	   *name = NULL;
+		GsRowError	err;
+
+		first_input++;			/* the model expression */
+		name_d = ExecEvalExpr(c->model_expr, st->fill_econtext, &isnull);
+		if (!isnull)
+			name = TextDatumGetCString(name_d);
+		if (!gs_model_name_ok(name, &err))
+		{
+			c->name_null = isnull;
+			c->model_bad = true;
+			c->model_err = fixed_error(st, &err);
+		}
+		else if ((c->m = gs_model_try_acquire(name, st->node_cxt)) == NULL)
+		{
+			gs_model_missing_error(name, &err);
+			c->model_bad = true;
+			c->model_err = fixed_error(st, &err);
+		}
+		else
+		{
+			size_t		rows = gs_batch_rows(c->m->model);
+
+			c->nf = c->m->model->n_features;
+			c->nout = c->m->model->n_outputs;
+			c->stage = palloc(sizeof(float) * STAGE_ROWS * c->nf);
+			c->row = palloc(sizeof(float) * c->nf);
+			max_rows = max_rows == 0 ? rows : Min(max_rows, rows);
+			if (c->form == GS_FORM_ELEMENTS && c->n_inputs != c->nf)
+			{
+				gs_feature_count_error(c->m, c->n_inputs, &err);
+				c->count_err = fixed_error(st, &err);
+			}
+			if (c->kind == GS_CALL_SCORE && c->nout != 1)
+			{
+				gs_one_output_error(c->m, &err);
+				c->outputs_err = fixed_error(st, &err);
+			}
+			if (c->form == GS_FORM_COLUMNS)
+			{
+				TupleDesc	desc = columns_desc(c, cs, first_input);
+
+				gs_row_map_build(desc, c->m, &c->map);
+				c->row_values = palloc(sizeof(Datum) * c->n_inputs);
+				c->row_nulls = palloc(sizeof(bool) * c->n_inputs);
+				c->row_natts = c->n_inputs;
+			}
+		}
+		first_input += c->n_inputs;
+	}
+	if (max_rows > 0)
+		st->max_rows = max_rows;
+	for (int i = 0; i < st->n_calls; i++)
+	{
+		CallState  *c = &st->calls[i];
+
+		if (c->m != NULL)
+			c->scorer = gs_scorer_begin(c->m, st->max_rows, st->node_cxt);
+		for (int k = 0; k < GS_SCORER_SLOTS; k++)
+		{
+			c->state[k] = palloc(sizeof(uint8) * st->max_rows);
+			c->err[k] = palloc(sizeof(Datum) * st->max_rows);
+		}
+	}
+	st->next_target = Min(st->next_target, st->max_rows);
+	st->resolved = true;
+	MemoryContextSwitchTo(old);
+}
+
+/* ---- building a batch ---- */
+
+/* The value of input k of c for the row in the fill context's outer slot. */
+static Datum
+input_value(BatchState *st, CallState *c, int k, TupleTableSlot *slot, bool *isnull)
+{
+	if (c->input_col[k] > 0)
+	{
+		*isnull = slot->tts_isnull[c->input_col[k] - 1];
+		return slot->tts_values[c->input_col[k] - 1];
+	}
+	return ExecEvalExpr(c->inputs[k], st->fill_econtext, isnull);
+}
+
+/*
+ * Read call c's features of the row in slot into c->row; false with err set
+ * when the row cannot be scored.  d: the value of the features expression
+ * for GS_FORM_ARRAY and GS_FORM_ROW (not NULL).  Allocates in the current
+ * memory context (the fill context's per-row memory).
+ */
+static bool
+row_features(BatchState *st, CallState *c, TupleTableSlot *slot, Datum d, GsRowError *err)
+{
+	bool		isnull;
+
+	switch (c->form)
+	{
+		case GS_FORM_ELEMENTS:
+			for (int k = 0; k < c->n_inputs; k++)
+			{
+				Datum		e = input_value(st, c, k, slot, &isnull);
+
+				if (isnull)
+					c->row[k] = NAN;
+				else if (!gs_element_to_float(e, c->elemtype, c->m, k, &c->row[k], err))
+					return false;
+			}
+			return true;
+		case GS_FORM_ARRAY:
+			return gs_array_to_row_checked(DatumGetArrayTypeP(d), c->m, c->row, err);
+		case GS_FORM_COLUMNS:
+			for (int k = 0; k < c->n_inputs; k++)
+				c->row_values[k] = input_value(st, c, k, slot, &c->row_nulls[k]);
+			return gs_row_map_convert(&c->map, c->m, c->row_values, c->row_nulls, c->row, err);
+		case GS_FORM_ROW:
+			{
+				HeapTupleHeader th = DatumGetHeapTupleHeader(d);
+				Oid			type = HeapTupleHeaderGetTypeId(th);
+				int32		typmod = HeapTupleHeaderGetTypMod(th);
+				TupleDesc	desc = lookup_rowtype_tupdesc(type, typmod);
+				HeapTupleData tuple;
+
+				if (c->row_values == NULL || c->map_type != type || c->map_typmod != typmod)
+				{
+					MemoryContext old = MemoryContextSwitchTo(st->node_cxt);
+
+					gs_row_map_build(desc, c->m, &c->map);
+					c->map_type = type;
+					c->map_typmod = typmod;
+					c->row_values = palloc(sizeof(Datum) * desc->natts);
+					c->row_nulls = palloc(sizeof(bool) * desc->natts);
+					c->row_natts = desc->natts;
+					MemoryContextSwitchTo(old);
+				}
+				tuple.t_len = HeapTupleHeaderGetDatumLength(th);
+				ItemPointerSetInvalid(&tuple.t_self);
+				tuple.t_tableOid = InvalidOid;
+				tuple.t_data = th;
+				heap_deform_tuple(&tuple, desc, c->row_values, c->row_nulls);
+				ReleaseTupleDesc(desc);
+				return gs_row_map_convert(&c->map, c->m, c->row_values, c->row_nulls, c->row, err);
+			}
+	}
+	return false;
+}
+
+/* Write the staged rows of c to their place in the column-major batch. */
+static void
+flush_stage(CallState *c, size_t n, size_t ld)
+{
+	gs_rows_to_columns(c->stage, c->staged, c->nf, c->x + (n - c->staged), ld);
+	c->staged = 0;
+}
+
+/*
+ * Add the row in slot as row i of batch slot k for call c: its features, or
+ * NaN where it gets NULL or an error (kept in batch_cxt).  The checks come
+ * in the order of the row-by-row call: the model name, NULL features, the
+ * model, the features, the number of outputs.
+ */
+static void
+add_call_row(BatchState *st, CallState *c, int k, size_t i, size_t ld, TupleTableSlot *slot,
+			 MemoryContext batch_cxt)
+{
+	GsRowError	err;
+	uint8		state = ROW_ERROR;
+	Datum		error = (Datum) 0;
+	float	   *dst;
+
+	if (c->name_null)
+		error = c->model_err;
+	else
+	{
+		Datum		d = (Datum) 0;
+		bool		isnull = false;
+
+		if (c->form == GS_FORM_ARRAY || c->form == GS_FORM_ROW)
+			d = input_value(st, c, 0, slot, &isnull);
+		if (isnull)
+			state = ROW_NULL;
+		else if (c->model_bad)
+			error = c->model_err;
+		else if (c->count_err)
+			error = c->count_err;
+		else if (!row_features(st, c, slot, d, &err))
+		{
+			MemoryContext old = MemoryContextSwitchTo(batch_cxt);
+
+			error = gs_row_error_datum(&err);
+			MemoryContextSwitchTo(old);
+		}
+		else if (c->outputs_err)
+			error = c->outputs_err;
+		else
+			state = ROW_SCORED;
+	}
+	c->state[k][i] = state;
+	c->err[k][i] = error;
+	if (c->scorer == NULL)
+		return;
+	dst = c->stage + (size_t) c->staged * c->nf;
+	if (state == ROW_SCORED)
+		memcpy(dst, c->row, sizeof(float) * c->nf);
+	else
+		for (int f = 0; f < c->nf; f++)
+			dst[f] = NAN;
+	if (++c->staged == STAGE_ROWS)
+		flush_stage(c, i + 1, ld);
+}
+
+/* Is a batch of some call still running on the GPU? */
+static bool
+any_in_flight(BatchState *st)
+{
+	for (int i = 0; i < st->n_calls; i++)
+		if (st->calls[i].scorer && gs_scorer_in_flight(st->calls[i].scorer))
+			return true;
+	return false;
+}
+
+/*
+ * Build the next batch from the child's rows and submit it to every call's
+ * scorer; false when the child had no row left.
+ */
+static bool
+fill_batch(BatchState *st)
+{
+	PlanState  *child = outerPlanState(st);
+	int			k = st->fill_slot;
+	Batch	   *b = &st->batch[k];
+	Size		budget = (Size) gs_batch_memory_kb * 1024;
+	TupleTableSlot *slot;
+	MemoryContext old;
+
+	slot = ExecProcNode(child);
+	if (TupIsNull(slot))
+	{
+		st->child_done = true;
+		return false;
+	}
+	st->fill_econtext->ecxt_outertuple = slot;
+	if (!st->resolved)
+		resolve_calls(st);
+	MemoryContextReset(b->cxt);
+	b->target = Min(st->next_target, st->max_rows);
+	b->rows = MemoryContextAlloc(b->cxt, sizeof(MinimalTuple) * b->target);
+	b->n = 0;
+	b->bytes = 0;
+	st->next_target = Min(Max(b->target * RAMP_FACTOR, RAMP_SECOND), st->max_rows);
+	for (int i = 0; i < st->n_calls; i++)
+	{
+		CallState  *c = &st->calls[i];
+		int			slot_no = k;
+
+		c->staged = 0;
+		if (c->scorer)
+		{
+			c->x = gs_scorer_input(c->scorer, &slot_no);
+			Assert(slot_no == k);
+		}
+	}
+	for (;;)
+	{
+		CHECK_FOR_INTERRUPTS();
+		old = MemoryContextSwitchTo(b->cxt);
+		b->rows[b->n] = ExecCopySlotMinimalTuple(slot);
+		MemoryContextSwitchTo(old);
+		b->bytes += b->rows[b->n]->t_len;
+		slot_getallattrs(slot);
+		ResetExprContext(st->fill_econtext);
+		st->fill_econtext->ecxt_outertuple = slot;
+		old = MemoryContextSwitchTo(st->fill_econtext->ecxt_per_tuple_memory);
+		for (int i = 0; i < st->n_calls; i++)
+			add_call_row(st, &st->calls[i], k, b->n, b->target, slot, b->cxt);
+		MemoryContextSwitchTo(old);
+		b->n++;
+		if (b->n >= b->target || b->bytes >= budget)
+			break;
+		slot = ExecProcNode(child);
+		if (TupIsNull(slot))
+		{
+			st->child_done = true;
+			break;
+		}
+	}
+	for (int i = 0; i < st->n_calls; i++)
+	{
+		CallState  *c = &st->calls[i];
+
+		if (c->scorer == NULL)
+			continue;
+		flush_stage(c, b->n, b->target);
+		/* a short batch goes to the scorer with ld = its row count */
+		if (b->n < b->target)
+			for (int f = 1; f < c->nf; f++)
+				memmove(c->x + (size_t) f * b->n, c->x + (size_t) f * b->target,
+						sizeof(float) * b->n);
+		gs_scorer_submit(c->scorer, b->n);
+	}
+	st->queue[st->n_queued++] = k;
+	st->fill_slot = (k + 1) % GS_SCORER_SLOTS;
+	st->n_batches++;
+	st->largest = Max(st->largest, b->n);
+	return true;
+}
+
+/* Copy each call's statistics to this worker's place in shared memory. */
+static void
+report_worker_stats(BatchState *st)
+{
+	if (st->shared == NULL || !IsParallelWorker() || ParallelWorkerNumber < 0 ||
+		ParallelWorkerNumber >= st->shared->n_workers)
+		return;
+	for (int i = 0; i < st->n_calls; i++)
+		if (st->calls[i].scorer)
+			st->shared->stats[ParallelWorkerNumber * st->n_calls + i] =
+				*gs_scorer_stats(st->calls[i].scorer);
+}
+
+/* Take the oldest submitted batch's scores: its rows are returned next. */
+static void
+take_batch(BatchState *st)
+{
+	int			k = st->queue[0];
+
+	for (int i = 1; i < st->n_queued; i++)
+		st->queue[i - 1] = st->queue[i];
+	st->n_queued--;
+	for (int i = 0; i < st->n_calls; i++)
+	{
+		CallState  *c = &st->calls[i];
+		int			slot = -1;
+		size_t		n = 0;
+
+		if (c->scorer == NULL)
+			continue;
+		c->out = gs_scorer_next(c->scorer, true, &slot, &n);
+		if (c->out == NULL || slot != k || n != st->batch[k].n)
+			elog(ERROR, "pg_gpuscore: batch scorer out of step (slot %d of %d, %zu rows of %zu)",
+				 slot, k, n, st->batch[k].n);
+	}
+	report_worker_stats(st);
+	st->emit_slot = k;
+	st->emit_pos = 0;
+}
+
+/* ---- returning rows ---- */
+
+/* Row i of the batch being returned, with its scores, as the scan tuple. */
+static TupleTableSlot *
+scan_tuple(BatchState *st, size_t i)
+{
+	TupleTableSlot *scan = st->css.ss.ss_ScanTupleSlot;
+	Batch	   *b = &st->batch[st->emit_slot];
+	int			k = st->emit_slot;
+
+	ExecClearTuple(scan);
+	ExecStoreMinimalTuple(b->rows[i], st->row_slot, false);
+	slot_getallattrs(st->row_slot);
+	memcpy(scan->tts_values, st->row_slot->tts_values, sizeof(Datum) * st->n_child_cols);
+	memcpy(scan->tts_isnull, st->row_slot->tts_isnull, sizeof(bool) * st->n_child_cols);
+	for (int j = 0; j < st->n_calls; j++)
+	{
+		CallState  *c = &st->calls[j];
+		int			col = c->score_col;
+		uint8		state = c->state[k][i];
+
+		scan->tts_isnull[col] = state != ROW_SCORED;
+		scan->tts_values[col] = (Datum) 0;
+		scan->tts_isnull[col + 1] = state != ROW_ERROR;
+		scan->tts_values[col + 1] = state == ROW_ERROR ? c->err[k][i] : (Datum) 0;
+		if (state != ROW_SCORED)
+			continue;
+		if (c->kind == GS_CALL_SCORE)
+			scan->tts_values[col] = Float4GetDatum(c->out[i]);
+		else
+		{
+			/* in the row's memory, reset before the next row */
+			MemoryContext old = MemoryContextSwitchTo(st->css.ss.ps.ps_ExprContext->ecxt_per_tuple_memory);
+			Datum	   *elems = palloc(sizeof(Datum) * c->nout);
+
+			for (int o = 0; o < c->nout; o++)
+				elems[o] = Float4GetDatum(c->out[i * c->nout + o]);
+			scan->tts_values[col] = PointerGetDatum(construct_array(elems, c->nout, FLOAT4OID,
+																	sizeof(float4), true,
+																	TYPALIGN_INT));
+			MemoryContextSwitchTo(old);
+		}
+	}
+	return ExecStoreVirtualTuple(scan);
+}
+
+/*
+ * The next scan tuple: the next row of the batch being returned, building
+ * and taking batches as needed; NULL at the end.  While a batch is on the
+ * GPU, the next one is built.
+ */
+static TupleTableSlot *
+next_scan_tuple(BatchState *st)
+{
+	for (;;)
+	{
+		if (st->emit_slot >= 0)
+		{
+			if (st->emit_pos < st->batch[st->emit_slot].n)
+				return scan_tuple(st, st->emit_pos++);
+			st->emit_slot = -1;
+		}
+		if (!st->child_done &&
+			(st->n_queued == 0 || (st->n_queued < GS_SCORER_SLOTS && any_in_flight(st))))
+		{
+			fill_batch(st);
+			continue;
+		}
+		if (st->n_queued == 0)
+			return NULL;
+		take_batch(st);
+	}
+}
+
+/* The next row that passes the node's filter, projected. */
+static TupleTableSlot *
+next_row(BatchState *st)
+{
+	ExprContext *econtext = st->css.ss.ps.ps_ExprContext;
+	ExprState  *qual = st->css.ss.ps.qual;
+	ProjectionInfo *proj = st->css.ss.ps.ps_ProjInfo;
+
+	for (;;)
+	{
+		TupleTableSlot *scan;
+
+		/* (the child runs in the executor's context, as it expects) */
+		ResetExprContext(econtext);
+		scan = next_scan_tuple(st);
+		if (scan == NULL)
+			return NULL;
+		econtext->ecxt_scantuple = scan;
+		if (qual != NULL && !ExecQual(qual, econtext))
+		{
+			InstrCountFiltered1(st, 1);
+			continue;
+		}
+		return proj ? ExecProject(proj) : scan;
+	}
+}
+
+/*
+ * ExecCustomScan: the next row.  With backward scans allowed, returned rows
+ * are kept in a tuplestore and read back from it, as Material does.
+ */
+static TupleTableSlot *
+exec_batch(CustomScanState *node)
+{
+	BatchState *st = (BatchState *) node;
+	bool		forward = ScanDirectionIsForward(node->ss.ps.state->es_direction);
+	bool		eof_store;
+	TupleTableSlot *slot;
+
+	if (st->store == NULL)
+		return next_row(st);
+
+	eof_store = tuplestore_ateof(st->store);
+	if (!forward && eof_store)
+	{
+		/* reversing at the end: the first fetch gives the last row returned */
+		if (!st->store_eof && !tuplestore_advance(st->store, forward))
+			return NULL;
+		eof_store = false;
+	}
+	if (!eof_store)
+	{
+		if (tuplestore_gettupleslot(st->store, forward, false, st->store_slot))
+			return st->store_slot;
+		if (forward)
+			eof_store = true;
+	}
+	if (eof_store && !st->store_eof)
+	{
+		slot = next_row(st);
+		if (TupIsNull(slot))
+		{
+			st->store_eof = true;
+			return NULL;
+		}
+		tuplestore_puttupleslot(st->store, slot);
+		return slot;
+	}
+	return NULL;
+}
+
+/* Drop the batches not returned yet, taking their results from the scorers. */
+static void
+discard_batches(BatchState *st)
+{
+	for (int i = 0; i < st->n_calls; i++)
+	{
+		CallState  *c = &st->calls[i];
+		int			slot;
+		size_t		n;
+
+		while (c->scorer && gs_scorer_next(c->scorer, true, &slot, &n) != NULL)
+			;
+	}
+	for (int k = 0; k < GS_SCORER_SLOTS; k++)
+		MemoryContextReset(st->batch[k].cxt);
+	st->n_queued = 0;
+	st->emit_slot = -1;
+}
+
+/* ReScanCustomScan: start over (the models stay those of the statement). */
+static void
+rescan_batch(CustomScanState *node)
+{
+	BatchState *st = (BatchState *) node;
+	PlanState  *child = outerPlanState(st);
+
+	discard_batches(st);
+	st->child_done = false;
+	st->next_target = Min((size_t) (st->bound > 0 ? st->bound : RAMP_FIRST), st->max_rows);
+	if (st->store)
+	{
+		tuplestore_clear(st->store);
+		st->store_eof = false;
+	}
+	if (child->chgParam == NULL)
+		ExecReScan(child);
+}
+
+/*
+ * EndCustomScan: the child, and the tuplestore.  The node's context goes
+ * with the executor's (FreeExecutorState, right after), releasing the
+ * scorers' GPU pipelines and the models: the executor still frees
+ * expression contexts whose callbacks may point into the calls' expression
+ * states, so they must outlive the node's end.
+ */
+static void
+end_batch(CustomScanState *node)
+{
+	BatchState *st = (BatchState *) node;
+
+	ExecEndNode(outerPlanState(st));
+	if (st->store)
+		tuplestore_end(st->store);
+	st->store = NULL;
+}
+
+/* ---- parallel query ---- */
+
+/* d += s. */
+static void
+stats_add(GsScorerStats *d, const GsScorerStats *s)
+{
+	for (int e = 0; e < 2; e++)
+	{
+		d->batches[e] += s->batches[e];
+		d->rows[e] += s->rows[e];
+	}
+	d->cpu_ms += s->cpu_ms;
+	d->gpu_wait_ms += s->gpu_wait_ms;
+	d->copy_in_ms += s->copy_in_ms;
+	d->kernel_ms += s->kernel_ms;
+	d->copy_out_ms += s->copy_out_ms;
+}
+
+static Size
+estimate_dsm(CustomScanState *node, ParallelContext *pcxt)
+{
+	BatchState *st = (BatchState *) node;
+
+	return offsetof(BatchShared, stats) +
+		sizeof(GsScorerStats) * (Size) pcxt->nworkers * st->n_calls;
+}
+
+static void
+init_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
+{
+	BatchState *st = (BatchState *) node;
+	BatchShared *sh = (BatchShared *) coordinate;
+
+	memset(sh, 0, estimate_dsm(node, pcxt));
+	sh->n_workers = pcxt->nworkers;
+	sh->n_calls = st->n_calls;
+	st->shared = sh;
+}
+
+/* Keep what the last workers reported, in the leader's memory. */
+static void
+collect_workers(BatchState *st, bool round_done)
+{
+	BatchShared *sh = st->shared;
+	int			n;
+
+	if (sh == NULL || IsParallelWorker())
+		return;
+	n = sh->n_workers * sh->n_calls;
+	if (st->worker_done == NULL)
+		st->worker_done = MemoryContextAllocZero(st->node_cxt, sizeof(GsScorerStats) * st->n_calls);
+	if (st->worker_seen == NULL || st->n_workers_seen < sh->n_workers)
+	{
+		st->worker_seen = MemoryContextAllocZero(st->node_cxt, sizeof(GsScorerStats) * Max(n, 1));
+		st->n_workers_seen = sh->n_workers;
+	}
+	memcpy(st->worker_seen, sh->stats, sizeof(GsScorerStats) * n);
+	if (!round_done)
+		return;
+	/* a new round of workers starts from zero */
+	for (int w = 0; w < sh->n_workers; w++)
+		for (int i = 0; i < st->n_calls; i++)
+			stats_add(&st->worker_done[i], &st->worker_seen[w * st->n_calls + i]);
+	memset(st->worker_seen, 0, sizeof(GsScorerStats) * Max(n, 1));
+	memset(sh->stats, 0, sizeof(GsScorerStats) * n);
+}
+
+static void
+reinit_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
+{
+	BatchState *st = (BatchState *) node;
+
+	collect_workers(st, true);
+}
+
+static void
+init_worker(CustomScanState *node, shm_toc *toc, void *coordinate)
+{
+	((BatchState *) node)->shared = (BatchShared *) coordinate;
+}
+
+/* ShutdownCustomScan: the workers are done; their shared memory goes next. */
+static void
+shutdown_batch(CustomScanState *node)
+{
+	BatchState *st = (BatchState *) node;
+
+	if (IsParallelWorker())
+		report_worker_stats(st);
+	else
+		collect_workers(st, false);
+	st->shared = NULL;
+}
+
+/* ---- EXPLAIN ---- */
+
+/* The name of the device policy. */
+static const char *
+device_policy(void)
+{
+	switch (gs_device_mode)
+	{
+		case GS_DEVICE_CPU:
+			return "cpu";
+		case GS_DEVICE_GPU:
+			return "gpu";
+		default:
+			return psprintf("auto (GPU for batches of %d rows or more)", gs_gpu_min_rows);
+	}
+}
+
+/* "fraud (version 3)" for call c, as it is now or as the run used it. */
+static char *
+model_label(BatchState *st, CallState *c, CustomScan *cs, int first_expr)
+{
+	Node	   *model = list_nth(cs->custom_exprs, first_expr);
+	char	   *name;
+	int64		model_id;
+	int32		version;
+
+	if (c->m != NULL)
+		return psprintf("%s (version %d)", c->m->name, c->m->version);
+	if (!IsA(model, Const))
+		return psprintf("%s", deparse_expression(model, NIL, false, false));
+	if (((Const *) model)->constisnull)
+		return pstrdup("NULL");
+	name = TextDatumGetCString(((Const *) model)->constvalue);
+	if (strlen(name) > 0 && strlen(name) < NAMEDATALEN && OidIsValid(gs_catalog_relid()) &&
+		gs_catalog_identity(name, &model_id, &version))
+		return psprintf("%s (version %d)", name, version);
+	return psprintf("%s (not loaded)", name);
+}
+
+/* ExplainCustomScan: the models, the device policy, the batches. */
+static void
+explain_batch(CustomScanState *node, List *ancestors, ExplainState *es)
+{
+	BatchState *st = (BatchState *) node;
+	CustomScan *cs = (CustomScan *) node->ss.ps.plan;
+	List	   *models = NIL;
+	GsScorerStats total;
+	int			first_expr = 0;
+
+	for (int i = 0; i < st->n_calls; i++)
+	{
+		CallState  *c = &st->calls[i];
+
+		models = lappend(models, model_label(st, c, cs, first_expr));
+		first_expr += 1 + c->n_inputs;
+	}
+	ExplainPropertyList("Models", models, es);
+	ExplainPropertyText("Device", device_policy(), es);
+	ExplainPropertyInteger("Batch Size", "rows", (int64) st->max_rows, es);
+	if (st->bound > 0)
+		ExplainPropertyInteger("First Batch", "rows", st->bound, es);
+	if (!es->analyze)
+		return;
+
+	collect_workers(st, false);
+	memset(&total, 0, sizeof(total));
+	for (int i = 0; i < st->n_calls; i++)
+	{
+		if (st->calls[i].scorer)
+			stats_add(&total, gs_scorer_stats(st->calls[i].scorer));
+		if (st->worker_done)
+			stats_add(&total, &st->worker_done[i]);
+		for (int w = 0; st->worker_seen && w < st->n_workers_seen; w++)
+			stats_add(&total, &st->worker_seen[w * st->n_calls + i]);
+	}
+	ExplainPropertyInteger("Rows Scored on GPU", NULL, total.rows[1], es);
+	ExplainPropertyInteger("Rows Scored on CPU", NULL, total.rows[0], es);
+	ExplainPropertyInteger("Batches on GPU", NULL, total.batches[1], es);
+	ExplainPropertyInteger("Batches on CPU", NULL, total.batches[0], es);
+	if (es->timing)
+	{
+		ExplainPropertyFloat("CPU Scoring Time", "ms", total.cpu_ms, 3, es);
+		if (total.batches[1] > 0)
+		{
+			ExplainPropertyFloat("GPU Wait Time", "ms", total.gpu_wait_ms, 3, es);
+			ExplainPropertyFloat("GPU Transfer Time", "ms", total.copy_in_ms + total.copy_out_ms, 3, es);
+			ExplainPropertyFloat("GPU Kernel Time", "ms", total.kernel_ms, 3, es);
+		}
+	}
+}
