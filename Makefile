@@ -78,7 +78,7 @@ GLUE_OBJS = \
 
 OBJS = $(CORE_OBJS) $(GLUE_OBJS)
 
-REGRESS = load score errors score_query parity formats verify device memory gpu_engine trigger aggregate score_table feature_order categories catboost_cats explain onnx onnx_trees bad_input privileges model_image
+REGRESS = load score errors score_query batch_calls parity formats verify device memory gpu_engine trigger aggregate score_table feature_order categories catboost_cats explain onnx onnx_trees bad_input privileges model_image
 REGRESS_OPTS = --load-extension=pg_gpuscore
 
 PG_CPPFLAGS = -I$(srcdir)/src

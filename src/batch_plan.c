@@ -23,8 +23,9 @@
  *   one with a call on, with the calls replaced by the batch's scores;
  *
  *   under an Agg whose aggregate arguments or FILTER clauses hold calls
- *   (`count(*) FILTER (WHERE gpu_score(...) > 0.9)`, `avg(gpu_score(...))`):
- *   GpuScore passes the Agg's input through with the scores added.
+ *   (`count(*) FILTER (WHERE gpu_score(...) > 0.9)`, `avg(gpu_score(...))`),
+ *   a WindowAgg whose window functions do, or a MERGE whose actions do:
+ *   GpuScore passes the parent's input through with the scores added.
  *
  * Under Gather the node is in each worker's part, so workers score their own
  * rows (a partial Agg over scores stays in the workers).  Each call becomes
@@ -39,8 +40,8 @@
  * raise an error themselves (columns, constants, parameters, casts that
  * cannot fail); otherwise it stays a row-by-row call.  So do calls in a
  * single-row Result (PL/pgSQL's simple expressions), in plans estimated at
- * one row, in join conditions, RETURNING and ON CONFLICT, and in MERGE's
- * WHEN clauses.
+ * one row, in join conditions, RETURNING and ON CONFLICT, in MERGE actions
+ * that read the target row, and in foreign and other custom scans.
  *
  * Loading without shared_preload_libraries: gpu_score's planner support
  * function (below) loads the library while the first query using it is
@@ -301,6 +302,7 @@ typedef struct Build
 	List	   *calls;			/* Call * */
 	List	   *leaves;			/* what the child computes, in output order */
 	Oid			result_fn;
+	int			input_varno;	/* features must be Vars of it, or 0 */
 } Build;
 
 /* The Call of b scoring an expression equal to node, or NULL. */
@@ -358,12 +360,41 @@ feature_form(Build *b, Call *c)
 	return GS_FORM_ROW;
 }
 
+/* Does node hold a Var of another varno than varno? */
+static bool
+other_var_walker(Node *node, int *varno)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Var))
+		return ((Var *) node)->varno != *varno;
+	return expression_tree_walker(node, other_var_walker, varno);
+}
+
+/* INNER_VAR Vars as OUTER_VAR ones (MERGE's source row as GpuScore's input). */
+static Node *
+inner_to_outer_mutator(Node *node, void *context)
+{
+	if (node == NULL)
+		return NULL;
+	if (IsA(node, Var) && ((Var *) node)->varno == INNER_VAR)
+	{
+		Var		   *v = (Var *) copyObject(node);
+
+		v->varno = OUTER_VAR;
+		return (Node *) v;
+	}
+	return expression_tree_mutator(node, inner_to_outer_mutator, context);
+}
+
 /* Add call to b, once for equal calls. */
 static void
 add_call(Build *b, FuncExpr *call)
 {
 	Call	   *c;
 
+	if (b->input_varno != 0 && other_var_walker((Node *) call->args, &b->input_varno))
+		return;
 	if (find_call(b, (Node *) call) != NULL)
 		return;
 	c = palloc0(sizeof(Call));
@@ -480,6 +511,13 @@ collect_agg_walker(Node *node, Collect *cx)
 
 		collect_in((Node *) agg->args, cx, agg->aggfilter != NULL);
 		collect_in((Node *) agg->aggfilter, cx, false);
+		return false;
+	}
+	if (IsA(node, WindowFunc))
+	{
+		/* a window function reads the rows of its frame: some of them */
+		collect_in((Node *) ((WindowFunc *) node)->args, cx, true);
+		collect_in((Node *) ((WindowFunc *) node)->aggfilter, cx, true);
 		return false;
 	}
 	if (IsA(node, SubPlan) || IsA(node, AlternativeSubPlan))
@@ -607,6 +645,14 @@ agg_mutator(Node *node, Build *b)
 		agg->aggfilter = (Expr *) agg_args_mutator((Node *) agg->aggfilter, b);
 		return (Node *) agg;
 	}
+	if (IsA(node, WindowFunc))
+	{
+		WindowFunc *wf = (WindowFunc *) copyObject(node);
+
+		wf->args = (List *) agg_args_mutator((Node *) wf->args, b);
+		wf->aggfilter = (Expr *) agg_args_mutator((Node *) wf->aggfilter, b);
+		return (Node *) wf;
+	}
 	if (IsA(node, SubPlan) || IsA(node, AlternativeSubPlan))
 		return node;
 	return expression_tree_mutator(node, agg_mutator, b);
@@ -658,7 +704,7 @@ make_node(Build *b, Rewrite *rw, Plan *child, Plan *costs_of, int bound, bool pa
 		attno += 2;
 		/* the call, as EXPLAIN VERBOSE shows the score column */
 		scan_tlist = lappend(scan_tlist,
-							 make_tle((Expr *) to_outer_mutator(copyObject((Node *) c->expr), b),
+							 make_tle((Expr *) to_outer_mutator(inner_to_outer_mutator((Node *) c->expr, NULL), b),
 									  c->score_attno));
 		scan_tlist = lappend(scan_tlist,
 							 make_tle((Expr *) makeNullConst(TEXTOID, -1, DEFAULT_COLLATION_OID),
@@ -676,8 +722,8 @@ make_node(Build *b, Rewrite *rw, Plan *child, Plan *costs_of, int bound, bool pa
 				inputs = list_make1(features);
 				break;
 		}
-		exprs = lappend(exprs, to_outer_mutator(copyObject(linitial(c->expr->args)), b));
-		exprs = list_concat(exprs, (List *) to_outer_mutator(copyObject((Node *) inputs), b));
+		exprs = lappend(exprs, to_outer_mutator(inner_to_outer_mutator(linitial(c->expr->args), NULL), b));
+		exprs = list_concat(exprs, (List *) to_outer_mutator(inner_to_outer_mutator((Node *) inputs, NULL), b));
 		call = list_make5(makeInteger((int) c->expr->funcid),
 						  makeInteger(c->expr->funcresulttype == FLOAT4OID ?
 									  GS_CALL_SCORE : GS_CALL_PREDICT),
@@ -689,6 +735,9 @@ make_node(Build *b, Rewrite *rw, Plan *child, Plan *costs_of, int bound, bool pa
 		calls = lappend(calls, call);
 	}
 
+	/* every value the calls read is one of the child's output columns */
+	if (list_length(b->leaves) != n_leaves)
+		elog(ERROR, "pg_gpuscore: a batched call reads a value its input lacks");
 	cs->scan.plan.startup_cost = costs_of->startup_cost;
 	cs->scan.plan.total_cost = costs_of->total_cost;
 	cs->scan.plan.plan_rows = costs_of->plan_rows;
@@ -721,54 +770,143 @@ build_init(Build *b, Rewrite *rw, Plan *scan, bool atomic_aggs)
 }
 
 /*
- * GpuScore under Agg agg, for the calls in its aggregates' arguments and
- * FILTER clauses; the Agg then reads their scores from its input.
+ * A GpuScore node over child for b's calls, returning child's columns as
+ * they are, then the scores: for a parent that reads the scores from its
+ * input (an Agg's aggregates, MERGE's actions).
  */
-static void
-batch_under_agg(Agg *agg, Rewrite *rw, bool parallel)
+static CustomScan *
+make_passthrough_node(Build *b, Rewrite *rw, Plan *child, bool parallel)
 {
-	Plan	   *child = outerPlan(agg);
-	Build		b;
-	Collect		cx;
 	CustomScan *cs;
 	ListCell   *lc;
 	List	   *tlist = NIL;
 
-	/* a final Agg combines partial states: its arguments are not evaluated */
-	if (child == NULL || DO_AGGSPLIT_COMBINE(agg->aggsplit) || child->plan_rows <= 1)
-		return;
-	build_init(&b, rw, NULL, false);
-	cx.b = &b;
-	cx.conditional = false;
-	collect_agg_walker((Node *) agg->plan.targetlist, &cx);
-	collect_agg_walker((Node *) agg->plan.qual, &cx);
-	if (b.calls == NIL)
-		return;
 	/* the child's output columns come first, unchanged */
 	foreach(lc, child->targetlist)
 	{
 		TargetEntry *tle = lfirst_node(TargetEntry, lc);
 
-		b.leaves = lappend(b.leaves, makeVar(OUTER_VAR, tle->resno, exprType((Node *) tle->expr),
-											 exprTypmod((Node *) tle->expr),
-											 exprCollation((Node *) tle->expr), 0));
+		b->leaves = lappend(b->leaves, makeVar(OUTER_VAR, tle->resno, exprType((Node *) tle->expr),
+											   exprTypmod((Node *) tle->expr),
+											   exprCollation((Node *) tle->expr), 0));
 	}
-	/* the calls' features are of the child's output already */
-	cs = make_node(&b, rw, child, child, 0, parallel);
+	cs = make_node(b, rw, child, child, 0, parallel);
 	foreach(lc, cs->custom_scan_tlist)
 	{
 		TargetEntry *tle = lfirst_node(TargetEntry, lc);
+		TargetEntry *out = make_tle((Expr *) makeVar(INDEX_VAR, tle->resno,
+													 exprType((Node *) tle->expr),
+													 exprTypmod((Node *) tle->expr),
+													 exprCollation((Node *) tle->expr), 0),
+									tle->resno);
 
-		tlist = lappend(tlist, make_tle((Expr *) makeVar(INDEX_VAR, tle->resno,
-														 exprType((Node *) tle->expr),
-														 exprTypmod((Node *) tle->expr),
-														 exprCollation((Node *) tle->expr), 0),
-										tle->resno));
+		/* the child's names and junk marks: ModifyTable finds "ctid" so */
+		if (tle->resno <= list_length(child->targetlist))
+		{
+			TargetEntry *orig = list_nth_node(TargetEntry, child->targetlist, tle->resno - 1);
+
+			out->resname = orig->resname;
+			out->resjunk = orig->resjunk;
+			out->ressortgroupref = orig->ressortgroupref;
+			out->resorigtbl = orig->resorigtbl;
+			out->resorigcol = orig->resorigcol;
+		}
+		else
+			out->resjunk = true;
+		tlist = lappend(tlist, out);
 	}
 	cs->scan.plan.targetlist = tlist;
-	agg->plan.targetlist = (List *) agg_mutator((Node *) agg->plan.targetlist, &b);
-	agg->plan.qual = (List *) agg_mutator((Node *) agg->plan.qual, &b);
+	return cs;
+}
+
+/*
+ * GpuScore under an Agg or a WindowAgg, for the calls in the arguments
+ * and FILTER clauses of its aggregates or window functions; agg then reads
+ * their scores from its input.  (A window function reads the arguments of
+ * some rows of its frame only: conditional, so safe features only.)
+ */
+static void
+batch_under_agg(Plan *agg, Rewrite *rw, bool parallel)
+{
+	Plan	   *child = outerPlan(agg);
+	Build		b;
+	Collect		cx;
+	CustomScan *cs;
+
+	/* a final Agg combines partial states: its arguments are not evaluated */
+	if (child == NULL || child->plan_rows <= 1 ||
+		(IsA(agg, Agg) && DO_AGGSPLIT_COMBINE(((Agg *) agg)->aggsplit)))
+		return;
+	build_init(&b, rw, NULL, false);
+	cx.b = &b;
+	cx.conditional = false;
+	collect_agg_walker((Node *) agg->targetlist, &cx);
+	collect_agg_walker((Node *) agg->qual, &cx);
+	if (b.calls == NIL)
+		return;
+	cs = make_passthrough_node(&b, rw, child, parallel);
+	agg->targetlist = (List *) agg_mutator((Node *) agg->targetlist, &b);
+	agg->qual = (List *) agg_mutator((Node *) agg->qual, &b);
+	if (IsA(agg, WindowAgg))
+		((WindowAgg *) agg)->runCondition =
+			(List *) agg_mutator((Node *) ((WindowAgg *) agg)->runCondition, &b);
 	outerPlan(agg) = (Plan *) cs;
+}
+
+/* In MERGE's actions: calls as the source rows' score columns. */
+static Node *
+merge_mutator(Node *node, Build *b)
+{
+	Call	   *c;
+
+	if (node == NULL)
+		return NULL;
+	if ((c = find_call(b, node)) != NULL)
+		return result_expr(b, c, INNER_VAR);
+	if (IsA(node, SubPlan) || IsA(node, AlternativeSubPlan))
+		return node;
+	return expression_tree_mutator(node, merge_mutator, b);
+}
+
+/*
+ * GpuScore under MERGE, for the calls in its WHEN clauses and actions that
+ * read only the source rows (its subplan's output, INNER_VAR there): each
+ * is evaluated for some rows only, so their features must be safe.
+ */
+static void
+batch_under_merge(ModifyTable *mt, Rewrite *rw, bool parallel)
+{
+	Plan	   *child = outerPlan(mt);
+	Build		b;
+	Collect		cx;
+	ListCell   *l1,
+			   *l2;
+
+	if (mt->operation != CMD_MERGE || child == NULL || child->plan_rows <= 1)
+		return;
+	build_init(&b, rw, NULL, false);
+	b.input_varno = INNER_VAR;
+	cx.b = &b;
+	cx.conditional = true;
+	foreach(l1, mt->mergeActionLists)
+		foreach(l2, (List *) lfirst(l1))
+		{
+			MergeAction *action = lfirst_node(MergeAction, l2);
+
+			collect_walker((Node *) action->targetList, &cx);
+			collect_walker(action->qual, &cx);
+		}
+	if (b.calls == NIL)
+		return;
+	outerPlan(mt) = (Plan *) make_passthrough_node(&b, rw, child, parallel);
+	foreach(l1, mt->mergeActionLists)
+		foreach(l2, (List *) lfirst(l1))
+		{
+			MergeAction *action = lfirst_node(MergeAction, l2);
+
+			action->targetList = (List *) merge_mutator((Node *) action->targetList, &b);
+			action->qual = merge_mutator(action->qual, &b);
+		}
 }
 
 /* Can a GpuScore node take over node's target list and filter? */
@@ -875,6 +1013,8 @@ batch_above(Plan *node, Rewrite *rw, int bound, bool parallel)
 	cs = make_node(&b, rw, node, node, moved == NIL ? bound : 0, parallel);
 	cs->scan.plan.targetlist = (List *) to_scan_mutator((Node *) node->targetlist, &b);
 	cs->scan.plan.qual = (List *) to_scan_mutator((Node *) moved, &b);
+	if (list_length(b.leaves) != intVal(linitial(cs->custom_private)))
+		elog(ERROR, "pg_gpuscore: a batched node's expression reads a value its input lacks");
 	/* node now computes the leaves */
 	foreach(lc, b.leaves)
 		tlist = lappend(tlist, make_tle((Expr *) lfirst(lc), resno++));
@@ -951,7 +1091,11 @@ rewrite_plan(Plan *plan, Rewrite *rw, int bound, bool parallel, bool mark_inner)
 				rewrite_plan(((SubqueryScan *) plan)->subplan, rw, child_bound, child_parallel, false);
 			break;
 		case T_Agg:
-			batch_under_agg((Agg *) plan, rw, parallel);
+		case T_WindowAgg:
+			batch_under_agg(plan, rw, parallel);
+			break;
+		case T_ModifyTable:
+			batch_under_merge((ModifyTable *) plan, rw, parallel);
 			break;
 		default:
 			break;
