@@ -15,9 +15,12 @@ bindir=$(pg_config --bindir)
 work=${GS_TAP_DIR:-$(mktemp -d /tmp/pg_gpuscore-tap.XXXXXX)}
 
 mkdir -p "$work"
-rm -rf "$work/t" "$work/fixtures"
+rm -rf "$work/t" "$work/fixtures" "$work/mock_provider"
 cp -r "$root/tests/t" "$work/t"
 cp -r "$root/tests/fixtures" "$work/fixtures"
+# the CPU mock of the GPU provider (built by make), for the GPU paths
+mkdir -p "$work/mock_provider"
+cp "$root"/tests/mock_provider/*.so "$work/mock_provider/" 2>/dev/null || true
 if [ "$(id -u)" = 0 ]; then
     chown -R postgres "$work"
     run_as=(runuser -u postgres --)
