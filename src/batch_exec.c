@@ -6,8 +6,10 @@
  *	  engine, as pg_gpuscore.device says), and returns the child's rows with
  *	  the scores as columns.
  *
- * A batch: the node pulls rows from its child, keeps a copy of each
- * (MinimalTuple, in the batch's memory context) and reads each call's
+ * A batch: the node pulls rows from its child, keeps the columns of each
+ * that the plan above reads (by-reference values copied into the batch's
+ * memory context; the other columns are NULL when the row is returned) and
+ * reads each call's
  * features from the row straight into the scorer's column-major float32
  * input (an ARRAY[...] argument element by element, a whole row column by
  * column: no array or row is formed per row), then submits the batch to
@@ -51,6 +53,7 @@
 #include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/datum.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/ruleutils.h"
@@ -114,7 +117,7 @@ typedef struct CallState
 	float	   *x;				/* scorer input, ld = the batch's target */
 	float	   *stage;			/* [STAGE_ROWS * nf] */
 	int			staged;
-	float	   *row;			/* [nf]: one row's features */
+	bool		direct_float4;	/* ARRAY[] of real columns: read in one loop */
 
 	/* per batch slot */
 	uint8	   *state[GS_SCORER_SLOTS];
@@ -122,11 +125,12 @@ typedef struct CallState
 	const float *out;			/* the emitted batch's outputs */
 } CallState;
 
-/* The rows of one batch. */
+/* The rows of one batch: the kept columns of each, row-major. */
 typedef struct Batch
 {
-	MemoryContext cxt;			/* the rows' copies and errors */
-	MinimalTuple *rows;
+	MemoryContext cxt;			/* copies of by-reference values, errors */
+	Datum	   *values;			/* [target * n_kept] */
+	bool	   *nulls;
 	size_t		n;
 	size_t		target;			/* rows it was to have (the scorer's ld) */
 	Size		bytes;
@@ -144,12 +148,16 @@ typedef struct BatchState
 {
 	CustomScanState css;		/* must be first */
 	int			n_child_cols;
+	int			n_kept;			/* child columns read above the node */
+	AttrNumber *kept;			/* [n_kept], 1-based */
+	bool	   *kept_byval;
+	int16	   *kept_len;
+	AttrNumber	max_attno;		/* the child columns to deform */
 	int			bound;
 	int			n_calls;
 	CallState  *calls;
 	MemoryContext node_cxt;
 	ExprContext *fill_econtext; /* features of the row being batched */
-	TupleTableSlot *row_slot;	/* a batched row, read back */
 	Batch		batch[GS_SCORER_SLOTS];
 	int			fill_slot;		/* where the next batch goes */
 	int			queue[GS_SCORER_SLOTS];	/* submitted, not yet returned: oldest first */
@@ -261,6 +269,40 @@ init_calls(BatchState *st, CustomScan *cs)
 	}
 }
 
+/*
+ * The child's columns the node keeps of each row, how to copy them, and how
+ * far to deform a child row (those and the features read directly).
+ */
+static void
+init_kept(BatchState *st, CustomScan *cs)
+{
+	TupleDesc	desc = ExecGetResultType(outerPlanState(st));
+	ListCell   *lc;
+	int			k = 0;
+
+	st->kept = MemoryContextAlloc(st->node_cxt, sizeof(AttrNumber) * Max(st->n_kept, 1));
+	st->kept_byval = MemoryContextAlloc(st->node_cxt, sizeof(bool) * Max(st->n_kept, 1));
+	st->kept_len = MemoryContextAlloc(st->node_cxt, sizeof(int16) * Max(st->n_kept, 1));
+	st->max_attno = 0;
+	foreach(lc, (List *) lfourth(cs->custom_private))
+	{
+		AttrNumber	a = (AttrNumber) intVal(lfirst(lc));
+		Form_pg_attribute att;
+
+		if (a < 1 || a > desc->natts || a > st->n_child_cols)
+			elog(ERROR, "pg_gpuscore: kept column %d out of range", a);
+		att = TupleDescAttr(desc, a - 1);
+		st->kept[k] = a;
+		st->kept_byval[k] = att->attbyval;
+		st->kept_len[k] = att->attlen;
+		st->max_attno = Max(st->max_attno, a);
+		k++;
+	}
+	for (int i = 0; i < st->n_calls; i++)
+		for (int j = 0; j < st->calls[i].n_inputs; j++)
+			st->max_attno = Max(st->max_attno, st->calls[i].input_col[j]);
+}
+
 /* BeginCustomScan: calls, the child, batch contexts. */
 static void
 begin_batch(CustomScanState *node, EState *estate, int eflags)
@@ -272,6 +314,7 @@ begin_batch(CustomScanState *node, EState *estate, int eflags)
 
 	st->n_child_cols = intVal(linitial(cs->custom_private));
 	st->bound = intVal(lsecond(cs->custom_private));
+	st->n_kept = list_length((List *) lfourth(cs->custom_private));
 	st->node_cxt = AllocSetContextCreate(CurrentMemoryContext, "pg_gpuscore batch calls",
 										 ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(st->node_cxt);
@@ -281,8 +324,7 @@ begin_batch(CustomScanState *node, EState *estate, int eflags)
 	/* the rows are read back in the child's layout; backward scans are ours */
 	outerPlanState(st) = ExecInitNode(child, estate,
 									  eflags & ~(EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK));
-	st->row_slot = ExecInitExtraTupleSlot(estate, ExecGetResultType(outerPlanState(st)),
-										  &TTSOpsMinimalTuple);
+	init_kept(st, cs);
 	st->fill_econtext = CreateExprContext(estate);
 	for (int k = 0; k < GS_SCORER_SLOTS; k++)
 		st->batch[k].cxt = AllocSetContextCreate(st->node_cxt, "pg_gpuscore batch rows",
@@ -373,7 +415,10 @@ resolve_calls(BatchState *st)
 			c->nf = c->m->model->n_features;
 			c->nout = c->m->model->n_outputs;
 			c->stage = palloc(sizeof(float) * STAGE_ROWS * c->nf);
-			c->row = palloc(sizeof(float) * c->nf);
+			c->direct_float4 = c->form == GS_FORM_ELEMENTS && c->elemtype == FLOAT4OID &&
+				c->n_inputs == c->nf;
+			for (int k = 0; k < c->n_inputs; k++)
+				c->direct_float4 &= c->input_col[k] > 0;
 			max_rows = max_rows == 0 ? rows : Min(max_rows, rows);
 			if (c->form == GS_FORM_ELEMENTS && c->n_inputs != c->nf)
 			{
@@ -431,35 +476,56 @@ input_value(BatchState *st, CallState *c, int k, TupleTableSlot *slot, bool *isn
 }
 
 /*
- * Read call c's features of the row in slot into c->row; false with err set
+ * Read call c's features of the row in slot into row[nf]; false with err set
  * when the row cannot be scored.  d: the value of the features expression
  * for GS_FORM_ARRAY and GS_FORM_ROW (not NULL).  Allocates in the current
  * memory context (the fill context's per-row memory).
  */
 static bool
-row_features(BatchState *st, CallState *c, TupleTableSlot *slot, Datum d, GsRowError *err)
+row_features(BatchState *st, CallState *c, TupleTableSlot *slot, Datum d, float *row,
+			 GsRowError *err)
 {
 	bool		isnull;
 
 	switch (c->form)
 	{
 		case GS_FORM_ELEMENTS:
+			if (c->direct_float4)
+			{
+				/* the common case: real columns, as gs_element_to_float reads them */
+				const Datum *values = slot->tts_values;
+				const bool *nulls = slot->tts_isnull;
+				bool		any_inf = false;
+
+				for (int k = 0; k < c->n_inputs; k++)
+				{
+					int			a = c->input_col[k] - 1;
+					float		v = nulls[a] ? NAN : DatumGetFloat4(values[a]);
+
+					any_inf |= isinf(v);
+					row[k] = v;
+				}
+				for (int k = 0; any_inf && k < c->n_inputs; k++)
+					if (isinf(row[k]) && !gs_value_ok(c->m, k, row[k], err))
+						return false;
+				return true;
+			}
 			for (int k = 0; k < c->n_inputs; k++)
 			{
 				Datum		e = input_value(st, c, k, slot, &isnull);
 
 				if (isnull)
-					c->row[k] = NAN;
-				else if (!gs_element_to_float(e, c->elemtype, c->m, k, &c->row[k], err))
+					row[k] = NAN;
+				else if (!gs_element_to_float(e, c->elemtype, c->m, k, &row[k], err))
 					return false;
 			}
 			return true;
 		case GS_FORM_ARRAY:
-			return gs_array_to_row_checked(DatumGetArrayTypeP(d), c->m, c->row, err);
+			return gs_array_to_row_checked(DatumGetArrayTypeP(d), c->m, row, err);
 		case GS_FORM_COLUMNS:
 			for (int k = 0; k < c->n_inputs; k++)
 				c->row_values[k] = input_value(st, c, k, slot, &c->row_nulls[k]);
-			return gs_row_map_convert(&c->map, c->m, c->row_values, c->row_nulls, c->row, err);
+			return gs_row_map_convert(&c->map, c->m, c->row_values, c->row_nulls, row, err);
 		case GS_FORM_ROW:
 			{
 				HeapTupleHeader th = DatumGetHeapTupleHeader(d);
@@ -486,7 +552,7 @@ row_features(BatchState *st, CallState *c, TupleTableSlot *slot, Datum d, GsRowE
 				tuple.t_data = th;
 				heap_deform_tuple(&tuple, desc, c->row_values, c->row_nulls);
 				ReleaseTupleDesc(desc);
-				return gs_row_map_convert(&c->map, c->m, c->row_values, c->row_nulls, c->row, err);
+				return gs_row_map_convert(&c->map, c->m, c->row_values, c->row_nulls, row, err);
 			}
 	}
 	return false;
@@ -513,7 +579,7 @@ add_call_row(BatchState *st, CallState *c, int k, size_t i, size_t ld, TupleTabl
 	GsRowError	err;
 	uint8		state = ROW_ERROR;
 	Datum		error = (Datum) 0;
-	float	   *dst;
+	float	   *dst = c->scorer ? c->stage + (size_t) c->staged * c->nf : NULL;
 
 	if (c->name_null)
 		error = c->model_err;
@@ -530,7 +596,7 @@ add_call_row(BatchState *st, CallState *c, int k, size_t i, size_t ld, TupleTabl
 			error = c->model_err;
 		else if (c->count_err)
 			error = c->count_err;
-		else if (!row_features(st, c, slot, d, &err))
+		else if (!row_features(st, c, slot, d, dst, &err))
 		{
 			MemoryContext old = MemoryContextSwitchTo(batch_cxt);
 
@@ -546,10 +612,8 @@ add_call_row(BatchState *st, CallState *c, int k, size_t i, size_t ld, TupleTabl
 	c->err[k][i] = error;
 	if (c->scorer == NULL)
 		return;
-	dst = c->stage + (size_t) c->staged * c->nf;
-	if (state == ROW_SCORED)
-		memcpy(dst, c->row, sizeof(float) * c->nf);
-	else
+	/* a row not scored is scored as all missing, and its score not used */
+	if (state != ROW_SCORED)
 		for (int f = 0; f < c->nf; f++)
 			dst[f] = NAN;
 	if (++c->staged == STAGE_ROWS)
@@ -591,7 +655,8 @@ fill_batch(BatchState *st)
 		resolve_calls(st);
 	MemoryContextReset(b->cxt);
 	b->target = Min(st->next_target, st->max_rows);
-	b->rows = MemoryContextAlloc(b->cxt, sizeof(MinimalTuple) * b->target);
+	b->values = MemoryContextAllocHuge(b->cxt, sizeof(Datum) * b->target * Max(st->n_kept, 1));
+	b->nulls = MemoryContextAllocHuge(b->cxt, sizeof(bool) * b->target * Max(st->n_kept, 1));
 	b->n = 0;
 	b->bytes = 0;
 	st->next_target = Min(Max(b->target * RAMP_FACTOR, RAMP_SECOND), st->max_rows);
@@ -609,12 +674,30 @@ fill_batch(BatchState *st)
 	}
 	for (;;)
 	{
+		Datum	   *values = b->values + b->n * st->n_kept;
+		bool	   *nulls = b->nulls + b->n * st->n_kept;
+
 		CHECK_FOR_INTERRUPTS();
-		old = MemoryContextSwitchTo(b->cxt);
-		b->rows[b->n] = ExecCopySlotMinimalTuple(slot);
-		MemoryContextSwitchTo(old);
-		b->bytes += b->rows[b->n]->t_len;
-		slot_getallattrs(slot);
+		slot_getsomeattrs(slot, st->max_attno);
+		/* the columns read above, by-reference values copied */
+		b->bytes += sizeof(Datum) * st->n_kept;
+		for (int k = 0; k < st->n_kept; k++)
+		{
+			int			a = st->kept[k] - 1;
+
+			nulls[k] = slot->tts_isnull[a];
+			if (nulls[k] || st->kept_byval[k])
+				values[k] = slot->tts_values[a];
+			else
+			{
+				Size		len = datumGetSize(slot->tts_values[a], false, st->kept_len[k]);
+
+				old = MemoryContextSwitchTo(b->cxt);
+				values[k] = datumCopy(slot->tts_values[a], false, st->kept_len[k]);
+				MemoryContextSwitchTo(old);
+				b->bytes += len;
+			}
+		}
 		ResetExprContext(st->fill_econtext);
 		st->fill_econtext->ecxt_outertuple = slot;
 		old = MemoryContextSwitchTo(st->fill_econtext->ecxt_per_tuple_memory);
@@ -703,10 +786,13 @@ scan_tuple(BatchState *st, size_t i)
 	int			k = st->emit_slot;
 
 	ExecClearTuple(scan);
-	ExecStoreMinimalTuple(b->rows[i], st->row_slot, false);
-	slot_getallattrs(st->row_slot);
-	memcpy(scan->tts_values, st->row_slot->tts_values, sizeof(Datum) * st->n_child_cols);
-	memcpy(scan->tts_isnull, st->row_slot->tts_isnull, sizeof(bool) * st->n_child_cols);
+	/* columns nobody above reads are NULL */
+	memset(scan->tts_isnull, true, sizeof(bool) * st->n_child_cols);
+	for (int k = 0; k < st->n_kept; k++)
+	{
+		scan->tts_values[st->kept[k] - 1] = b->values[i * st->n_kept + k];
+		scan->tts_isnull[st->kept[k] - 1] = b->nulls[i * st->n_kept + k];
+	}
 	for (int j = 0; j < st->n_calls; j++)
 	{
 		CallState  *c = &st->calls[j];

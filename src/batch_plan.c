@@ -658,6 +658,53 @@ agg_mutator(Node *node, Build *b)
 	return expression_tree_mutator(node, agg_mutator, b);
 }
 
+/* What used_columns_walker looks for. */
+typedef struct UsedColumns
+{
+	int			varno;			/* Vars of it */
+	int			n;				/* attnos 1..n count */
+	Bitmapset  *used;
+} UsedColumns;
+
+/* Add the attnos of u->varno's Vars in node to u->used. */
+static bool
+used_columns_walker(Node *node, UsedColumns *u)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Var) && ((Var *) node)->varno == u->varno)
+	{
+		Var		   *v = (Var *) node;
+
+		if (v->varattno >= 1 && v->varattno <= u->n)
+			u->used = bms_add_member(u->used, v->varattno);
+		return false;
+	}
+	return expression_tree_walker(node, used_columns_walker, u);
+}
+
+/* The columns 1..n of varno that node reads. */
+static Bitmapset *
+used_columns(Node *node, int varno, int n, Bitmapset *used)
+{
+	UsedColumns u = {varno, n, used};
+
+	used_columns_walker(node, &u);
+	return u.used;
+}
+
+/* used as a List of Integer, for custom_private; all of 1..n when all is set. */
+static List *
+column_list(Bitmapset *used, int n, bool all)
+{
+	List	   *l = NIL;
+
+	for (int i = 1; i <= n; i++)
+		if (all || bms_is_member(i, used))
+			l = lappend(l, makeInteger(i));
+	return l;
+}
+
 /* A target entry of expression e at position resno. */
 static TargetEntry *
 make_tle(Expr *e, int resno)
@@ -752,7 +799,7 @@ make_node(Build *b, Rewrite *rw, Plan *child, Plan *costs_of, int bound, bool pa
 	cs->flags = CUSTOMPATH_SUPPORT_BACKWARD_SCAN;
 	cs->custom_scan_tlist = scan_tlist;
 	cs->custom_exprs = exprs;
-	cs->custom_private = list_make3(makeInteger(n_leaves), makeInteger(bound), calls);
+	cs->custom_private = list_make4(makeInteger(n_leaves), makeInteger(bound), calls, NIL);
 	cs->methods = &gs_batch_scan_methods;
 	rw->changed = true;
 	return cs;
@@ -775,7 +822,7 @@ build_init(Build *b, Rewrite *rw, Plan *scan, bool atomic_aggs)
  * input (an Agg's aggregates, MERGE's actions).
  */
 static CustomScan *
-make_passthrough_node(Build *b, Rewrite *rw, Plan *child, bool parallel)
+make_passthrough_node(Build *b, Rewrite *rw, Plan *child, bool parallel, List *kept)
 {
 	CustomScan *cs;
 	ListCell   *lc;
@@ -816,7 +863,44 @@ make_passthrough_node(Build *b, Rewrite *rw, Plan *child, bool parallel)
 		tlist = lappend(tlist, out);
 	}
 	cs->scan.plan.targetlist = tlist;
+	lfourth(cs->custom_private) = kept;
 	return cs;
+}
+
+/*
+ * The columns of its input (1..n) that an Agg or WindowAgg reads once its
+ * calls read the scores: its expressions' Vars and its grouping,
+ * partitioning and ordering columns; all of them for grouping sets.
+ */
+static List *
+agg_input_columns(Plan *agg, int n)
+{
+	Bitmapset  *used = NULL;
+
+	used = used_columns((Node *) agg->targetlist, OUTER_VAR, n, used);
+	used = used_columns((Node *) agg->qual, OUTER_VAR, n, used);
+	if (IsA(agg, Agg))
+	{
+		Agg		   *a = (Agg *) agg;
+
+		if (a->groupingSets != NIL || a->chain != NIL)
+			return column_list(NULL, n, true);
+		for (int i = 0; i < a->numCols; i++)
+			used = bms_add_member(used, a->grpColIdx[i]);
+	}
+	else
+	{
+		WindowAgg  *w = (WindowAgg *) agg;
+
+		used = used_columns((Node *) w->runCondition, OUTER_VAR, n, used);
+		used = used_columns(w->startOffset, OUTER_VAR, n, used);
+		used = used_columns(w->endOffset, OUTER_VAR, n, used);
+		for (int i = 0; i < w->partNumCols; i++)
+			used = bms_add_member(used, w->partColIdx[i]);
+		for (int i = 0; i < w->ordNumCols; i++)
+			used = bms_add_member(used, w->ordColIdx[i]);
+	}
+	return column_list(used, n, false);
 }
 
 /*
@@ -844,13 +928,14 @@ batch_under_agg(Plan *agg, Rewrite *rw, bool parallel)
 	collect_agg_walker((Node *) agg->qual, &cx);
 	if (b.calls == NIL)
 		return;
-	cs = make_passthrough_node(&b, rw, child, parallel);
+	cs = make_passthrough_node(&b, rw, child, parallel, NIL);
 	agg->targetlist = (List *) agg_mutator((Node *) agg->targetlist, &b);
 	agg->qual = (List *) agg_mutator((Node *) agg->qual, &b);
 	if (IsA(agg, WindowAgg))
 		((WindowAgg *) agg)->runCondition =
 			(List *) agg_mutator((Node *) ((WindowAgg *) agg)->runCondition, &b);
 	outerPlan(agg) = (Plan *) cs;
+	lfourth(cs->custom_private) = agg_input_columns(agg, list_length(child->targetlist));
 }
 
 /* In MERGE's actions: calls as the source rows' score columns. */
@@ -898,7 +983,9 @@ batch_under_merge(ModifyTable *mt, Rewrite *rw, bool parallel)
 		}
 	if (b.calls == NIL)
 		return;
-	outerPlan(mt) = (Plan *) make_passthrough_node(&b, rw, child, parallel);
+	/* ModifyTable reads its junk columns and more by position: keep all */
+	outerPlan(mt) = (Plan *) make_passthrough_node(&b, rw, child, parallel,
+												   column_list(NULL, list_length(child->targetlist), true));
 	foreach(l1, mt->mergeActionLists)
 		foreach(l2, (List *) lfirst(l1))
 		{
@@ -1015,6 +1102,13 @@ batch_above(Plan *node, Rewrite *rw, int bound, bool parallel)
 	cs->scan.plan.qual = (List *) to_scan_mutator((Node *) moved, &b);
 	if (list_length(b.leaves) != intVal(linitial(cs->custom_private)))
 		elog(ERROR, "pg_gpuscore: a batched node's expression reads a value its input lacks");
+	{
+		int			n = list_length(b.leaves);
+		Bitmapset  *used = used_columns((Node *) cs->scan.plan.targetlist, INDEX_VAR, n, NULL);
+
+		used = used_columns((Node *) cs->scan.plan.qual, INDEX_VAR, n, used);
+		lfourth(cs->custom_private) = column_list(used, n, false);
+	}
 	/* node now computes the leaves */
 	foreach(lc, b.leaves)
 		tlist = lappend(tlist, make_tle((Expr *) lfirst(lc), resno++));

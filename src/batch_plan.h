@@ -13,7 +13,12 @@
  *
  *   [0] Integer: columns of the child's output (the first scan columns)
  *   [1] Integer: tuple bound from a LIMIT above (0: none)
- *   [2] List of calls, each a List:
+ *   [2] List of calls, each a List (below)
+ *   [3] List of Integer: the child's columns that the node's own target list
+ *       and filter, or its parent, read (1-based); the others are NULL in
+ *       the scan tuple, so a batch keeps only these of its rows
+ *
+ * A call:
  *       [0] Integer: the function's Oid (its EXECUTE privilege is checked)
  *       [1] Integer: GS_CALL_SCORE or GS_CALL_PREDICT
  *       [2] Integer: a GsFeatureForm
