@@ -20,7 +20,8 @@
 #   score_query  gpu_score_query('m', 'SELECT id, f1, ..., f30 FROM bench_tx')
 #   agg_array    gpu_scores((SELECT gpu_score_agg('m', id, ARRAY[f1, ..., f30]) ...))
 #   agg_cols     gpu_scores((SELECT gpu_score_agg('m', id, f1, ..., f30) ...))
-#   per_row      SELECT sum(gpu_score('m', ARRAY[f1, ..., f30])) FROM bench_tx
+#   per_row      SELECT sum(gpu_score('m', ARRAY[f1, ..., f30])) FROM bench_tx, row by row
+#                (pg_gpuscore.batch_calls = off; batched: bench_batch_calls.sh)
 #
 # Each scoring query returns the row count and the sum of the scores in
 # float8 rounded to 0.1, so every path and mode must print the same result
@@ -68,9 +69,11 @@ Q_score_query="SELECT count(*), round(sum(score::float8)::numeric, 1) FROM gpu_s
 Q_agg_array="SELECT count(*), round(sum(score::float8)::numeric, 1) FROM gpu_scores((SELECT gpu_score_agg('$m', id, ARRAY[$COLS]) FROM bench_tx))"
 Q_agg_cols="SELECT count(*), round(sum(score::float8)::numeric, 1) FROM gpu_scores((SELECT gpu_score_agg('$m', id, $COLS) FROM bench_tx))"
 Q_per_row="SELECT count(*), round(sum(gpu_score('$m', ARRAY[$COLS])::float8)::numeric, 1) FROM bench_tx"
+# per_row is the row-by-row call: without batch_calls
 KINDS=(plain score_query agg_array agg_cols per_row)
 
 script="SET jit = off;
+SET pg_gpuscore.batch_calls = off;
 SET pg_gpuscore.device = 'cpu';
 SET max_parallel_workers_per_gather = 0;
 SELECT 'warmup', 'serial', 0, * FROM bench_time(\$q\$$Q_plain\$q\$);

@@ -30,7 +30,9 @@
 #                replaces unreferenced subquery outputs with NULLs.
 #   score_query  SELECT count(*), sum(score)
 #                  FROM gpu_score_query('m', 'SELECT id, f1, ..., f30 FROM bench_tx')
-#   per_row      SELECT sum(gpu_score('m', ARRAY[f1, ..., f30])) FROM bench_tx
+#   per_row      SELECT sum(gpu_score('m', ARRAY[f1, ..., f30])) FROM bench_tx,
+#                row by row (pg_gpuscore.batch_calls = off; the batched calls:
+#                bench_batch_calls.sh)
 #
 # gpu_score_query keeps its result in a tuplestore, which spills to a
 # temporary file past work_mem (default 4MB, so at these row counts): that is
@@ -103,6 +105,7 @@ for m in "${MODELS[@]}"; do
     Q_ROW="SELECT sum(gpu_score('$m', ARRAY[$COLS])) FROM bench_tx"
     script="SET jit = off;
 SET max_parallel_workers_per_gather = 0;
+SET pg_gpuscore.batch_calls = off;
 SET pg_gpuscore.device = 'cpu';
 SELECT 'warmup', 0, * FROM bench_time(\$q\$$Q_PLAIN\$q\$);
 SELECT 'warmup', 0, * FROM bench_time(\$q\$SELECT gpu_score('$m', ARRAY[$COLS]) FROM bench_tx LIMIT 1\$q\$);

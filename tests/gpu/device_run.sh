@@ -21,6 +21,9 @@
 #   bench_mlp.txt       MLP rows/s, CPU engine (OpenBLAS) vs GPU (cuBLAS)
 #   e2e.md              end to end in PostgreSQL, 10M rows: GPU vs CPU engine
 #                       vs plain SELECT (bench/gpu/bench_e2e.sh; E2E_* knobs)
+#   batch_calls.md      batched gpu_score calls in PostgreSQL, 10M rows, serial
+#                       and 8 workers, vs the query without scoring
+#                       (bench/gpu/bench_batch_calls_gpu.sh; BC_* knobs)
 #   pg_checks.md        in PostgreSQL, 10M rows: per-row parity GPU vs CPU,
 #                       cancel (time, device memory after), 8 sessions at once
 #                       (device memory per backend), pg_regress with 'gpu'
@@ -31,7 +34,7 @@
 #   OUT=$OUT DEADLINE=450 bash tests/gpu/device_run.sh [STEP...]
 #
 # STEPs, in the order they run: device parity mlp crossover pg kernel
-# mlpbench e2e pgchecks sanitizer; none given means all.  Each step runs even if an
+# mlpbench e2e batchcalls pgchecks sanitizer; none given means all.  Each step runs even if an
 # earlier one failed, under `timeout`: STEP_TIMEOUT seconds (default 300),
 # cut to what is left of DEADLINE (seconds from the start, default 540) so
 # that the packing still happens inside run's limit; a step with less than
@@ -50,7 +53,7 @@ D=$ROOT/.device
 STEP_TIMEOUT=${STEP_TIMEOUT:-300}
 DEADLINE=${DEADLINE:-540}
 T0=$(date +%s)
-ALL="device parity mlp crossover pg kernel mlpbench e2e pgchecks sanitizer"
+ALL="device parity mlp crossover pg kernel mlpbench e2e batchcalls pgchecks sanitizer"
 STEPS=${*:-$ALL}
 for s in $STEPS; do
     [[ " $ALL " == *" $s "* ]] || { echo "device_run: unknown step '$s' (steps: $ALL)" >&2; exit 2; }
@@ -154,6 +157,14 @@ step_e2e() {
     bash bench/gpu/bench_e2e.sh "$P/pg" "$D/bench_gpu" > "$OUT/e2e.md" 2> "$OUT/e2e.log"
     local rc=$?
     tail -5 "$OUT/e2e.log"
+    return $rc
+}
+
+step_batchcalls() {
+    bash bench/gpu/bench_batch_calls_gpu.sh "$P/pg" "$D/bench_gpu" > "$OUT/batch_calls.md" 2> "$OUT/batch_calls.log"
+    local rc=$?
+    grep -E '^\| agg \| w' "$OUT/batch_calls.md"
+    tail -3 "$OUT/batch_calls.log"
     return $rc
 }
 
