@@ -74,11 +74,15 @@ GLUE_OBJS = \
 	src/row_error.o \
 	src/row_features.o \
 	src/batch_plan.o \
-	src/batch_exec.o
+	src/batch_exec.o \
+	src/service_shmem.o \
+	src/service_worker.o \
+	src/service_device.o \
+	src/service_client.o
 
 OBJS = $(CORE_OBJS) $(GLUE_OBJS)
 
-REGRESS = load score errors score_query batch_calls parity formats verify device memory gpu_engine trigger aggregate score_table feature_order categories catboost_cats explain onnx onnx_trees bad_input privileges model_image
+REGRESS = load score errors score_query batch_calls parity formats verify device memory gpu_engine trigger aggregate score_table feature_order categories catboost_cats explain onnx onnx_trees bad_input privileges model_image gpu_service
 REGRESS_OPTS = --load-extension=pg_gpuscore
 
 PG_CPPFLAGS = -I$(srcdir)/src

@@ -132,7 +132,10 @@ SELECT * FROM gpu_scores((SELECT gpu_score_agg('bc', id, f) FROM agg_rows WHERE 
 -- the device memory is given back when the aggregate ends or fails.
 \set mock :abs_srcdir '/tests/mock_provider/pg_gpuscore_mock_provider.so'
 \c
+-- (the session's own provider, whose device memory gpu_device_info shows; through the GPU
+-- service, which holds the models of every session, see gpu_service.sql)
 SET pg_gpuscore.provider = :'mock';
+SET pg_gpuscore.gpu_service = off;
 SET pg_gpuscore.device = 'gpu';
 SET pg_gpuscore.batch_size = 700;
 SELECT (total_memory - free_memory) >> 20 AS used_mib_before FROM gpu_device_info();

@@ -23,8 +23,11 @@ SELECT g AS id, ARRAY(SELECT ((g * 13 + i * 7) % 50 / 3.0)::real FROM generate_s
 -- A new session, so that the provider setting applies from its first use.
 -- gpu_score is the row-by-row reference of this file: with batch_calls (its
 -- own test, batch_calls.sql) it would be scored in batches, on the "GPU" too.
+-- This file tests the provider loaded in the session itself (the GPU
+-- service, which scores for every session, is gpu_service.sql's).
 \c
 SET pg_gpuscore.provider = :'mock';
+SET pg_gpuscore.gpu_service = off;
 SET pg_gpuscore.batch_calls = off;
 SELECT provider_loaded, reason, device_count, device_name, total_memory - free_memory AS used
   FROM gpu_device_info();
@@ -197,6 +200,7 @@ SELECT count(*) FROM gpu_score_query('fraud', 'SELECT id, f FROM tx');
 -- A provider that fails to load: 'gpu' says why, 'auto' uses the CPU.
 \c
 SET pg_gpuscore.provider = :'mock';
+SET pg_gpuscore.gpu_service = off;
 SET pg_gpuscore.fault_injection = 'provider_load';
 SELECT provider_loaded, reason FROM gpu_device_info();
 SET pg_gpuscore.device = 'gpu';

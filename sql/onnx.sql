@@ -469,7 +469,10 @@ SELECT gpu_score('nn_swap', array_fill(0.5::real, ARRAY[30])) BETWEEN 0 AND 1 AS
 -- CUDA provider's cuBLAS path itself is tested by tests/gpu where a device exists.
 \c
 \set mock :abs_srcdir '/tests/mock_provider/pg_gpuscore_mock_provider.so'
+-- (the session's own provider, whose device memory gpu_device_info shows; through the GPU
+-- service, which holds the models of every session, see gpu_service.sql)
 SET pg_gpuscore.provider = :'mock';
+SET pg_gpuscore.gpu_service = off;
 SET pg_gpuscore.device = 'gpu';
 SET pg_gpuscore.batch_size = 20;
 CREATE TEMP VIEW nn_rows AS

@@ -368,12 +368,13 @@ COMMENT ON FUNCTION @extschema@.gpu_explain_query(text, text, integer) IS
 CREATE FUNCTION @extschema@.gpu_device_info()
 RETURNS TABLE (provider_loaded boolean, reason text, device_count integer,
                device_name text, compute_capability text, total_memory bigint,
-               free_memory bigint, driver_version integer, runtime_version integer)
+               free_memory bigint, driver_version integer, runtime_version integer,
+               mode text)
 AS 'MODULE_PATHNAME', 'gpuscore_gpu_device_info'
 LANGUAGE C VOLATILE PARALLEL RESTRICTED;
 
 COMMENT ON FUNCTION @extschema@.gpu_device_info() IS
-'what this backend sees of the GPU: whether the CUDA provider loaded (and why not), the device, its memory and the CUDA versions';
+'what this backend sees of the GPU: whether the CUDA provider loaded (and why not), the device, its memory, the CUDA versions, and whether the session scores through the GPU service or by itself (mode)';
 
 CREATE FUNCTION @extschema@.gpu_engine_stats()
 RETURNS TABLE (engine text, batches bigint, rows bigint, fallbacks bigint)
@@ -382,6 +383,46 @@ LANGUAGE C VOLATILE PARALLEL RESTRICTED;
 
 COMMENT ON FUNCTION @extschema@.gpu_engine_stats() IS
 'batches and rows this session scored on the CPU and on the GPU through the batch paths, and GPU failures that fell back to the CPU';
+
+-- The GPU service (src/service_*.c) ------------------------------------------
+
+CREATE FUNCTION @extschema@.gpu_service_info()
+RETURNS TABLE (running boolean, worker_pid integer, device_pid integer,
+               device_state text, device_reason text, device_restarts bigint,
+               batches bigint, launches bigint, merged_batches bigint,
+               queued integer, resident_models integer, resident_bytes bigint,
+               memory_limit bigint, last_request timestamptz)
+AS 'MODULE_PATHNAME', 'gpuscore_gpu_service_info'
+LANGUAGE C VOLATILE PARALLEL SAFE;
+
+COMMENT ON FUNCTION @extschema@.gpu_service_info() IS
+'the GPU service of this cluster: its worker and GPU process, the device state, batches scored and launches (batches merged into shared launches), requests queued, the model versions resident on the device';
+
+CREATE FUNCTION @extschema@.gpu_model_stats()
+RETURNS TABLE (model text, version integer, gpu_rows bigint, cpu_rows bigint,
+               gpu_batches bigint, cpu_batches bigint, device_ms double precision,
+               last_used timestamptz, score_mean double precision,
+               score_stddev double precision, score_histogram bigint[])
+AS 'MODULE_PATHNAME', 'gpuscore_gpu_model_stats'
+LANGUAGE C VOLATILE PARALLEL SAFE;
+
+COMMENT ON FUNCTION @extschema@.gpu_model_stats() IS
+'what the batch paths of every session scored with each model version of this database since the server started: rows and batches on the GPU and CPU, device time, last use, and the mean, spread and histogram of the first output (a drift signal)';
+
+CREATE VIEW @extschema@.gpu_model_stats AS
+SELECT * FROM @extschema@.gpu_model_stats();
+
+GRANT SELECT ON @extschema@.gpu_model_stats TO PUBLIC;
+
+CREATE FUNCTION @extschema@.gpu_model_stats_reset()
+RETURNS void
+AS 'MODULE_PATHNAME', 'gpuscore_gpu_model_stats_reset'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.gpu_model_stats_reset() IS
+'forget gpu_model_stats of this database';
+
+REVOKE EXECUTE ON FUNCTION @extschema@.gpu_model_stats_reset() FROM PUBLIC;
 
 -- Triggers ---------------------------------------------------------------------
 

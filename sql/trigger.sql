@@ -443,7 +443,10 @@ SELECT gpu_alert_trigger();
 -- through the two-slot pipeline; the alerts are the same.
 \set mock :abs_srcdir '/tests/mock_provider/pg_gpuscore_mock_provider.so'
 \c
+-- (the session's own provider, whose device memory gpu_device_info shows; through the GPU
+-- service, which holds the models of every session, see gpu_service.sql)
 SET pg_gpuscore.provider = :'mock';
+SET pg_gpuscore.gpu_service = off;
 SET pg_gpuscore.device = 'gpu';
 SET pg_gpuscore.batch_size = 700;
 CREATE FUNCTION gpu_used_mib() RETURNS bigint LANGUAGE sql AS

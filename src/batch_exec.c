@@ -64,6 +64,7 @@
 #include "core/cpu_engine.h"
 #include "batch_plan.h"
 #include "gpuscore.h"
+#include "provider.h"
 
 /* Rows staged row-major before going column-major (see score_query.c). */
 #define STAGE_ROWS 64
@@ -1152,6 +1153,9 @@ explain_batch(CustomScanState *node, List *ancestors, ExplainState *es)
 	ExplainPropertyInteger("Rows Scored on CPU", NULL, total.rows[0], es);
 	ExplainPropertyInteger("Batches on GPU", NULL, total.batches[1], es);
 	ExplainPropertyInteger("Batches on CPU", NULL, total.batches[0], es);
+	/* whose GPU: the GPU service's, or this session's own provider */
+	if (total.batches[1] > 0)
+		ExplainPropertyText("GPU Provider", gs_provider.service ? "service" : "session", es);
 	if (es->timing)
 	{
 		ExplainPropertyFloat("CPU Scoring Time", "ms", total.cpu_ms, 3, es);

@@ -34,6 +34,7 @@
 #include "core/cpu_engine.h"
 #include "gpuscore.h"
 #include "provider.h"
+#include "service.h"
 
 StaticAssertDecl(GS_SCORER_SLOTS == GS_CUDA_SLOTS, "scorer and provider slot counts differ");
 
@@ -325,6 +326,8 @@ gs_scorer_next(GsBatchScorer *s, bool drain, int *slot, size_t *n_rows)
 	int			k = s->cur;
 	const float *out;
 	char		why[512];
+	bool		on_gpu = false;
+	double		device_ms = 0;
 
 	/* the oldest pending slot is the next one to be filled */
 	if (!s->pending[k])
@@ -343,20 +346,25 @@ gs_scorer_next(GsBatchScorer *s, bool drain, int *slot, size_t *n_rows)
 		int			rc;
 		float		ms[3];
 
+		on_gpu = true;
 		INSTR_TIME_SET_CURRENT(t0);
 		rc = gs_provider.pipeline_wait(s->pipe, k, &out, why, sizeof(why));
 		INSTR_TIME_SET_CURRENT(t1);
 		INSTR_TIME_SUBTRACT(t1, t0);
 		s->stats.gpu_wait_ms += INSTR_TIME_GET_MILLISEC(t1);
+		device_ms = INSTR_TIME_GET_MILLISEC(t1);
 		if (rc == GS_CUDA_OK && gs_provider.pipeline_times &&
 			gs_provider.pipeline_times(s->pipe, k, ms) == 0)
 		{
 			s->stats.copy_in_ms += ms[0];
 			s->stats.kernel_ms += ms[1];
 			s->stats.copy_out_ms += ms[2];
+			device_ms = ms[0] + ms[1] + ms[2];
 		}
 		if (rc != GS_CUDA_OK)
 		{
+			on_gpu = false;
+			device_ms = 0;
 			/* the input is still in the host buffer: score it here */
 			gpu_failed(s->m, rc, why);
 			stat_batches[1]--;
@@ -379,6 +387,8 @@ gs_scorer_next(GsBatchScorer *s, bool drain, int *slot, size_t *n_rows)
 	s->pending[k] = false;
 	*slot = k;
 	*n_rows = s->n_rows[k];
+	/* gpu_model_stats: where it was scored, the device's time, the scores */
+	gs_svc_record(s->m, on_gpu, s->n_rows[k], out, s->m->model->n_outputs, device_ms);
 	return out;
 }
 

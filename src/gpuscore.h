@@ -48,12 +48,18 @@ extern int	gs_verify_threads;
 extern int	gs_gpu_min_rows;
 extern bool gs_fallback_notice;
 extern bool gs_batch_calls;
+extern bool gs_gpu_service;
+extern int	gs_gpu_service_idle_timeout;
+extern int	gs_gpu_service_timeout;
+extern int	gs_gpu_service_memory_kb;
+extern int	gs_gpu_service_merge_delay_us;
 extern char *gs_provider_path;
 extern char *gs_xgboost_library;
 extern char *gs_fault_injection;
 
 /* Current caps as the core wants them. */
 extern GsLimits gs_current_limits(void);
+extern GsLimits gs_widest_limits(void);
 
 /* ---- errors.c ---- */
 

@@ -33,6 +33,11 @@ int			gs_verify_threads = 1;
 int			gs_gpu_min_rows = 10000;
 bool		gs_fallback_notice = true;
 bool		gs_batch_calls = true;
+bool		gs_gpu_service = true;
+int			gs_gpu_service_idle_timeout = 60;
+int			gs_gpu_service_timeout = 30000;
+int			gs_gpu_service_memory_kb = 4 * 1024 * 1024;
+int			gs_gpu_service_merge_delay_us = 0;
 char	   *gs_provider_path = NULL;
 char	   *gs_xgboost_library = NULL;
 char	   *gs_fault_injection = NULL;
@@ -51,12 +56,12 @@ static bool
 check_fault_injection(char **newval, void **extra, GucSource source)
 {
 	static const char *const points[] = {"", "provider_load", "upload", "pipeline",
-	"submit", "wait", "oom", "device_lost"};
+	"submit", "wait", "oom", "device_lost", "service_stall"};
 
 	for (size_t i = 0; i < lengthof(points); i++)
 		if (strcmp(*newval, points[i]) == 0)
 			return true;
-	GUC_check_errdetail("Valid points: provider_load, upload, pipeline, submit, wait, oom, device_lost.");
+	GUC_check_errdetail("Valid points: provider_load, upload, pipeline, submit, wait, oom, device_lost, service_stall.");
 	return false;
 }
 
@@ -127,6 +132,34 @@ _PG_init(void)
 							 "on the CPU.  Plans made before a change keep the form they were made with.",
 							 &gs_batch_calls, true,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("pg_gpuscore.gpu_service",
+							 "Score GPU batches through the one GPU service of the cluster.",
+							 "On, the first session that wants the GPU starts a background worker whose own "
+							 "process holds the GPU for every session and parallel worker; off, each session "
+							 "loads the GPU provider itself.  Read at a session's first GPU use.",
+							 &gs_gpu_service, true,
+							 PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("pg_gpuscore.gpu_service_idle_timeout",
+							"Seconds the GPU service waits without a request before it exits.",
+							"0 keeps it running.  The next session that wants the GPU starts it again.",
+							&gs_gpu_service_idle_timeout, 60, 0, 24 * 3600,
+							PGC_SIGHUP, GUC_UNIT_S, NULL, NULL, NULL);
+	DefineCustomIntVariable("pg_gpuscore.gpu_service_timeout",
+							"Longest a session waits for the GPU service to start or to score a batch.",
+							"Past it, the batch is scored on the CPU ('auto') or the statement fails ('gpu').",
+							&gs_gpu_service_timeout, 30000, 100, INT_MAX,
+							PGC_USERSET, GUC_UNIT_MS, NULL, NULL, NULL);
+	DefineCustomIntVariable("pg_gpuscore.gpu_service_memory",
+							"Device memory the GPU service keeps models resident in.",
+							"Past it, the least recently used model versions are freed (and uploaded again when used).",
+							&gs_gpu_service_memory_kb, 4 * 1024 * 1024, 1024, INT_MAX,
+							PGC_SIGHUP, GUC_UNIT_KB, NULL, NULL, NULL);
+	DefineCustomIntVariable("pg_gpuscore.gpu_service_merge_delay",
+							"Microseconds the GPU service waits for more batches to merge into one launch.",
+							"Batches of one model version queued while the device works are merged anyway; "
+							"a delay merges more of many small concurrent batches at the cost of latency.",
+							&gs_gpu_service_merge_delay_us, 0, 0, 100000,
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
 	DefineCustomBoolVariable("pg_gpuscore.fallback_notice",
 							 "Say once per session when 'auto' scores on the CPU because the GPU failed.",
 							 NULL, &gs_fallback_notice, true,
@@ -149,6 +182,26 @@ _PG_init(void)
 							   PGC_SUSET, 0, check_fault_injection, NULL, NULL);
 	MarkGUCPrefixReserved("pg_gpuscore");
 	gs_batch_plan_init();
+}
+
+/*
+ * The widest caps the settings allow, for a model that was checked against
+ * the caps of its session when it was stored (the GPU service loads it
+ * again, with settings of its own).
+ */
+GsLimits
+gs_widest_limits(void)
+{
+	GsLimits	lim = gs_default_limits;
+
+	lim.max_model_bytes = (size_t) GS_GUC_MAX_MODEL_SIZE_KB * 1024;
+	lim.max_trees = GS_GUC_MAX_TREES;
+	lim.max_depth = GS_GUC_MAX_TREE_DEPTH;
+	lim.max_features = GS_GUC_MAX_FEATURES;
+	lim.max_nodes = INT_MAX;
+	lim.max_layers = GS_GUC_MAX_LAYERS;
+	lim.max_parameters = INT_MAX;
+	return lim;
 }
 
 /* Current caps as the core wants them. */

@@ -51,9 +51,71 @@ gs_provider_apply_fault(void)
 		gs_provider.set_fault(gs_fault_injection ? gs_fault_injection : "");
 }
 
+/* The provider's path: pg_gpuscore.provider, or $libdir/pg_gpuscore_cuda. */
+static void
+provider_file(char *path, size_t len)
+{
+	if (gs_provider_path && gs_provider_path[0])
+		strlcpy(path, gs_provider_path, len);
+	else
+		snprintf(path, len, "%s/pg_gpuscore_cuda%s", pkglib_path, DLSUFFIX);
+}
+
+/*
+ * Whether the provider can be loaded at all here; false with the reason set
+ * (an injected fault, or a build without CUDA).
+ */
+static bool
+provider_present(const char *path)
+{
+	if (gs_fault_injection && strcmp(gs_fault_injection, "provider_load") == 0)
+	{
+		snprintf(gs_provider.reason, sizeof(gs_provider.reason),
+				 "could not load the GPU provider: injected fault");
+		gs_provider.expected = false;
+		return false;
+	}
+	if (access(path, R_OK) != 0)
+	{
+		snprintf(gs_provider.reason, sizeof(gs_provider.reason),
+				 "pg_gpuscore was built without CUDA (no %s)", path);
+		gs_provider.expected = true;
+		return false;
+	}
+	return true;
+}
+
 /* Load and probe the provider once per backend; see provider.h. */
 void
 gs_provider_load(void)
+{
+	char		path[MAXPGPATH];
+	char		why[512];
+
+	if (gs_provider.tried)
+		return;
+	gs_provider.tried = true;
+	provider_file(path, sizeof(path));
+	if (!provider_present(path))
+		return;
+	if (gs_gpu_service)
+	{
+		bool		quiet = false;
+
+		if (gs_svc_provider_load(path, why, sizeof(why), &quiet))
+			return;
+		ereport(quiet ? DEBUG1 : NOTICE,
+				(errmsg("the pg_gpuscore GPU service is not available; this session uses the GPU by itself"),
+				 errdetail("%s", why),
+				 errhint("pg_gpuscore.gpu_service = off uses the GPU in every session without the service.")));
+	}
+	gs_provider.tried = false;
+	gs_provider_load_local();
+}
+
+/* Load the provider in this process; see provider.h. */
+void
+gs_provider_load_local(void)
 {
 	char		path[MAXPGPATH];
 	int			(*abi) (void);
@@ -62,25 +124,9 @@ gs_provider_load(void)
 	if (gs_provider.tried)
 		return;
 	gs_provider.tried = true;
-	if (gs_provider_path && gs_provider_path[0])
-		strlcpy(path, gs_provider_path, sizeof(path));
-	else
-		snprintf(path, sizeof(path), "%s/pg_gpuscore_cuda%s", pkglib_path, DLSUFFIX);
-
-	if (gs_fault_injection && strcmp(gs_fault_injection, "provider_load") == 0)
-	{
-		snprintf(gs_provider.reason, sizeof(gs_provider.reason),
-				 "could not load the GPU provider: injected fault");
-		gs_provider.expected = false;
+	provider_file(path, sizeof(path));
+	if (!provider_present(path))
 		return;
-	}
-	if (access(path, R_OK) != 0)
-	{
-		snprintf(gs_provider.reason, sizeof(gs_provider.reason),
-				 "pg_gpuscore was built without CUDA (no %s)", path);
-		gs_provider.expected = true;
-		return;
-	}
 	gs_provider.handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (gs_provider.handle == NULL)
 	{
@@ -211,7 +257,9 @@ gs_device_upload(GsModelRef *ref, char *why, size_t whylen)
 		snprintf(why, whylen, "%s", ref->device_reason);
 		return false;
 	}
-	if (f)
+	if (gs_provider.service)
+		rc = gs_svc_upload(ref, (GsCudaModel **) &ref->device_model, why, whylen);
+	else if (f)
 		rc = gs_provider.upload(f, (GsCudaModel **) &ref->device_model, why, whylen);
 	else
 		rc = gs_provider.mlp_upload(gm->mlp, (GsCudaModel **) &ref->device_model, why, whylen);
@@ -274,8 +322,8 @@ Datum
 gpuscore_gpu_device_info(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	Datum		values[9];
-	bool		nulls[9] = {0};
+	Datum		values[10];
+	bool		nulls[10] = {0};
 	GsCudaInfo *in = &gs_provider.info;
 	char		err[256];
 
@@ -293,6 +341,8 @@ gpuscore_gpu_device_info(PG_FUNCTION_ARGS)
 	values[6] = Int64GetDatum((int64) in->free_mem);
 	values[7] = Int32GetDatum(in->driver_version);
 	values[8] = Int32GetDatum(in->runtime_version);
+	/* (0.6.0: which provider) */
+	values[9] = CStringGetTextDatum(gs_provider.service ? "service" : "backend");
 	if (!gs_provider.usable)
 	{
 		for (int i = 3; i < 7; i++)
@@ -300,6 +350,9 @@ gpuscore_gpu_device_info(PG_FUNCTION_ARGS)
 		nulls[7] = in->driver_version == 0;
 		nulls[8] = in->runtime_version == 0;
 	}
+	/* the SQL objects of 0.5.x have no mode column */
+	if (rsinfo->setDesc->natts < 10)
+		values[9] = (Datum) 0;
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	return (Datum) 0;
 }

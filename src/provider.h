@@ -11,6 +11,7 @@
 typedef struct GsProvider
 {
 	bool		tried;			/* load attempted in this backend */
+	bool		service;		/* the functions below score through the GPU service */
 	bool		usable;			/* loaded, a device found, not lost */
 	bool		expected;		/* unusable for an ordinary reason (no CUDA, no device) */
 	char		reason[512];	/* why not usable, or "" */
@@ -32,8 +33,27 @@ typedef struct GsProvider
 
 extern GsProvider gs_provider;
 
-/* Load and probe the provider once per backend; never raises an ERROR. */
+/*
+ * Load and probe the provider once per backend: through the GPU service
+ * (pg_gpuscore.gpu_service), or else in this backend; never raises an
+ * ERROR (a NOTICE says once why the service could not be used).
+ */
 extern void gs_provider_load(void);
+
+/* Load the provider in this process (pg_gpuscore.provider); never raises an ERROR. */
+extern void gs_provider_load_local(void);
+
+/*
+ * The service provider (service_client.c): connect to the GPU service,
+ * starting it if need be, and fill gs_provider with its functions; false
+ * with why when the service cannot be had, and *quiet set when that is
+ * nothing to tell the user (it runs another provider).
+ */
+extern bool gs_svc_provider_load(const char *provider_path, char *why, size_t whylen,
+								 bool *quiet);
+
+/* Make ref's model version resident in the GPU service (service_client.c). */
+extern int	gs_svc_upload(GsModelRef *ref, GsCudaModel **out, char *why, size_t whylen);
 
 /* Mark the GPU unusable for the rest of this backend (a sticky error). */
 extern void gs_provider_lost(const char *why);
