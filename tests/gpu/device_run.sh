@@ -24,6 +24,9 @@
 #   batch_calls.md      batched gpu_score calls in PostgreSQL, 10M rows, serial
 #                       and 8 workers, vs the query without scoring
 #                       (bench/gpu/bench_batch_calls_gpu.sh; BC_* knobs)
+#   gpu_service.md      the GPU service vs per-session providers: 8 workers,
+#                       16 sessions at once with the device memory used
+#                       (bench/gpu/bench_gpu_service_gpu.sh; SV_* knobs)
 #   pg_checks.md        in PostgreSQL, 10M rows: per-row parity GPU vs CPU,
 #                       cancel (time, device memory after), 8 sessions at once
 #                       (device memory per backend), pg_regress with 'gpu'
@@ -34,7 +37,7 @@
 #   OUT=$OUT DEADLINE=450 bash tests/gpu/device_run.sh [STEP...]
 #
 # STEPs, in the order they run: device parity mlp crossover pg kernel
-# mlpbench e2e batchcalls pgchecks sanitizer; none given means all.  Each step runs even if an
+# mlpbench e2e batchcalls service pgchecks sanitizer; none given means all.  Each step runs even if an
 # earlier one failed, under `timeout`: STEP_TIMEOUT seconds (default 300),
 # cut to what is left of DEADLINE (seconds from the start, default 540) so
 # that the packing still happens inside run's limit; a step with less than
@@ -53,7 +56,7 @@ D=$ROOT/.device
 STEP_TIMEOUT=${STEP_TIMEOUT:-300}
 DEADLINE=${DEADLINE:-540}
 T0=$(date +%s)
-ALL="device parity mlp crossover pg kernel mlpbench e2e batchcalls pgchecks sanitizer"
+ALL="device parity mlp crossover pg kernel mlpbench e2e batchcalls service pgchecks sanitizer"
 STEPS=${*:-$ALL}
 for s in $STEPS; do
     [[ " $ALL " == *" $s "* ]] || { echo "device_run: unknown step '$s' (steps: $ALL)" >&2; exit 2; }
@@ -165,6 +168,14 @@ step_batchcalls() {
     local rc=$?
     grep -E '^\| agg \| w' "$OUT/batch_calls.md"
     tail -3 "$OUT/batch_calls.log"
+    return $rc
+}
+
+step_service() {
+    bash bench/gpu/bench_gpu_service_gpu.sh "$P/pg" "$D/bench_gpu" > "$OUT/gpu_service.md" 2> "$OUT/gpu_service.log"
+    local rc=$?
+    grep -E '^\| (plain|service|backend) \|' "$OUT/gpu_service.md"
+    tail -3 "$OUT/gpu_service.log"
     return $rc
 }
 
