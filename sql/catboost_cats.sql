@@ -181,4 +181,17 @@ SELECT f, pg_temp.load_error(:'cbbad' || 'cat_' || f || '.json') AS error
                     'no_table', 'flat_index', 'name_hash']) f;
 SELECT count(*) AS none_loaded FROM gpu_models WHERE name = 'cbx';
 
+-- A model whose every feature is categorical (CatBoost then writes no float_features),
+-- saved without its pool: text hashed, by name, within 1e-6 of CatBoost's predict_proba
+CREATE TABLE cb_allcat_rows (id bigint, mcc text, country text, channel text, want float8);
+\set tsv :fx '/catnames/cb_allcat.tsv'
+COPY cb_allcat_rows FROM :'tsv' WITH (FORMAT text, HEADER true);
+SET client_min_messages = warning;
+SELECT gpu_load_model('cballcat', pg_read_binary_file(:'fx' || '/models/cb_allcat_nopool.json')) > 0 AS loaded;
+RESET client_min_messages;
+SELECT n_features, n_outputs, n_trees FROM gpu_models WHERE name = 'cballcat';
+SELECT count(*) AS n, max(abs(q.score - r.want)) < 1e-6 AS within_1e6
+  FROM gpu_score_query('cballcat', 'SELECT id, mcc, country, channel FROM cb_allcat_rows') q
+  JOIN cb_allcat_rows r USING (id);
+SELECT gpu_drop_model('cballcat');
 SELECT gpu_drop_model('cbcat'), gpu_drop_model('cbcombo'), gpu_drop_model('cbnopool');

@@ -80,6 +80,15 @@ SELECT pg_temp.check_format(v || m, v || m || '.json', 'xgboost-json', :'abs_src
 SELECT pg_temp.check_format(v || m, v || m || '.model', 'auto', :'abs_srcdir' || '/tests/fixtures')
   FROM unnest(ARRAY['xb10_', 'xb15_', 'xb17_', 'xb20_']) v,
        unnest(ARRAY['logistic', 'softprob', 'softmax', 'dart', 'rf', 'regression', 'poisson', 'deep']) m;
+-- and what releases before 1.0 wrote (gen_fixtures_xgb_pre10.py: 0.72.1, 0.82, 0.90; no
+-- magic, no version, base_score stored as a margin), against Debian's XGBoost 1.7.4
+SELECT pg_temp.check_format(v || m, v || m || '.model', 'auto', :'abs_srcdir' || '/tests/fixtures')
+  FROM unnest(ARRAY['xb072_', 'xb082_', 'xb090_']) v,
+       unnest(ARRAY['logistic', 'logitraw', 'softprob', 'softmax', 'dart', 'rf', 'regression',
+                    'poisson', 'gamma', 'deep']) m;
+SELECT pg_temp.check_format(v || 'hinge', v || 'hinge.model', 'xgboost-binary', :'abs_srcdir' || '/tests/fixtures')
+  FROM unnest(ARRAY['xb082_', 'xb090_']) v;
+SELECT name, format, objective, saved_by FROM gpu_models WHERE name IN ('xb090_logistic', 'xb072_rf', 'xb090_hinge') ORDER BY 1;
 SELECT pg_temp.check_format(v || 'sklearn_early', v || 'sklearn_early.model', 'xgboost-binary',
                             :'abs_srcdir' || '/tests/fixtures')
   FROM unnest(ARRAY['xb17_', 'xb20_']) v;
@@ -173,6 +182,15 @@ SELECT name, format, objective, n_features, n_outputs, n_trees, max_depth, saved
   FROM gpu_models WHERE name LIKE 'cb\_%' ORDER BY name;
 -- a model trained on a DataFrame keeps its column names
 SELECT feature_names FROM gpu_models WHERE name = 'cb_binary';
+-- CatBoost before 0.20 (gen_fixtures_catboost_old.py: 0.12.2, 0.16.5): no scale_and_bias
+-- (scale 1, bias 0), oblivious_trees first and an integer beyond int64 in model_info; detected
+-- by its keys; reference: CatBoost 1.2.10's predict of the same files
+SELECT pg_temp.check_format(v || m, v || m || '.json', 'auto', :'abs_srcdir' || '/tests/fixtures')
+  FROM unnest(ARRAY['cb012_', 'cb016_']) v, unnest(ARRAY['binary', 'multiclass', 'regression']) m;
+-- every feature categorical: CatBoost 1.2.10 writes no float_features
+SELECT pg_temp.check_format('cb_allcat', 'cb_allcat.json', 'auto', :'abs_srcdir' || '/tests/fixtures');
+SELECT name, format, objective, n_features, n_outputs, n_trees
+  FROM gpu_models WHERE name IN ('cb012_multiclass', 'cb016_regression', 'cb_allcat') ORDER BY name;
 -- catboost.sum_models writes no loss function: raw values, as CatBoost's predict, with a NOTICE
 SET client_min_messages = notice;
 SELECT gpu_load_model('cb_summed', pg_read_binary_file(:'abs_srcdir' || '/tests/fixtures/models/cb_summed.json')) > 0 AS loaded;
@@ -224,7 +242,7 @@ SELECT pg_temp.check_format(v || m, v || m || ext, 'auto', :'abs_srcdir' || '/te
   FROM unnest(ARRAY['x3_', 'x17_']) v,
        unnest(ARRAY['sklearn_early_stop', 'sklearn_early_stop_rf3', 'booster_early_stop']) m,
        unnest(ARRAY['.json']) ext;
-SELECT model, file, n_rows, ok_row, ok_query, ok_agg FROM formats ORDER BY file;
+SELECT model, file, n_rows, ok_row, ok_query, ok_agg FROM formats ORDER BY file, model;
 
 -- What gpu_models says about them: format, the library that saved the model
 -- (LightGBM records only its model format version), categorical splits.
@@ -256,10 +274,14 @@ SELECT gpu_score('x3_cat_binary', ARRAY[0.1, -0.2, 0.3, 50, 0, 0, 0.5, -1, 45, 1
 SELECT gpu_load_model('x', pg_read_binary_file(:'abs_srcdir' || '/tests/fixtures/models/x3_cat_binary.json'), 'lightgbm');
 SELECT gpu_load_model('x', pg_read_binary_file(:'abs_srcdir' || '/tests/fixtures/models/lgb_binary.txt'), 'xgboost-json');
 SELECT gpu_load_model('x', pg_read_binary_file(:'abs_srcdir' || '/tests/fixtures/models/x3_cat_binary.json'), 'xgboost-binary');
--- a binary model cut short, and one from before XGBoost 1.0 (no version in its header)
+-- a binary model cut short, and one whose version was wiped (the rest of its header is no
+-- pre-1.0 header: 1.7 records num_target there)
 \set xb :abs_srcdir '/tests/fixtures/models/xb17_logistic.model'
 SELECT gpu_load_model('x', substr(pg_read_binary_file(:'xb'), 1, 5000));
 SELECT gpu_load_model('x', overlay(pg_read_binary_file(:'xb') PLACING '\x0000000000000000'::bytea FROM 25 FOR 8));
+-- 'auto' says the same of it, and of a header cut short after the objective's name
+SELECT gpu_load_model('x', overlay(pg_read_binary_file(:'xb') PLACING '\x0000000000000000'::bytea FROM 25 FOR 8), 'auto');
+SELECT gpu_load_model('x', substr(overlay(pg_read_binary_file(:'xb') PLACING '\x0000000000000000'::bytea FROM 25 FOR 8), 5, 170), 'auto');
 \set bad :abs_srcdir '/tests/fixtures/models/bad/'
 \set f :bad 'lgb_bad_cycle.txt'
 SELECT gpu_load_model('x', pg_read_binary_file(:'f'));

@@ -317,7 +317,7 @@ store_model(const char *name, bytea *model, const char *format_name, float missi
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("could not detect the format of model \"%s\"", name),
-					 errdetail("The bytes are neither an XGBoost model (JSON, UBJSON or the binary format), a LightGBM text model nor ONNX."),
+					 errdetail("The bytes are neither an XGBoost model (JSON, UBJSON or the binary format), a LightGBM text model, a CatBoost JSON model nor ONNX."),
 					 errhint("Save the model with its library's save_model (XGBoost: \"model.json\"); "
 							 "pickled Python objects cannot be read.")));
 	}

@@ -113,8 +113,12 @@ cb_read_features(json_t *root, const GsLimits *lim, const GsAllocator *a, CbMode
 	int64_t		cap = lim->max_features > 0 ? lim->max_features : INT32_MAX - 1;
 	unsigned char *seen;
 
-	if (!json_is_object(info) || !json_is_array(ff))
-		return CB_ERR(st, "invalid CatBoost model: no features_info.float_features array");
+	/*
+	 * CatBoost leaves float_features out of a model with no numeric
+	 * feature (every feature categorical), and loads such a file itself
+	 */
+	if (!json_is_object(info) || (ff != NULL && !json_is_array(ff)))
+		return CB_ERR(st, "invalid CatBoost model: no features_info object with a float_features array");
 	for (int k = 0; k < 2; k++)
 	{
 		json_t	   *o = json_object_get(info, other[k]);
@@ -174,34 +178,12 @@ cb_read_features(json_t *root, const GsLimits *lim, const GsAllocator *a, CbMode
 	return GS_OK;
 }
 
-/* Read the loss, scale_and_bias and the tree array into cm: GS_OK or the error. */
+/* [scale, [bias per output]] (CatBoost 0.20 - 0.2x: [scale, bias]) into cm. */
 static GsCode
-cb_read_model(json_t *root, const GsAllocator *a, CbModel *cm, GsStatus *st)
+cb_read_scale_and_bias(json_t *sb, const GsAllocator *a, CbModel *cm, GsStatus *st)
 {
-	json_t	   *params = json_object_get(json_object_get(root, "model_info"), "params");
-	json_t	   *loss = json_object_get(json_object_get(params, "loss_function"), "type");
-	json_t	   *sb = json_object_get(root, "scale_and_bias"),
-			   *ob = json_object_get(root, "oblivious_trees"),
-			   *nt = json_object_get(root, "trees"),
-			   *bias;
+	json_t	   *bias = json_array_get(sb, 1);
 
-	/*
-	 * A model made by catboost.sum_models names no loss function: CatBoost's
-	 * predict gives its raw values, and so do we ("none"; the SQL glue
-	 * says so at load)
-	 */
-	if (loss != NULL && !json_is_string(loss))
-		return CB_ERR(st, "invalid CatBoost model: model_info.params.loss_function.type is not a string");
-	cm->loss = loss ? json_string_value(loss) : "none";
-	if ((ob != NULL) == (nt != NULL) || !json_is_array(ob ? ob : nt))
-		return CB_ERR(st, "invalid CatBoost model: it needs one array of trees, oblivious_trees or trees");
-	cm->oblivious = ob != NULL;
-	cm->trees = ob ? ob : nt;
-	if (json_array_size(cm->trees) == 0)
-		return CB_ERR(st, "invalid CatBoost model: it has no trees");
-
-	/* [scale, [bias per output]] (older versions: [scale, bias]) */
-	bias = json_array_get(sb, 1);
 	if (!json_is_array(sb) || json_array_size(sb) != 2 ||
 		cb_number(json_array_get(sb, 0), &cm->scale) ||
 		!(json_is_array(bias) ? json_array_size(bias) >= 1 && json_array_size(bias) <= 100000 :
@@ -218,6 +200,64 @@ cb_read_model(json_t *root, const GsAllocator *a, CbModel *cm, GsStatus *st)
 			cm->max_abs_bias = fabs(cm->bias[g]);
 	if (cm->max_abs_bias > FLT_MAX)
 		return CB_ERR(st, "invalid CatBoost model: a bias in scale_and_bias is beyond float's range");
+	return GS_OK;
+}
+
+/*
+ * A model written before scale_and_bias (CatBoost before 0.20), which
+ * CatBoost reads as scale 1 and a bias of 0 for each output: as many
+ * outputs as the first tree's leaves hold values (those releases wrote
+ * symmetric trees only).
+ */
+static GsCode
+cb_no_scale_and_bias(const GsAllocator *a, CbModel *cm, GsStatus *st)
+{
+	json_t	   *t0 = json_array_get(cm->trees, 0);
+	size_t		n_splits = json_array_size(json_object_get(t0, "splits")),
+				n_values = json_array_size(json_object_get(t0, "leaf_values"));
+
+	if (!cm->oblivious || n_splits > 16 || n_values == 0 ||
+		n_values % ((size_t) 1 << n_splits) != 0 || n_values >> n_splits > 100000)
+		return CB_ERR(st, "invalid CatBoost model: no scale_and_bias, and its first tree does not say how many outputs it has");
+	cm->scale = 1.0;
+	cm->dim = (int32_t) (n_values >> n_splits);
+	cm->bias = cb_alloc(a, sizeof(double) * (size_t) cm->dim);
+	if (!cm->bias)
+		return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
+	for (int32_t g = 0; g < cm->dim; g++)
+		cm->bias[g] = 0.0;
+	cm->max_abs_bias = 0.0;
+	return GS_OK;
+}
+
+/* Read the loss, scale_and_bias and the tree array into cm: GS_OK or the error. */
+static GsCode
+cb_read_model(json_t *root, const GsAllocator *a, CbModel *cm, GsStatus *st)
+{
+	json_t	   *params = json_object_get(json_object_get(root, "model_info"), "params");
+	json_t	   *loss = json_object_get(json_object_get(params, "loss_function"), "type");
+	json_t	   *sb = json_object_get(root, "scale_and_bias"),
+			   *ob = json_object_get(root, "oblivious_trees"),
+			   *nt = json_object_get(root, "trees");
+	GsCode		rc;
+
+	/*
+	 * A model made by catboost.sum_models names no loss function: CatBoost's
+	 * predict gives its raw values, and so do we ("none"; the SQL glue
+	 * says so at load)
+	 */
+	if (loss != NULL && !json_is_string(loss))
+		return CB_ERR(st, "invalid CatBoost model: model_info.params.loss_function.type is not a string");
+	cm->loss = loss ? json_string_value(loss) : "none";
+	if ((ob != NULL) == (nt != NULL) || !json_is_array(ob ? ob : nt))
+		return CB_ERR(st, "invalid CatBoost model: it needs one array of trees, oblivious_trees or trees");
+	cm->oblivious = ob != NULL;
+	cm->trees = ob ? ob : nt;
+	if (json_array_size(cm->trees) == 0)
+		return CB_ERR(st, "invalid CatBoost model: it has no trees");
+
+	if ((rc = sb ? cb_read_scale_and_bias(sb, a, cm, st) : cb_no_scale_and_bias(a, cm, st)) != GS_OK)
+		return rc;
 	if (strcmp(cm->loss, "RMSEWithUncertainty") == 0)
 	{
 		gs_status_set(st, GS_ERR_UNSUPPORTED, "CatBoost's loss function \"RMSEWithUncertainty\" is not supported");

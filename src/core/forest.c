@@ -55,7 +55,14 @@ gs_model_detect_format(const unsigned char *b, size_t len)
 	while (i < len && isspace(b[i]))
 		i++;
 	if (i >= len || b[i] != '{')
-		return gs_xgb_binary_detect(b, len) ? GS_FORMAT_XGBOOST_BINARY : GS_FORMAT_AUTO;
+	{
+		/*
+		 * a binary model without the magic, or bytes that resemble one
+		 * whose header is damaged: its decoder says what is wrong with it
+		 */
+		return gs_xgb_binary_detect(b, len) || gs_xgb_binary_resembles(b, len) ?
+			GS_FORMAT_XGBOOST_BINARY : GS_FORMAT_AUTO;
+	}
 	if (i == 0 && len > 1 && strchr("iUIlL$#}", b[1]) && b[1] != '\0')
 		return GS_FORMAT_XGBOOST_UBJ;
 	i++;
@@ -84,27 +91,64 @@ head_contains(const unsigned char *b, size_t len, size_t n, const char *s)
 }
 
 /*
- * Whether b starts like CatBoost's JSON model (save_model(..., format="json")):
- * an object whose first key is "features_info", or "ctr_data" for a model
- * with categorical features (its keys are sorted: ctr_data, features_info,
- * model_info, oblivious_trees or trees, scale_and_bias).
+ * Whether a JSON object's top-level keys are CatBoost's (save_model(...,
+ * format="json")): one of "features_info", "oblivious_trees", "ctr_data"
+ * or "scale_and_bias" before any "learner" (XGBoost's).  CatBoost 0.20 and
+ * later sort the keys (ctr_data, features_info, ...); releases before wrote
+ * oblivious_trees first; either way the first key decides, and the scan
+ * skips nested values without parsing them (strings with their escapes,
+ * brackets counted) only when the first key names neither format.
  */
 static bool
 catboost_json(const unsigned char *b, size_t len)
 {
-	static const char *const keys[] = {"\"features_info\"", "\"ctr_data\""};
+	static const char *const cb_keys[] = {"features_info", "oblivious_trees", "ctr_data",
+	"scale_and_bias"};
 	size_t		i = 0;
+	int			depth = 0;
+	bool		want_key = false;
 
 	while (i < len && isspace(b[i]))
 		i++;
 	if (i >= len || b[i] != '{')
 		return false;
-	i++;
-	while (i < len && isspace(b[i]))
-		i++;
-	for (int k = 0; k < 2; k++)
-		if (len - i >= strlen(keys[k]) && memcmp(b + i, keys[k], strlen(keys[k])) == 0)
-			return true;
+	for (; i < len; i++)
+	{
+		unsigned char c = b[i];
+
+		if (c == '"')
+		{
+			size_t		start = ++i;
+
+			while (i < len && b[i] != '"')
+				i += b[i] == '\\' ? 2 : 1;
+			if (i >= len)
+				return false;
+			if (depth == 1 && want_key)
+			{
+				size_t		n = i - start;
+
+				if (n == 7 && memcmp(b + start, "learner", 7) == 0)
+					return false;
+				for (int k = 0; k < 4; k++)
+					if (n == strlen(cb_keys[k]) && memcmp(b + start, cb_keys[k], n) == 0)
+						return true;
+				want_key = false;
+			}
+		}
+		else if (c == '{' || c == '[')
+		{
+			depth++;
+			want_key = depth == 1;
+		}
+		else if (c == '}' || c == ']')
+		{
+			if (--depth <= 0)
+				return false;
+		}
+		else if (c == ',' && depth == 1)
+			want_key = true;
+	}
 	return false;
 }
 

@@ -29,13 +29,19 @@
  *   (dart) weight_drop      uint64 count, then one float per tree
  *   (attributes)            uint64 count, then key and value strings
  *
+ * Releases before 1.0 (0.7x to 0.90) wrote the same layout with no magic,
+ * zeros where the version goes, and base_score stored after the objective's
+ * ProbToMargin (a margin).  XGBoost 1.x reads such a file by turning that
+ * margin back with the objective's prediction transform (multi:* excepted)
+ * and then to a margin again, as for any model: so does pre10_base_score,
+ * so that scores equal XGBoost 1.x's (and 2.x's) on those files.
+ *
  * Every length and count is checked against the bytes left before anything
  * is allocated for it, so the document is at most a fixed multiple of the
- * input.  Models from before XGBoost 1.0 (no version in the header, the
- * base score stored after its transform) are refused; the format cannot
- * hold categorical splits.
+ * input.  The format cannot hold categorical splits.
  */
 #include "xgb_decode.h"
+#include "forest_eval.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -335,20 +341,54 @@ read_attributes(Reader *r, json_t *attrs)
 	return !r->err[0];
 }
 
-/* Whether bytes without the magic look like the binary format; see xgb_decode.h. */
-bool
-gs_xgb_binary_detect(const unsigned char *b, size_t len)
+/* Whether the n bytes at b are all zero. */
+static bool
+zeros(const unsigned char *b, size_t n)
 {
-	uint32_t	major,
-				minor;
+	for (size_t i = 0; i < n; i++)
+		if (b[i] != 0)
+			return false;
+	return true;
+}
+
+/*
+ * The base score of a file from before 1.0 as XGBoost 1.x reads it: the
+ * stored margin through the objective's prediction transform, in float
+ * (not for multi:*, whose transform is over classes).  binary:hinge's
+ * transform makes 0.5 a 1 (and so moves every margin by 0.5 against what
+ * the writing release scored): XGBoost 1.x and 2.x do that, and so do we.
+ */
+static float
+pre10_base_score(const char *objective, float stored)
+{
+	static const char *const exp_link[] = {"count:poisson", "reg:gamma", "reg:tweedie",
+	"survival:cox"};
+
+	if (strncmp(objective, "multi:", 6) == 0)
+		return stored;
+	if (strcmp(objective, "binary:logistic") == 0 || strcmp(objective, "reg:logistic") == 0)
+		return gs_sigmoid(stored);
+	if (strcmp(objective, "binary:hinge") == 0)
+		return stored > 0.0f ? 1.0f : 0.0f;
+	for (size_t i = 0; i < sizeof(exp_link) / sizeof(exp_link[0]); i++)
+		if (strcmp(objective, exp_link[i]) == 0)
+			return gs_expf(stored);
+	return stored;
+}
+
+/*
+ * Whether bytes 136 on hold an objective's name as the format stores it
+ * (uint64 length 3 to 64, then lower-case letters, digits, ':' and '_').
+ */
+static bool
+objective_name_follows(const unsigned char *b, size_t len)
+{
 	uint64_t	n;
 
 	if (len < LEARNER_PARAM_BYTES + 8 + 3)
 		return false;
-	major = u32_at(b + 20);
-	minor = u32_at(b + 24);
 	n = (uint64_t) u32_at(b + LEARNER_PARAM_BYTES) | (uint64_t) u32_at(b + LEARNER_PARAM_BYTES + 4) << 32;
-	if (major < 1 || major > 2 || minor > 99 || n < 3 || n > 64 || len < LEARNER_PARAM_BYTES + 8 + n)
+	if (n < 3 || n > 64 || len < LEARNER_PARAM_BYTES + 8 + n)
 		return false;
 	for (uint64_t i = 0; i < n; i++)
 	{
@@ -358,6 +398,30 @@ gs_xgb_binary_detect(const unsigned char *b, size_t len)
 			return false;
 	}
 	return true;
+}
+
+/* Whether bytes without the magic look like the binary format; see xgb_decode.h. */
+bool
+gs_xgb_binary_detect(const unsigned char *b, size_t len)
+{
+	uint32_t	major,
+				minor;
+
+	if (!objective_name_follows(b, len))
+		return false;
+	major = u32_at(b + 20);
+	minor = u32_at(b + 24);
+	if (major > 2 || minor > 99)
+		return false;
+	/* before 1.0: no version, and the rest of the header is zeros */
+	return major > 0 || (minor == 0 && zeros(b + 28, LEARNER_PARAM_BYTES - 28));
+}
+
+/* Whether the bytes may be a damaged binary model; see xgb_decode.h. */
+bool
+gs_xgb_binary_resembles(const unsigned char *b, size_t len)
+{
+	return objective_name_follows(b, len);
 }
 
 /* Decode the binary format; see xgb_decode.h. */
@@ -399,27 +463,27 @@ gs_xgb_binary_decode(const unsigned char *bytes, size_t len, const GsInterrupt *
 	major = u32_at(lp + 20);
 	minor = u32_at(lp + 24);
 	num_target = u32_at(lp + 28);
-	if (major == 0 && minor == 0)
-	{
-		gs_status_set(st, GS_ERR_UNSUPPORTED,
-					  "XGBoost binary models from before version 1.0 are not supported");
-		gs_status_detail(st, "The header records no XGBoost version, as those releases wrote it; load the model with XGBoost 1.x and save it with save_model(\"model.json\").");
-		json_decref(root);
-		return NULL;
-	}
-	if (major > 99 || minor > 99)
+	if ((major == 0 && (minor != 0 || !zeros(lp + 28, LEARNER_PARAM_BYTES - 28))) ||
+		major > 99 || minor > 99)
 	{
 		snprintf(r.err, sizeof(r.err), "bytes 20 to 27 of its header hold no XGBoost version");
 		goto bad;
 	}
-	snprintf(buf, sizeof(buf), "%.9g", (double) f32_at(lp));
-	if (!put(mparam, "base_score", json_string(buf)) ||
-		!put(mparam, "num_feature", int_string(u32_at(lp + 4))) ||
+	if (!put(mparam, "num_feature", int_string(u32_at(lp + 4))) ||
 		!put(mparam, "num_class", int_string((int32_t) u32_at(lp + 8))) ||
 		(num_target > 0 && !put(mparam, "num_target", int_string(num_target))) ||
-		!push(version, json_integer(major)) || !push(version, json_integer(minor)) ||
-		!push(version, json_integer(0)) ||
 		!put(objective, "name", read_string(&r, MAX_NAME_BYTES, "objective name")))
+		goto bad;
+	/* before 1.0 there is no version to record: f->saved_by says so */
+	if (major > 0 &&
+		(!push(version, json_integer(major)) || !push(version, json_integer(minor)) ||
+		 !push(version, json_integer(0))))
+		goto bad;
+	snprintf(buf, sizeof(buf), "%.9g",
+			 (double) (major > 0 ? f32_at(lp) :
+					   pre10_base_score(json_string_value(json_object_get(objective, "name")),
+										f32_at(lp))));
+	if (!put(mparam, "base_score", json_string(buf)))
 		goto bad;
 	bname = child(booster, "name", read_string(&r, MAX_NAME_BYTES, "booster name"));
 	if (bname == NULL)

@@ -666,6 +666,8 @@ xgb_load(const unsigned char *bytes, size_t len, GsModelFormat fmt,
 
 		if (last_dot != NULL)
 			snprintf(last_dot, sizeof(f->saved_by) - (size_t) (last_dot - f->saved_by), " (binary)");
+		else if (f->saved_by[0] == '\0')
+			snprintf(f->saved_by, sizeof(f->saved_by), "xgboost before 1.0 (binary)");
 	}
 	if (rc != GS_OK)
 	{
