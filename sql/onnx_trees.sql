@@ -87,7 +87,8 @@ SELECT pg_temp.check_ot(m, 'auto', :'fx')
                     'onnx_pipe_ct_pass_hgb_reg', 'onnx_pipe_edit_signs', 'onnx_pipe_edit_scaler_scalar',
                     'onnx_pipe_edit_impute_modes', 'onnx_pipe_edit_impute_v5',
                     'onnx_pipe_df_ct_rf', 'onnx_pipe_df_hgb_3class', 'onnx_pipe_df_vec_gb',
-                    'onnx_pipe_onehot_rf', 'onnx_pipe_onehot_drop_gb_reg', 'onnx_pipe_onehot_hgb_3class']) m;
+                    'onnx_pipe_onehot_rf', 'onnx_pipe_onehot_drop_gb_reg', 'onnx_pipe_onehot_hgb_3class',
+                    'onnx_pipe_onehot_neg_rf', 'onnx_pipe_onehot_neg_drop_gb', 'onnx_pipe_onehot_neg_hgb_reg']) m;
 -- scikit-learn's IsolationForest (gen_onnx_iforest_fixtures.py): skl2onnx writes one tree node
 -- per tree whose output is a leaf's id, element-wise nodes turning it into the tree's path
 -- length, and offset - 2^(-sum / d) at the end: the score is scikit-learn's decision_function
@@ -131,6 +132,14 @@ SELECT gpu_score('onnx_pipe_onehot_rf', ARRAY[0.5, -0.2, 0.1, 30, 0, 0, 2.5, 0.3
        gpu_score('onnx_pipe_onehot_rf', ARRAY[0.5, -0.2, 0.1, 30, 0, 0, 0, 0.3]) AS toward_zero,
        gpu_score('onnx_pipe_onehot_rf', ARRAY[0.5, -0.2, 0.1, 30, 0, 0, 9, 0.3]) =
        gpu_score('onnx_pipe_onehot_rf', ARRAY[0.5, -0.2, 0.1, 30, 0, 0, -7, 0.3]) AS unseen_alike;
+-- Negative categories (gen_onnx_onehot_negative_fixtures.py: -2 and -1 as "missing" codes)
+-- truncate the same way: -2.5 is -2, -1.5 is -1, -2.0001 is -2 and -3 is a code never seen
+SELECT gpu_score('onnx_pipe_onehot_neg_rf', ARRAY[0.5, -0.2, 0.1, 30, 0, 0, -2.5, 0.3]) =
+       gpu_score('onnx_pipe_onehot_neg_rf', ARRAY[0.5, -0.2, 0.1, 30, 0, 0, -2, 0.3]) AS truncated,
+       gpu_score('onnx_pipe_onehot_neg_rf', ARRAY[0.5, -0.2, 0.1, 30, 0, 0, -2, 0.3]) <>
+       gpu_score('onnx_pipe_onehot_neg_rf', ARRAY[0.5, -0.2, 0.1, 30, 0, 0, -1, 0.3]) AS categories_differ,
+       gpu_score('onnx_pipe_onehot_neg_rf', ARRAY[0.5, -0.2, 0.1, 30, 0, 0, -3, 0.3]) =
+       gpu_score('onnx_pipe_onehot_neg_rf', ARRAY[0.5, -0.2, 0.1, 30, 0, 0, 9, 0.3]) AS unseen_alike;
 -- A pipeline fitted on a pandas DataFrame has one input per column: its features are named
 -- after the columns, and a scoring trigger finds them in a table by those names.
 SELECT feature_names FROM gpu_models WHERE name = 'onnx_pipe_df_ct_rf';

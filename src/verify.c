@@ -57,6 +57,8 @@ typedef struct Thresholds
 	float	   *hi;				/* [n_features] largest threshold */
 	int32	   *max_code;		/* [n_features] categorical: codes in the
 								 * sets are below this; -1: numerical */
+	bool	   *negated;		/* [n_features] some set holds negated codes
+								 * (GS_CAT_NEGATED) */
 } Thresholds;
 
 /* The XGBoost C API functions gpu_verify_model uses, from the loaded library. */
@@ -162,6 +164,7 @@ collect_thresholds(const GsForest *f, Thresholds *th)
 	th->lo = palloc(sizeof(float) * nf);
 	th->hi = palloc(sizeof(float) * nf);
 	th->max_code = palloc(sizeof(int32) * nf);
+	th->negated = palloc0(sizeof(bool) * nf);
 	for (int k = 0; k < nf; k++)
 		th->max_code[k] = -1;
 	for (int64 i = 0; i < f->n_nodes; i++)
@@ -174,6 +177,8 @@ collect_thresholds(const GsForest *f, Thresholds *th)
 			memcpy(&set, &f->nodes[i].value, sizeof(set));
 			words = (int32) (f->cat_words[set] & GS_CAT_WORDS_MASK);
 			th->max_code[k] = Max(th->max_code[k], words * 32);
+			if (f->cat_words[set] & GS_CAT_NEGATED)
+				th->negated[k] = true;
 		}
 	for (int64 i = 0; i < f->n_nodes; i++)
 		if (!(f->nodes[i].info & (GS_NODE_LEAF | GS_NODE_CATEGORICAL)))
@@ -215,7 +220,11 @@ draw_value(pg_prng_state *rng, const GsForest *f, const Thresholds *th, int k)
 		return (f->has_missing_value && u < 0.05) ? f->missing_value : NAN;
 	/* a category code: in the sets' range, a little past it, or negative */
 	if (th->max_code[k] >= 0)
-		return (float) ((int64) pg_prng_uint64_range(rng, 0, th->max_code[k] + 3) - 1);
+	{
+		float		c = (float) ((int64) pg_prng_uint64_range(rng, 0, th->max_code[k] + 3) - 1);
+
+		return th->negated[k] && pg_prng_bool(rng) ? -c : c;
+	}
 	if (n == 0)
 		return (float) (pg_prng_double(rng) * 200.0 - 100.0);
 	t = th->value[th->start[k] + (int64) pg_prng_uint64_range(rng, 0, n - 1)];

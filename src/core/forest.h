@@ -34,13 +34,18 @@
  * words that follow (at most GS_CAT_MAX_WORDS), plus GS_CAT_TRUNC_NEGATIVE
  * when values in (-1, 0) count as category 0 (LightGBM truncates toward
  * zero; XGBoost treats every negative value as no category), plus
- * GS_CAT_INVALID_DEFAULT for models of XGBoost before 1.7.
+ * GS_CAT_INVALID_DEFAULT for models of XGBoost before 1.7, plus
+ * GS_CAT_NEGATED for a set of non-positive categories, which holds their
+ * negations and is tested with the value negated (a OneHotEncoder's
+ * negative integer category in an ONNX pipeline: truncation toward zero
+ * commutes with negation, so category -2 still takes (-3, -2]).
  */
 #define GS_CAT_TRUNC_NEGATIVE	0x80000000u
 #define GS_CAT_INVALID_DEFAULT	0x40000000u	/* XGBoost < 1.7: invalid codes and
 											 * codes past the set take the
 											 * default direction */
-#define GS_CAT_WORDS_MASK		0x3FFFFFFFu
+#define GS_CAT_NEGATED			0x20000000u
+#define GS_CAT_WORDS_MASK		0x1FFFFFFFu
 #define GS_CAT_MAX_WORDS		(1u << 19)	/* categories < 2^24 */
 
 /*

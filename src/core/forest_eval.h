@@ -50,16 +50,19 @@ gs_float_bits(float v)
  * GS_CAT_INVALID_DEFAULT.  This is XGBoost's Decision()
  * (common/categorical.h; 1.6 and before for GS_CAT_INVALID_DEFAULT)
  * negated, and LightGBM's CategoricalDecision with its children swapped.
+ * A set marked GS_CAT_NEGATED tests -v (see forest.h).
  */
 GS_HD uint32_t
 gs_cat_test(const uint32_t *cats, uint32_t set, float v)
 {
 	uint32_t	hdr = cats[set];
 	uint32_t	outside = (hdr & GS_CAT_INVALID_DEFAULT) ? 2u : 0u;
-	uint32_t	valid = (uint32_t) (v >= 0.0f) |
-		((uint32_t) (v > -1.0f) & (uint32_t) ((hdr & GS_CAT_TRUNC_NEGATIVE) != 0));
+	uint32_t	valid;
 	uint32_t	c;
 
+	v = (hdr & GS_CAT_NEGATED) ? -v : v;
+	valid = (uint32_t) (v >= 0.0f) |
+		((uint32_t) (v > -1.0f) & (uint32_t) ((hdr & GS_CAT_TRUNC_NEGATIVE) != 0));
 	valid &= (uint32_t) (v < 16777216.0f);
 	if (!valid)
 		return outside;

@@ -480,7 +480,8 @@ done:
  * The category sets of a forest's folded one-hot splits (TM_CAT nodes,
  * onnx_trees_fold.c): one set per distinct code, holding that code alone,
  * with GS_CAT_TRUNC_NEGATIVE (values in (-1, 0) are code 0, as onnxruntime
- * truncates).  set_of[i] is node i's set in f->cat_words ([A->n], from
+ * truncates); a negative code is held negated, in a set marked
+ * GS_CAT_NEGATED.  set_of[i] is node i's set in f->cat_words ([A->n], from
  * L->alloc, NULL when there is no such split).
  */
 static GsCode
@@ -519,7 +520,7 @@ cat_sets(Loader *L, const TAttrs *A, const TWork *w, GsForest *f, int64_t **set_
 		{
 			codes[n_codes] = A->values[i];
 			at[n_codes++] = total;
-			total += 1 + (int64_t) A->values[i] / 32 + 1;
+			total += 1 + (int64_t) fabsf(A->values[i]) / 32 + 1;
 			if (total > TREES_MAX_CAT_WORDS)
 			{
 				rc = gs_status_set(L->st, GS_ERR_LIMIT,
@@ -538,9 +539,10 @@ cat_sets(Loader *L, const TAttrs *A, const TWork *w, GsForest *f, int64_t **set_
 	f->n_cat_words = total;
 	for (int64_t k = 0; k < n_codes; k++)
 	{
-		uint32_t	c = (uint32_t) codes[k];
+		uint32_t	c = (uint32_t) fabsf(codes[k]);
 
-		f->cat_words[at[k]] = (c / 32u + 1u) | GS_CAT_TRUNC_NEGATIVE;
+		f->cat_words[at[k]] = (c / 32u + 1u) | GS_CAT_TRUNC_NEGATIVE |
+			(codes[k] < 0.0f ? GS_CAT_NEGATED : 0u);
 		f->cat_words[at[k] + 1 + c / 32u] = 1u << (c % 32u);
 	}
 

@@ -158,10 +158,10 @@ fold_onehot(Loader *L, const TAttrs *A, size_t i, const TPrepCol *col, TMode m, 
 							 "feature %lld of %s is scaled before it is one-hot encoded",
 							 (long long) A->featureids[i], L->label);
 	c = col->c[k];
-	if (c < 0.0f)
+	if (!(fabsf(c) < 16777216.0f))
 		return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
-							 "feature %lld of %s is one-hot encoded with the negative category %g, "
-							 "which a tree's category split cannot hold",
+							 "feature %lld of %s is one-hot encoded with the category %g, "
+							 "beyond the 2^24 that a tree's category split can hold",
 							 (long long) A->featureids[i], L->label, (double) c);
 	for (k++; k < col->n; k++)
 	{

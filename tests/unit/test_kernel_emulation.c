@@ -481,7 +481,8 @@ synth_forest(int n_trees, int n_groups, GsTransform tf, int n_features,
 
 				f->cat_words = realloc(f->cat_words, sizeof(uint32_t) * (size_t) (set + 1 + words));
 				f->cat_words[set] = words | (gs_rnd() < 0.5 ? GS_CAT_TRUNC_NEGATIVE : 0) |
-					(gs_rnd() < 0.3 ? GS_CAT_INVALID_DEFAULT : 0);
+					(gs_rnd() < 0.3 ? GS_CAT_INVALID_DEFAULT : 0) |
+					(gs_rnd() < 0.25 ? GS_CAT_NEGATED : 0);
 				for (uint32_t w = 0; w < words; w++)
 					f->cat_words[set + 1 + w] = (uint32_t) (gs_rnd() * 4294967295.0);
 				f->n_cat_words += 1 + words;
