@@ -77,6 +77,7 @@ GLUE_OBJS = \
 	src/batch_exec.o \
 	src/service_shmem.o \
 	src/service_worker.o \
+	src/citus.o \
 	src/service_device.o \
 	src/service_client.o
 
@@ -140,6 +141,13 @@ tests/unit/test_onnx_trees: tests/unit/test_onnx_trees.c $(CORE_SRC) $(NN_SRC) s
 
 tests/unit/test_onnx_trees_asan: tests/unit/test_onnx_trees.c $(CORE_SRC) $(NN_SRC) src/core/*.h src/core/onnx.pb-c.h
 	$(CC) $(UNIT_CFLAGS) $(NN_CFLAGS) $(ASAN_FLAGS) -o $@ tests/unit/test_onnx_trees.c $(CORE_SRC) $(NN_SRC) -ljansson -lm $(NN_LIBS)
+
+# Model files from the wild (tests/wild/): published files against their libraries' scores.
+tests/unit/test_wild: tests/unit/test_wild.c $(CORE_SRC) $(NN_SRC) src/core/*.h src/core/onnx.pb-c.h
+	$(CC) $(UNIT_CFLAGS) $(NN_CFLAGS) -o $@ tests/unit/test_wild.c $(CORE_SRC) $(NN_SRC) -ljansson -lm $(NN_LIBS)
+
+tests/unit/test_wild_asan: tests/unit/test_wild.c $(CORE_SRC) $(NN_SRC) src/core/*.h src/core/onnx.pb-c.h
+	$(CC) $(UNIT_CFLAGS) $(NN_CFLAGS) $(ASAN_FLAGS) -o $@ tests/unit/test_wild.c $(CORE_SRC) $(NN_SRC) -ljansson -lm $(NN_LIBS)
 
 # Forest images (src/core/forest_image.c): round trip of every fixture, damaged images.
 tests/unit/test_image: tests/unit/test_image.c tests/unit/image_util.h tests/unit/image_check.h $(CORE_SRC) $(NN_SRC) src/core/*.h src/core/onnx.pb-c.h
@@ -257,7 +265,7 @@ unittest-asan: tests/unit/test_core_asan tests/unit/test_core_api_asan tests/uni
 		tests/unit/test_mlp_asan tests/unit/test_onnx_trees_asan tests/unit/test_image_asan tests/unit/test_image_corrupt_asan
 	cd tests/unit && ./test_ubj_asan && ./test_ubj_model_asan && ./test_core_asan && ./test_core_api_asan && ./test_bins_asan && ./test_catnames_asan && ./test_shap_asan && ./test_kernel_emulation_asan && ./test_device_math_asan && ./test_binned_asan && ./test_binned_synth_asan && ./test_mlp_asan && ./test_onnx_trees_asan && ./test_image_asan && ./test_image_corrupt_asan
 
-EXTRA_CLEAN = $(MOCK_PROVIDER) $(MOCK_TESTS) bench/bench_formats tests/diff/diff_score tests/unit/test_mlp tests/unit/test_mlp_asan tests/unit/test_onnx_trees tests/unit/test_onnx_trees_asan tests/unit/test_image tests/unit/test_image_asan tests/unit/test_image_corrupt tests/unit/test_image_corrupt_asan bench/bench_mlp src/core/onnx.pb-c.c src/core/onnx.pb-c.h tests/unit/test_kernel_emulation tests/unit/test_kernel_emulation_asan tests/unit/test_device_math tests/unit/test_device_math_asan tests/unit/test_binned tests/unit/test_binned_asan tests/unit/test_binned_synth tests/unit/test_binned_synth_asan tests/unit/test_core tests/unit/test_core_asan tests/unit/test_core_api tests/unit/test_core_api_asan tests/unit/test_catnames tests/unit/test_catnames_asan tests/unit/test_shap tests/unit/test_shap_asan tests/unit/test_ubj \
+EXTRA_CLEAN = $(MOCK_PROVIDER) $(MOCK_TESTS) tests/unit/test_wild tests/unit/test_wild_asan bench/bench_formats tests/diff/diff_score tests/unit/test_mlp tests/unit/test_mlp_asan tests/unit/test_onnx_trees tests/unit/test_onnx_trees_asan tests/unit/test_image tests/unit/test_image_asan tests/unit/test_image_corrupt tests/unit/test_image_corrupt_asan bench/bench_mlp src/core/onnx.pb-c.c src/core/onnx.pb-c.h tests/unit/test_kernel_emulation tests/unit/test_kernel_emulation_asan tests/unit/test_device_math tests/unit/test_device_math_asan tests/unit/test_binned tests/unit/test_binned_asan tests/unit/test_binned_synth tests/unit/test_binned_synth_asan tests/unit/test_core tests/unit/test_core_asan tests/unit/test_core_api tests/unit/test_core_api_asan tests/unit/test_catnames tests/unit/test_catnames_asan tests/unit/test_shap tests/unit/test_shap_asan tests/unit/test_ubj \
 	tests/unit/test_ubj_asan tests/unit/test_ubj_model tests/unit/test_ubj_model_asan bench/bench_core bench/bench_explain
 
 # header dependencies (PGXS tracks none without --enable-depend)

@@ -1136,3 +1136,140 @@ $proc$;
 
 COMMENT ON PROCEDURE @extschema@.gpu_score_table(text, regclass, name, name, regclass, name[], text, name, name, text, integer, boolean) IS
 'score the rows of a table (unscored, changed or all) in batches committed one by one, into a score column or a results table; one run per target at a time; each run is logged in gpu_score_runs';
+
+-- Citus: the same models on every node ----------------------------------------
+-- On a Citus coordinator gpu_load_model and gpu_drop_model repeat themselves
+-- on every worker in the same distributed transaction (src/citus.c), through
+-- these functions, which only superusers may call.
+CREATE FUNCTION @extschema@.gpu_load_model_replica(name text, model bytea, format text,
+                                                   missing_value real, version integer)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'gpuscore_gpu_load_model_replica'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.gpu_load_model_replica(text, bytea, text, real, integer) IS
+'internal: a Citus coordinator''s gpu_load_model on this worker, stored as the coordinator''s version';
+
+CREATE FUNCTION @extschema@.gpu_drop_model_replica(name text)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'gpuscore_gpu_drop_model_replica'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.gpu_drop_model_replica(text) IS
+'internal: a Citus coordinator''s gpu_drop_model on this worker';
+
+CREATE FUNCTION @extschema@.gpu_prune_models_replica(keep text[])
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'gpuscore_gpu_prune_models_replica'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.gpu_prune_models_replica(text[]) IS
+'internal: drop on this worker the models a Citus coordinator does not have (gpu_sync_models)';
+
+CREATE FUNCTION @extschema@.gpu_citus_send_model(name text, model bytea, format text,
+                                                 missing_value real, version integer)
+RETURNS void
+AS 'MODULE_PATHNAME', 'gpuscore_gpu_citus_send_model'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.gpu_citus_send_model(text, bytea, text, real, integer) IS
+'internal: send one model to every Citus worker in this transaction (gpu_sync_models)';
+
+CREATE FUNCTION @extschema@.gpu_citus_send_prune(keep text[])
+RETURNS void
+AS 'MODULE_PATHNAME', 'gpuscore_gpu_citus_send_prune'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.gpu_citus_send_prune(text[]) IS
+'internal: drop on every Citus worker the models not in keep, in this transaction (gpu_sync_models)';
+
+REVOKE EXECUTE ON FUNCTION @extschema@.gpu_load_model_replica(text, bytea, text, real, integer) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION @extschema@.gpu_drop_model_replica(text) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION @extschema@.gpu_prune_models_replica(text[]) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION @extschema@.gpu_citus_send_model(text, bytea, text, real, integer) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION @extschema@.gpu_citus_send_prune(text[]) FROM PUBLIC;
+
+-- Bring every worker to the coordinator's models (after citus_add_node, or to
+-- repair a node): each model the coordinator has is stored on every worker
+-- with its version (a worker that holds that version already is left alone),
+-- and models the coordinator does not have are dropped, in one distributed
+-- transaction.  Returns the models sent.
+CREATE FUNCTION @extschema@.gpu_sync_models()
+RETURNS TABLE (model text, version integer)
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    r record;
+BEGIN
+    IF (SELECT count(*) FROM pg_extension WHERE extname = 'citus') = 0 THEN
+        RAISE EXCEPTION 'gpu_sync_models() needs the citus extension'
+            USING ERRCODE = 'object_not_in_prerequisite_state';
+    END IF;
+    IF (SELECT groupid FROM pg_dist_local_group) <> 0 THEN
+        RAISE EXCEPTION 'gpu_sync_models() runs on the Citus coordinator'
+            USING ERRCODE = 'feature_not_supported';
+    END IF;
+    FOR r IN SELECT s.name, s.model, s.format, s.missing_value, s.version
+               FROM @extschema@.gpu_model_store s ORDER BY s.name LOOP
+        PERFORM @extschema@.gpu_citus_send_model(r.name, r.model, r.format, r.missing_value, r.version);
+        model := r.name;
+        version := r.version;
+        RETURN NEXT;
+    END LOOP;
+    PERFORM @extschema@.gpu_citus_send_prune(coalesce((SELECT array_agg(s.name) FROM @extschema@.gpu_model_store s), '{}'));
+END
+$fn$;
+
+COMMENT ON FUNCTION @extschema@.gpu_sync_models() IS
+'on a Citus coordinator: put its models on every worker (after citus_add_node), dropping the models it does not have, in one transaction';
+
+REVOKE EXECUTE ON FUNCTION @extschema@.gpu_sync_models() FROM PUBLIC;
+
+-- Compare the models of every Citus worker with the coordinator's: one row
+-- per worker and model, status 'same', 'missing' (not on the worker),
+-- 'different' (another version or other bytes) or 'extra' (only on the
+-- worker), or 'unreachable' with the error.
+CREATE FUNCTION @extschema@.gpu_check_models()
+RETURNS TABLE (node text, model text, coordinator_version integer, node_version integer,
+               status text)
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    w record;
+BEGIN
+    IF (SELECT count(*) FROM pg_extension WHERE extname = 'citus') = 0 THEN
+        RAISE EXCEPTION 'gpu_check_models() needs the citus extension'
+            USING ERRCODE = 'object_not_in_prerequisite_state';
+    END IF;
+    FOR w IN EXECUTE format(
+        'SELECT nodename || '':'' || nodeport AS node, success, result FROM run_command_on_workers(%L)',
+        format('SELECT coalesce(json_agg(json_build_array(name, version, md5(model))), ''[]'') FROM %s',
+               '@extschema@.gpu_model_store'))
+    LOOP
+        IF NOT w.success THEN
+            node := w.node; model := NULL; coordinator_version := NULL; node_version := NULL;
+            status := 'unreachable: ' || w.result;
+            RETURN NEXT;
+            CONTINUE;
+        END IF;
+        RETURN QUERY
+        WITH here AS (SELECT s.name, s.version, md5(s.model) AS sum FROM @extschema@.gpu_model_store s),
+             there AS (SELECT e->>0 AS name, (e->>1)::integer AS version, e->>2 AS sum
+                         FROM json_array_elements(w.result::json) e)
+        SELECT w.node, coalesce(h.name, t.name), h.version, t.version,
+               CASE WHEN t.name IS NULL THEN 'missing'
+                    WHEN h.name IS NULL THEN 'extra'
+                    WHEN h.version = t.version AND h.sum = t.sum THEN 'same'
+                    ELSE 'different' END
+          FROM here h FULL JOIN there t ON h.name = t.name
+         ORDER BY 2;
+    END LOOP;
+END
+$fn$;
+
+COMMENT ON FUNCTION @extschema@.gpu_check_models() IS
+'on a Citus coordinator: compare every worker''s models with the coordinator''s (same, missing, different, extra)';
+
+REVOKE EXECUTE ON FUNCTION @extschema@.gpu_check_models() FROM PUBLIC;

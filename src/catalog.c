@@ -45,6 +45,11 @@
 PG_FUNCTION_INFO_V1(gpuscore_gpu_load_model);
 PG_FUNCTION_INFO_V1(gpuscore_gpu_load_model_file);
 PG_FUNCTION_INFO_V1(gpuscore_gpu_drop_model);
+PG_FUNCTION_INFO_V1(gpuscore_gpu_load_model_replica);
+PG_FUNCTION_INFO_V1(gpuscore_gpu_drop_model_replica);
+PG_FUNCTION_INFO_V1(gpuscore_gpu_prune_models_replica);
+PG_FUNCTION_INFO_V1(gpuscore_gpu_citus_send_model);
+PG_FUNCTION_INFO_V1(gpuscore_gpu_citus_send_prune);
 
 /* Schema of an extension (PostgreSQL 15 does not export its own). */
 static Oid
@@ -270,13 +275,37 @@ feature_names_datum(const GsModel *f, bool *isnull)
 }
 
 /*
+ * Whether name's stored row already holds version and exactly these bytes
+ * (a replica sent again by gpu_sync_models: nothing to do).
+ */
+static bool
+store_holds(const char *table, const char *name, int32 version, bytea *model)
+{
+	Oid			argtypes[3] = {TEXTOID, INT4OID, BYTEAOID};
+	Datum		args[3] = {CStringGetTextDatum(name), Int32GetDatum(version), PointerGetDatum(model)};
+	int			rc;
+
+	rc = SPI_execute_with_args(psprintf("SELECT 1 FROM %s WHERE name OPERATOR(pg_catalog.=) $1 "
+										"AND version OPERATOR(pg_catalog.=) $2 "
+										"AND model OPERATOR(pg_catalog.=) $3", table),
+							   3, argtypes, args, NULL, true, 1);
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(rc));
+	return SPI_processed == 1;
+}
+
+/*
  * Validate model bytes and store them as the new active version of name.
  * missing_value (NaN: none given) is a value the model takes as missing
  * besides NaN, for XGBoost models whose file cannot say (see
- * gpu_load_model).  Returns the new version number.
+ * gpu_load_model).  Returns the new version number.  replica_version > 0:
+ * a Citus coordinator's load repeated on this worker (citus.c), stored as
+ * that version and not sent on; otherwise a Citus coordinator sends the
+ * load to every worker in this transaction.
  */
 static int32
-store_model(const char *name, bytea *model, const char *format_name, float missing_value)
+store_model(const char *name, bytea *model, const char *format_name, float missing_value,
+			int32 replica_version)
 {
 	GsModelFormat fmt;
 	GsModel    *gm;
@@ -294,6 +323,8 @@ store_model(const char *name, bytea *model, const char *format_name, float missi
 	size_t		len = VARSIZE_ANY_EXHDR(model);
 	int			rc;
 
+	if (replica_version == 0)
+		gs_citus_check_direct_change("gpu_load_model()");
 	if (gs_model_format_parse(format_name, &fmt) != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -390,6 +421,13 @@ store_model(const char *name, bytea *model, const char *format_name, float missi
 
 	become_owner(owner, &sw);
 	SPI_connect();
+	if (replica_version > 0 && store_holds(table, name, replica_version, model))
+	{
+		SPI_finish();
+		restore_user(&sw);
+		MemoryContextDelete(parse_cxt);
+		return replica_version;
+	}
 	{
 		Oid			argtypes[1] = {TEXTOID};
 		Datum		args[1] = {CStringGetTextDatum(name)};
@@ -404,6 +442,8 @@ store_model(const char *name, bytea *model, const char *format_name, float missi
 
 			version = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)) + 1;
 		}
+		if (replica_version > 0)
+			version = replica_version;
 	}
 	{
 		Oid			argtypes[18] = {TEXTOID, INT4OID, TEXTOID, TEXTOID, INT4OID, INT4OID,
@@ -469,6 +509,8 @@ store_model(const char *name, bytea *model, const char *format_name, float missi
 
 	invalidate_model_caches(relid);
 	MemoryContextDelete(parse_cxt);
+	if (replica_version == 0)
+		gs_citus_propagate_load(name, model, gs_model_format_name(fmt), missing_value, version);
 	return version;
 }
 
@@ -530,7 +572,7 @@ gpuscore_gpu_load_model(PG_FUNCTION_ARGS)
 				 errmsg("model bytes must not be null")));
 	format = text_arg(fcinfo, 2, "model format");
 	model = PG_GETARG_BYTEA_PP(1);
-	PG_RETURN_INT32(store_model(name, model, format, missing_value_arg(fcinfo, 3)));
+	PG_RETURN_INT32(store_model(name, model, format, missing_value_arg(fcinfo, 3), 0));
 }
 
 /* Read a whole server file into a bytea, checking the size cap first. */
@@ -596,18 +638,16 @@ gpuscore_gpu_load_model_file(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("model file path must be absolute: \"%s\"", path)));
-	PG_RETURN_INT32(store_model(name, read_model_file(path), format, missing_value_arg(fcinfo, 3)));
+	PG_RETURN_INT32(store_model(name, read_model_file(path), format, missing_value_arg(fcinfo, 3), 0));
 }
 
 /*
- * gpu_drop_model(name text, missing_ok boolean DEFAULT false) RETURNS boolean:
- * remove a model (all of it).  Returns false when missing_ok and absent.
+ * Remove a model; true when it existed.  replica: a Citus coordinator's
+ * drop repeated on this worker, not sent on.
  */
-Datum
-gpuscore_gpu_drop_model(PG_FUNCTION_ARGS)
+static bool
+drop_model(const char *name, bool replica)
 {
-	const char *name = gs_model_name_arg(fcinfo, 0);
-	bool		missing_ok = !PG_ARGISNULL(1) && PG_GETARG_BOOL(1);
 	Oid			relid,
 				owner;
 	char	   *table;
@@ -618,6 +658,8 @@ gpuscore_gpu_drop_model(PG_FUNCTION_ARGS)
 	int			rc;
 
 	refuse_if_read_only("gpu_drop_model()");
+	if (!replica)
+		gs_citus_check_direct_change("gpu_drop_model()");
 	table = store_qualified_name(&relid, &owner);
 	LockDatabaseObject(RelationRelationId, relid, 0, ShareUpdateExclusiveLock);
 	become_owner(owner, &sw);
@@ -629,15 +671,125 @@ gpuscore_gpu_drop_model(PG_FUNCTION_ARGS)
 	n = SPI_processed;
 	SPI_finish();
 	restore_user(&sw);
-
 	if (n == 0)
-	{
-		if (missing_ok)
-			PG_RETURN_BOOL(false);
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("model \"%s\" does not exist", name)));
-	}
+		return false;
 	invalidate_model_caches(relid);
-	PG_RETURN_BOOL(true);
+	if (!replica)
+		gs_citus_propagate_drop(name);
+	return true;
+}
+
+/*
+ * gpu_drop_model(name text, missing_ok boolean DEFAULT false) RETURNS boolean:
+ * remove a model (all of it).  Returns false when missing_ok and absent.
+ */
+Datum
+gpuscore_gpu_drop_model(PG_FUNCTION_ARGS)
+{
+	const char *name = gs_model_name_arg(fcinfo, 0);
+	bool		missing_ok = !PG_ARGISNULL(1) && PG_GETARG_BOOL(1);
+
+	if (drop_model(name, false))
+		PG_RETURN_BOOL(true);
+	if (missing_ok)
+		PG_RETURN_BOOL(false);
+	ereport(ERROR,
+			(errcode(ERRCODE_UNDEFINED_OBJECT),
+			 errmsg("model \"%s\" does not exist", name)));
+	PG_RETURN_NULL();			/* not reached */
+}
+
+/*
+ * gpu_load_model_replica(name, model, format, missing_value, version):
+ * a Citus coordinator's load on this worker (citus.c; superuser only).
+ */
+Datum
+gpuscore_gpu_load_model_replica(PG_FUNCTION_ARGS)
+{
+	const char *name = gs_model_name_arg(fcinfo, 0);
+	char	   *format = text_arg(fcinfo, 2, "model format");
+	int32		version;
+
+	refuse_if_read_only("gpu_load_model_replica()");
+	if (PG_ARGISNULL(1) || PG_ARGISNULL(4) || PG_GETARG_INT32(4) < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("gpu_load_model_replica needs model bytes and a positive version")));
+	version = PG_GETARG_INT32(4);
+	PG_RETURN_INT32(store_model(name, PG_GETARG_BYTEA_PP(1), format, missing_value_arg(fcinfo, 3),
+								version));
+}
+
+/* gpu_drop_model_replica(name): a Citus coordinator's drop on this worker. */
+Datum
+gpuscore_gpu_drop_model_replica(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(drop_model(gs_model_name_arg(fcinfo, 0), true));
+}
+
+/*
+ * gpu_prune_models_replica(keep text[]): drop on this worker every model
+ * whose name is not in keep (gpu_sync_models); returns how many.
+ */
+Datum
+gpuscore_gpu_prune_models_replica(PG_FUNCTION_ARGS)
+{
+	Oid			relid,
+				owner;
+	char	   *table;
+	OwnerSwitch sw;
+	Oid			argtypes[1] = {TEXTARRAYOID};
+	Datum		args[1];
+	uint64		n;
+	int			rc;
+
+	refuse_if_read_only("gpu_prune_models_replica()");
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("the names to keep must not be null")));
+	args[0] = PG_GETARG_DATUM(0);
+	table = store_qualified_name(&relid, &owner);
+	LockDatabaseObject(RelationRelationId, relid, 0, ShareUpdateExclusiveLock);
+	become_owner(owner, &sw);
+	SPI_connect();
+	rc = SPI_execute_with_args(psprintf("DELETE FROM %s WHERE NOT (name OPERATOR(pg_catalog.=) ANY ($1))", table),
+							   1, argtypes, args, NULL, false, 0);
+	if (rc != SPI_OK_DELETE)
+		elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(rc));
+	n = SPI_processed;
+	SPI_finish();
+	restore_user(&sw);
+	if (n > 0)
+		invalidate_model_caches(relid);
+	PG_RETURN_INT64((int64) n);
+}
+
+/*
+ * gpu_citus_send_model(name, model, format, missing_value, version) and
+ * gpu_citus_send_prune(keep text[]): what gpu_sync_models sends every
+ * worker, in this transaction (nothing without Citus).
+ */
+Datum
+gpuscore_gpu_citus_send_model(PG_FUNCTION_ARGS)
+{
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2) || PG_ARGISNULL(4))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("gpu_citus_send_model needs a name, bytes, a format and a version")));
+	gs_citus_propagate_load(text_to_cstring(PG_GETARG_TEXT_PP(0)), PG_GETARG_BYTEA_PP(1),
+							text_to_cstring(PG_GETARG_TEXT_PP(2)), missing_value_arg(fcinfo, 3),
+							PG_GETARG_INT32(4));
+	PG_RETURN_VOID();
+}
+
+Datum
+gpuscore_gpu_citus_send_prune(PG_FUNCTION_ARGS)
+{
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("the names to keep must not be null")));
+	gs_citus_propagate_prune(PG_GETARG_ARRAYTYPE_P(0));
+	PG_RETURN_VOID();
 }

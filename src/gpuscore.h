@@ -180,6 +180,18 @@ extern bool gs_catalog_fetch(const char *name, int64 *model_id, int32 *version,
 /* Fetch only the identity of the stored model; returns false if absent. */
 extern bool gs_catalog_identity(const char *name, int64 *model_id, int32 *version);
 
+/*
+ * Citus (citus.c): on a coordinator, a load or drop is repeated on every
+ * worker in the same distributed transaction (nothing without Citus); a
+ * direct load or drop on a worker is refused.
+ */
+extern void gs_citus_check_direct_change(const char *what);
+extern void gs_citus_propagate_load(const char *name, bytea *model, const char *format_name,
+									float missing_value, int32 version);
+extern void gs_citus_propagate_drop(const char *name);
+extern void gs_citus_propagate_prune(ArrayType *keep);
+extern bool gs_citus_is_coordinator(void);
+
 /* ---- features.c ---- */
 
 /*

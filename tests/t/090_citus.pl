@@ -1,0 +1,229 @@
+# tests/t/090_citus.pl: pg_gpuscore on a Citus cluster (a coordinator and two
+# workers on this machine, Citus built by ../shared/citus/build.sh).
+#
+# Checked:
+#   - CREATE EXTENSION pg_gpuscore on the coordinator reaches the workers;
+#   - gpu_load_model / gpu_drop_model on the coordinator put the model on
+#     every node with one version number; a replacement reaches a reused
+#     session on a worker at its next statement;
+#   - a load that fails on one worker (its own size limit) changes no node;
+#   - a direct load on a worker is refused with a clear ERROR;
+#   - gpu_check_models() says which node lacks or differs; gpu_sync_models()
+#     repairs a node and brings the models to a node added later;
+#   - per-row and batched gpu_score on a distributed table (200,000 rows)
+#     are pushed into the shard queries and equal the same queries on a
+#     local copy, compared in SQL; so does INSERT ... SELECT of the scores
+#     into a co-located table;
+#   - DROP EXTENSION on the coordinator leaves no model behind on a worker.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use GsTest;
+
+my $fixtures = $ENV{GS_FIXTURES};
+my $libdir = `pg_config --pkglibdir`;
+chomp $libdir;
+BAIL_OUT("Citus is not installed ($libdir/citus.so): build it with ../shared/citus/build.sh")
+  unless -f "$libdir/citus.so";
+
+my $conf = qq{
+shared_preload_libraries = 'citus'
+max_prepared_transactions = 20
+max_connections = 60
+citus.node_conninfo = 'sslmode=disable'
+citus.shard_count = 8
+max_parallel_workers_per_gather = 0
+};
+
+sub citus_node
+{
+	my ($name) = @_;
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	$node->init;
+	$node->append_conf('postgresql.conf', $conf);
+	$node->start;
+	$node->safe_psql('postgres', 'CREATE EXTENSION citus');
+	return $node;
+}
+
+my $coord = citus_node('coordinator');
+my @workers = (citus_node('worker1'), citus_node('worker2'));
+$coord->safe_psql('postgres',
+	"SELECT citus_set_coordinator_host('" . $coord->host . "', " . $coord->port . ")");
+for my $w (@workers)
+{
+	$coord->safe_psql('postgres',
+		"SELECT citus_add_node('" . $w->host . "', " . $w->port . ")");
+}
+$coord->safe_psql('postgres', 'CREATE EXTENSION pg_gpuscore');
+for my $w (@workers)
+{
+	is($w->safe_psql('postgres', "SELECT count(*) FROM pg_extension WHERE extname = 'pg_gpuscore'"),
+		'1', $w->name . ': CREATE EXTENSION reached the worker');
+}
+
+# what every node holds: name:version:md5 of the bytes, by name
+sub models_of
+{
+	my ($node) = @_;
+	return $node->safe_psql('postgres',
+		"SELECT coalesce(string_agg(name || ':' || version || ':' || md5(model), ' ' ORDER BY name), '') FROM gpu_model_store");
+}
+
+sub same_everywhere
+{
+	my ($want, $what) = @_;
+	for my $n ($coord, @workers)
+	{
+		is(models_of($n), $want, $n->name . ": $what");
+	}
+}
+
+# -- load, replace, drop propagate with one version number
+my $demo = "$fixtures/models/demo_fraud.ubj";
+is($coord->safe_psql('postgres', "SELECT gpu_load_model('fraud', pg_read_binary_file('$demo'))"),
+	'1', 'loaded on the coordinator as version 1');
+my $v1 = models_of($coord);
+like($v1, qr/^fraud:1:[0-9a-f]{32}$/, 'the coordinator holds version 1');
+same_everywhere($v1, 'the same model, version 1');
+
+my $features = 'ARRAY[' . join(', ', gs_feature_names()) . ']';
+my $probe = 'ARRAY[' . join(', ', map { $_ / 7 } 1 .. 30) . ']::real[]';
+my $w1 = gs_session($workers[0]);
+my $before = $w1->query_safe("SELECT gpu_score('fraud', $probe)");
+is($before, $coord->safe_psql('postgres', "SELECT gpu_score('fraud', $probe)"),
+	'a worker session scores as the coordinator');
+
+my $big = $coord->basedir . '/fraud_x2.json';
+gs_write_model($big, 2);
+is($coord->safe_psql('postgres', "SELECT gpu_load_model('fraud', pg_read_binary_file('$big'))"),
+	'2', 'replaced on the coordinator: version 2');
+my $v2 = models_of($coord);
+same_everywhere($v2, 'the replacement reached every node, version 2');
+my $after = $w1->query_safe("SELECT gpu_score('fraud', $probe)");
+is($after, $coord->safe_psql('postgres', "SELECT gpu_score('fraud', $probe)"),
+	'the reused worker session scores with the replacement at its next statement');
+isnt($after, $before, 'and the replacement scores differently');
+
+# a version drifted on one node is put right by the next load
+$workers[1]->safe_psql('postgres', "UPDATE gpu_model_store SET version = 7");
+$coord->safe_psql('postgres', "SELECT gpu_load_model('fraud', pg_read_binary_file('$big'))");
+same_everywhere(models_of($coord), 'one version number cluster-wide after a load');
+my $v3 = models_of($coord);
+like($v3, qr/^fraud:3:/, "the coordinator's numbering goes on: version 3");
+
+# -- a load that fails on one worker changes no node
+$workers[1]->append_conf('postgresql.conf', 'pg_gpuscore.max_trees = 100');
+$workers[1]->reload;
+my ($rc, $out, $err) = $coord->psql('postgres',
+	"SELECT gpu_load_model('fraud', pg_read_binary_file('$demo'))");
+isnt($rc, 0, 'a load one worker refuses fails on the coordinator');
+like($err, qr/trees/, 'with the worker\'s error');
+same_everywhere($v3, 'no node changed');
+($rc, $out, $err) = $coord->psql('postgres',
+	"SELECT gpu_load_model('other', pg_read_binary_file('$demo'))");
+isnt($rc, 0, 'a new model one worker refuses is not loaded');
+same_everywhere($v3, 'still no node changed');
+$workers[1]->append_conf('postgresql.conf', 'pg_gpuscore.max_trees = 100000');
+$workers[1]->reload;
+
+# -- a direct load or drop on a worker is refused
+($rc, $out, $err) = $workers[0]->psql('postgres',
+	"SELECT gpu_load_model('local', pg_read_binary_file('$demo'))");
+like($err, qr/cannot execute gpu_load_model\(\) on a Citus worker/, 'a direct load on a worker is refused');
+($rc, $out, $err) = $workers[0]->psql('postgres', "SELECT gpu_drop_model('fraud')");
+like($err, qr/cannot execute gpu_drop_model\(\) on a Citus worker/, 'so is a direct drop');
+
+# -- gpu_check_models and gpu_sync_models
+is($coord->safe_psql('postgres', "SELECT string_agg(DISTINCT status, ',') FROM gpu_check_models()"),
+	'same', 'gpu_check_models: every node the same');
+$workers[0]->safe_psql('postgres', "DELETE FROM gpu_model_store");
+$workers[1]->safe_psql('postgres', "UPDATE gpu_model_store SET version = 9");
+is($coord->safe_psql('postgres',
+	"SELECT string_agg(status, ',' ORDER BY node) FROM gpu_check_models()"),
+	'missing,different', 'gpu_check_models: one worker lacks the model, the other differs');
+is($coord->safe_psql('postgres', "SELECT string_agg(model || ':' || version, ',') FROM gpu_sync_models()"),
+	'fraud:3', 'gpu_sync_models sends the model');
+same_everywhere($v3, 'gpu_sync_models repaired both workers');
+
+# a node added later gets the models from gpu_sync_models
+my $w3 = citus_node('worker3');
+$coord->safe_psql('postgres', "SELECT citus_add_node('" . $w3->host . "', " . $w3->port . ")");
+is($coord->safe_psql('postgres',
+	"SELECT count(*) FROM gpu_check_models() WHERE status = 'missing'"),
+	'1', 'a new node lacks the model');
+$coord->safe_psql('postgres', "SELECT * FROM gpu_sync_models()");
+is(models_of($w3), $v3, 'gpu_sync_models brought the model to the new node');
+push @workers, $w3;
+
+# -- distributed table: per-row and batched scoring pushed to the workers
+my @f = gs_feature_names();
+my $cols = join(', ', map { "$_ real" } @f);
+my $i = 0;
+my $vals = join(', ', map { $i++; "CASE WHEN (g + $i) % 37 = 0 THEN NULL ELSE ((g * " . ($i + 6) . ") % 101) / 10.0 END" } @f);
+$coord->safe_psql('postgres', qq{
+	CREATE TABLE tx (id bigint PRIMARY KEY, $cols);
+	SELECT create_distributed_table('tx', 'id');
+	INSERT INTO tx SELECT g, $vals FROM generate_series(1, 200000) g;
+	CREATE TABLE tx_local AS SELECT * FROM tx;
+});
+is($coord->safe_psql('postgres', "SELECT count(*) FROM tx"), '200000', '200,000 rows in the distributed table');
+my $plan = $coord->safe_psql('postgres',
+	"EXPLAIN (VERBOSE, COSTS OFF) SELECT id, gpu_score('fraud', $features) FROM tx");
+like($plan, qr/Task Count: 8/, 'the query runs on the 8 shards');
+like($plan, qr/gpu_score\('fraud'/, 'with gpu_score in the shard queries');
+
+my $digest = "md5(string_agg(id || ':' || s::text, ',' ORDER BY id))";
+for my $mode ('on', 'off')
+{
+	my $dist = $coord->safe_psql('postgres', qq{
+		SET pg_gpuscore.batch_calls = $mode;
+		WITH s AS (SELECT id, gpu_score('fraud', $features) AS s FROM tx) SELECT $digest FROM s});
+	my $local = $coord->safe_psql('postgres', qq{
+		SET pg_gpuscore.batch_calls = $mode;
+		WITH s AS (SELECT id, gpu_score('fraud', $features) AS s FROM tx_local) SELECT $digest FROM s});
+	like($dist, qr/^[0-9a-f]{32}$/, "batch_calls $mode: the distributed scores");
+	is($dist, $local, "batch_calls $mode: every score on the workers equals the local table's");
+}
+my $agg = "count(*) FILTER (WHERE gpu_score('fraud', $features) > 0.5) || ':' || sum(gpu_score('fraud', $features)::numeric)";
+is($coord->safe_psql('postgres', "SELECT $agg FROM tx"),
+	$coord->safe_psql('postgres', "SELECT $agg FROM tx_local"),
+	'an aggregate over the scores, partial on the workers, equals the local one');
+# scores written by INSERT ... SELECT into a table distributed on the same column: on the workers
+$coord->safe_psql('postgres', qq{
+	CREATE TABLE scores (id bigint PRIMARY KEY, s real);
+	SELECT create_distributed_table('scores', 'id', colocate_with => 'tx');
+});
+like($coord->safe_psql('postgres',
+	"EXPLAIN (COSTS OFF) INSERT INTO scores SELECT id, gpu_score('fraud', $features) FROM tx"),
+	qr/Task Count: 8/, 'INSERT ... SELECT of the scores runs on the shards');
+$coord->safe_psql('postgres', "INSERT INTO scores SELECT id, gpu_score('fraud', $features) FROM tx");
+is($coord->safe_psql('postgres', "WITH q AS (SELECT id, s FROM scores) SELECT $digest FROM q"),
+	$coord->safe_psql('postgres',
+		"WITH q AS (SELECT id, gpu_score('fraud', $features) AS s FROM tx_local) SELECT $digest FROM q"),
+	'and writes every score as the local table gives it');
+# the workers batched their shard queries (GpuScore in their plans)
+like($workers[0]->safe_psql('postgres',
+	"EXPLAIN (COSTS OFF) SELECT gpu_score('fraud', $features) FROM " .
+	$workers[0]->safe_psql('postgres',
+		"SELECT 'tx_' || min(shardid) FROM pg_dist_shard s JOIN pg_dist_placement p USING (shardid) " .
+		"WHERE logicalrelid = 'tx'::regclass AND p.groupid = (SELECT groupid FROM pg_dist_local_group)")),
+	qr/GpuScore/, 'a shard query on a worker is batched by GpuScore');
+
+# -- drop propagates; DROP EXTENSION leaves nothing behind
+is($coord->safe_psql('postgres', "SELECT gpu_drop_model('fraud')"), 't', 'dropped on the coordinator');
+same_everywhere('', 'the drop reached every node');
+$coord->safe_psql('postgres', "SELECT gpu_load_model('fraud', pg_read_binary_file('$demo'))");
+$coord->safe_psql('postgres', 'DROP TABLE tx, scores; DROP EXTENSION pg_gpuscore');
+for my $w (@workers)
+{
+	is($w->safe_psql('postgres',
+		"SELECT count(*) FROM pg_extension WHERE extname = 'pg_gpuscore'") .
+		':' . $w->safe_psql('postgres', "SELECT count(*) FROM pg_class WHERE relname LIKE 'gpu_model_store%'"),
+		'0:0', $w->name . ': DROP EXTENSION left no model table');
+}
+
+$w1->quit;
+done_testing();
