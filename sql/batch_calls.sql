@@ -134,6 +134,11 @@ SELECT batched(q), same_rows(q) FROM (VALUES
   ('SELECT id, gpu_score(''xcat'', s) FROM (SELECT id, channel, mcc, hour, country, amount FROM cat_rows) s'),
   ('SELECT id, gpu_score(''cbcat'', s) FROM (SELECT id, amount, mcc, country, hour, channel AS device FROM cat_rows) s')
 ) v(q);
+-- a table's row read as its columns straight from the scan, beside another column and
+-- under a filter and a materialized CTE (EXPLAIN shows the columns the node reads)
+EXPLAIN (COSTS OFF, VERBOSE) SELECT id, gpu_score('xcat', r) FROM cat_rows r WHERE hour > 5;
+SELECT same_rows('SELECT id, gpu_score(''xcat'', r) FROM cat_rows r WHERE hour > 5');
+SELECT same_rows('WITH sc AS MATERIALIZED (SELECT r.id, gpu_score(''xcat'', r) AS s FROM cat_rows r WHERE r.want > 0) SELECT count(*), sum(s) FROM sc');
 -- the same scores as gpu_score_query's columns
 SELECT count(*) AS n, count(*) FILTER (WHERE q.score = gpu_score('xcat', r)) AS same
   FROM gpu_score_query('xcat', 'SELECT id, amount, country, hour, mcc, channel FROM cat_rows') q

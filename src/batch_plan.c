@@ -746,12 +746,31 @@ make_node(Build *b, Rewrite *rw, Plan *child, Plan *costs_of, int bound, bool pa
 		List	   *inputs;
 		List	   *call;
 		Oid			elemtype = InvalidOid;
+		Node	   *shown;
 
 		c->score_attno = attno;
 		attno += 2;
-		/* the call, as EXPLAIN VERBOSE shows the score column */
+		/*
+		 * the call, as EXPLAIN VERBOSE shows the score column; a row read as
+		 * its columns shows as ROW() of the columns the node reads (the
+		 * whole row is none of the child's outputs)
+		 */
+		shown = (Node *) c->expr;
+		if (c->form == GS_FORM_COLUMNS)
+		{
+			FuncExpr   *copy = copyObject(c->expr);
+			RowExpr    *row = makeNode(RowExpr);
+
+			row->args = copyObject(c->columns);
+			row->row_typeid = RECORDOID;
+			row->row_format = COERCE_EXPLICIT_CALL;
+			row->colnames = copyObject(c->names);
+			row->location = -1;
+			lsecond(copy->args) = row;
+			shown = (Node *) copy;
+		}
 		scan_tlist = lappend(scan_tlist,
-							 make_tle((Expr *) to_outer_mutator(inner_to_outer_mutator((Node *) c->expr, NULL), b),
+							 make_tle((Expr *) to_outer_mutator(inner_to_outer_mutator(shown, NULL), b),
 									  c->score_attno));
 		scan_tlist = lappend(scan_tlist,
 							 make_tle((Expr *) makeNullConst(TEXTOID, -1, DEFAULT_COLLATION_OID),
