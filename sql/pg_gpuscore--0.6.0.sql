@@ -769,6 +769,9 @@ DECLARE
     err_msg      text;
     err_detail   text;
     err_hint     text;
+    -- a Citus table: each batch scores in a query Citus runs on the workers
+    on_citus     boolean := false;
+    score_expr   text;
 BEGIN
     -- Arguments ---------------------------------------------------------------
     IF model IS NULL OR source IS NULL OR key_column IS NULL OR score_column IS NULL
@@ -942,6 +945,40 @@ BEGIN
         END IF;
     END IF;
 
+    -- A Citus table (distributed, reference or managed by Citus): the batch
+    -- scores with gpu_score in queries Citus pushes into the shards, so the
+    -- workers score their own rows (batched, on their GPUs where they have
+    -- them); without features, the whole-row form picks the columns by the
+    -- model's feature names, text categories included.
+    IF pg_catalog.to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL THEN
+        EXECUTE 'SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_dist_partition p WHERE p.logicalrelid = $1)'
+           INTO on_citus USING source;
+    END IF;
+    IF on_citus THEN
+        IF features IS NULL THEN
+            score_expr := '@extschema@.gpu_score($1, s)';
+        ELSE
+            SELECT a.attname INTO bad_col FROM pg_catalog.unnest(feats) f
+              JOIN pg_catalog.pg_attribute a ON a.attrelid = source AND a.attname = f
+             WHERE a.atttypid NOT IN ('smallint'::regtype, 'integer'::regtype, 'bigint'::regtype,
+                                      'real'::regtype, 'double precision'::regtype, 'numeric'::regtype,
+                                      'boolean'::regtype)
+             LIMIT 1;
+            IF FOUND THEN
+                RAISE EXCEPTION 'feature column "%" of Citus table % is not a number or a boolean', bad_col, source
+                    USING ERRCODE = 'feature_not_supported',
+                          HINT = 'On a Citus table, text categories are read by name: leave out features and name the columns like the model''s features.';
+            END IF;
+            SELECT '@extschema@.gpu_score($1, ARRAY[' ||
+                   pg_catalog.string_agg(pg_catalog.format(CASE WHEN a.atttypid = 'boolean'::regtype
+                                                                THEN 's.%I::integer::float8'
+                                                                ELSE 's.%I::float8' END, f), ', ' ORDER BY o) || '])'
+              INTO score_expr
+              FROM pg_catalog.unnest(feats) WITH ORDINALITY u(f, o)
+              JOIN pg_catalog.pg_attribute a ON a.attrelid = source AND a.attname = u.f;
+        END IF;
+    END IF;
+
     -- Which rows a run scores.
     IF mode = 'changed' THEN
         IF changed_column IS NULL OR NOT has_at THEN
@@ -1015,6 +1052,36 @@ BEGIN
         -- no lock on the source
         CASE WHEN target IS NULL THEN ' FOR UPDATE OF s' ELSE '' END);
 
+    -- On a Citus table: the batch's rows are scored on the workers and come
+    -- back as (key, score) only; in place, an UPDATE writes them from that
+    -- intermediate result (Citus refuses gpu_score in an UPDATE itself), so
+    -- the source rows are not locked while they are scored.
+    IF on_citus AND target IS NULL THEN
+        sql_base := pg_catalog.format(
+            'WITH scored AS MATERIALIZED ('
+            '  SELECT s.%1$I AS k, %2$s AS score FROM %3$s s WHERE %4$s %%s'
+            '), written AS ('
+            '  UPDATE %3$s s SET %5$I = sc.score%6$s FROM scored sc WHERE s.%1$I = sc.k RETURNING s.%1$I AS k'
+            ') SELECT pg_catalog.count(*), pg_catalog.max(k) FROM written',
+            key_column, score_expr, source, cond, score_column,
+            CASE WHEN has_at THEN pg_catalog.format(', %I = pg_catalog.now()', at_col) ELSE '' END);
+    ELSIF on_citus THEN
+        sql_base := pg_catalog.format(
+            'WITH written AS ('
+            '  INSERT INTO %1$s AS t (%2$I, %3$I%4$s%5$s) SELECT s.%2$I, %6$s%7$s%8$s FROM %9$s s WHERE %10$s %%s'
+            '  ON CONFLICT (%2$I) DO UPDATE SET %3$I = EXCLUDED.%3$I%11$s%12$s RETURNING t.%2$I AS k'
+            ') SELECT pg_catalog.count(*), pg_catalog.max(k) FROM written',
+            target, key_column, score_column,
+            CASE WHEN has_version THEN ', model_version' ELSE '' END,
+            CASE WHEN has_at THEN pg_catalog.format(', %I', at_col) ELSE '' END,
+            score_expr,
+            CASE WHEN has_version THEN ', $4' ELSE '' END,
+            CASE WHEN has_at THEN ', pg_catalog.now()' ELSE '' END,
+            source, cond,
+            CASE WHEN has_version THEN ', model_version = EXCLUDED.model_version' ELSE '' END,
+            CASE WHEN has_at THEN pg_catalog.format(', %1$I = EXCLUDED.%1$I', at_col) ELSE '' END);
+    END IF;
+
     -- Only one run at a time writes a given target: a session-level advisory
     -- lock on it (released at the end of the run, or by a crash).  From
     -- taking it on, cancels are held wherever no exception block would catch
@@ -1050,6 +1117,16 @@ BEGIN
             END IF;
         END IF;
         last_key := resume_key;
+        -- a batch whose two-phase commit a worker's crash interrupted is
+        -- committed (or rolled back) on it before this run looks for rows
+        -- to score, so no row of it is scored again
+        IF on_citus THEN
+            BEGIN
+                PERFORM pg_catalog.recover_prepared_transactions();
+            EXCEPTION WHEN insufficient_privilege THEN
+                NULL;   -- Citus's maintenance daemon does it within citus.recover_2pc_interval
+            END;
+        END IF;
         run_id := @extschema@.gpu_score_run_begin(model, version, source::text, target_name, mode, 'running');
         PERFORM @extschema@.gpu_score_run_hold(lock_key);
     EXCEPTION WHEN OTHERS OR query_canceled THEN

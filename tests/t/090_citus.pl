@@ -14,6 +14,10 @@
 #     are pushed into the shard queries and equal the same queries on a
 #     local copy, compared in SQL; so does INSERT ... SELECT of the scores
 #     into a co-located table;
+#   - gpu_score_table on a distributed table, in place and into a co-located
+#     results table, scores on the workers; with a worker stopped in the
+#     middle of a run, the run fails and the next one resumes, every row
+#     scored exactly once;
 #   - DROP EXTENSION on the coordinator leaves no model behind on a worker.
 use strict;
 use warnings;
@@ -212,11 +216,71 @@ like($workers[0]->safe_psql('postgres',
 		"WHERE logicalrelid = 'tx'::regclass AND p.groupid = (SELECT groupid FROM pg_dist_local_group)")),
 	qr/GpuScore/, 'a shard query on a worker is batched by GpuScore');
 
+# -- gpu_score_table on the distributed table: the batches score on the workers
+$coord->safe_psql('postgres', qq{
+	ALTER TABLE tx ADD COLUMN score real;
+	CREATE TABLE tx_res (id bigint PRIMARY KEY, score real, model_version integer, scored_at timestamptz);
+	SELECT create_distributed_table('tx_res', 'id', colocate_with => 'tx');
+});
+my $local_digest = $coord->safe_psql('postgres',
+	"WITH q AS (SELECT id, gpu_score('fraud', t) AS s FROM tx_local t) SELECT $digest FROM q");
+$coord->safe_psql('postgres', "CALL gpu_score_table('fraud', 'tx', 'id', batch_size => 30000)");
+is($coord->safe_psql('postgres', "WITH q AS (SELECT id, score AS s FROM tx) SELECT $digest FROM q"),
+	$local_digest, 'gpu_score_table in place on a distributed table: every row, the local scores');
+$coord->safe_psql('postgres', "CALL gpu_score_table('fraud', 'tx', 'id', target => 'tx_res', batch_size => 30000)");
+is($coord->safe_psql('postgres', "WITH q AS (SELECT id, score AS s FROM tx_res) SELECT $digest FROM q"),
+	$local_digest, 'gpu_score_table into a co-located results table: the same');
+is($coord->safe_psql('postgres', "SELECT string_agg(DISTINCT model_version::text, ',') FROM tx_res"),
+	'3', 'with the model version');
+like($coord->safe_psql('postgres',
+	"SELECT string_agg(status || ':' || rows_scored, ',' ORDER BY run_id) FROM gpu_score_runs"),
+	qr/^succeeded:200000,succeeded:200000$/, 'both runs logged');
+
+# one worker stopped in the middle of a run: the run fails, the next run resumes, every row
+# scored exactly once (the rows the runs logged add up to the table)
+my $slow = $coord->basedir . '/fraud_x20.json';
+gs_write_model($slow, 20);
+$coord->safe_psql('postgres', qq{
+	SELECT gpu_load_model('slow', pg_read_binary_file('$slow'));
+	CREATE TABLE tx_slow (id bigint PRIMARY KEY, score real, model_version integer, scored_at timestamptz);
+	SELECT create_distributed_table('tx_slow', 'id', colocate_with => 'tx');
+});
+my $call = gs_start_call($coord,
+	"CALL gpu_score_table('slow', 'tx', 'id', target => 'tx_slow', batch_size => 2000)");
+my $batches = 0;
+for (1 .. 600)
+{
+	$batches = $coord->safe_psql('postgres',
+		"SELECT coalesce(max(batches), 0) FROM gpu_score_runs WHERE model = 'slow'");
+	last if $batches >= 5;
+	select(undef, undef, undef, 0.05);
+}
+cmp_ok($batches, '>=', 5, 'the run committed batches before the worker stops');
+$workers[1]->stop('immediate');
+eval { $call->{harness}->finish };
+like(${ $call->{err} }, qr/ERROR/, 'the run fails when a worker is gone');
+$workers[1]->start;
+$coord->safe_psql('postgres', "CALL gpu_score_table('slow', 'tx', 'id', target => 'tx_slow', batch_size => 2000)");
+# (Citus cannot commit the run log's last update while the worker is gone:
+# the next run finds that run 'running' and marks it 'interrupted')
+like($coord->safe_psql('postgres',
+	"SELECT string_agg(status, ',' ORDER BY run_id) FROM gpu_score_runs WHERE model = 'slow'"),
+	qr/^(failed|interrupted),succeeded$/, 'the stopped run is logged failed or interrupted, the next succeeded');
+is($coord->safe_psql('postgres',
+	"SELECT sum(rows_scored) || ':' || count(*) FROM gpu_score_runs WHERE model = 'slow'"),
+	'200000:2', 'the next run scored the rest: 200,000 rows in the two runs, none twice');
+is($coord->safe_psql('postgres', "SELECT count(*) FROM tx_slow"), '200000', 'every row has its score');
+is($coord->safe_psql('postgres', "WITH q AS (SELECT id, score AS s FROM tx_slow) SELECT $digest FROM q"),
+	$coord->safe_psql('postgres',
+		"WITH q AS (SELECT id, gpu_score('slow', t) AS s FROM tx_local t) SELECT $digest FROM q"),
+	'and it is the local table\'s score');
+
 # -- drop propagates; DROP EXTENSION leaves nothing behind
-is($coord->safe_psql('postgres', "SELECT gpu_drop_model('fraud')"), 't', 'dropped on the coordinator');
+is($coord->safe_psql('postgres', "SELECT gpu_drop_model('fraud') AND gpu_drop_model('slow')"), 't',
+	'dropped on the coordinator');
 same_everywhere('', 'the drop reached every node');
 $coord->safe_psql('postgres', "SELECT gpu_load_model('fraud', pg_read_binary_file('$demo'))");
-$coord->safe_psql('postgres', 'DROP TABLE tx, scores; DROP EXTENSION pg_gpuscore');
+$coord->safe_psql('postgres', 'DROP TABLE tx, scores, tx_res, tx_slow; DROP EXTENSION pg_gpuscore');
 for my $w (@workers)
 {
 	is($w->safe_psql('postgres',
