@@ -813,6 +813,12 @@ gs_catboost_load(const unsigned char *bytes, size_t len, GsModelFormat fmt,
 		return gs_status_limit(st, GS_LIMIT_MODEL_BYTES, (long long) lim->max_model_bytes,
 							   "%zu bytes, more than the limit of %zu bytes",
 							 len, lim->max_model_bytes);
+	if (len >= 4 && memcmp(bytes, "CBM1", 4) == 0)
+	{
+		gs_status_set(st, GS_ERR_INVALID_MODEL, "invalid CatBoost JSON model: the bytes are CatBoost's binary format (.cbm)");
+		gs_status_detail(st, "Convert it to JSON with CatBoost: m = catboost.CatBoost(); m.load_model(\"model.cbm\"); m.save_model(\"model.json\", format=\"json\").");
+		return st->code;
+	}
 	root = gs_xgb_decode(bytes, len, GS_FORMAT_CATBOOST_JSON, &lim->interrupt, st);
 	if (root == NULL)
 		return st->code;

@@ -41,15 +41,17 @@ gs_model_detect_format(const unsigned char *b, size_t len)
 		return GS_FORMAT_ONNX;
 	/*
 	 * LightGBM's save_model text starts with "tree\nversion=" (or with
-	 * "\r\n" when written on Windows): 13 or 14 bytes, checked before each
-	 * read.
+	 * "\r\n" when written on Windows), or "tree\nnum_class=" before
+	 * LightGBM 2.2: checked before each read.
 	 */
 	if (len >= 5 && memcmp(b, "tree", 4) == 0)
 	{
 		size_t		eol = (b[4] == '\n') ? 5 :
 			(len >= 6 && b[4] == '\r' && b[5] == '\n') ? 6 : 0;
 
-		if (eol > 0 && len >= eol + 8 && memcmp(b + eol, "version=", 8) == 0)
+		/* LightGBM 2.0 and 2.1 wrote no version line: num_class comes first */
+		if (eol > 0 && ((len >= eol + 8 && memcmp(b + eol, "version=", 8) == 0) ||
+						(len >= eol + 10 && memcmp(b + eol, "num_class=", 10) == 0)))
 			return GS_FORMAT_LIGHTGBM;
 	}
 	while (i < len && isspace(b[i]))

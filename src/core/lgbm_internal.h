@@ -54,6 +54,7 @@ extern int	gs_lgbm_line_key(const char *p, const char *key, const char **val);
 
 /* Whether the line at p is exactly word (a trailing '\r' allowed). */
 extern int	gs_lgbm_line_is(const char *p, const char *word);
+extern int	gs_lgbm_trees_end(const char *p);
 
 /* p past blanks (not line ends). */
 extern const char *gs_lgbm_skip_blanks(const char *p);

@@ -54,6 +54,7 @@ typedef struct LHeader
 {
 	int64_t		num_class;
 	int64_t		per_iter;		/* num_tree_per_iteration */
+	int			has_per_iter;	/* the header says it (LightGBM 2.0 on) */
 	int64_t		max_feature_idx;
 	int			average_output;
 	const char *objective;		/* points into the text, up to end of line */
@@ -347,7 +348,7 @@ build_lgbm(const char *text, const GsLimits *lim, GsForest *f, GsStatus *st)
 		return LGBM_ERR(st, "invalid LightGBM model: it does not start with \"tree\"");
 
 	/* header: up to the first tree */
-	for (p = gs_lgbm_next_line(text); p && *p && strncmp(p, "Tree=", 5) != 0 && !gs_lgbm_line_is(p, "end of trees");
+	for (p = gs_lgbm_next_line(text); p && *p && strncmp(p, "Tree=", 5) != 0 && !gs_lgbm_trees_end(p);
 		 p = gs_lgbm_next_line(p))
 	{
 		const char *v;
@@ -363,6 +364,7 @@ build_lgbm(const char *text, const GsLimits *lim, GsForest *f, GsStatus *st)
 		{
 			if (gs_lgbm_parse_int(&v, &h.per_iter) || h.per_iter < 1 || h.per_iter > 100000)
 				return LGBM_ERR(st, "invalid LightGBM model: invalid num_tree_per_iteration");
+			h.has_per_iter = 1;
 		}
 		else if (gs_lgbm_line_key(p, "max_feature_idx", &v))
 		{
@@ -442,11 +444,14 @@ build_lgbm(const char *text, const GsLimits *lim, GsForest *f, GsStatus *st)
 	f->n_outputs = f->n_groups;
 	snprintf(f->booster, sizeof(f->booster), "%s", h.average_output ? "rf" : "gbdt");
 
-	/* locate the trees; "end of trees" must follow them (else truncated) */
+	/*
+	 * locate the trees; "end of trees" (or, before LightGBM 2.2, "feature
+	 * importances:") must follow them, else the file is truncated
+	 */
 	{
 		const char *q;
 
-		for (q = p; q && *q && !gs_lgbm_line_is(q, "end of trees"); q = gs_lgbm_next_line(q))
+		for (q = p; q && *q && !gs_lgbm_trees_end(q); q = gs_lgbm_next_line(q))
 			if (strncmp(q, "Tree=", 5) == 0)
 			{
 				if (++n_trees > cap_trees)
@@ -455,6 +460,13 @@ build_lgbm(const char *text, const GsLimits *lim, GsForest *f, GsStatus *st)
 			}
 		if (!q || !*q)
 			return LGBM_ERR(st, "invalid LightGBM model: no \"end of trees\" line (the model is truncated)");
+		/* files of LightGBM before 2.0: another layout, which LightGBM no longer reads */
+		if (!gs_lgbm_line_is(q, "end of trees") && !h.has_per_iter)
+		{
+			gs_status_set(st, GS_ERR_UNSUPPORTED, "LightGBM model files from before LightGBM 2.0 are not supported");
+			gs_status_detail(st, "The header has no num_tree_per_iteration line; LightGBM 2.0 and later do not read such files either. Load the model with the LightGBM that wrote it and save it with a current one.");
+			return st->code;
+		}
 	}
 	if (n_trees < 1)
 		return LGBM_ERR(st, "invalid LightGBM model: it has no trees");
@@ -476,7 +488,7 @@ build_lgbm(const char *text, const GsLimits *lim, GsForest *f, GsStatus *st)
 		goto done;
 	}
 	n_trees = 0;
-	for (const char *q = p; q && *q && !gs_lgbm_line_is(q, "end of trees"); q = gs_lgbm_next_line(q))
+	for (const char *q = p; q && *q && !gs_lgbm_trees_end(q); q = gs_lgbm_next_line(q))
 		if (strncmp(q, "Tree=", 5) == 0)
 		{
 			int64_t		idx;

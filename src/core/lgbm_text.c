@@ -74,6 +74,17 @@ gs_lgbm_line_is(const char *p, const char *word)
 		(p[n] == '\n' || p[n] == '\0' || (p[n] == '\r' && (p[n + 1] == '\n' || p[n + 1] == '\0')));
 }
 
+/*
+ * Whether the line at p ends the trees: "end of trees", or, in files of
+ * LightGBM before 2.2 (which wrote no such line), the "feature importances:"
+ * section that follows the last tree.
+ */
+int
+gs_lgbm_trees_end(const char *p)
+{
+	return gs_lgbm_line_is(p, "end of trees") || gs_lgbm_line_is(p, "feature importances:");
+}
+
 /* Skip blanks (not line ends). */
 const char *
 gs_lgbm_skip_blanks(const char *p)
@@ -257,7 +268,7 @@ gs_lgbm_parse_tree(const GsAllocator *a, const char *p, int32_t ti, int64_t max_
 	int			rc;
 
 	memset(t, 0, sizeof(*t));
-	for (; p && *p && !gs_lgbm_line_is(p, "end of trees") && strncmp(p, "Tree=", 5) != 0; p = gs_lgbm_next_line(p))
+	for (; p && *p && !gs_lgbm_trees_end(p) && strncmp(p, "Tree=", 5) != 0; p = gs_lgbm_next_line(p))
 	{
 		const char *v;
 

@@ -638,7 +638,7 @@ xgb_load(const unsigned char *bytes, size_t len, GsModelFormat fmt,
 		{
 			gs_status_set(st, GS_ERR_INVALID_MODEL,
 						  "could not detect the model format");
-			gs_status_detail(st, "The bytes are neither XGBoost JSON nor XGBoost UBJSON.");
+			gs_status_detail(st, "The bytes are none of the formats pg_gpuscore reads: XGBoost JSON, UBJSON or binary, LightGBM text, CatBoost JSON, ONNX.");
 			return st->code;
 		}
 		fmt = detected;
