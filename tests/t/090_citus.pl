@@ -18,6 +18,9 @@
 #     results table, scores on the workers; with a worker stopped in the
 #     middle of a run, the run fails and the next one resumes, every row
 #     scored exactly once;
+#   - a row trigger and a statement alert trigger on the distributed table
+#     (citus.enable_unsafe_triggers) fire on the shards; alerts go to a
+#     distributed alerts table;
 #   - DROP EXTENSION on the coordinator leaves no model behind on a worker.
 use strict;
 use warnings;
@@ -275,12 +278,36 @@ is($coord->safe_psql('postgres', "WITH q AS (SELECT id, score AS s FROM tx_slow)
 		"WITH q AS (SELECT id, gpu_score('slow', t) AS s FROM tx_local t) SELECT $digest FROM q"),
 	'and it is the local table\'s score');
 
+# -- triggers on the distributed table (Citus requires citus.enable_unsafe_triggers): they fire
+# on the shards, on the workers, with the workers' models; alerts go to a distributed table
+my $cols_list = join(', ', @f);
+$coord->safe_psql('postgres', qq{
+	SET citus.enable_unsafe_triggers = on;
+	CREATE TABLE fraud_alerts (key bigint, score real, model text, model_version integer, alerted_at timestamptz);
+	SELECT create_distributed_table('fraud_alerts', 'key');
+	CREATE TRIGGER score_tx BEFORE INSERT ON tx FOR EACH ROW
+	  EXECUTE FUNCTION gpu_score_trigger('model=fraud', 'score_column=score');
+	CREATE TRIGGER alert_tx AFTER INSERT ON tx REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT
+	  EXECUTE FUNCTION gpu_alert_trigger('model=fraud', 'key_column=id', 'threshold=0.5', 'alerts_table=fraud_alerts');
+	INSERT INTO tx (id, $cols_list) SELECT g, $vals FROM generate_series(200001, 201000) g;
+});
+is($coord->safe_psql('postgres',
+	"SELECT count(*) FILTER (WHERE score IS NOT NULL) || ':' || count(*) FILTER (WHERE score IS DISTINCT FROM gpu_score('fraud', $features)) FROM tx WHERE id > 200000"),
+	'1000:0', 'the row trigger scored every inserted row on the shards, as gpu_score scores it');
+is($coord->safe_psql('postgres', "SELECT count(*) FROM fraud_alerts"),
+	$coord->safe_psql('postgres', "SELECT count(*) FROM tx WHERE id > 200000 AND score >= 0.5"),
+	'the statement trigger alerted every row above the threshold into the distributed alerts table');
+cmp_ok($coord->safe_psql('postgres', "SELECT count(*) FROM fraud_alerts"), '>', 0, 'and there were such rows');
+is($coord->safe_psql('postgres',
+	"SELECT count(*) FROM fraud_alerts a JOIN tx t ON t.id = a.key WHERE a.score <> t.score OR a.model <> 'fraud' OR a.model_version <> 3"),
+	'0', 'each alert with its score, model and version');
+
 # -- drop propagates; DROP EXTENSION leaves nothing behind
 is($coord->safe_psql('postgres', "SELECT gpu_drop_model('fraud') AND gpu_drop_model('slow')"), 't',
 	'dropped on the coordinator');
 same_everywhere('', 'the drop reached every node');
 $coord->safe_psql('postgres', "SELECT gpu_load_model('fraud', pg_read_binary_file('$demo'))");
-$coord->safe_psql('postgres', 'DROP TABLE tx, scores, tx_res, tx_slow; DROP EXTENSION pg_gpuscore');
+$coord->safe_psql('postgres', 'DROP TABLE tx, scores, tx_res, tx_slow, fraud_alerts; DROP EXTENSION pg_gpuscore');
 for my $w (@workers)
 {
 	is($w->safe_psql('postgres',
