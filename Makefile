@@ -89,7 +89,7 @@ REGRESS_OPTS = --load-extension=pg_gpuscore
 PG_CPPFLAGS = -I$(srcdir)/src
 PG_CFLAGS = -ffp-contract=off -Wall -Wextra -Werror -Wno-unused-parameter -Wno-sign-compare \
 	-Wno-missing-field-initializers
-SHLIB_LINK = -ljansson -lm -ldl $(NN_LIBS)
+SHLIB_LINK = -ljansson -lm -ldl $(NN_LIBS) -Wl,--version-script=$(srcdir)/src/exports.map
 
 # Debian's serial (single-threaded) OpenBLAS: a backend must not start
 # threads.  Its directory is found at run time through the rpath.
