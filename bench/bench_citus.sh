@@ -3,7 +3,8 @@
 # coordinator and two workers, all on this machine, side by side, scoring the
 # same table with the same model:
 #
-#   scan    SELECT count(*), sum(f1 + ... + f30): the query without scoring
+#   scan    SELECT count(*), count(*) FILTER (WHERE f1 + ... + f30 > 0): the
+#           query without scoring (a sum of reals would depend on the order)
 #   filter  SELECT count(*) FILTER (WHERE gpu_score('m', ARRAY[f1, ..., f30]) > 0.5)
 #   table   CALL gpu_score_table('m', 'bench_tx', 'id', target => 'bench_res', ...)
 #           into an empty results table (co-located with bench_tx on Citus)
@@ -90,7 +91,7 @@ cpsql -c "VACUUM ANALYZE bench_tx" >/dev/null
 FEATS="ARRAY[$COLS]"
 FNAMES="ARRAY[$(for i in $(seq 1 30); do printf "'f%d'%s" "$i" "$([ "$i" -lt 30 ] && echo ,)"; done)]::name[]"
 declare -A SQL=(
-    [scan]="SELECT count(*) || ' ' || round(sum($SUMEXPR)::numeric, 0) FROM bench_tx"
+    [scan]="SELECT count(*) || ' ' || count(*) FILTER (WHERE $SUMEXPR > 0) FROM bench_tx"
     [filter]="SELECT count(*) FILTER (WHERE gpu_score('m', $FEATS) > 0.5) FROM bench_tx"
     [table]="TRUNCATE bench_res
 CALL gpu_score_table('m', 'bench_tx', 'id', target => 'bench_res', features => $FNAMES, batch_size => 500000)
