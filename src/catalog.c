@@ -642,38 +642,48 @@ gpuscore_gpu_load_model_file(PG_FUNCTION_ARGS)
 }
 
 /*
+ * Delete the stored models whose rows match cond (SQL over the table's
+ * columns, with $1 of type argtype), as the table's owner, under the lock
+ * loads take; the model caches are told when any went.  Returns how many.
+ */
+static uint64
+delete_models(const char *cond, Oid argtype, Datum arg)
+{
+	Oid			relid,
+				owner;
+	char	   *table;
+	OwnerSwitch sw;
+	uint64		n;
+	int			rc;
+
+	table = store_qualified_name(&relid, &owner);
+	LockDatabaseObject(RelationRelationId, relid, 0, ShareUpdateExclusiveLock);
+	become_owner(owner, &sw);
+	SPI_connect();
+	rc = SPI_execute_with_args(psprintf("DELETE FROM %s WHERE %s", table, cond),
+							   1, &argtype, &arg, NULL, false, 0);
+	if (rc != SPI_OK_DELETE)
+		elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(rc));
+	n = SPI_processed;
+	SPI_finish();
+	restore_user(&sw);
+	if (n > 0)
+		invalidate_model_caches(relid);
+	return n;
+}
+
+/*
  * Remove a model; true when it existed.  replica: a Citus coordinator's
  * drop repeated on this worker, not sent on.
  */
 static bool
 drop_model(const char *name, bool replica)
 {
-	Oid			relid,
-				owner;
-	char	   *table;
-	OwnerSwitch sw;
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		args[1] = {CStringGetTextDatum(name)};
-	uint64		n;
-	int			rc;
-
 	refuse_if_read_only("gpu_drop_model()");
 	if (!replica)
 		gs_citus_check_direct_change("gpu_drop_model()");
-	table = store_qualified_name(&relid, &owner);
-	LockDatabaseObject(RelationRelationId, relid, 0, ShareUpdateExclusiveLock);
-	become_owner(owner, &sw);
-	SPI_connect();
-	rc = SPI_execute_with_args(psprintf("DELETE FROM %s WHERE name OPERATOR(pg_catalog.=) $1", table),
-							   1, argtypes, args, NULL, false, 0);
-	if (rc != SPI_OK_DELETE)
-		elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(rc));
-	n = SPI_processed;
-	SPI_finish();
-	restore_user(&sw);
-	if (n == 0)
+	if (delete_models("name OPERATOR(pg_catalog.=) $1", TEXTOID, CStringGetTextDatum(name)) == 0)
 		return false;
-	invalidate_model_caches(relid);
 	if (!replica)
 		gs_citus_propagate_drop(name);
 	return true;
@@ -734,35 +744,13 @@ gpuscore_gpu_drop_model_replica(PG_FUNCTION_ARGS)
 Datum
 gpuscore_gpu_prune_models_replica(PG_FUNCTION_ARGS)
 {
-	Oid			relid,
-				owner;
-	char	   *table;
-	OwnerSwitch sw;
-	Oid			argtypes[1] = {TEXTARRAYOID};
-	Datum		args[1];
-	uint64		n;
-	int			rc;
-
 	refuse_if_read_only("gpu_prune_models_replica()");
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("the names to keep must not be null")));
-	args[0] = PG_GETARG_DATUM(0);
-	table = store_qualified_name(&relid, &owner);
-	LockDatabaseObject(RelationRelationId, relid, 0, ShareUpdateExclusiveLock);
-	become_owner(owner, &sw);
-	SPI_connect();
-	rc = SPI_execute_with_args(psprintf("DELETE FROM %s WHERE NOT (name OPERATOR(pg_catalog.=) ANY ($1))", table),
-							   1, argtypes, args, NULL, false, 0);
-	if (rc != SPI_OK_DELETE)
-		elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(rc));
-	n = SPI_processed;
-	SPI_finish();
-	restore_user(&sw);
-	if (n > 0)
-		invalidate_model_caches(relid);
-	PG_RETURN_INT64((int64) n);
+	PG_RETURN_INT64((int64) delete_models("NOT (name OPERATOR(pg_catalog.=) ANY ($1))", TEXTARRAYOID,
+										  PG_GETARG_DATUM(0)));
 }
 
 /*
