@@ -63,11 +63,24 @@ citus_group(void)
 	return group;
 }
 
-/* Citus's function that sends a command to every worker in the transaction, or NULL. */
+/*
+ * On a Citus coordinator, Citus's function that sends a command to every
+ * worker in this transaction; NULL anywhere else (no Citus, or a worker).
+ */
 static SendToWorkersFn
-send_to_workers(void)
+coordinator_sender(void)
 {
-	return (SendToWorkersFn) dlsym(RTLD_DEFAULT, "SendCommandToWorkersWithMetadataViaSuperUser");
+	SendToWorkersFn send;
+
+	if (citus_group() != 0)
+		return NULL;
+	send = (SendToWorkersFn) dlsym(RTLD_DEFAULT, "SendCommandToWorkersWithMetadataViaSuperUser");
+	if (send == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the citus extension is installed but its library is not loaded"),
+				 errhint("Add citus to shared_preload_libraries.")));
+	return send;
 }
 
 /* Schema-qualified name of one of the extension's functions, quoted. */
@@ -99,17 +112,10 @@ gs_citus_check_direct_change(const char *what)
 static void
 send_if_coordinator(const char *command)
 {
-	SendToWorkersFn send;
+	SendToWorkersFn send = coordinator_sender();
 
-	if (citus_group() != 0)
-		return;
-	send = send_to_workers();
-	if (send == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("the citus extension is installed but its library is not loaded"),
-				 errhint("Add citus to shared_preload_libraries.")));
-	send(command);
+	if (send != NULL)
+		send(command);
 }
 
 /* Repeat a load on every worker; see gpuscore.h. */
@@ -117,29 +123,25 @@ void
 gs_citus_propagate_load(const char *name, bytea *model, const char *format_name,
 						float missing_value, int32 version)
 {
+	SendToWorkersFn send = coordinator_sender();
 	StringInfoData cmd;
-	const unsigned char *b = (const unsigned char *) VARDATA_ANY(model);
 	size_t		len = VARSIZE_ANY_EXHDR(model);
-	static const char hex[] = "0123456789abcdef";
 
-	if (citus_group() != 0)
+	if (send == NULL)
 		return;
 	initStringInfo(&cmd);
-	enlargeStringInfo(&cmd, (int) (len * 2 + 256));
 	appendStringInfo(&cmd, "SELECT %s(%s, '\\x", extension_function("gpu_load_model_replica"),
 					 quote_literal_cstr(name));
-	for (size_t i = 0; i < len; i++)
-	{
-		appendStringInfoChar(&cmd, hex[b[i] >> 4]);
-		appendStringInfoChar(&cmd, hex[b[i] & 15]);
-	}
+	enlargeStringInfo(&cmd, (int) (len * 2 + 128));
+	cmd.len += (int) hex_encode(VARDATA_ANY(model), len, cmd.data + cmd.len);
+	cmd.data[cmd.len] = '\0';
 	appendStringInfo(&cmd, "'::pg_catalog.bytea, %s, ", quote_literal_cstr(format_name));
 	if (isnan(missing_value))
 		appendStringInfoString(&cmd, "NULL");
 	else
 		appendStringInfo(&cmd, "%.9g::pg_catalog.float4", (double) missing_value);
 	appendStringInfo(&cmd, ", %d)", version);
-	send_if_coordinator(cmd.data);
+	send(cmd.data);
 	pfree(cmd.data);
 }
 
@@ -163,11 +165,4 @@ gs_citus_propagate_prune(ArrayType *keep)
 	send_if_coordinator(psprintf("SELECT %s(%s::pg_catalog.text[])",
 								 extension_function("gpu_prune_models_replica"),
 								 quote_literal_cstr(OidOutputFunctionCall(out, d))));
-}
-
-/* Whether this node is a Citus coordinator; see gpuscore.h. */
-bool
-gs_citus_is_coordinator(void)
-{
-	return citus_group() == 0 && OidIsValid(get_extension_oid("citus", true));
 }

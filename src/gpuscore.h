@@ -190,7 +190,6 @@ extern void gs_citus_propagate_load(const char *name, bytea *model, const char *
 									float missing_value, int32 version);
 extern void gs_citus_propagate_drop(const char *name);
 extern void gs_citus_propagate_prune(ArrayType *keep);
-extern bool gs_citus_is_coordinator(void);
 
 /* ---- features.c ---- */
 
