@@ -57,14 +57,7 @@ gs_model_detect_format(const unsigned char *b, size_t len)
 	while (i < len && isspace(b[i]))
 		i++;
 	if (i >= len || b[i] != '{')
-	{
-		/*
-		 * a binary model without the magic, or bytes that resemble one
-		 * whose header is damaged: its decoder says what is wrong with it
-		 */
-		return gs_xgb_binary_detect(b, len) || gs_xgb_binary_resembles(b, len) ?
-			GS_FORMAT_XGBOOST_BINARY : GS_FORMAT_AUTO;
-	}
+		return gs_xgb_binary_detect(b, len) ? GS_FORMAT_XGBOOST_BINARY : GS_FORMAT_AUTO;
 	if (i == 0 && len > 1 && strchr("iUIlL$#}", b[1]) && b[1] != '\0')
 		return GS_FORMAT_XGBOOST_UBJ;
 	i++;

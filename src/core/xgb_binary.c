@@ -376,12 +376,9 @@ pre10_base_score(const char *objective, float stored)
 	return stored;
 }
 
-/*
- * Whether bytes 136 on hold an objective's name as the format stores it
- * (uint64 length 3 to 64, then lower-case letters, digits, ':' and '_').
- */
-static bool
-objective_name_follows(const unsigned char *b, size_t len)
+/* Whether bytes without the magic may be the binary format; see xgb_decode.h. */
+bool
+gs_xgb_binary_detect(const unsigned char *b, size_t len)
 {
 	uint64_t	n;
 
@@ -398,30 +395,6 @@ objective_name_follows(const unsigned char *b, size_t len)
 			return false;
 	}
 	return true;
-}
-
-/* Whether bytes without the magic look like the binary format; see xgb_decode.h. */
-bool
-gs_xgb_binary_detect(const unsigned char *b, size_t len)
-{
-	uint32_t	major,
-				minor;
-
-	if (!objective_name_follows(b, len))
-		return false;
-	major = u32_at(b + 20);
-	minor = u32_at(b + 24);
-	if (major > 2 || minor > 99)
-		return false;
-	/* before 1.0: no version, and the rest of the header is zeros */
-	return major > 0 || (minor == 0 && zeros(b + 28, LEARNER_PARAM_BYTES - 28));
-}
-
-/* Whether the bytes may be a damaged binary model; see xgb_decode.h. */
-bool
-gs_xgb_binary_resembles(const unsigned char *b, size_t len)
-{
-	return objective_name_follows(b, len);
 }
 
 /* Decode the binary format; see xgb_decode.h. */

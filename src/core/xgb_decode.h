@@ -30,20 +30,13 @@ extern json_t *gs_xgb_binary_decode(const unsigned char *bytes, size_t len,
 									const GsInterrupt *intr, GsStatus *st);
 
 /*
- * Whether bytes without the magic "binf" (XGBoost before 1.4 wrote none) look
- * like the binary format: the learner header with a version 1.x or 2.x at
- * bytes 20 - 27, or zeros from byte 20 to the end of the header as releases
- * before 1.0 wrote it, then an objective's name (uint64 length, lower-case
- * letters, digits, ':' and '_').
+ * Whether bytes without the magic "binf" (XGBoost before 1.4 wrote none) may
+ * be the binary format: an objective's name (uint64 length, lower-case
+ * letters, digits, ':' and '_') where the format keeps it, after the
+ * 136-byte learner header.  The header itself (a version 1.x or 2.x, or the
+ * zeros of a release before 1.0) is checked by the decoder, so that 'auto'
+ * says what is wrong with a damaged one as the explicit format does.
  */
 extern bool gs_xgb_binary_detect(const unsigned char *bytes, size_t len);
-
-/*
- * Whether an objective's name follows where the binary format keeps it,
- * whatever the header holds: bytes that no format was detected in but that
- * resemble a (damaged) binary model, which 'auto' then reads as one, to say
- * what is wrong with it.
- */
-extern bool gs_xgb_binary_resembles(const unsigned char *bytes, size_t len);
 
 #endif							/* GS_XGB_DECODE_H */
