@@ -38,8 +38,8 @@
 
 #include <xgboost/c_api.h>
 
-#include "cpu_engine.h"
-#include "forest.h"
+#include "forest/cpu_engine.h"
+#include "forest/forest.h"
 
 #define BENCH_NAME "bench_core"
 #include "bench_util.h"

@@ -28,9 +28,9 @@
 
 #include <xgboost/c_api.h>
 
-#include "cpu_engine.h"
-#include "forest.h"
-#include "forest_shap.h"
+#include "forest/cpu_engine.h"
+#include "forest/forest.h"
+#include "forest/forest_shap.h"
 
 #define BENCH_NAME "bench_explain"
 #include "bench_util.h"

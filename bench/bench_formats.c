@@ -38,7 +38,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "forest_image.h"
+#include "forest/forest_image.h"
 #include "model.h"
 
 #define BENCH_NAME "bench_formats"

@@ -27,7 +27,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "mlp.h"
+#include "mlp/mlp.h"
 #include "../tests/common/test_util.h"
 
 #define BENCH_NAME "bench_mlp"

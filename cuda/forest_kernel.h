@@ -32,7 +32,7 @@
 
 #include <stddef.h>
 
-#include "../src/core/forest.h"
+#include "forest/forest.h"
 
 #ifdef __cplusplus
 extern "C"

@@ -26,8 +26,8 @@
 
 #include <stddef.h>
 
-#include "../src/core/forest.h"
-#include "../src/core/mlp.h"
+#include "forest/forest.h"
+#include "mlp/mlp.h"
 
 #ifdef __cplusplus
 extern "C"

@@ -39,7 +39,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "../src/core/forest_eval.h"
+#include "forest/forest_eval.h"
 
 /* Full unrolling in device code only (host compilers would warn). */
 #ifdef __CUDA_ARCH__

@@ -35,7 +35,7 @@
 #include <string.h>
 
 #include "mlp_gemm.h"
-#include "../src/core/mlp_eval.h"
+#include "mlp/mlp_eval.h"
 
 #define THREADS 256
 

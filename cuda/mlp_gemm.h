@@ -25,7 +25,7 @@
 
 #include <stddef.h>
 
-#include "../src/core/mlp.h"
+#include "mlp/mlp.h"
 
 #ifdef __cplusplus
 extern "C"

@@ -61,7 +61,7 @@
 #include "utils/typcache.h"
 
 #include "catalog/objectaccess.h"
-#include "core/cpu_engine.h"
+#include "core/forest/cpu_engine.h"
 #include "batch_plan.h"
 #include "gpuscore.h"
 #include "provider.h"

@@ -39,7 +39,7 @@
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
 
-#include "core/forest_image.h"
+#include "core/forest/forest_image.h"
 #include "gpuscore.h"
 
 PG_FUNCTION_INFO_V1(gpuscore_gpu_load_model);

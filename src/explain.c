@@ -29,7 +29,7 @@
 #include "utils/memutils.h"
 
 #include "core/cat_names.h"
-#include "core/forest_shap.h"
+#include "core/forest/forest_shap.h"
 #include "gpuscore.h"
 
 PG_FUNCTION_INFO_V1(gpuscore_gpu_explain);

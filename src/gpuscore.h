@@ -17,7 +17,7 @@
 #include "tcop/dest.h"
 #include "utils/array.h"
 
-#include "core/forest.h"
+#include "core/forest/forest.h"
 #include "core/model.h"
 
 /* ---- GUCs (pg_gpuscore.c) ---- */

@@ -23,7 +23,7 @@
 #include "miscadmin.h"
 #include "utils/builtins.h"
 
-#include "core/cpu_engine.h"
+#include "core/forest/cpu_engine.h"
 #include "gpuscore.h"
 #include "provider.h"
 

@@ -21,7 +21,7 @@
 #include "utils/memutils.h"
 #include "utils/typcache.h"
 
-#include "core/cpu_engine.h"
+#include "core/forest/cpu_engine.h"
 #include "gpuscore.h"
 
 PG_FUNCTION_INFO_V1(gpuscore_gpu_score);

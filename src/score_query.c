@@ -31,7 +31,7 @@
 #include "utils/memutils.h"
 #include "utils/tuplestore.h"
 
-#include "core/cpu_engine.h"
+#include "core/forest/cpu_engine.h"
 #include "gpuscore.h"
 
 PG_FUNCTION_INFO_V1(gpuscore_gpu_score_query);

@@ -42,7 +42,7 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
-#include "core/forest_image.h"
+#include "core/forest/forest_image.h"
 #include "gpuscore.h"
 #include "provider.h"
 #include "service.h"

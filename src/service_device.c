@@ -42,7 +42,7 @@
 #include "storage/latch.h"
 #include "storage/proc.h"
 
-#include "core/forest_image.h"
+#include "core/forest/forest_image.h"
 #include "core/model.h"
 #include "gpuscore.h"
 #include "provider.h"

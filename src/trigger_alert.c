@@ -38,8 +38,8 @@
 #include "utils/tuplestore.h"
 #include "utils/varlena.h"
 
-#include "core/cpu_engine.h"
-#include "core/forest_shap.h"
+#include "core/forest/cpu_engine.h"
+#include "core/forest/forest_shap.h"
 #include "gpuscore.h"
 
 #include "trigger.h"

@@ -27,7 +27,7 @@
 #include "utils/tuplestore.h"
 #include "utils/varlena.h"
 
-#include "core/cpu_engine.h"
+#include "core/forest/cpu_engine.h"
 #include "gpuscore.h"
 
 #include "trigger.h"

@@ -35,7 +35,7 @@
 #include "utils/tuplestore.h"
 #include "utils/varlena.h"
 
-#include "core/cpu_engine.h"
+#include "core/forest/cpu_engine.h"
 #include "gpuscore.h"
 
 #include "trigger.h"

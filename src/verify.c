@@ -38,7 +38,7 @@
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 
-#include "core/cpu_engine.h"
+#include "core/forest/cpu_engine.h"
 #include "gpuscore.h"
 #include "provider.h"
 

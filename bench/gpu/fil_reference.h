@@ -22,7 +22,7 @@
 
 #include <cuda_runtime.h>
 
-#include "../../src/core/forest.h"
+#include "../../src/core/forest/forest.h"
 
 typedef struct FilForest FilForest;
 

@@ -46,9 +46,9 @@
 
 extern "C"
 {
-#include "../../src/core/catboost_ctr.h"
-#include "../../src/core/cpu_engine.h"
-#include "../../src/core/forest.h"
+#include "../../src/core/forest/catboost_ctr.h"
+#include "../../src/core/forest/cpu_engine.h"
+#include "../../src/core/forest/forest.h"
 }
 #include "../../cuda/forest_kernel.h"
 #include "../../tests/common/test_util.h"

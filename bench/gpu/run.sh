@@ -36,20 +36,20 @@ cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-bench/work/gpu}
 NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 CC=${CC:-gcc}
-NVFLAGS=(-O3 -std=c++17 -gencode "arch=compute_90,code=sm_90" -Xcompiler "-Wall,-Wextra")
+NVFLAGS=(-O3 -std=c++17 -Isrc/core -gencode "arch=compute_90,code=sm_90" -Xcompiler "-Wall,-Wextra")
 # The tree kernels' sources (the provider's CUDA_SRC of cuda/Makefile.inc
 # less provider.cu and mlp_gemm.cu).
 KERNEL_SRC=(cuda/forest_kernel.cu cuda/forest_binned.cu)
 # The core's tree sources as the Makefile lists them (CORE_SRC), so a loader
 # added there is linked here too; without PGXS (the device machine) the
-# Makefile's CORE_SRC line is read as text.
-CORE_SRC=$(make -s --no-print-directory -f - print-var 2>/dev/null <<'MK' || true
+# Makefile is read without PGXS (PG_CONFIG=false).
+CORE_SRC=$(make -s --no-print-directory PG_CONFIG=false -f - print-var 2>/dev/null <<'MK' || true
 include Makefile
 print-var:
 	@echo $(CORE_SRC)
 MK
 )
-[ -n "$CORE_SRC" ] || CORE_SRC=$(sed -n 's/^CORE_SRC = //p' Makefile)
+[ -n "$CORE_SRC" ] || { echo "run.sh: could not read CORE_SRC from the Makefile" >&2; exit 1; }
 
 mode=run
 models=yes
@@ -84,7 +84,7 @@ if [ "$mode" != nobuild ]; then
 	objs=()
 	for c in $CORE_SRC; do
 		o="$BUILD/$(basename "${c%.c}").o"
-		"$CC" -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -c "$c" -o "$o"
+		"$CC" -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -Isrc/core -c "$c" -o "$o"
 		objs+=("$o")
 	done
 	echo "run.sh: $NVCC ${NVFLAGS[*]} (parity_kernel.cu bench_kernel.cu fil_reference.cu ${KERNEL_SRC[*]##*/})"

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "utf8_valid.h"
+#include "util/utf8_valid.h"
 
 static void *
 cn_alloc(const GsAllocator *a, size_t n)

@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "forest.h"
+#include "forest/forest.h"
 
 /* What the names of a feature are. */
 #define GS_CATNAMES_NONE	0	/* not categorical, or no names kept */

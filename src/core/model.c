@@ -4,15 +4,15 @@
  *	  code by model kind (see model.h).
  */
 #include "model.h"
-#include "catboost_ctr.h"
+#include "forest/catboost_ctr.h"
 
 #include <math.h>
 #include <string.h>
 
-#include "cpu_engine.h"
-#include "forest_image.h"
-#include "onnx_load.h"
-#include "xgb_linear.h"
+#include "forest/cpu_engine.h"
+#include "forest/forest_image.h"
+#include "frontend/onnx/onnx_load.h"
+#include "frontend/xgboost/xgb_linear.h"
 
 /* A new, empty model from alloc, or NULL with st set. */
 static GsModel *

@@ -15,8 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "forest.h"
-#include "mlp.h"
+#include "forest/forest.h"
+#include "mlp/mlp.h"
 
 typedef enum GsModelKind
 {

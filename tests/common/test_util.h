@@ -16,9 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../src/core/catboost_ctr.h"
-#include "../../src/core/forest.h"
-#include "../../src/core/forest_eval.h"
+#include "../../src/core/forest/catboost_ctr.h"
+#include "../../src/core/forest/forest.h"
+#include "../../src/core/forest/forest_eval.h"
 
 static int	n_pass __attribute__((unused)) = 0,
 			n_fail __attribute__((unused)) = 0;

@@ -42,9 +42,9 @@
 #include <jansson.h>
 
 #include "cat_names.h"
-#include "cpu_engine.h"
-#include "forest_image.h"
-#include "forest_shap.h"
+#include "forest/cpu_engine.h"
+#include "forest/forest_image.h"
+#include "forest/forest_shap.h"
 #include "model.h"
 #include "../common/test_util.h"
 

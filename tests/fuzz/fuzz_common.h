@@ -20,12 +20,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "catboost_ctr.h"
-#include "cpu_engine.h"
-#include "forest.h"
-#include "forest_eval.h"
-#include "forest_image.h"
-#include "forest_shap.h"
+#include "forest/catboost_ctr.h"
+#include "forest/cpu_engine.h"
+#include "forest/forest.h"
+#include "forest/forest_eval.h"
+#include "forest/forest_image.h"
+#include "forest/forest_shap.h"
 #include "../common/test_util.h"
 
 /*

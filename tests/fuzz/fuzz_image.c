@@ -15,8 +15,8 @@
  */
 #include "fuzz_common.h"
 
-#include "catboost_ctr.h"
-#include "forest_image.h"
+#include "forest/catboost_ctr.h"
+#include "forest/forest_image.h"
 
 int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

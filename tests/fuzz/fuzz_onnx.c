@@ -14,7 +14,7 @@
  */
 #include "fuzz_common.h"
 
-#include "mlp_eval.h"
+#include "mlp/mlp_eval.h"
 #include "model.h"
 
 int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -12,7 +12,7 @@
 
 #include <jansson.h>
 
-#include "ubj_decode.h"
+#include "frontend/common/ubj_decode.h"
 
 int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "forest_image.h"
+#include "forest/forest_image.h"
 #include "model.h"
 #include "../common/test_util.h"
 

@@ -69,7 +69,7 @@ RUNTIME_LIBS="/usr/lib/$MA/libjansson.so.4 /usr/lib/$MA/libprotobuf-c.so.1
 
 echo "== building the extension and the provider for sm_90"
 make -s -j2 CUDA_ARCH_FLAGS="$ARCH" >/dev/null
-make -s src/core/onnx.pb-c.c >/dev/null
+make -s src/core/frontend/onnx/onnx.pb-c.c >/dev/null
 cp pg_gpuscore_cuda.so "$D/bin/"
 mkdir -p "$D/lib"
 for l in $RUNTIME_LIBS; do cp -L "$l" "$D/lib/"; done

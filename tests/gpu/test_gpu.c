@@ -20,8 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu_engine.h"
-#include "forest.h"
+#include "forest/cpu_engine.h"
+#include "forest/forest.h"
 #include "model.h"
 #include "../../cuda/gs_cuda.h"
 #include "../common/test_util.h"

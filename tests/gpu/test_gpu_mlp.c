@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "model.h"
-#include "mlp.h"
+#include "mlp/mlp.h"
 #include "../../cuda/gs_cuda.h"
 #include "../common/test_util.h"
 #include "../common/nn_tolerance.h"

@@ -19,9 +19,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "cpu_engine.h"
+#include "forest/cpu_engine.h"
 #include "gs_cuda.h"
-#include "mlp.h"
+#include "mlp/mlp.h"
 #include "provider_fault.h"
 
 /* Pretend device memory: 1 GiB, minus 1 MiB per live model or pipeline. */

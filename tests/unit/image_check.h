@@ -12,9 +12,9 @@
 #include <math.h>
 
 #include "cat_names.h"
-#include "catboost_ctr.h"
-#include "cpu_engine.h"
-#include "utf8_valid.h"
+#include "forest/catboost_ctr.h"
+#include "forest/cpu_engine.h"
+#include "util/utf8_valid.h"
 
 /* The random batch every forest is scored on: N_ROWS rows, leading dimension LD. */
 #define N_ROWS 97

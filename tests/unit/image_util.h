@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "forest_image.h"
+#include "forest/forest_image.h"
 #include "model.h"
 
 /*

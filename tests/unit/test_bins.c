@@ -40,11 +40,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu_engine.h"
-#include "forest.h"
-#include "catboost_ctr.h"
-#include "forest_bins.h"
-#include "forest_image.h"
+#include "forest/cpu_engine.h"
+#include "forest/forest.h"
+#include "forest/catboost_ctr.h"
+#include "forest/forest_bins.h"
+#include "forest/forest_image.h"
 #include "../common/test_util.h"
 
 #define FIXTURES "../fixtures"

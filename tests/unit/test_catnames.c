@@ -24,10 +24,10 @@
 #include <string.h>
 
 #include "cat_names.h"
-#include "catboost_ctr.h"
-#include "cpu_engine.h"
-#include "forest.h"
-#include "forest_image.h"
+#include "forest/catboost_ctr.h"
+#include "forest/cpu_engine.h"
+#include "forest/forest.h"
+#include "forest/forest_image.h"
 #include "model.h"
 #include "../common/test_util.h"
 

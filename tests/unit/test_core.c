@@ -21,10 +21,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "catboost_ctr.h"
-#include "cpu_engine.h"
-#include "forest.h"
-#include "forest_eval.h"
+#include "forest/catboost_ctr.h"
+#include "forest/cpu_engine.h"
+#include "forest/forest.h"
+#include "forest/forest_eval.h"
 #include "../common/test_util.h"
 #include "core_util.h"
 

@@ -17,9 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu_engine.h"
-#include "forest.h"
-#include "forest_eval.h"
+#include "forest/cpu_engine.h"
+#include "forest/forest.h"
+#include "forest/forest_eval.h"
 #include "../common/test_util.h"
 #include "kernel_phases.h"		/* GS_KMAX_GROUPS */
 

@@ -35,10 +35,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu_engine.h"
-#include "forest_image.h"
+#include "forest/cpu_engine.h"
+#include "forest/forest_image.h"
 #include "model.h"
-#include "utf8_valid.h"
+#include "util/utf8_valid.h"
 #include "../common/test_util.h"
 #include "image_util.h"
 #include "image_check.h"

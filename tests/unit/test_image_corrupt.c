@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "catboost_ctr.h"
-#include "forest_image.h"
+#include "forest/catboost_ctr.h"
+#include "forest/forest_image.h"
 #include "model.h"
 #include "../common/test_util.h"
 #include "image_util.h"

@@ -51,11 +51,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu_engine.h"
-#include "forest.h"
-#include "mlp.h"
-#include "onnx_load.h"
-#include "forest_eval.h"
+#include "forest/cpu_engine.h"
+#include "forest/forest.h"
+#include "mlp/mlp.h"
+#include "frontend/onnx/onnx_load.h"
+#include "forest/forest_eval.h"
 #include "forest_layout.h"
 #include "../common/test_util.h"
 #include "kernel_phases.h"

@@ -37,12 +37,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "forest_shap.h"
+#include "forest/forest_shap.h"
 #include "model.h"
-#include "mlp.h"
-#include "mlp_eval.h"
-#include "onnx.pb-c.h"
-#include "onnx_load.h"
+#include "mlp/mlp.h"
+#include "mlp/mlp_eval.h"
+#include "frontend/onnx/onnx.pb-c.h"
+#include "frontend/onnx/onnx_load.h"
 #include "../common/test_util.h"
 #include "../common/test_models.h"
 #include "../common/nn_tolerance.h"

@@ -28,9 +28,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu_engine.h"
-#include "forest_eval.h"
-#include "forest_image.h"
+#include "forest/cpu_engine.h"
+#include "forest/forest_eval.h"
+#include "forest/forest_image.h"
 #include "model.h"
 #include "../common/test_util.h"
 #include "../common/test_models.h"

@@ -20,9 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "forest.h"
-#include "forest_image.h"
-#include "forest_shap.h"
+#include "forest/forest.h"
+#include "forest/forest_image.h"
+#include "forest/forest_shap.h"
 #include "model.h"
 #include "../common/test_util.h"
 

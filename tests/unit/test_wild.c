@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu_engine.h"
+#include "forest/cpu_engine.h"
 #include "model.h"
 #include "../common/test_util.h"
 #include "../common/test_models.h"

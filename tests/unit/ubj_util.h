@@ -10,7 +10,7 @@
 #ifndef GS_TEST_UBJ_UTIL_H
 #define GS_TEST_UBJ_UTIL_H
 
-#include "ubj_decode.h"
+#include "frontend/common/ubj_decode.h"
 
 #include <float.h>
 #include <math.h>

@@ -15,7 +15,7 @@
  * No globals, no PostgreSQL headers, no abort()/exit().
  */
 #include "ubj_internal.h"
-#include "utf8_valid.h"
+#include "util/utf8_valid.h"
 
 #include <math.h>
 #include <stdarg.h>

@@ -45,7 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "utf8_valid.h"
+#include "util/utf8_valid.h"
 
 #define LGBM_ERR(st, ...) gs_status_set((st), GS_ERR_INVALID_MODEL, __VA_ARGS__)
 

@@ -47,7 +47,7 @@
 #include <string.h>
 
 #include "onnx_internal.h"
-#include "mlp_eval.h"
+#include "mlp/mlp_eval.h"
 
 /* ---- protobuf-c allocator: byte cap and stack-depth guard ---- */
 

@@ -9,7 +9,7 @@
 
 #include <jansson.h>
 
-#include "forest.h"
+#include "forest/forest.h"
 #include "gs_status.h"
 
 /*

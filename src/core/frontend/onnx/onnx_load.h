@@ -21,8 +21,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "forest.h"
-#include "mlp.h"
+#include "forest/forest.h"
+#include "mlp/mlp.h"
 
 /* Caps of the graph itself, on top of GsLimits and the GS_MLP_* caps. */
 #define GS_ONNX_MAX_NODES			4096

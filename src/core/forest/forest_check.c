@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "catboost_ctr.h"
-#include "utf8_valid.h"
+#include "util/utf8_valid.h"
 
 /* The caps of lim; see forest_image.h. */
 GsCode

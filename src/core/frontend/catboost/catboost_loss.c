@@ -4,7 +4,7 @@
  *	  (model_info.params.loss_function.type of a JSON model), for
  *	  catboost_load.c.
  */
-#include "catboost_ctr.h"
+#include "forest/catboost_ctr.h"
 
 #include <string.h>
 

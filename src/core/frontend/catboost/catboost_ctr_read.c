@@ -14,7 +14,7 @@
  * statistics of or one-hot splits on (a file saved with part of the
  * training data does not).
  */
-#include "catboost_ctr.h"
+#include "forest/catboost_ctr.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -15,7 +15,7 @@
 
 #include <jansson.h>
 
-#include "forest.h"
+#include "forest/forest.h"
 #include "gs_status.h"
 
 /* Per-tree arrays as found in the model, not yet trusted. */

@@ -41,7 +41,7 @@
  * input.  The format cannot hold categorical splits.
  */
 #include "xgb_decode.h"
-#include "forest_eval.h"
+#include "forest/forest_eval.h"
 
 #include <math.h>
 #include <stdint.h>

@@ -26,12 +26,12 @@
  * x > border as for numbers.  Models with text or embedding features
  * (CatBoost's estimated features) are refused.
  */
-#include "catboost_ctr.h"
+#include "forest/catboost_ctr.h"
 #include "cat_names.h"
-#include "forest.h"
-#include "forest_bins.h"
-#include "utf8_valid.h"
-#include "xgb_decode.h"
+#include "forest/forest.h"
+#include "forest/forest_bins.h"
+#include "util/utf8_valid.h"
+#include "frontend/xgboost/xgb_decode.h"
 
 #include <float.h>
 #include <limits.h>

@@ -7,8 +7,8 @@
 #include "cat_names.h"
 #include "catboost_ctr.h"
 #include "forest_bins.h"
-#include "onnx_load.h"
-#include "xgb_decode.h"
+#include "frontend/onnx/onnx_load.h"
+#include "frontend/xgboost/xgb_decode.h"
 
 #include <ctype.h>
 #include <math.h>

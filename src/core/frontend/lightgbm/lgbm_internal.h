@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "forest.h"
+#include "forest/forest.h"
 
 /* One tree's arrays as parsed, not yet trusted beyond their lengths. */
 typedef struct LTree

@@ -6,9 +6,9 @@
 #ifndef GS_XGB_LINEAR_H
 #define GS_XGB_LINEAR_H
 
-#include "forest.h"
+#include "forest/forest.h"
 #include "gs_status.h"
-#include "mlp.h"
+#include "mlp/mlp.h"
 
 /*
  * The network of a linear booster: f is what gs_xgb_load_any read (no

@@ -28,7 +28,7 @@
 #include <string.h>
 
 #include "onnx_trees.h"
-#include "utf8_valid.h"
+#include "util/utf8_valid.h"
 
 /* ---- the columns ---- */
 

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ubj_decode.h"
+#include "frontend/common/ubj_decode.h"
 
 /*
  * XGBoost writes non-finite floats as bare NaN / Infinity / -Infinity, which

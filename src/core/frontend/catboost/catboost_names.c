@@ -10,7 +10,7 @@
  * (gs_cb_known_hashes): a feature gets the names whose hash they show it
  * has, in the file's order, or every name where they do not tell.
  */
-#include "catboost_ctr.h"
+#include "forest/catboost_ctr.h"
 
 #include <string.h>
 

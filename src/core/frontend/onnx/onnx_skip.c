@@ -25,7 +25,7 @@
  *	  lifetimes do not overlap share a slot.
  */
 #include "onnx_internal.h"
-#include "mlp_eval.h"
+#include "mlp/mlp_eval.h"
 
 #include <stdio.h>
 #include <string.h>
