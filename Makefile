@@ -16,7 +16,7 @@ EXTENSION  = pg_gpuscore
 # other version installs from it through the update scripts.
 EXTVERSION := $(shell sed -n "s/^default_version *= *'\([^']*\)'.*/\1/p" pg_gpuscore.control)
 DATA_built = sql/pg_gpuscore--$(EXTVERSION).sql
-DATA       = sql/pg_gpuscore--0.1.0.sql sql/pg_gpuscore--0.2.0.sql sql/pg_gpuscore--0.3.0.sql sql/pg_gpuscore--0.4.0.sql sql/pg_gpuscore--0.5.0.sql sql/pg_gpuscore--0.5.1.sql sql/pg_gpuscore--0.5.2.sql sql/pg_gpuscore--0.5.3.sql sql/pg_gpuscore--0.5.4.sql $(wildcard sql/pg_gpuscore--*--*.sql)
+DATA       = sql/pg_gpuscore--0.1.0.sql $(wildcard sql/pg_gpuscore--*--*.sql)
 PGFILEDESC = "pg_gpuscore - score tree-ensemble models inside PostgreSQL"
 
 CORE_OBJS = \
