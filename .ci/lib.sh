@@ -12,7 +12,8 @@ GS_TMP=${GS_TMP:-/tmp/pg_gpuscore-$$}
 GS_PORT=${GS_PORT:-54329}
 PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
 
-# Run a command as root (directly, or through sudo).
+# Run a command as root: directly when root (the scripts are run as root,
+# or with sudo by a user), through sudo otherwise.
 as_root() {
     if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
 }

@@ -94,7 +94,10 @@ tar cJf "$D/bench_gpu.txz" -C "$D" bench_gpu && rm -rf "$D/bench_gpu"
 echo "== portable PostgreSQL 15 with pg_gpuscore"
 bash "$SHARED/make_portable.sh" "$D/pg" >/dev/null
 cp pg_gpuscore.so pg_gpuscore_cuda.so "$D/pg/usr/lib/postgresql/15/lib/"
-cp pg_gpuscore.control sql/pg_gpuscore--*.sql "$D/pg/usr/share/postgresql/15/extension/"
+# the SQL scripts make install installs: the first version's, the update
+# scripts and the current version's, built by make from sql/pg_gpuscore.sql.in
+# shellcheck disable=SC2046
+cp pg_gpuscore.control $(make_var DATA) $(make_var DATA_built) "$D/pg/usr/share/postgresql/15/extension/"
 mv "$D"/lib/* "$D/pg/lib/" && rmdir "$D/lib"
 tar cJf "$D/pg.txz" -C "$D" pg && rm -rf "$D/pg"
 # the provider the test programs linked against: pg.txz has it
