@@ -26,8 +26,8 @@ CORE_TOP_OBJS = $(addprefix src/core/, gs_status.o cat_names.o)
 UTIL_OBJS = $(addprefix src/core/util/, utf8_valid.o)
 FOREST_OBJS = $(addprefix src/core/forest/, forest.o forest_check.o forest_image.o forest_bins.o \
 	cpu_engine.o forest_shap.o catboost_ctr.o catboost_ctr_image.o catboost_hash.o)
-FE_COMMON_OBJS = $(addprefix src/core/frontend/common/, ubj_decode.o ubj_reader.o)
-FE_XGBOOST_OBJS = $(addprefix src/core/frontend/xgboost/, xgb_decode.o xgb_binary.o xgb_load.o \
+FE_COMMON_OBJS = $(addprefix src/core/frontend/common/, load_checks.o json_decode.o ubj_decode.o ubj_reader.o)
+FE_XGBOOST_OBJS = $(addprefix src/core/frontend/xgboost/, xgb_binary.o xgb_load.o \
 	xgb_learner.o xgb_json.o xgb_trees.o xgb_cats.o)
 FE_LIGHTGBM_OBJS = $(addprefix src/core/frontend/lightgbm/, lgbm_load.o lgbm_text.o lgbm_linear.o lgbm_cats.o)
 FE_CATBOOST_OBJS = $(addprefix src/core/frontend/catboost/, catboost_load.o catboost_ctr_read.o \
@@ -38,14 +38,16 @@ CORE_OBJS = $(TREE_OBJS) $(NN_OBJS)
 
 # Neural networks and ONNX: the network engine (BLAS), the ONNX frontend
 # (protobuf-c code generated from ONNX's onnx.proto), XGBoost's linear
-# booster as a network, and the model dispatch (src/core/model.c).
+# booster as a network, the table of formats with the only dispatch
+# (src/core/frontend/frontend.c) and the model (src/core/model.c).
 MLP_OBJS = $(addprefix src/core/mlp/, mlp.o)
 FE_ONNX_OBJS = $(addprefix src/core/frontend/onnx/, onnx.pb-c.o onnx_load.o onnx_output.o onnx_ops.o \
 	onnx_linear.o onnx_act.o onnx_shape.o onnx_fuse.o onnx_fuse_norm.o onnx_fuse_norm_tf.o onnx_fold.o \
 	onnx_skip.o onnx_order.o onnx_tensor.o onnx_trees.o onnx_trees_walk.o onnx_trees_graph.o \
 	onnx_trees_v5.o onnx_trees_prep.o onnx_trees_fold.o onnx_iforest.o onnx_iforest_eval.o \
 	onnx_prep_cat.o onnx_mlp_prep.o)
-NN_OBJS = $(MLP_OBJS) $(FE_ONNX_OBJS) src/core/frontend/xgboost/xgb_linear.o src/core/model.o
+NN_OBJS = $(MLP_OBJS) $(FE_ONNX_OBJS) src/core/frontend/xgboost/xgb_linear.o src/core/frontend/frontend.o \
+	src/core/model.o
 
 GLUE_OBJS = \
 	src/pg_gpuscore.o \
@@ -130,27 +132,21 @@ $(ONNX_PB).c $(ONNX_PB).h &: $(ONNX_PROTO)
 $(FE_ONNX_OBJS): $(ONNX_PB).h
 
 # Unit tests of the core (tests/unit/*.c), each built plain and with ASan +
-# UBSan (name_asan): the tree tests link the tree objects only, the others
-# networks and ONNX too.
+# UBSan (name_asan): the UBJSON decoder's alone, the others with the whole
+# core (the frontend's table names every format, ONNX included).
 UBJ_TESTS = test_ubj test_ubj_model
-TREE_TESTS = test_core test_core_api test_bins test_device_math test_binned test_binned_synth
-NN_TESTS = test_catnames test_shap test_kernel_emulation test_mlp test_onnx_trees test_image \
+NN_TESTS = test_core test_core_api test_bins test_device_math test_binned test_binned_synth test_catnames test_shap test_kernel_emulation test_mlp test_onnx_trees test_image \
 	test_image_corrupt test_wild
-UNIT_TESTS = $(UBJ_TESTS) $(TREE_TESTS) $(NN_TESTS)
+UNIT_TESTS = $(UBJ_TESTS) $(NN_TESTS)
 UNIT_BINS = $(addprefix tests/unit/,$(UNIT_TESTS)) $(addprefix tests/unit/,$(addsuffix _asan,$(UNIT_TESTS)))
 UNIT_DEPS = $(wildcard tests/unit/*.h) $(wildcard tests/common/*.h) $(wildcard cuda/*.h) $(CORE_HDRS)
 tests/unit/test_mlp tests/unit/test_mlp_asan: tests/unit/test_mlp_sklearn.c tests/unit/test_mlp_hostile.c
 
-UBJ_SRC = $(FE_COMMON_OBJS:.o=.c) $(UTIL_OBJS:.o=.c)
+UBJ_SRC = $(addprefix src/core/frontend/common/, ubj_decode.c ubj_reader.c) $(UTIL_OBJS:.o=.c)
 $(addprefix tests/unit/,$(UBJ_TESTS)): tests/unit/%: tests/unit/%.c $(UBJ_SRC) $(UNIT_DEPS)
 	$(CC) $(UNIT_CFLAGS) -o $@ $< $(UBJ_SRC) -ljansson -lm
 $(addprefix tests/unit/,$(addsuffix _asan,$(UBJ_TESTS))): tests/unit/%_asan: tests/unit/%.c $(UBJ_SRC) $(UNIT_DEPS)
 	$(CC) $(UNIT_CFLAGS) $(ASAN_FLAGS) -o $@ $< $(UBJ_SRC) -ljansson -lm
-
-$(addprefix tests/unit/,$(TREE_TESTS)): tests/unit/%: tests/unit/%.c $(CORE_SRC) $(UNIT_DEPS)
-	$(CC) $(UNIT_CFLAGS) -Icuda -o $@ $< $(CORE_SRC) -ljansson -lm
-$(addprefix tests/unit/,$(addsuffix _asan,$(TREE_TESTS))): tests/unit/%_asan: tests/unit/%.c $(CORE_SRC) $(UNIT_DEPS)
-	$(CC) $(UNIT_CFLAGS) $(ASAN_FLAGS) -Icuda -o $@ $< $(CORE_SRC) -ljansson -lm
 
 $(addprefix tests/unit/,$(NN_TESTS)): tests/unit/%: tests/unit/%.c $(CORE_SRC) $(NN_SRC) $(ONNX_PB).h $(UNIT_DEPS)
 	$(CC) $(UNIT_CFLAGS) $(NN_CFLAGS) -Icuda -o $@ $< $(CORE_SRC) $(NN_SRC) -ljansson -lm $(NN_LIBS)
@@ -174,10 +170,10 @@ bench/bench_formats: bench/bench_formats.c bench/bench_util.h $(CORE_SRC) $(NN_S
 	$(CC) $(UNIT_CFLAGS) $(NN_CFLAGS) -o $@ bench/bench_formats.c $(CORE_SRC) $(NN_SRC) -ljansson -lm $(NN_LIBS)
 bench/bench_mlp: bench/bench_mlp.c bench/bench_util.h $(CORE_SRC) $(NN_SRC) $(CORE_HDRS) $(ONNX_PB).h
 	$(CC) $(UNIT_CFLAGS) $(VECT_CFLAGS) $(NN_CFLAGS) -o $@ bench/bench_mlp.c $(CORE_SRC) $(NN_SRC) -ljansson -lm $(NN_LIBS)
-bench/bench_explain: bench/bench_explain.c bench/bench_util.h $(CORE_SRC) $(CORE_HDRS)
-	$(CC) $(UNIT_CFLAGS) -Ibench -o $@ bench/bench_explain.c $(CORE_SRC) -ljansson -lxgboost -lm
-bench/bench_core: bench/bench_core.c bench/bench_util.h $(CORE_SRC) $(CORE_HDRS)
-	$(CC) $(UNIT_CFLAGS) -o $@ bench/bench_core.c $(CORE_SRC) -ljansson -lxgboost -lm
+bench/bench_explain: bench/bench_explain.c bench/bench_util.h $(CORE_SRC) $(NN_SRC) $(CORE_HDRS) $(ONNX_PB).h
+	$(CC) $(UNIT_CFLAGS) $(NN_CFLAGS) -Ibench -o $@ bench/bench_explain.c $(CORE_SRC) $(NN_SRC) -ljansson -lxgboost -lm $(NN_LIBS)
+bench/bench_core: bench/bench_core.c bench/bench_util.h $(CORE_SRC) $(NN_SRC) $(CORE_HDRS) $(ONNX_PB).h
+	$(CC) $(UNIT_CFLAGS) $(NN_CFLAGS) -o $@ bench/bench_core.c $(CORE_SRC) $(NN_SRC) -ljansson -lxgboost -lm $(NN_LIBS)
 
 EXTRA_CLEAN = $(MOCK_PROVIDER) $(MOCK_TESTS) $(UNIT_BINS) $(ONNX_PB).c $(ONNX_PB).h tests/diff/diff_score \
 	bench/bench_formats bench/bench_mlp bench/bench_core bench/bench_explain

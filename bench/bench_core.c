@@ -5,7 +5,7 @@
  *
  * Usage: bench_core MODEL.json ROWS.f32 N_ROWS [REPEATS=5]
  *
- *	 MODEL.json  an XGBoost model (JSON or UBJ), loaded with gs_xgb_load
+ *	 MODEL.json  an XGBoost model (JSON or UBJ), loaded with gs_forest_load
  *	 ROWS.f32	 float32 rows, row-major, little-endian, n_features per row,
  *				 NaN = missing (bench/make_models.py writes one)
  *	 N_ROWS		 how many rows of the file to score
@@ -239,10 +239,10 @@ main(int argc, char **argv)
 
 	/* our loader */
 	model_bytes = read_file(model_path, 0, &model_len);
-	if (gs_xgb_load(model_bytes, model_len, GS_FORMAT_AUTO, &gs_default_limits,
+	if (gs_forest_load(model_bytes, model_len, GS_FORMAT_AUTO, &gs_default_limits,
 					&gs_malloc_allocator, &f, &st) != GS_OK)
 	{
-		fprintf(stderr, "bench_core: gs_xgb_load %s: %s%s%s\n", model_path, st.msg,
+		fprintf(stderr, "bench_core: gs_forest_load %s: %s%s%s\n", model_path, st.msg,
 				st.detail[0] ? ": " : "", st.detail);
 		return 1;
 	}

@@ -1,6 +1,6 @@
 /*
  * bench_explain.c
- *	  Server-free benchmark of explanations (src/core/forest_shap.c) against
+ *	  Server-free benchmark of explanations (src/core/forest/forest_shap.c) against
  *	  XGBoost's own TreeSHAP on the same rows, side by side in one run.
  *
  * Usage: bench_explain MODEL.json ROWS.f32 N_ROWS [REPEATS]

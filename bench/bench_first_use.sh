@@ -2,7 +2,7 @@
 # bench_first_use.sh: what a session pays at its first use of a stored
 # tree-ensemble model: parsing the model's bytes, or reading the image of its
 # validated forest that gpu_load_model stores beside them (what sessions and
-# parallel workers do since forest images exist; src/core/forest_image.h).
+# parallel workers do since forest images exist; src/core/forest/forest_image.h).
 # Both sides in one run, by the same program (bench_formats --load-only),
 # one thread, median of BENCH_REPEATS.  No server.
 #

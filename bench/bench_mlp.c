@@ -1,6 +1,6 @@
 /*
  * bench_mlp.c
- *	  Rows per second of the CPU engine of neural networks (src/core/mlp.c:
+ *	  Rows per second of the CPU engine of neural networks (src/core/mlp/mlp.c:
  *	  single-threaded OpenBLAS GEMM per layer + fused activation pass)
  *	  against a naive triple loop doing the same arithmetic, on the MLPs
  *	  30 -> 256 -> 256 -> 1 and 30 -> 1024 -> 1024 -> 512 -> 1 (relu hidden

@@ -8,7 +8,7 @@
  * that an analyst can say which features made a transaction look like
  * fraud.  (XGBoost's linear booster: its own contributions, each feature's
  * value times its weight, from a tree-less forest of its weights read again
- * with gs_xgb_load_any.)  TreeSHAP needs the node covers that scoring does not keep (nor
+ * with gs_model_load_weights.)  TreeSHAP needs the node covers that scoring does not keep (nor
  * the forest image): the first explanation of a model version in a backend
  * parses the stored model bytes again with covers, into a child context of
  * the model's own, so it lives and dies with that version in the cache.
@@ -108,8 +108,8 @@ gs_model_explainer(GsModelRef *m)
 			GsLimits	lim = gs_current_limits();
 			GsForest   *lf;
 
-			if (gs_xgb_load_any((unsigned char *) VARDATA_ANY(bytes), VARSIZE_ANY_EXHDR(bytes), fmt,
-								&lim, &a, &lf, &st) != GS_OK)
+			if (gs_model_load_weights((unsigned char *) VARDATA_ANY(bytes), VARSIZE_ANY_EXHDR(bytes),
+									  fmt, &lim, &a, &lf, &st) != GS_OK)
 				gs_report_status(&st);
 			forest = lf->linear_w ? lf : NULL;
 		}

@@ -406,8 +406,8 @@ gpuscore_gpu_verify_model(PG_FUNCTION_ARGS)
 		GsForest   *lf;
 		GsStatus	st;
 
-		if (gs_xgb_load_any((unsigned char *) VARDATA_ANY(bytes), VARSIZE_ANY_EXHDR(bytes), fmt,
-							&lim, &a, &lf, &st) != GS_OK)
+		if (gs_model_load_weights((unsigned char *) VARDATA_ANY(bytes), VARSIZE_ANY_EXHDR(bytes),
+								  fmt, &lim, &a, &lf, &st) != GS_OK)
 			gs_report_status(&st);
 		lf->has_missing_value = gs_model_missing_value(m->model, &lf->missing_value);
 		f = lf;

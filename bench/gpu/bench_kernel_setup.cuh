@@ -248,7 +248,7 @@ load_model(const char *dir, const ModelSpec *m, std::string *source)
 		b = gs_read_file(path, &len);
 		if (!b)
 			continue;
-		if (gs_xgb_load(b, len, GS_FORMAT_AUTO, NULL, &gs_malloc_allocator, &f, &st) != GS_OK)
+		if (gs_xgb_load(b, len, strcmp(exts[i], "ubj") == 0 ? GS_FORMAT_XGBOOST_UBJ : GS_FORMAT_XGBOOST_JSON, NULL, &gs_malloc_allocator, &f, &st) != GS_OK)
 		{
 			fprintf(stderr, "bench_kernel: %s: %s\n", path, st.msg);
 			free(b);

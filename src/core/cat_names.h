@@ -23,7 +23,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "forest/forest.h"
+#include "gs_status.h"
+
+typedef struct GsCatNames GsCatNames;	/* also declared by forest.h and mlp.h */
 
 /* What the names of a feature are. */
 #define GS_CATNAMES_NONE	0	/* not categorical, or no names kept */

@@ -4,15 +4,14 @@
  *	  code by model kind (see model.h).
  */
 #include "model.h"
-#include "forest/catboost_ctr.h"
 
 #include <math.h>
 #include <string.h>
 
+#include "forest/catboost_ctr.h"
 #include "forest/cpu_engine.h"
 #include "forest/forest_image.h"
-#include "frontend/onnx/onnx_load.h"
-#include "frontend/xgboost/xgb_linear.h"
+#include "frontend/frontend.h"
 
 /* A new, empty model from alloc, or NULL with st set. */
 static GsModel *
@@ -56,52 +55,23 @@ gs_model_load(const unsigned char *bytes, size_t len, GsModelFormat fmt,
 			  const GsLimits *lim, const GsAllocator *alloc, GsModel **out,
 			  GsStatus *st)
 {
+	GsLoadRequest rq = {bytes, len, fmt, lim, alloc, false};
 	GsModel    *m;
 	GsCode		rc;
 
 	gs_status_clear(st);
 	*out = NULL;
-	if (fmt == GS_FORMAT_AUTO && len > 0)
-	{
-		GsModelFormat detected = gs_model_detect_format(bytes, len);
-
-		if (detected != GS_FORMAT_AUTO)
-			fmt = detected;
-	}
 	if ((m = model_new(alloc, st)) == NULL)
 		return st->code;
-	m->format = fmt;
-	if (fmt == GS_FORMAT_ONNX || fmt == GS_FORMAT_ONNX_AUTOENCODER)
+	/* a tree ensemble or a network (ONNX, XGBoost's linear booster) */
+	rc = gs_frontend_load(&rq, &m->forest, &m->mlp, &m->format, st);
+	if (rc == GS_OK && m->forest)
 	{
-		/* a network, or an ONNX-ML tree ensemble (a forest like any other) */
-		rc = gs_onnx_load(bytes, len, fmt == GS_FORMAT_ONNX_AUTOENCODER, lim, alloc, &m->mlp,
-						  &m->forest, st);
-		if (rc == GS_OK && m->forest)
-			model_of_forest(m);
-		else if (rc == GS_OK)
-			model_of_mlp(m);
+		model_of_forest(m);
+		m->format = m->forest->format;
 	}
-	else
-	{
-		/* a tree ensemble, or XGBoost's linear booster as a network */
-		rc = fmt == GS_FORMAT_LIGHTGBM || fmt == GS_FORMAT_CATBOOST_JSON ?
-			gs_forest_load(bytes, len, fmt, lim, alloc, &m->forest, st) :
-			gs_xgb_load_any(bytes, len, fmt, lim, alloc, &m->forest, st);
-		if (rc == GS_OK && m->forest->linear_w)
-		{
-			m->format = m->forest->format;
-			rc = gs_xgb_linear(m->forest, alloc, &m->mlp, st);
-			gs_forest_free(m->forest);
-			m->forest = NULL;
-			if (rc == GS_OK)
-				model_of_mlp(m);
-		}
-		else if (rc == GS_OK)
-		{
-			model_of_forest(m);
-			m->format = m->forest->format;
-		}
-	}
+	else if (rc == GS_OK)
+		model_of_mlp(m);
 	if (rc != GS_OK)
 	{
 		alloc->free(alloc->ctx, m);
@@ -109,6 +79,17 @@ gs_model_load(const unsigned char *bytes, size_t len, GsModelFormat fmt,
 	}
 	*out = m;
 	return GS_OK;
+}
+
+/* A linear booster as the forest of its weights; see model.h. */
+GsCode
+gs_model_load_weights(const unsigned char *bytes, size_t len, GsModelFormat fmt,
+					  const GsLimits *lim, const GsAllocator *alloc, GsForest **out,
+					  GsStatus *st)
+{
+	GsLoadRequest rq = {bytes, len, fmt, lim, alloc, true};
+
+	return gs_frontend_load(&rq, out, NULL, NULL, st);
 }
 
 /* A model around a forest read from its image; see model.h. */
@@ -224,7 +205,7 @@ gs_model_mark_missing(const GsModel *m, float *x, size_t ld, size_t n_rows)
 
 	if (m->kind != GS_MODEL_MLP)
 		gs_forest_mark_missing(m->forest, x, ld, n_rows);
-	else if (m->mlp->linear_booster && gs_xgb_linear_missing(m->mlp, &mv))
+	else if (m->mlp->linear_booster && gs_mlp_missing(m->mlp, &mv))
 	{
 		for (int32_t j = 0; j < m->n_features; j++)
 			for (size_t r = 0; r < n_rows; r++)
@@ -241,7 +222,7 @@ gs_model_set_missing_value(GsModel *m, float v)
 		return;
 	if (m->kind == GS_MODEL_MLP)
 	{
-		gs_xgb_linear_set_missing(m->mlp, v);
+		gs_mlp_set_missing(m->mlp, v);
 		return;
 	}
 	m->forest->has_missing_value = true;
@@ -253,7 +234,7 @@ bool
 gs_model_missing_value(const GsModel *m, float *v)
 {
 	if (m->kind == GS_MODEL_MLP)
-		return m->mlp->linear_booster && gs_xgb_linear_missing(m->mlp, v);
+		return m->mlp->linear_booster && gs_mlp_missing(m->mlp, v);
 	if (!m->forest->has_missing_value)
 		return false;
 	*v = m->forest->missing_value;

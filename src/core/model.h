@@ -17,6 +17,7 @@
 
 #include "forest/forest.h"
 #include "mlp/mlp.h"
+#include "frontend/frontend.h"
 
 typedef enum GsModelKind
 {
@@ -44,6 +45,17 @@ typedef struct GsModel
 extern GsCode gs_model_load(const unsigned char *bytes, size_t len, GsModelFormat fmt,
 							const GsLimits *lim, const GsAllocator *alloc,
 							GsModel **out, GsStatus *st);
+
+/*
+ * XGBoost's linear booster (booster="gblinear") read as a forest without
+ * trees whose linear_w holds its weights, for its explanations and what its
+ * learner says (saved_by, the missing value); a model of trees loads as its
+ * forest.  The contract of gs_model_load (*out a forest the caller frees
+ * with gs_forest_free); a network is refused (GS_ERR_UNSUPPORTED).
+ */
+extern GsCode gs_model_load_weights(const unsigned char *bytes, size_t len, GsModelFormat fmt,
+									const GsLimits *lim, const GsAllocator *alloc,
+									GsForest **out, GsStatus *st);
 
 /*
  * A tree-ensemble model read back from the image of its forest

@@ -19,6 +19,10 @@
 #include "../../src/core/forest/catboost_ctr.h"
 #include "../../src/core/forest/forest.h"
 #include "../../src/core/forest/forest_eval.h"
+#include "frontend/frontend.h"
+#include "frontend/catboost/catboost.h"
+#include "frontend/lightgbm/lightgbm.h"
+#include "frontend/xgboost/xgboost.h"
 
 static int	n_pass __attribute__((unused)) = 0,
 			n_fail __attribute__((unused)) = 0;

@@ -172,7 +172,7 @@ def xgb_trial(r, d, X, cats, ncat, z):
 def xgb_lin_trial(r, d, X, cats, ncat, z):
     """XGBoost's linear booster (gblinear): objectives with an identity, logistic or softmax
     transform, both updaters and their feature selectors, explicit base_score, JSON or UBJ;
-    reference: Booster.predict.  Scored as a one-layer network (src/core/xgb_linear.c)."""
+    reference: Booster.predict.  Scored as a one-layer network (src/core/frontend/xgboost/xgb_linear.c)."""
     import xgboost as xgb
     ver = tuple(int(x) for x in xgb.__version__.split(".")[:2])
     # XGBoost 1.7's gblinear often diverges to NaN weights under reg:pseudohubererror (refused:

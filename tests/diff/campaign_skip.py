@@ -1,6 +1,6 @@
 """campaign_skip.py -- the family "torch-skip" of the differential campaign (campaign.py): random
 PyTorch networks that are not one chain (skip connections and branches, what
-src/core/onnx_skip.c reads), exported by torch.onnx.export; reference: PyTorch's own outputs.
+src/core/frontend/onnx/onnx_skip.c reads), exported by torch.onnx.export; reference: PyTorch's own outputs.
 
 A network is a stem (a Linear, or nothing: the first block then reads the input itself), 1-4
 random blocks over the current value h, and a head:

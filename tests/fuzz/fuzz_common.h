@@ -27,6 +27,10 @@
 #include "forest/forest_image.h"
 #include "forest/forest_shap.h"
 #include "../common/test_util.h"
+#include "frontend/frontend.h"
+#include "frontend/catboost/catboost.h"
+#include "frontend/lightgbm/lightgbm.h"
+#include "frontend/xgboost/xgboost.h"
 
 /*
  * Caps the targets load with: smaller than the defaults so that one input

@@ -1,7 +1,7 @@
 /*
  * fuzz_image.c
  *	  libFuzzer target: arbitrary bytes as a forest image
- *	  (gs_forest_image_read, src/core/forest_image.c).
+ *	  (gs_forest_image_read, src/core/forest/forest_image.c).
  *
  * An image is never trusted: whatever the bytes, the reader must either
  * refuse them with a clean status (fuzz_check_failure) or build a forest

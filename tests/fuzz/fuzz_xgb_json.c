@@ -23,7 +23,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	fuzz_load_and_check(gs_xgb_load, data, size, GS_FORMAT_XGBOOST_JSON);
 	if (gs_model_detect_format(data, size) == GS_FORMAT_XGBOOST_JSON)
-		fuzz_load_and_check(gs_xgb_load, data, size, GS_FORMAT_AUTO);
+		fuzz_load_and_check(gs_forest_load, data, size, GS_FORMAT_AUTO);
 	/* a linear booster too: a forest without trees, with finite weights */
 	{
 		GsForest   *f = NULL;

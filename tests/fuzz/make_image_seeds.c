@@ -12,11 +12,11 @@
  * seeds after a change of the image layout (GS_IMAGE_VERSION; the seeds of
  * older versions may stay, as the reader still reads them):
  *
- *	make src/core/onnx.pb-c.h
+ *	make src/core/frontend/onnx/onnx.pb-c.h
  *	B=/usr/lib/$(cc -print-multiarch)/openblas-serial
  *	cc -std=c11 -D_GNU_SOURCE -Isrc/core -Isrc \
  *		-I/usr/include/$(cc -print-multiarch)/openblas-serial \
- *		-o /tmp/make_image_seeds tests/fuzz/make_image_seeds.c src/core/[a-z]*.c \
+ *		-o /tmp/make_image_seeds tests/fuzz/make_image_seeds.c src/core/*.c src/core/*/*.c src/core/*/*/*.c \
  *		-ljansson -lm -lprotobuf-c -L$B -Wl,-rpath,$B -lopenblas
  *	/tmp/make_image_seeds
  */

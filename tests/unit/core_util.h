@@ -18,6 +18,10 @@
 #include "forest/cpu_engine.h"
 #include "forest/forest.h"
 #include "forest/forest_eval.h"
+#include "frontend/frontend.h"
+#include "frontend/catboost/catboost.h"
+#include "frontend/lightgbm/lightgbm.h"
+#include "frontend/xgboost/xgboost.h"
 
 #ifndef FIXTURES
 #define FIXTURES "../fixtures"

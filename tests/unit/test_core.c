@@ -243,27 +243,27 @@ test_limits(void)
 	}
 	lim = gs_default_limits;
 	lim.max_depth = 10;
-	gs_xgb_load(b, len, GS_FORMAT_AUTO, &lim, &gs_malloc_allocator, &f, &st);
+	gs_forest_load(b, len, GS_FORMAT_AUTO, &lim, &gs_malloc_allocator, &f, &st);
 	check(f == NULL && st.code == GS_ERR_LIMIT && st.limit == GS_LIMIT_DEPTH && st.limit_value == 10,
 		  "depth cap, of kind depth at 10: %s%s", st.msg, "");
 	lim = gs_default_limits;
 	lim.max_trees = 5;
-	gs_xgb_load(b, len, GS_FORMAT_AUTO, &lim, &gs_malloc_allocator, &f, &st);
+	gs_forest_load(b, len, GS_FORMAT_AUTO, &lim, &gs_malloc_allocator, &f, &st);
 	check(f == NULL && st.code == GS_ERR_LIMIT && st.limit == GS_LIMIT_TREES && st.limit_value == 5,
 		  "tree cap, of kind trees at 5: %s%s", st.msg, "");
 	lim = gs_default_limits;
 	lim.max_model_bytes = 1000;
-	gs_xgb_load(b, len, GS_FORMAT_AUTO, &lim, &gs_malloc_allocator, &f, &st);
+	gs_forest_load(b, len, GS_FORMAT_AUTO, &lim, &gs_malloc_allocator, &f, &st);
 	check(f == NULL && st.code == GS_ERR_LIMIT && st.limit == GS_LIMIT_MODEL_BYTES && st.limit_value == 1000,
 		  "size cap, of kind bytes at 1000: %s%s", st.msg, "");
 	lim = gs_default_limits;
 	lim.max_features = 29;
-	gs_xgb_load(b, len, GS_FORMAT_AUTO, &lim, &gs_malloc_allocator, &f, &st);
+	gs_forest_load(b, len, GS_FORMAT_AUTO, &lim, &gs_malloc_allocator, &f, &st);
 	check(f == NULL && st.code == GS_ERR_LIMIT && st.limit == GS_LIMIT_FEATURES && st.limit_value == 29,
 		  "feature cap, of kind features at 29: %s%s", st.msg, "");
 	lim = gs_default_limits;
 	lim.max_nodes = 100;
-	gs_xgb_load(b, len, GS_FORMAT_AUTO, &lim, &gs_malloc_allocator, &f, &st);
+	gs_forest_load(b, len, GS_FORMAT_AUTO, &lim, &gs_malloc_allocator, &f, &st);
 	check(f == NULL && st.code == GS_ERR_LIMIT && st.limit == GS_LIMIT_NODES && st.limit_value == 100,
 		  "node cap, of kind nodes at 100: %s%s", st.msg, "");
 	free(b);

@@ -103,7 +103,7 @@ test_binary_format(void)
 		GsStatus	st;
 
 		memset(b + 4 + 20, 0, 8);
-		gs_xgb_load(b, len, GS_FORMAT_AUTO, NULL, &gs_malloc_allocator, &f, &st);
+		gs_forest_load(b, len, GS_FORMAT_AUTO, NULL, &gs_malloc_allocator, &f, &st);
 		check(f == NULL && st.code == GS_ERR_INVALID_MODEL && strstr(st.detail, "no XGBoost version") != NULL,
 			  "binary model whose version was wiped: %s%s", st.msg, "");
 	}
@@ -122,7 +122,7 @@ test_binary_format(void)
 		GsForest   *f = NULL;
 		GsStatus	st;
 
-		gs_xgb_load(b, len, GS_FORMAT_AUTO, NULL, &gs_malloc_allocator, &f, &st);
+		gs_forest_load(b, len, GS_FORMAT_AUTO, NULL, &gs_malloc_allocator, &f, &st);
 		check(f != NULL && strcmp(f->saved_by, "xgboost before 1.0 (binary)") == 0,
 			  "XGBoost 0.90's binary file loads, saved by \"%s\"%s", f ? f->saved_by : st.msg, "");
 		gs_forest_free(f);

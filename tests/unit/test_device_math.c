@@ -1,7 +1,7 @@
 /*
  * test_device_math.c
  *	  The math of the output transforms shared by the CPU engine and the
- *	  GPU kernels (src/core/forest_eval.h): gs_expf against the host's expf
+ *	  GPU kernels (src/core/forest/forest_eval.h): gs_expf against the host's expf
  *	  on every 4099th float (every float with --exhaustive-expf, a few
  *	  minutes), gs_exp2f against exp2f, gs_softplus against a long-double
  *	  reference, and gs_transform_row against the transforms written on the

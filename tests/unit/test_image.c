@@ -1,6 +1,6 @@
 /*
  * test_image.c
- *	  Unit tests of forest images (src/core/forest_image.c): a validated
+ *	  Unit tests of forest images (src/core/forest/forest_image.c): a validated
  *	  forest written as one flat byte image and read back, the reader's
  *	  refusal of damaged images and its caps (test_image_corrupt.c: forests
  *	  broken in memory).  Prints TAP lines and a final "N passed, N failed".

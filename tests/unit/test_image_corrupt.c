@@ -1,6 +1,6 @@
 /*
  * test_image_corrupt.c
- *	  Unit tests of gs_forest_check (src/core/forest_check.c) on forests
+ *	  Unit tests of gs_forest_check (src/core/forest/forest_check.c) on forests
  *	  broken in memory: targeted corruptions of a loaded forest (children,
  *	  features, leaves, groups, depths, category sets, split kinds, names,
  *	  linear leaves, symmetric levels, CatBoost tables) must make

@@ -469,7 +469,7 @@ test_xgb_linear_contribs(void)
 
 		snprintf(path, sizeof(path), FIXTURES "/../models/linear/%s.json", names[k]);
 		b = gs_read_file(path, &len);
-		if (!b || gs_xgb_load_any(b, len, GS_FORMAT_AUTO, NULL, &gs_malloc_allocator, &f, &st) != GS_OK ||
+		if (!b || gs_model_load_weights(b, len, GS_FORMAT_AUTO, NULL, &gs_malloc_allocator, &f, &st) != GS_OK ||
 			f->linear_w == NULL || gs_shap_new(f, &gs_malloc_allocator, &sh, &st) != GS_OK)
 		{
 			gs_tap(0, names[k], "explainer of the linear booster");

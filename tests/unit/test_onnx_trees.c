@@ -1,6 +1,6 @@
 /*
  * test_onnx_trees.c
- *	  Unit tests of ONNX-ML tree ensembles (src/core/onnx_trees.c) against
+ *	  Unit tests of ONNX-ML tree ensembles (src/core/frontend/onnx/onnx_trees.c) against
  *	  onnxruntime's scores (fixtures made by
  *	  tests/fixtures/gen_onnx_tree_fixtures.py with the real skl2onnx,
  *	  onnxmltools and onnxruntime).  Prints TAP lines and a final "N passed,

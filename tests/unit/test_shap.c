@@ -1,6 +1,6 @@
 /*
  * test_shap.c
- *	  Explanations (src/core/forest_shap.c): per-feature contributions of
+ *	  Explanations (src/core/forest/forest_shap.c): per-feature contributions of
  *	  fixture models' rows against the libraries' own TreeSHAP.
  *
  * References: tests/fixtures/shap/NAME.csv, written by

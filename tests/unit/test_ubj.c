@@ -1,6 +1,6 @@
 /*
  * test_ubj.c - standalone TAP test for the UBJSON decoder
- * (src/core/ubj_decode.c, ubj_reader.c) on documents built by hand: every
+ * (src/core/frontend/common/ubj_decode.c, ubj_reader.c) on documents built by hand: every
  * scalar, string, container and optimized-container form, and the errors
  * (test_ubj_model.c: XGBoost models, fixtures, allocation failures,
  * interrupts).  No test framework, no PostgreSQL, no Python.

@@ -1,6 +1,6 @@
 /*
  * test_ubj_model.c - standalone TAP test for the UBJSON decoder
- * (src/core/ubj_decode.c, ubj_reader.c) on models: one laid out as
+ * (src/core/frontend/common/ubj_decode.c, ubj_reader.c) on models: one laid out as
  * XGBoost's UBJWriter writes it, every prefix and mutation of documents of
  * every kind, allocation failures at each of jansson's allocations, the
  * interrupt callback, and the fixtures (test_ubj.c: documents built by

@@ -3,9 +3,8 @@
  *	  The validated, flat tree ensemble ("forest") every loader builds and
  *	  every engine scores.
  *
- * A GsForest is built once by a loader (xgb_load.c for XGBoost, lgbm_load.c
- * for LightGBM, gs_forest_load picks one; onnx_trees.c for ONNX-ML tree
- * ensembles, reached through gs_model_load), validated there, and is
+ * A GsForest is built once by a format's loader (frontend/<format>/, reached
+ * through frontend/frontend.h, the only dispatch), validated there, and is
  * immutable afterwards: engines trust it.  Nodes of every tree are stored in
  * one array in breadth-first order, so a node's two children are adjacent
  * (right = left + 1) and always come after their parent; traversal therefore
@@ -268,78 +267,6 @@ extern void gs_forest_check_covers(GsForest *f);
 
 /* Default caps used when the caller has none. */
 extern const GsLimits gs_default_limits;
-
-/*
- * Detect the format of model bytes: GS_FORMAT_XGBOOST_JSON,
- * GS_FORMAT_XGBOOST_UBJ, GS_FORMAT_XGBOOST_BINARY, GS_FORMAT_LIGHTGBM,
- * GS_FORMAT_CATBOOST_JSON, GS_FORMAT_ONNX, or GS_FORMAT_AUTO when it is none.
- */
-extern GsModelFormat gs_model_detect_format(const unsigned char *bytes, size_t len);
-
-/*
- * For bytes that are no model: what known kind of file they are (a pickle, a
- * zip archive, an HDF5 file, a CatBoost model, a dump of a model's trees,
- * ...) with *hint set to how to export the model instead; NULL (and *hint
- * NULL) when they are none of those.  Static strings.
- */
-extern const char *gs_model_foreign_kind(const unsigned char *bytes, size_t len,
-										 const char **hint);
-
-/* Name of a format as users write it ("xgboost-json"). */
-extern const char *gs_model_format_name(GsModelFormat fmt);
-
-/* Parse a user-given format name; returns 0 on success. */
-extern int	gs_model_format_parse(const char *name, GsModelFormat *fmt);
-
-/*
- * Parse and validate an XGBoost model (JSON, UBJ or the legacy binary
- * format; GS_FORMAT_AUTO detects).
- * On success *out is a new forest owned by the caller (gs_forest_free).
- * On failure returns the error code, fills st, and *out is NULL.
- */
-extern GsCode gs_xgb_load(const unsigned char *bytes, size_t len,
-						  GsModelFormat fmt, const GsLimits *lim,
-						  const GsAllocator *alloc, GsForest **out,
-						  GsStatus *st);
-
-/*
- * gs_xgb_load, except that a linear booster (gblinear, in JSON or UBJ) is
- * read too: into a forest without trees whose linear_w holds the weights.
- */
-extern GsCode gs_xgb_load_any(const unsigned char *bytes, size_t len,
-							  GsModelFormat fmt, const GsLimits *lim,
-							  const GsAllocator *alloc, GsForest **out,
-							  GsStatus *st);
-
-/*
- * Parse and validate a LightGBM text model (Booster.save_model); the same
- * contract as gs_xgb_load (fmt must be GS_FORMAT_LIGHTGBM or
- * GS_FORMAT_AUTO).
- */
-extern GsCode gs_lgbm_load(const unsigned char *bytes, size_t len,
-						   GsModelFormat fmt, const GsLimits *lim,
-						   const GsAllocator *alloc, GsForest **out,
-						   GsStatus *st);
-
-/*
- * Parse and validate a CatBoost model saved as JSON
- * (save_model(..., format="json")); the same contract as gs_xgb_load (fmt
- * must be GS_FORMAT_CATBOOST_JSON or GS_FORMAT_AUTO).
- */
-extern GsCode gs_catboost_load(const unsigned char *bytes, size_t len,
-							   GsModelFormat fmt, const GsLimits *lim,
-							   const GsAllocator *alloc, GsForest **out,
-							   GsStatus *st);
-
-/*
- * Load any tree-ensemble format: dispatches to gs_lgbm_load for LightGBM,
- * gs_catboost_load for CatBoost (given or detected), gs_xgb_load
- * otherwise; same contract.
- */
-extern GsCode gs_forest_load(const unsigned char *bytes, size_t len,
-							 GsModelFormat fmt, const GsLimits *lim,
-							 const GsAllocator *alloc, GsForest **out,
-							 GsStatus *st);
 
 /* Release a forest and everything it owns; NULL is allowed. */
 extern void gs_forest_free(GsForest *f);

@@ -466,3 +466,21 @@ gs_mlp_predict(const GsMlp *m, const float *x, size_t ld, size_t n,
 				out[r * (size_t) width + k] = cur[(size_t) k * cur_ld + r];
 	}
 }
+
+/* The value a linear booster takes as missing; see mlp.h. */
+void
+gs_mlp_set_missing(GsMlp *m, float v)
+{
+	m->steps[1].alpha = v;
+	m->steps[1].beta = 1.0f;
+}
+
+/* The value a linear booster takes as missing, if any; see mlp.h. */
+bool
+gs_mlp_missing(const GsMlp *m, float *v)
+{
+	if (m->steps[1].beta == 0.0f)
+		return false;
+	*v = m->steps[1].alpha;
+	return true;
+}

@@ -171,4 +171,13 @@ extern size_t gs_mlp_scratch_floats(const GsMlp *m, size_t n_rows);
 extern void gs_mlp_predict(const GsMlp *m, const float *x, size_t ld,
 						   size_t n_rows, float *scratch, float *out);
 
+/*
+ * Take v as missing too (besides NaN) in the network of a linear booster
+ * (m->linear_booster), as gs_forest_mark_missing does for a forest.
+ */
+extern void gs_mlp_set_missing(GsMlp *m, float v);
+
+/* Does the linear booster m take a value besides NaN as missing?  Then *v is it. */
+extern bool gs_mlp_missing(const GsMlp *m, float *v);
+
 #endif							/* GS_MLP_H */

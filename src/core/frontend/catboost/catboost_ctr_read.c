@@ -14,7 +14,7 @@
  * statistics of or one-hot splits on (a file saved with part of the
  * training data does not).
  */
-#include "forest/catboost_ctr.h"
+#include "catboost_read.h"
 
 #include <errno.h>
 #include <limits.h>

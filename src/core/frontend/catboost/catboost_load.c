@@ -26,12 +26,14 @@
  * x > border as for numbers.  Models with text or embedding features
  * (CatBoost's estimated features) are refused.
  */
-#include "forest/catboost_ctr.h"
+#include "catboost_read.h"
 #include "cat_names.h"
 #include "forest/forest.h"
 #include "forest/forest_bins.h"
 #include "util/utf8_valid.h"
-#include "frontend/xgboost/xgb_decode.h"
+#include "catboost.h"
+#include "frontend/common/json_decode.h"
+#include "frontend/common/load_checks.h"
 
 #include <float.h>
 #include <limits.h>
@@ -81,7 +83,7 @@ cb_alloc(const GsAllocator *a, size_t size)
 
 /*
  * An integer member of obj in [lo, hi] (the document's numbers are all
- * reals, see gs_xgb_decode); 0 on success.
+ * reals, see gs_json_decode); 0 on success.
  */
 static int
 cb_int(json_t *obj, const char *key, int64_t lo, int64_t hi, int64_t *out)
@@ -791,7 +793,7 @@ done:
 	return rc;
 }
 
-/* Parse, validate and build; see forest.h. */
+/* Parse, validate and build; see catboost.h. */
 GsCode
 gs_catboost_load(const unsigned char *bytes, size_t len, GsModelFormat fmt,
 				 const GsLimits *lim, const GsAllocator *alloc, GsForest **out,
@@ -801,25 +803,18 @@ gs_catboost_load(const unsigned char *bytes, size_t len, GsModelFormat fmt,
 	json_t	   *root;
 	GsCode		rc;
 
-	gs_status_clear(st);
 	*out = NULL;
-	if (lim == NULL)
-		lim = &gs_default_limits;
+	if ((rc = gs_load_open(len, &lim, st)) != GS_OK)
+		return rc;
 	if (fmt != GS_FORMAT_AUTO && fmt != GS_FORMAT_CATBOOST_JSON)
 		return gs_status_set(st, GS_ERR_INVALID_MODEL, "not a CatBoost model format");
-	if (len == 0)
-		return gs_status_set(st, GS_ERR_INVALID_MODEL, "the model bytes are empty");
-	if (lim->max_model_bytes > 0 && len > lim->max_model_bytes)
-		return gs_status_limit(st, GS_LIMIT_MODEL_BYTES, (long long) lim->max_model_bytes,
-							   "%zu bytes, more than the limit of %zu bytes",
-							 len, lim->max_model_bytes);
 	if (len >= 4 && memcmp(bytes, "CBM1", 4) == 0)
 	{
 		gs_status_set(st, GS_ERR_INVALID_MODEL, "invalid CatBoost JSON model: the bytes are CatBoost's binary format (.cbm)");
 		gs_status_detail(st, "Convert it to JSON with CatBoost: m = catboost.CatBoost(); m.load_model(\"model.cbm\"); m.save_model(\"model.json\", format=\"json\").");
 		return st->code;
 	}
-	root = gs_xgb_decode(bytes, len, GS_FORMAT_CATBOOST_JSON, &lim->interrupt, st);
+	root = gs_json_decode(bytes, len, GS_FORMAT_CATBOOST_JSON, &lim->interrupt, st);
 	if (root == NULL)
 		return st->code;
 	f = cb_alloc(alloc, sizeof(GsForest));

@@ -4,7 +4,7 @@
  *	  (model_info.params.loss_function.type of a JSON model), for
  *	  catboost_load.c.
  */
-#include "forest/catboost_ctr.h"
+#include "catboost_read.h"
 
 #include <string.h>
 

@@ -10,7 +10,7 @@
  * (gs_cb_known_hashes): a feature gets the names whose hash they show it
  * has, in the file's order, or every name where they do not tell.
  */
-#include "forest/catboost_ctr.h"
+#include "catboost_read.h"
 
 #include <string.h>
 
@@ -216,45 +216,6 @@ gs_cb_named_names(GsCbCtrs *c, json_t *file_names, const GsAllocator *a, int32_t
 	gs_cb_free(a, count);
 	gs_cb_free(a, col_cat);
 	gs_cb_known_free(a, &k);
-	return rc;
-}
-
-/*
- * The names of a file that names no categories, from c's hashes (code c of
- * feature j is c->hash[c->hash_first[j] + c]): a name is found by
- * CatBoost's hash of it.  Also for a forest image (catboost_ctr_image.c).
- */
-GsCode
-gs_cb_names_of_hashes(const GsCbCtrs *c, const GsAllocator *a, int32_t n_input,
-					  GsCatNames **names, GsStatus *st)
-{
-	size_t		ignored = 0;
-	bool	   *is_cat = gs_cb_zalloc(a, sizeof(bool) * (size_t) n_input, &ignored);
-	int64_t    *count = gs_cb_zalloc(a, sizeof(int64_t) * (size_t) n_input, &ignored);
-	uint32_t   *by_col = gs_cb_zalloc(a, sizeof(uint32_t) * (size_t) c->n_hash, &ignored);
-	GsCode		rc = GS_OK;
-
-	*names = NULL;
-	if (!is_cat || !count || !by_col)
-		rc = gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
-	for (int32_t j = 0; rc == GS_OK && j < c->n_catf; j++)
-	{
-		is_cat[c->catf_col[j]] = true;
-		count[c->catf_col[j]] = c->hash_first[j + 1] - c->hash_first[j];
-	}
-	/* the names take the hashes column by column */
-	for (int32_t col = 0, at = 0; rc == GS_OK && col < n_input; col++)
-		for (int32_t j = 0; j < c->n_catf; j++)
-			if (c->catf_col[j] == col)
-			{
-				memcpy(by_col + at, c->hash + c->hash_first[j], sizeof(uint32_t) * (size_t) count[col]);
-				at += (int32_t) count[col];
-			}
-	if (rc == GS_OK)
-		rc = gs_catnames_new_hashed(names, a, n_input, is_cat, count, by_col, gs_cb_cat_hash, st);
-	gs_cb_free(a, by_col);
-	gs_cb_free(a, is_cat);
-	gs_cb_free(a, count);
 	return rc;
 }
 

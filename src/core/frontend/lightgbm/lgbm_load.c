@@ -37,6 +37,8 @@
  * 1e-6 relative, not bit for bit (docs/reference.md).
  */
 #include "lgbm_internal.h"
+#include "lightgbm.h"
+#include "frontend/common/load_checks.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -685,7 +687,7 @@ done:
 	return rc;
 }
 
-/* Parse, validate and build; see forest.h. */
+/* Parse, validate and build; see lightgbm.h. */
 GsCode
 gs_lgbm_load(const unsigned char *bytes, size_t len, GsModelFormat fmt,
 			 const GsLimits *lim, const GsAllocator *alloc, GsForest **out,
@@ -695,18 +697,11 @@ gs_lgbm_load(const unsigned char *bytes, size_t len, GsModelFormat fmt,
 	char	   *text;
 	GsCode		rc;
 
-	gs_status_clear(st);
 	*out = NULL;
-	if (lim == NULL)
-		lim = &gs_default_limits;
+	if ((rc = gs_load_open(len, &lim, st)) != GS_OK)
+		return rc;
 	if (fmt != GS_FORMAT_AUTO && fmt != GS_FORMAT_LIGHTGBM)
 		return gs_status_set(st, GS_ERR_INVALID_MODEL, "not a LightGBM model format");
-	if (len == 0)
-		return gs_status_set(st, GS_ERR_INVALID_MODEL, "the model bytes are empty");
-	if (lim->max_model_bytes > 0 && len > lim->max_model_bytes)
-		return gs_status_limit(st, GS_LIMIT_MODEL_BYTES, (long long) lim->max_model_bytes,
-							   "%zu bytes, more than the limit of %zu bytes",
-							 len, lim->max_model_bytes);
 	if (memchr(bytes, '\0', len) != NULL)
 		return LGBM_ERR(st, "invalid LightGBM model: it contains a zero byte");
 	text = alloc->alloc(alloc->ctx, len + 1);

@@ -47,6 +47,7 @@
 #include <string.h>
 
 #include "onnx_internal.h"
+#include "frontend/common/load_checks.h"
 #include "mlp/mlp_eval.h"
 
 /* ---- protobuf-c allocator: byte cap and stack-depth guard ---- */
@@ -420,17 +421,10 @@ gs_onnx_load(const unsigned char *bytes, size_t len, bool reconstruction,
 	GsMlp	   *m;
 	GsCode		rc;
 
-	gs_status_clear(st);
 	*out = NULL;
 	*forest_out = NULL;
-	if (lim == NULL)
-		lim = &gs_default_limits;
-	if (len == 0)
-		return gs_status_set(st, GS_ERR_INVALID_MODEL, "the model bytes are empty");
-	if (lim->max_model_bytes > 0 && len > lim->max_model_bytes)
-		return gs_status_limit(st, GS_LIMIT_MODEL_BYTES, (long long) lim->max_model_bytes,
-							   "%zu bytes, more than the limit of %zu bytes",
-							 len, lim->max_model_bytes);
+	if ((rc = gs_load_open(len, &lim, st)) != GS_OK)
+		return rc;
 
 	/* the decoded tree: the tensors' bytes once more, plus bounded overhead */
 	memset(&pa, 0, sizeof(pa));

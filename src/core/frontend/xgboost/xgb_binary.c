@@ -40,7 +40,7 @@
  * is allocated for it, so the document is at most a fixed multiple of the
  * input.  The format cannot hold categorical splits.
  */
-#include "xgb_decode.h"
+#include "xgboost.h"
 #include "forest/forest_eval.h"
 
 #include <math.h>
@@ -376,7 +376,7 @@ pre10_base_score(const char *objective, float stored)
 	return stored;
 }
 
-/* Whether bytes without the magic may be the binary format; see xgb_decode.h. */
+/* Whether bytes without the magic may be the binary format; see xgboost.h. */
 bool
 gs_xgb_binary_detect(const unsigned char *b, size_t len)
 {
@@ -397,7 +397,7 @@ gs_xgb_binary_detect(const unsigned char *b, size_t len)
 	return true;
 }
 
-/* Decode the binary format; see xgb_decode.h. */
+/* Decode the binary format; see xgboost.h. */
 json_t *
 gs_xgb_binary_decode(const unsigned char *bytes, size_t len, const GsInterrupt *intr,
 					 GsStatus *st)

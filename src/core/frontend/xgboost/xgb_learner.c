@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "xgb_decode.h"
+#include "frontend/common/json_decode.h"
 
 /*
  * Early stopping: a model saved by XGBoost's scikit-learn API (its
@@ -104,7 +104,7 @@ gs_xgb_sklearn_missing(json_t *learner, GsForest *f, GsStatus *st)
 
 	if (!json_is_string(sk))
 		return GS_OK;
-	doc = gs_xgb_decode((const unsigned char *) json_string_value(sk), json_string_length(sk),
+	doc = gs_json_decode((const unsigned char *) json_string_value(sk), json_string_length(sk),
 						GS_FORMAT_XGBOOST_JSON, NULL, &ignored);
 	if (!json_is_object(doc))
 	{

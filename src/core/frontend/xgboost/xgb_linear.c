@@ -57,24 +57,6 @@ add_step(GsMlp *m, GsMlpOp op, int32_t n_in, int32_t n_out, bool with_p)
 	return s;
 }
 
-/* The value a linear booster takes as missing; see xgb_linear.h. */
-void
-gs_xgb_linear_set_missing(GsMlp *m, float v)
-{
-	m->steps[1].alpha = v;
-	m->steps[1].beta = 1.0f;
-}
-
-/* The value a linear booster takes as missing, if any; see xgb_linear.h. */
-bool
-gs_xgb_linear_missing(const GsMlp *m, float *v)
-{
-	if (m->steps[1].beta == 0.0f)
-		return false;
-	*v = m->steps[1].alpha;
-	return true;
-}
-
 /* The network of a linear booster; see xgb_linear.h. */
 GsCode
 gs_xgb_linear(const GsForest *f, const GsAllocator *alloc, GsMlp **out, GsStatus *st)
@@ -117,14 +99,14 @@ gs_xgb_linear(const GsForest *f, const GsAllocator *alloc, GsMlp **out, GsStatus
 
 	/*
 	 * missing features add nothing: NaN to 0, then the model's missing value
-	 * to 0 (step 1, which gs_xgb_linear_set_missing changes; without one it
+	 * to 0 (step 1, which gs_mlp_set_missing changes; without one it
 	 * takes NaN again, a no-op)
 	 */
 	if (add_step(m, GS_MLP_IMPUTE, nf, nf, true) == NULL ||
 		add_step(m, GS_MLP_IMPUTE, nf, nf, true) == NULL)
 		goto nomem;
 	if (f->has_missing_value)
-		gs_xgb_linear_set_missing(m, f->missing_value);
+		gs_mlp_set_missing(m, f->missing_value);
 
 	/* the weights, unit g's row at w[g * nf]; bias + base margin */
 	if ((s = add_step(m, GS_MLP_DENSE, nf, ng, true)) == NULL)

@@ -20,13 +20,4 @@
 extern GsCode gs_xgb_linear(const GsForest *f, const GsAllocator *alloc, GsMlp **out,
 							GsStatus *st);
 
-/*
- * Take v as missing too (besides NaN) in the network of a linear booster
- * (m->linear_booster), as gs_forest_mark_missing does for a forest.
- */
-extern void gs_xgb_linear_set_missing(GsMlp *m, float v);
-
-/* Does the linear booster m take a value besides NaN as missing?  Then *v is it. */
-extern bool gs_xgb_linear_missing(const GsMlp *m, float *v);
-
 #endif							/* GS_XGB_LINEAR_H */

@@ -32,7 +32,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "xgb_decode.h"
+#include "xgboost.h"
+#include "frontend/common/json_decode.h"
+#include "frontend/common/load_checks.h"
 
 /* How an objective turns margins into outputs, and base_score into a margin. */
 typedef enum BaseLink
@@ -619,32 +621,17 @@ xgb_load(const unsigned char *bytes, size_t len, GsModelFormat fmt,
 	json_t	   *root = NULL;
 	GsForest   *f;
 	GsCode		rc;
-	GsModelFormat detected;
 
-	gs_status_clear(st);
 	*out = NULL;
-	if (lim == NULL)
-		lim = &gs_default_limits;
-	if (len == 0)
-		return gs_status_set(st, GS_ERR_INVALID_MODEL, "the model bytes are empty");
-	if (lim->max_model_bytes > 0 && len > lim->max_model_bytes)
-		return gs_status_limit(st, GS_LIMIT_MODEL_BYTES, (long long) lim->max_model_bytes,
-							   "%zu bytes, more than the limit of %zu bytes",
-							 len, lim->max_model_bytes);
-	detected = gs_model_detect_format(bytes, len);
-	if (fmt == GS_FORMAT_AUTO)
-	{
-		if (detected == GS_FORMAT_AUTO)
-		{
-			gs_status_set(st, GS_ERR_INVALID_MODEL,
-						  "could not detect the model format");
-			gs_status_detail(st, "The bytes are none of the formats pg_gpuscore reads: XGBoost JSON, UBJSON or binary, LightGBM text, CatBoost JSON, ONNX.");
-			return st->code;
-		}
-		fmt = detected;
-	}
+	if ((rc = gs_load_open(len, &lim, st)) != GS_OK)
+		return rc;
+	if (fmt != GS_FORMAT_XGBOOST_JSON && fmt != GS_FORMAT_XGBOOST_UBJ &&
+		fmt != GS_FORMAT_XGBOOST_BINARY)
+		return gs_status_set(st, GS_ERR_INVALID_MODEL, "not an XGBoost model format");
 
-	root = gs_xgb_decode(bytes, len, fmt, &lim->interrupt, st);
+	root = fmt == GS_FORMAT_XGBOOST_BINARY ?
+		gs_xgb_binary_decode(bytes, len, &lim->interrupt, st) :
+		gs_json_decode(bytes, len, fmt, &lim->interrupt, st);
 	if (root == NULL)
 		return st->code;
 
@@ -678,7 +665,7 @@ xgb_load(const unsigned char *bytes, size_t len, GsModelFormat fmt,
 	return GS_OK;
 }
 
-/* Parse, validate and build a forest; see forest.h. */
+/* Parse, validate and build a forest; see xgboost.h. */
 GsCode
 gs_xgb_load(const unsigned char *bytes, size_t len, GsModelFormat fmt,
 			const GsLimits *lim, const GsAllocator *alloc, GsForest **out,
@@ -687,7 +674,7 @@ gs_xgb_load(const unsigned char *bytes, size_t len, GsModelFormat fmt,
 	return xgb_load(bytes, len, fmt, lim, alloc, out, false, st);
 }
 
-/* The same, linear boosters too; see forest.h. */
+/* The same, linear boosters too; see xgboost.h. */
 GsCode
 gs_xgb_load_any(const unsigned char *bytes, size_t len, GsModelFormat fmt,
 				const GsLimits *lim, const GsAllocator *alloc, GsForest **out,

@@ -1,19 +1,20 @@
 /*
- * xgb_decode.c
- *	  Decodes XGBoost model bytes (JSON, UBJSON or the legacy binary format)
- *	  into a jansson document;
- *	  xgb_load.c turns the document into a validated forest.
+ * json_decode.c
+ *	  Decodes the bytes of a model saved as JSON (XGBoost, CatBoost) or
+ *	  UBJSON (XGBoost) into a jansson document, with the caller's interrupt
+ *	  check between pieces; the formats' frontends turn the document into a
+ *	  validated forest.
  *
  * JSON goes through jansson, after bare NaN/Infinity tokens (which XGBoost
  * writes but JSON lacks) are neutralised; UBJSON goes through ubj_decode.c.
  * The returned document is owned by the caller (json_decref).
  */
-#include "xgb_decode.h"
+#include "json_decode.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "frontend/common/ubj_decode.h"
+#include "ubj_decode.h"
 
 /*
  * XGBoost writes non-finite floats as bare NaN / Infinity / -Infinity, which
@@ -126,15 +127,13 @@ ubj_poll(void *arg)
 	return p->interrupted;
 }
 
-/* Decode model bytes of a known format; see xgb_decode.h. */
+/* Decode model bytes of a known format; see json_decode.h. */
 json_t *
-gs_xgb_decode(const unsigned char *bytes, size_t len, GsModelFormat fmt,
-			  const GsInterrupt *intr, GsStatus *st)
+gs_json_decode(const unsigned char *bytes, size_t len, GsModelFormat fmt,
+			   const GsInterrupt *intr, GsStatus *st)
 {
 	json_t	   *root;
 
-	if (fmt == GS_FORMAT_XGBOOST_BINARY)
-		return gs_xgb_binary_decode(bytes, len, intr, st);
 	if (fmt == GS_FORMAT_XGBOOST_JSON || fmt == GS_FORMAT_CATBOOST_JSON)
 	{
 		json_error_t jerr;
