@@ -58,6 +58,7 @@ GLUE_OBJS = \
 	src/errors.o \
 	src/catalog.o \
 	src/model_cache.o \
+	src/model_name.o \
 	src/features.o \
 	src/scalar.o \
 	src/categories.o \

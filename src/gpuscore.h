@@ -97,6 +97,14 @@ extern void gs_row_error_raise(const GsRowError *err) pg_attribute_noreturn();
  */
 extern Datum gs_row_error_datum(const GsRowError *err);
 
+/* ---- model_name.c ---- */
+
+/* Check a user-given model name (not NULL, 1..63 bytes); returns it. */
+extern const char *gs_model_name_arg(FunctionCallInfo fcinfo, int argno);
+
+/* The same check of a name (NULL for SQL NULL), saying why not in err. */
+extern bool gs_model_name_ok(const char *name, GsRowError *err);
+
 /* ---- model_cache.c ---- */
 
 /*
@@ -141,12 +149,6 @@ extern void gs_model_missing_error(const char *name, GsRowError *err);
  * catalog or parse.
  */
 extern const GsModel *gs_model_cached(const char *name);
-
-/* Check a user-given model name (not NULL, 1..63 bytes); returns it. */
-extern const char *gs_model_name_arg(FunctionCallInfo fcinfo, int argno);
-
-/* The same check of a name (NULL for SQL NULL), saying why not in err. */
-extern bool gs_model_name_ok(const char *name, GsRowError *err);
 
 /* Parse and validate model bytes into a model in mcxt; ERRORs on failure. */
 extern GsModel *gs_model_parse(const char *name, const unsigned char *bytes,
