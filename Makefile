@@ -57,6 +57,7 @@ GLUE_OBJS = \
 	src/pg_gpuscore.o \
 	src/errors.o \
 	src/catalog.o \
+	src/model_admin.o \
 	src/model_cache.o \
 	src/model_name.o \
 	src/features.o \

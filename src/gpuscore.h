@@ -164,7 +164,7 @@ extern GsModel *gs_model_parse_with_covers(const char *name, const unsigned char
 /* Allocator over a memory context that returns NULL instead of ERROR. */
 extern GsAllocator gs_context_allocator(MemoryContext mcxt);
 
-/* ---- catalog.c ---- */
+/* ---- catalog.c: the model table ---- */
 
 /* Oid of the model table, or InvalidOid when the extension is not installed. */
 extern Oid	gs_catalog_relid(void);
@@ -181,6 +181,40 @@ extern bool gs_catalog_fetch(const char *name, int64 *model_id, int32 *version,
 
 /* Fetch only the identity of the stored model; returns false if absent. */
 extern bool gs_catalog_identity(const char *name, int64 *model_id, int32 *version);
+
+/*
+ * Schema-qualified, quoted name of the model table, its Oid and owner;
+ * ERRORs when the extension is not installed.
+ */
+extern char *gs_catalog_table(Oid *relid_out, Oid *owner_out);
+
+/*
+ * Whether the model table has the forest image column (extension 0.2.0 on):
+ * the library is installed before ALTER EXTENSION pg_gpuscore UPDATE runs,
+ * and must work with the older table until it does (tests/t/050_upgrade.pl).
+ */
+extern bool gs_catalog_has_images(Oid relid);
+
+/* The same for the column of the value taken as missing (0.5.0 on). */
+extern bool gs_catalog_has_missing_values(Oid relid);
+
+/*
+ * Run SPI work as the model table's owner (gs_catalog_become_owner), then
+ * restore the caller's identity (gs_catalog_restore_user; also on ERROR,
+ * since the transaction abort resets it).  The SPI queries still see the
+ * caller's search_path, so they name every table and operator
+ * schema-qualified (OPERATOR(pg_catalog.=)): an operator the caller put
+ * earlier in the path would otherwise run as the owner (tested in
+ * sql/privileges.sql).
+ */
+typedef struct GsOwnerSwitch
+{
+	Oid			save_userid;
+	int			save_sec_context;
+} GsOwnerSwitch;
+
+extern void gs_catalog_become_owner(Oid owner, GsOwnerSwitch *sw);
+extern void gs_catalog_restore_user(const GsOwnerSwitch *sw);
 
 /*
  * Citus (citus.c): on a coordinator, a load or drop is repeated on every

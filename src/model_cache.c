@@ -10,7 +10,7 @@
  * reset or deleted (a reset callback), which also covers ERROR and cancel.
  *
  * Freshness: changes to the model table send a relcache invalidation
- * (catalog.c); our callback marks every entry stale.  A statement's first
+ * (model_admin.c); our callback marks every entry stale.  A statement's first
  * use of a model processes pending invalidations and, for a stale entry,
  * re-reads the model's identity (model_id, never reused) and re-parses only
  * when it changed.  So a model replaced by another session is seen by the
