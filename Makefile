@@ -55,6 +55,7 @@ NN_OBJS = src/core/onnx.pb-c.o src/core/onnx_load.o src/core/onnx_output.o src/c
 
 GLUE_OBJS = \
 	src/pg_gpuscore.o \
+	src/limits.o \
 	src/errors.o \
 	src/catalog.o \
 	src/model_admin.o \

@@ -57,8 +57,15 @@ extern char *gs_provider_path;
 extern char *gs_xgboost_library;
 extern char *gs_fault_injection;
 
-/* Current caps as the core wants them. */
+/* ---- limits.c ---- */
+
+/* Current caps as the core wants them (the pg_gpuscore.max_* settings). */
 extern GsLimits gs_current_limits(void);
+
+/*
+ * The widest caps the settings allow, for a model that was checked against
+ * the caps of its session when it was stored.
+ */
 extern GsLimits gs_widest_limits(void);
 
 /* ---- errors.c ---- */
