@@ -67,6 +67,7 @@ GLUE_OBJS = \
 	src/score_query.o \
 	src/verify.o \
 	src/provider.o \
+	src/provider_local.o \
 	src/device.o \
 	src/trigger_common.o \
 	src/trigger_score.o \
