@@ -49,7 +49,6 @@
 #include "miscadmin.h"
 #include "nodes/extensible.h"
 #include "nodes/nodeFuncs.h"
-#include "parser/parse_func.h"
 #include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"

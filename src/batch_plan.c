@@ -51,8 +51,6 @@
  */
 #include "postgres.h"
 
-#include <math.h>
-
 #include "access/parallel.h"
 #include "catalog/pg_collation.h"
 #include "catalog/pg_type.h"
@@ -62,7 +60,6 @@
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "nodes/supportnodes.h"
-#include "optimizer/cost.h"
 #include "optimizer/clauses.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/planner.h"

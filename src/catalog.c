@@ -14,33 +14,21 @@
 #include "postgres.h"
 
 #include <math.h>
-#include <sys/stat.h>
 
 #include "access/genam.h"
 #include "access/htup_details.h"
 #include "access/table.h"
-#include "access/xact.h"
-#include "access/xlog.h"
-#include "catalog/indexing.h"
 #include "catalog/pg_extension.h"
-#include "catalog/namespace.h"
-#include "catalog/pg_authid.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "commands/extension.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
-#include "storage/fd.h"
-#include "storage/lmgr.h"
-#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
-#include "utils/inval.h"
-#include "utils/memutils.h"
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
 
-#include "core/forest_image.h"
 #include "gpuscore.h"
 
 /* Schema of an extension (PostgreSQL 15 does not export its own). */

@@ -19,7 +19,6 @@
 #include "postgres.h"
 
 #include "miscadmin.h"
-#include "utils/builtins.h"
 #include "utils/hsearch.h"
 #include "utils/inval.h"
 #include "utils/memutils.h"

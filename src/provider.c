@@ -17,14 +17,11 @@
  */
 #include "postgres.h"
 
-#include <dlfcn.h>
 #include <math.h>
 
 #include "funcapi.h"
-#include "miscadmin.h"
 #include "utils/builtins.h"
 
-#include "core/cpu_engine.h"
 #include "gpuscore.h"
 #include "provider.h"
 

@@ -36,7 +36,6 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
-#include "utils/memutils.h"
 
 #include "core/cpu_engine.h"
 #include "gpuscore.h"
