@@ -113,36 +113,17 @@ store_holds(const char *table, const char *name, int32 version, bytea *model)
 }
 
 /*
- * Validate model bytes and store them as the new active version of name.
- * missing_value (NaN: none given) is a value the model takes as missing
- * besides NaN, for XGBoost models whose file cannot say (see
- * gpu_load_model).  Returns the new version number.  replica_version > 0:
- * a Citus coordinator's load repeated on this worker (citus.c), stored as
- * that version and not sent on; otherwise a Citus coordinator sends the
- * load to every worker in this transaction.
+ * The format of model bytes: format_name parsed, and for 'auto' detected
+ * from the bytes; ERRORs for an unknown name, for another library's file
+ * and for bytes of no format known.  An empty model stays 'auto' (its
+ * parse says what is wrong).
  */
-static int32
-store_model(const char *name, bytea *model, const char *format_name, float missing_value,
-			int32 replica_version)
+static GsModelFormat
+model_format(const char *name, bytea *model, const char *format_name)
 {
 	GsModelFormat fmt;
-	GsModel    *gm;
-	const GsForest *forest;
-	const GsMlp *mlp;
-	float		file_missing;
-	char		objective[64];
-	MemoryContext parse_cxt;
-	Oid			relid,
-				owner;
-	char	   *table;
-	GsOwnerSwitch sw;
-	int32		version = 1;
-	char	   *loaded_by = GetUserNameFromId(GetUserId(), false);
 	size_t		len = VARSIZE_ANY_EXHDR(model);
-	int			rc;
 
-	if (replica_version == 0)
-		gs_citus_check_direct_change("gpu_load_model()");
 	if (gs_model_format_parse(format_name, &fmt) != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -170,17 +151,24 @@ store_model(const char *name, bytea *model, const char *format_name, float missi
 					 errhint("Save the model with its library's save_model (XGBoost: \"model.json\"); "
 							 "pickled Python objects cannot be read.")));
 	}
+	return fmt;
+}
 
-	/* parse and validate: the model gives the metadata and is thrown away */
-	parse_cxt = AllocSetContextCreate(CurrentMemoryContext, "pg_gpuscore model validation",
-									  ALLOCSET_DEFAULT_SIZES);
-	gm = gs_model_parse(name, (unsigned char *) VARDATA_ANY(model), len, fmt, parse_cxt);
-	forest = gm->forest;
-	mlp = gm->mlp;
+/*
+ * Give parsed model gm the missing value of gpu_load_model's argument
+ * (NaN: none given), which only XGBoost models take; NOTICE when it
+ * replaces the one the file holds, or when the file holds one and none was
+ * given.
+ */
+static void
+take_missing_value(const char *name, GsModel *gm, float missing_value)
+{
+	float		file_missing;
+
 	if (!isnan(missing_value))
 	{
 		if ((gm->format != GS_FORMAT_XGBOOST_JSON && gm->format != GS_FORMAT_XGBOOST_UBJ &&
-			 gm->format != GS_FORMAT_XGBOOST_BINARY) || (mlp && !mlp->linear_booster))
+			 gm->format != GS_FORMAT_XGBOOST_BINARY) || (gm->mlp && !gm->mlp->linear_booster))
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("model \"%s\" is not an XGBoost model: a missing value cannot be given for it", name),
@@ -202,6 +190,14 @@ store_model(const char *name, bytea *model, const char *format_name, float missi
 						name, (double) file_missing),
 				 errdetail("The model was saved by XGBoost's scikit-learn API with missing=%g; NULL and NaN are missing values too.",
 						   (double) file_missing)));
+}
+
+/* The NOTICEs of a load: what the model scores otherwise than one might think. */
+static void
+load_notices(const char *name, const GsModel *gm)
+{
+	const GsForest *forest = gm->forest;
+
 	if (forest && forest->load_note[0])
 		ereport(NOTICE,
 				(errmsg("model \"%s\": %s", name, forest->load_note),
@@ -223,14 +219,159 @@ store_model(const char *name, bytea *model, const char *format_name, float missi
 				(errmsg("model \"%s\" names no loss function: its scores are raw values", name),
 				 errdetail("CatBoost writes none for a model made by catboost.sum_models; its predict gives the raw values too."),
 				 errhint("Apply the loss function's link in SQL, for example 1 / (1 + exp(-score)) for a Logloss classifier.")));
-	/* a network's "objective": what its score is (an XGBoost objective for gblinear) */
+}
+
+/*
+ * The objective column of gm: a forest's objective; for a network, what
+ * its score is (an XGBoost objective for gblinear).
+ */
+static void
+model_objective(const GsModel *gm, char *objective, size_t len)
+{
+	const GsMlp *mlp = gm->mlp;
+
 	if (mlp && mlp->objective[0])
-		strlcpy(objective, mlp->objective, sizeof(objective));
+		strlcpy(objective, mlp->objective, len);
 	else if (mlp)
-		snprintf(objective, sizeof(objective), "%s",
+		snprintf(objective, len, "%s",
 				 mlp->reconstruction ? "reconstruction-error" : psprintf("mlp:%s", mlp->output_act));
 	else
-		strlcpy(objective, forest->objective, sizeof(objective));
+		strlcpy(objective, gm->forest->objective, len);
+}
+
+/*
+ * Delete name's stored row (inside SPI, as the table's owner); returns the
+ * version after the deleted one's, 1 when there was none.
+ */
+static int32
+delete_row(const char *table, const char *name)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		args[1] = {CStringGetTextDatum(name)};
+	int32		version = 1;
+	int			rc;
+
+	rc = SPI_execute_with_args(psprintf("DELETE FROM %s WHERE name OPERATOR(pg_catalog.=) $1 RETURNING version", table),
+							   1, argtypes, args, NULL, false, 0);
+	if (rc != SPI_OK_DELETE_RETURNING)
+		elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(rc));
+	if (SPI_processed == 1)
+	{
+		bool		isnull;
+
+		version = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)) + 1;
+	}
+	return version;
+}
+
+/*
+ * Insert the row of model (parsed as gm, of format fmt) as version of name
+ * (inside SPI, as the table's owner), with the columns the table of this
+ * extension version has (relid).
+ */
+static void
+insert_row(const char *table, Oid relid, const char *name, int32 version, GsModelFormat fmt,
+		   const char *objective, const GsModel *gm, bytea *model, const char *loaded_by)
+{
+	const GsForest *forest = gm->forest;
+	const GsMlp *mlp = gm->mlp;
+	Oid			argtypes[18] = {TEXTOID, INT4OID, TEXTOID, TEXTOID, INT4OID, INT4OID,
+	INT4OID, INT4OID, INT8OID, BYTEAOID, TEXTOID, TEXTARRAYOID, TEXTOID, INT4OID, INT8OID, INT4OID,
+	BYTEAOID, FLOAT4OID};
+	Datum		args[18];
+	char		nulls[18];
+	bool		names_null;
+	bool		has_images,
+				has_missing;
+	float		file_missing;
+	int			rc;
+
+	memset(nulls, ' ', sizeof(nulls));
+	args[0] = CStringGetTextDatum(name);
+	args[1] = Int32GetDatum(version);
+	args[2] = CStringGetTextDatum(gs_model_format_name(fmt));
+	args[3] = CStringGetTextDatum(objective);
+	args[4] = Int32GetDatum(gm->n_features);
+	args[5] = Int32GetDatum(gm->n_outputs);
+	args[6] = Int32GetDatum(forest ? forest->n_trees : 0);
+	args[7] = Int32GetDatum(forest ? forest->max_depth : 0);
+	args[8] = Int64GetDatum((int64) VARSIZE_ANY_EXHDR(model));
+	args[9] = PointerGetDatum(model);
+	args[10] = CStringGetTextDatum(forest ? forest->saved_by : mlp->producer);
+	if ((forest ? forest->saved_by : mlp->producer)[0] == '\0')
+		nulls[10] = 'n';
+	args[11] = feature_names_datum(gm, &names_null);
+	if (names_null)
+		nulls[11] = 'n';
+	args[12] = CStringGetTextDatum(gs_model_kind_name(gm));
+	args[13] = Int32GetDatum(mlp ? mlp->n_layers : 0);
+	args[14] = Int64GetDatum(mlp ? mlp->n_params : 0);
+	if (!mlp)
+		nulls[13] = nulls[14] = 'n';
+	args[15] = Int32GetDatum(forest ? forest->n_cat_splits : 0);
+	if (!forest)
+		nulls[15] = 'n';
+	args[16] = forest_image_datum(forest, &nulls[16]);
+	if (gs_model_missing_value(gm, &file_missing))
+		args[17] = Float4GetDatum(file_missing);
+	else
+	{
+		args[17] = Float4GetDatum(0.0f);
+		nulls[17] = 'n';
+	}
+	has_images = gs_catalog_has_images(relid);
+	has_missing = gs_catalog_has_missing_values(relid);
+	Assert(has_images || !has_missing);
+	rc = SPI_execute_with_args(psprintf("INSERT INTO %s (name, version, format, objective, n_features, "
+										"n_outputs, n_trees, max_depth, size_bytes, model, saved_by, "
+										"feature_names, kind, n_layers, n_parameters, categorical_splits, "
+										"%s%sloaded_by) "
+										"VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, %s%s%s)",
+										table, has_images ? "compiled, " : "",
+										has_missing ? "missing_value, " : "",
+										has_images ? "$17, " : "", has_missing ? "$18, " : "",
+										quote_literal_cstr(loaded_by)),
+							   has_missing ? 18 : has_images ? 17 : 16, argtypes, args, nulls, false, 0);
+	if (rc != SPI_OK_INSERT)
+		elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(rc));
+}
+
+/*
+ * Validate model bytes and store them as the new active version of name.
+ * missing_value (NaN: none given) is a value the model takes as missing
+ * besides NaN, for XGBoost models whose file cannot say (see
+ * gpu_load_model).  Returns the new version number.  replica_version > 0:
+ * a Citus coordinator's load repeated on this worker (citus.c), stored as
+ * that version and not sent on; otherwise a Citus coordinator sends the
+ * load to every worker in this transaction.
+ */
+static int32
+store_model(const char *name, bytea *model, const char *format_name, float missing_value,
+			int32 replica_version)
+{
+	GsModelFormat fmt;
+	GsModel    *gm;
+	char		objective[64];
+	MemoryContext parse_cxt;
+	Oid			relid,
+				owner;
+	char	   *table;
+	GsOwnerSwitch sw;
+	int32		version;
+	char	   *loaded_by = GetUserNameFromId(GetUserId(), false);
+
+	if (replica_version == 0)
+		gs_citus_check_direct_change("gpu_load_model()");
+	fmt = model_format(name, model, format_name);
+
+	/* parse and validate: the model gives the metadata and is thrown away */
+	parse_cxt = AllocSetContextCreate(CurrentMemoryContext, "pg_gpuscore model validation",
+									  ALLOCSET_DEFAULT_SIZES);
+	gm = gs_model_parse(name, (unsigned char *) VARDATA_ANY(model), VARSIZE_ANY_EXHDR(model),
+						fmt, parse_cxt);
+	take_missing_value(name, gm, missing_value);
+	load_notices(name, gm);
+	model_objective(gm, objective, sizeof(objective));
 
 	table = gs_catalog_table(&relid, &owner);
 
@@ -246,82 +387,10 @@ store_model(const char *name, bytea *model, const char *format_name, float missi
 		MemoryContextDelete(parse_cxt);
 		return replica_version;
 	}
-	{
-		Oid			argtypes[1] = {TEXTOID};
-		Datum		args[1] = {CStringGetTextDatum(name)};
-
-		rc = SPI_execute_with_args(psprintf("DELETE FROM %s WHERE name OPERATOR(pg_catalog.=) $1 RETURNING version", table),
-								   1, argtypes, args, NULL, false, 0);
-		if (rc != SPI_OK_DELETE_RETURNING)
-			elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(rc));
-		if (SPI_processed == 1)
-		{
-			bool		isnull;
-
-			version = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)) + 1;
-		}
-		if (replica_version > 0)
-			version = replica_version;
-	}
-	{
-		Oid			argtypes[18] = {TEXTOID, INT4OID, TEXTOID, TEXTOID, INT4OID, INT4OID,
-		INT4OID, INT4OID, INT8OID, BYTEAOID, TEXTOID, TEXTARRAYOID, TEXTOID, INT4OID, INT8OID, INT4OID,
-		BYTEAOID, FLOAT4OID};
-		Datum		args[18];
-		char		nulls[18];
-		bool		names_null;
-		bool		has_images,
-					has_missing;
-
-		memset(nulls, ' ', sizeof(nulls));
-		args[0] = CStringGetTextDatum(name);
-		args[1] = Int32GetDatum(version);
-		args[2] = CStringGetTextDatum(gs_model_format_name(fmt));
-		args[3] = CStringGetTextDatum(objective);
-		args[4] = Int32GetDatum(gm->n_features);
-		args[5] = Int32GetDatum(gm->n_outputs);
-		args[6] = Int32GetDatum(forest ? forest->n_trees : 0);
-		args[7] = Int32GetDatum(forest ? forest->max_depth : 0);
-		args[8] = Int64GetDatum((int64) len);
-		args[9] = PointerGetDatum(model);
-		args[10] = CStringGetTextDatum(forest ? forest->saved_by : mlp->producer);
-		if ((forest ? forest->saved_by : mlp->producer)[0] == '\0')
-			nulls[10] = 'n';
-		args[11] = feature_names_datum(gm, &names_null);
-		if (names_null)
-			nulls[11] = 'n';
-		args[12] = CStringGetTextDatum(gs_model_kind_name(gm));
-		args[13] = Int32GetDatum(mlp ? mlp->n_layers : 0);
-		args[14] = Int64GetDatum(mlp ? mlp->n_params : 0);
-		if (!mlp)
-			nulls[13] = nulls[14] = 'n';
-		args[15] = Int32GetDatum(forest ? forest->n_cat_splits : 0);
-		if (!forest)
-			nulls[15] = 'n';
-		args[16] = forest_image_datum(forest, &nulls[16]);
-		if (gs_model_missing_value(gm, &file_missing))
-			args[17] = Float4GetDatum(file_missing);
-		else
-		{
-			args[17] = Float4GetDatum(0.0f);
-			nulls[17] = 'n';
-		}
-		has_images = gs_catalog_has_images(relid);
-		has_missing = gs_catalog_has_missing_values(relid);
-		Assert(has_images || !has_missing);
-		rc = SPI_execute_with_args(psprintf("INSERT INTO %s (name, version, format, objective, n_features, "
-											"n_outputs, n_trees, max_depth, size_bytes, model, saved_by, "
-											"feature_names, kind, n_layers, n_parameters, categorical_splits, "
-											"%s%sloaded_by) "
-											"VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, %s%s%s)",
-											table, has_images ? "compiled, " : "",
-											has_missing ? "missing_value, " : "",
-											has_images ? "$17, " : "", has_missing ? "$18, " : "",
-											quote_literal_cstr(loaded_by)),
-								   has_missing ? 18 : has_images ? 17 : 16, argtypes, args, nulls, false, 0);
-		if (rc != SPI_OK_INSERT)
-			elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(rc));
-	}
+	version = delete_row(table, name);
+	if (replica_version > 0)
+		version = replica_version;
+	insert_row(table, relid, name, version, fmt, objective, gm, model, loaded_by);
 	SPI_finish();
 	gs_catalog_restore_user(&sw);
 
