@@ -43,7 +43,6 @@
 #include "access/htup_details.h"
 #include "access/parallel.h"
 #include "catalog/pg_type.h"
-#include "commands/explain.h"
 #include "executor/executor.h"
 #include "executor/tuptable.h"
 #include "miscadmin.h"
@@ -55,7 +54,6 @@
 #include "utils/datum.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
-#include "utils/ruleutils.h"
 #include "utils/tuplestore.h"
 #include "utils/typcache.h"
 
@@ -63,123 +61,7 @@
 #include "core/cpu_engine.h"
 #include "batch_plan.h"
 #include "gpuscore.h"
-#include "provider.h"
-
-/* Rows staged row-major before going column-major (see score_query.c). */
-#define STAGE_ROWS 64
-
-/* The ramp of batch sizes: the first, and the factor from 64 rows on. */
-#define RAMP_FIRST 1
-#define RAMP_SECOND 64
-#define RAMP_FACTOR 16
-
-/* How a row stands for one call. */
-typedef enum RowState
-{
-	ROW_SCORED,					/* its score is in the scorer's output */
-	ROW_NULL,					/* NULL features: NULL */
-	ROW_ERROR					/* the call raises an error for it */
-} RowState;
-
-/* One call the node scores. */
-typedef struct CallState
-{
-	/* from the plan */
-	Oid			funcid;
-	GsCallKind	kind;
-	GsFeatureForm form;
-	Oid			elemtype;		/* GS_FORM_ELEMENTS */
-	int			n_inputs;
-	int			score_col;		/* 0-based scan column of the score; error next */
-	List	   *names;			/* GS_FORM_COLUMNS: the columns' names */
-	ExprState  *model_expr;
-	ExprState **inputs;			/* [n_inputs]; NULL where read directly */
-	AttrNumber *input_col;		/* [n_inputs]: child column (1-based) or 0 */
-
-	/* found at the first row */
-	bool		name_null;		/* every row fails, NULL features too */
-	bool		model_bad;		/* rows with features fail with model_err */
-	Datum		model_err;		/* text of that error */
-	GsModelRef *m;
-	GsBatchScorer *scorer;		/* NULL when the model could not be had */
-	int			nf;
-	int			nout;
-	Datum		count_err;		/* every row with features: wrong length */
-	Datum		outputs_err;	/* every row scored: gpu_score of several outputs */
-	GsRowMap	map;			/* GS_FORM_COLUMNS, GS_FORM_ROW */
-	Oid			map_type;		/* GS_FORM_ROW: the row type map is for */
-	int32		map_typmod;
-	Datum	   *row_values;		/* GS_FORM_COLUMNS, GS_FORM_ROW: a row deformed */
-	bool	   *row_nulls;
-	int			row_natts;
-
-	/* the batch being built */
-	float	   *x;				/* scorer input, ld = the batch's target */
-	float	   *stage;			/* [STAGE_ROWS * nf] */
-	int			staged;
-	bool		direct_float4;	/* ARRAY[] of real columns: read in one loop */
-
-	/* per batch slot */
-	uint8	   *state[GS_SCORER_SLOTS];
-	Datum	   *err[GS_SCORER_SLOTS];
-	const float *out;			/* the emitted batch's outputs */
-} CallState;
-
-/* The rows of one batch: the kept columns of each, row-major. */
-typedef struct Batch
-{
-	MemoryContext cxt;			/* copies of by-reference values, errors */
-	Datum	   *values;			/* [target * n_kept] */
-	bool	   *nulls;
-	size_t		n;
-	size_t		target;			/* rows it was to have (the scorer's ld) */
-	Size		bytes;
-} Batch;
-
-/* What workers report to the leader, per worker and call. */
-typedef struct BatchShared
-{
-	int			n_workers;
-	int			n_calls;
-	GsScorerStats stats[FLEXIBLE_ARRAY_MEMBER];
-} BatchShared;
-
-typedef struct BatchState
-{
-	CustomScanState css;		/* must be first */
-	int			n_child_cols;
-	int			n_kept;			/* child columns read above the node */
-	AttrNumber *kept;			/* [n_kept], 1-based */
-	bool	   *kept_byval;
-	int16	   *kept_len;
-	AttrNumber	max_attno;		/* the child columns to deform */
-	int			bound;
-	int			n_calls;
-	CallState  *calls;
-	MemoryContext node_cxt;
-	ExprContext *fill_econtext; /* features of the row being batched */
-	Batch		batch[GS_SCORER_SLOTS];
-	int			fill_slot;		/* where the next batch goes */
-	int			queue[GS_SCORER_SLOTS];	/* submitted, not yet returned: oldest first */
-	int			n_queued;
-	int			emit_slot;		/* batch being returned, or -1 */
-	size_t		emit_pos;
-	bool		child_done;
-	bool		resolved;		/* models looked up (at the first row) */
-	size_t		max_rows;
-	size_t		next_target;
-	int64		n_batches;
-	size_t		largest;
-	/* backward scans */
-	Tuplestorestate *store;
-	TupleTableSlot *store_slot;
-	bool		store_eof;
-	/* parallel */
-	BatchShared *shared;
-	GsScorerStats *worker_seen; /* [n_workers * n_calls]: latest reports */
-	GsScorerStats *worker_done; /* [n_calls]: of earlier rounds of workers */
-	int			n_workers_seen;
-} BatchState;
+#include "batch_exec.h"
 
 static void begin_batch(CustomScanState *node, EState *estate, int eflags);
 static TupleTableSlot *exec_batch(CustomScanState *node);
@@ -190,7 +72,6 @@ static void init_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordin
 static void reinit_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate);
 static void init_worker(CustomScanState *node, shm_toc *toc, void *coordinate);
 static void shutdown_batch(CustomScanState *node);
-static void explain_batch(CustomScanState *node, List *ancestors, ExplainState *es);
 
 static const CustomExecMethods batch_exec_methods = {
 	.CustomName = GS_BATCH_NODE_NAME,
@@ -203,7 +84,7 @@ static const CustomExecMethods batch_exec_methods = {
 	.ReInitializeDSMCustomScan = reinit_dsm,
 	.InitializeWorkerCustomScan = init_worker,
 	.ShutdownCustomScan = shutdown_batch,
-	.ExplainCustomScan = explain_batch,
+	.ExplainCustomScan = gs_batch_explain,
 };
 
 /* The node's state for a plan node; see batch_plan.h. */
@@ -982,8 +863,8 @@ end_batch(CustomScanState *node)
 /* ---- parallel query ---- */
 
 /* d += s. */
-static void
-stats_add(GsScorerStats *d, const GsScorerStats *s)
+void
+gs_batch_stats_add(GsScorerStats *d, const GsScorerStats *s)
 {
 	for (int e = 0; e < 2; e++)
 	{
@@ -1019,8 +900,8 @@ init_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
 }
 
 /* Keep what the last workers reported, in the leader's memory. */
-static void
-collect_workers(BatchState *st, bool round_done)
+void
+gs_batch_collect_workers(BatchState *st, bool round_done)
 {
 	BatchShared *sh = st->shared;
 	int			n;
@@ -1041,7 +922,7 @@ collect_workers(BatchState *st, bool round_done)
 	/* a new round of workers starts from zero */
 	for (int w = 0; w < sh->n_workers; w++)
 		for (int i = 0; i < st->n_calls; i++)
-			stats_add(&st->worker_done[i], &st->worker_seen[w * st->n_calls + i]);
+			gs_batch_stats_add(&st->worker_done[i], &st->worker_seen[w * st->n_calls + i]);
 	memset(st->worker_seen, 0, sizeof(GsScorerStats) * Max(n, 1));
 	memset(sh->stats, 0, sizeof(GsScorerStats) * n);
 }
@@ -1051,7 +932,7 @@ reinit_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
 {
 	BatchState *st = (BatchState *) node;
 
-	collect_workers(st, true);
+	gs_batch_collect_workers(st, true);
 }
 
 static void
@@ -1069,100 +950,6 @@ shutdown_batch(CustomScanState *node)
 	if (IsParallelWorker())
 		report_worker_stats(st);
 	else
-		collect_workers(st, false);
+		gs_batch_collect_workers(st, false);
 	st->shared = NULL;
-}
-
-/* ---- EXPLAIN ---- */
-
-/* The name of the device policy. */
-static const char *
-device_policy(void)
-{
-	switch (gs_device_mode)
-	{
-		case GS_DEVICE_CPU:
-			return "cpu";
-		case GS_DEVICE_GPU:
-			return "gpu";
-		default:
-			return psprintf("auto (GPU for batches of %d rows or more)", gs_gpu_min_rows);
-	}
-}
-
-/* "fraud (version 3)" for call c, as it is now or as the run used it. */
-static char *
-model_label(BatchState *st, CallState *c, CustomScan *cs, int first_expr)
-{
-	Node	   *model = list_nth(cs->custom_exprs, first_expr);
-	char	   *name;
-	int64		model_id;
-	int32		version;
-
-	if (c->m != NULL)
-		return psprintf("%s (version %d)", c->m->name, c->m->version);
-	if (!IsA(model, Const))
-		return psprintf("%s", deparse_expression(model, NIL, false, false));
-	if (((Const *) model)->constisnull)
-		return pstrdup("NULL");
-	name = TextDatumGetCString(((Const *) model)->constvalue);
-	if (strlen(name) > 0 && strlen(name) < NAMEDATALEN && OidIsValid(gs_catalog_relid()) &&
-		gs_catalog_identity(name, &model_id, &version))
-		return psprintf("%s (version %d)", name, version);
-	return psprintf("%s (not loaded)", name);
-}
-
-/* ExplainCustomScan: the models, the device policy, the batches. */
-static void
-explain_batch(CustomScanState *node, List *ancestors, ExplainState *es)
-{
-	BatchState *st = (BatchState *) node;
-	CustomScan *cs = (CustomScan *) node->ss.ps.plan;
-	List	   *models = NIL;
-	GsScorerStats total;
-	int			first_expr = 0;
-
-	for (int i = 0; i < st->n_calls; i++)
-	{
-		CallState  *c = &st->calls[i];
-
-		models = lappend(models, model_label(st, c, cs, first_expr));
-		first_expr += 1 + c->n_inputs;
-	}
-	ExplainPropertyList("Models", models, es);
-	ExplainPropertyText("Device", device_policy(), es);
-	ExplainPropertyInteger("Batch Size", "rows", (int64) st->max_rows, es);
-	if (st->bound > 0)
-		ExplainPropertyInteger("First Batch", "rows", st->bound, es);
-	if (!es->analyze)
-		return;
-
-	collect_workers(st, false);
-	memset(&total, 0, sizeof(total));
-	for (int i = 0; i < st->n_calls; i++)
-	{
-		if (st->calls[i].scorer)
-			stats_add(&total, gs_scorer_stats(st->calls[i].scorer));
-		if (st->worker_done)
-			stats_add(&total, &st->worker_done[i]);
-		for (int w = 0; st->worker_seen && w < st->n_workers_seen; w++)
-			stats_add(&total, &st->worker_seen[w * st->n_calls + i]);
-	}
-	ExplainPropertyInteger("Rows Scored on GPU", NULL, total.rows[1], es);
-	ExplainPropertyInteger("Rows Scored on CPU", NULL, total.rows[0], es);
-	ExplainPropertyInteger("Batches on GPU", NULL, total.batches[1], es);
-	ExplainPropertyInteger("Batches on CPU", NULL, total.batches[0], es);
-	/* whose GPU: the GPU service's, or this session's own provider */
-	if (total.batches[1] > 0)
-		ExplainPropertyText("GPU Provider", gs_provider.service ? "service" : "session", es);
-	if (es->timing)
-	{
-		ExplainPropertyFloat("CPU Scoring Time", "ms", total.cpu_ms, 3, es);
-		if (total.batches[1] > 0)
-		{
-			ExplainPropertyFloat("GPU Wait Time", "ms", total.gpu_wait_ms, 3, es);
-			ExplainPropertyFloat("GPU Transfer Time", "ms", total.copy_in_ms + total.copy_out_ms, 3, es);
-			ExplainPropertyFloat("GPU Kernel Time", "ms", total.kernel_ms, 3, es);
-		}
-	}
 }
