@@ -80,6 +80,7 @@ GLUE_OBJS = \
 	src/batch_plan.o \
 	src/batch_exec.o \
 	src/batch_explain.o \
+	src/batch_parallel.o \
 	src/service_shmem.o \
 	src/service_worker.o \
 	src/citus.o \

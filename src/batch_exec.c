@@ -41,7 +41,6 @@
 #include <math.h>
 
 #include "access/htup_details.h"
-#include "access/parallel.h"
 #include "catalog/pg_type.h"
 #include "executor/executor.h"
 #include "executor/tuptable.h"
@@ -67,11 +66,6 @@ static void begin_batch(CustomScanState *node, EState *estate, int eflags);
 static TupleTableSlot *exec_batch(CustomScanState *node);
 static void end_batch(CustomScanState *node);
 static void rescan_batch(CustomScanState *node);
-static Size estimate_dsm(CustomScanState *node, ParallelContext *pcxt);
-static void init_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate);
-static void reinit_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate);
-static void init_worker(CustomScanState *node, shm_toc *toc, void *coordinate);
-static void shutdown_batch(CustomScanState *node);
 
 static const CustomExecMethods batch_exec_methods = {
 	.CustomName = GS_BATCH_NODE_NAME,
@@ -79,11 +73,11 @@ static const CustomExecMethods batch_exec_methods = {
 	.ExecCustomScan = exec_batch,
 	.EndCustomScan = end_batch,
 	.ReScanCustomScan = rescan_batch,
-	.EstimateDSMCustomScan = estimate_dsm,
-	.InitializeDSMCustomScan = init_dsm,
-	.ReInitializeDSMCustomScan = reinit_dsm,
-	.InitializeWorkerCustomScan = init_worker,
-	.ShutdownCustomScan = shutdown_batch,
+	.EstimateDSMCustomScan = gs_batch_estimate_dsm,
+	.InitializeDSMCustomScan = gs_batch_init_dsm,
+	.ReInitializeDSMCustomScan = gs_batch_reinit_dsm,
+	.InitializeWorkerCustomScan = gs_batch_init_worker,
+	.ShutdownCustomScan = gs_batch_shutdown,
 	.ExplainCustomScan = gs_batch_explain,
 };
 
@@ -616,19 +610,6 @@ fill_batch(BatchState *st)
 	return true;
 }
 
-/* Copy each call's statistics to this worker's place in shared memory. */
-static void
-report_worker_stats(BatchState *st)
-{
-	if (st->shared == NULL || !IsParallelWorker() || ParallelWorkerNumber < 0 ||
-		ParallelWorkerNumber >= st->shared->n_workers)
-		return;
-	for (int i = 0; i < st->n_calls; i++)
-		if (st->calls[i].scorer)
-			st->shared->stats[ParallelWorkerNumber * st->n_calls + i] =
-				*gs_scorer_stats(st->calls[i].scorer);
-}
-
 /* Take the oldest submitted batch's scores: its rows are returned next. */
 static void
 take_batch(BatchState *st)
@@ -651,7 +632,7 @@ take_batch(BatchState *st)
 			elog(ERROR, "pg_gpuscore: batch scorer out of step (slot %d of %d, %zu rows of %zu)",
 				 slot, k, n, st->batch[k].n);
 	}
-	report_worker_stats(st);
+	gs_batch_report_worker_stats(st);
 	st->emit_slot = k;
 	st->emit_pos = 0;
 }
@@ -858,98 +839,4 @@ end_batch(CustomScanState *node)
 	if (st->store)
 		tuplestore_end(st->store);
 	st->store = NULL;
-}
-
-/* ---- parallel query ---- */
-
-/* d += s. */
-void
-gs_batch_stats_add(GsScorerStats *d, const GsScorerStats *s)
-{
-	for (int e = 0; e < 2; e++)
-	{
-		d->batches[e] += s->batches[e];
-		d->rows[e] += s->rows[e];
-	}
-	d->cpu_ms += s->cpu_ms;
-	d->gpu_wait_ms += s->gpu_wait_ms;
-	d->copy_in_ms += s->copy_in_ms;
-	d->kernel_ms += s->kernel_ms;
-	d->copy_out_ms += s->copy_out_ms;
-}
-
-static Size
-estimate_dsm(CustomScanState *node, ParallelContext *pcxt)
-{
-	BatchState *st = (BatchState *) node;
-
-	return offsetof(BatchShared, stats) +
-		sizeof(GsScorerStats) * (Size) pcxt->nworkers * st->n_calls;
-}
-
-static void
-init_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
-{
-	BatchState *st = (BatchState *) node;
-	BatchShared *sh = (BatchShared *) coordinate;
-
-	memset(sh, 0, estimate_dsm(node, pcxt));
-	sh->n_workers = pcxt->nworkers;
-	sh->n_calls = st->n_calls;
-	st->shared = sh;
-}
-
-/* Keep what the last workers reported, in the leader's memory. */
-void
-gs_batch_collect_workers(BatchState *st, bool round_done)
-{
-	BatchShared *sh = st->shared;
-	int			n;
-
-	if (sh == NULL || IsParallelWorker())
-		return;
-	n = sh->n_workers * sh->n_calls;
-	if (st->worker_done == NULL)
-		st->worker_done = MemoryContextAllocZero(st->node_cxt, sizeof(GsScorerStats) * st->n_calls);
-	if (st->worker_seen == NULL || st->n_workers_seen < sh->n_workers)
-	{
-		st->worker_seen = MemoryContextAllocZero(st->node_cxt, sizeof(GsScorerStats) * Max(n, 1));
-		st->n_workers_seen = sh->n_workers;
-	}
-	memcpy(st->worker_seen, sh->stats, sizeof(GsScorerStats) * n);
-	if (!round_done)
-		return;
-	/* a new round of workers starts from zero */
-	for (int w = 0; w < sh->n_workers; w++)
-		for (int i = 0; i < st->n_calls; i++)
-			gs_batch_stats_add(&st->worker_done[i], &st->worker_seen[w * st->n_calls + i]);
-	memset(st->worker_seen, 0, sizeof(GsScorerStats) * Max(n, 1));
-	memset(sh->stats, 0, sizeof(GsScorerStats) * n);
-}
-
-static void
-reinit_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
-{
-	BatchState *st = (BatchState *) node;
-
-	gs_batch_collect_workers(st, true);
-}
-
-static void
-init_worker(CustomScanState *node, shm_toc *toc, void *coordinate)
-{
-	((BatchState *) node)->shared = (BatchShared *) coordinate;
-}
-
-/* ShutdownCustomScan: the workers are done; their shared memory goes next. */
-static void
-shutdown_batch(CustomScanState *node)
-{
-	BatchState *st = (BatchState *) node;
-
-	if (IsParallelWorker())
-		report_worker_stats(st);
-	else
-		gs_batch_collect_workers(st, false);
-	st->shared = NULL;
 }

@@ -10,6 +10,7 @@
 #ifndef GS_BATCH_EXEC_H
 #define GS_BATCH_EXEC_H
 
+#include "access/parallel.h"
 #include "commands/explain.h"
 #include "executor/tuptable.h"
 #include "nodes/execnodes.h"
@@ -134,7 +135,7 @@ typedef struct BatchState
 	int			n_workers_seen;
 } BatchState;
 
-/* ---- parallel query (batch_exec.c) ---- */
+/* ---- batch_parallel.c ---- */
 
 /* d += s. */
 extern void gs_batch_stats_add(GsScorerStats *d, const GsScorerStats *s);
@@ -144,6 +145,16 @@ extern void gs_batch_stats_add(GsScorerStats *d, const GsScorerStats *s);
  * those workers have finished.
  */
 extern void gs_batch_collect_workers(BatchState *st, bool round_done);
+
+/* In a worker: copy each call's statistics to its place in shared memory. */
+extern void gs_batch_report_worker_stats(BatchState *st);
+
+/* The node's parallel methods (CustomExecMethods). */
+extern Size gs_batch_estimate_dsm(CustomScanState *node, ParallelContext *pcxt);
+extern void gs_batch_init_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate);
+extern void gs_batch_reinit_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate);
+extern void gs_batch_init_worker(CustomScanState *node, shm_toc *toc, void *coordinate);
+extern void gs_batch_shutdown(CustomScanState *node);
 
 /* ---- batch_explain.c ---- */
 
