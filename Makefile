@@ -79,6 +79,7 @@ GLUE_OBJS = \
 	src/row_features.o \
 	src/batch_plan.o \
 	src/batch_exec.o \
+	src/batch_fill.o \
 	src/batch_explain.o \
 	src/batch_parallel.o \
 	src/service_shmem.o \

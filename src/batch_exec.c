@@ -35,12 +35,14 @@
  * (SCROLL cursors) keep the returned rows in a tuplestore, as Material does.
  * Under Gather, each worker's scoring statistics go to shared memory so
  * that EXPLAIN ANALYZE counts them.
+ *
+ * This file sets the node up and returns its rows; batch_fill.c builds and
+ * submits the batches, batch_parallel.c holds the shared memory of parallel
+ * query, batch_explain.c the EXPLAIN output; batch_exec.h is the state they
+ * share.
  */
 #include "postgres.h"
 
-#include <math.h>
-
-#include "access/htup_details.h"
 #include "catalog/pg_type.h"
 #include "executor/executor.h"
 #include "executor/tuptable.h"
@@ -50,14 +52,11 @@
 #include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
-#include "utils/datum.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/tuplestore.h"
-#include "utils/typcache.h"
 
 #include "catalog/objectaccess.h"
-#include "core/cpu_engine.h"
 #include "batch_plan.h"
 #include "gpuscore.h"
 #include "batch_exec.h"
@@ -251,8 +250,8 @@ columns_desc(CallState *c, CustomScan *cs, int first_input)
  * looks up nothing) and set up their scorers; errors that every row with
  * features would raise are kept, not raised.
  */
-static void
-resolve_calls(BatchState *st)
+void
+gs_batch_resolve_calls(BatchState *st)
 {
 	CustomScan *cs = (CustomScan *) st->css.ss.ps.plan;
 	MemoryContext old = MemoryContextSwitchTo(st->node_cxt);
@@ -336,307 +335,6 @@ resolve_calls(BatchState *st)
 	MemoryContextSwitchTo(old);
 }
 
-/* ---- building a batch ---- */
-
-/* The value of input k of c for the row in the fill context's outer slot. */
-static Datum
-input_value(BatchState *st, CallState *c, int k, TupleTableSlot *slot, bool *isnull)
-{
-	if (c->input_col[k] > 0)
-	{
-		*isnull = slot->tts_isnull[c->input_col[k] - 1];
-		return slot->tts_values[c->input_col[k] - 1];
-	}
-	return ExecEvalExpr(c->inputs[k], st->fill_econtext, isnull);
-}
-
-/*
- * Read call c's features of the row in slot into row[nf]; false with err set
- * when the row cannot be scored.  d: the value of the features expression
- * for GS_FORM_ARRAY and GS_FORM_ROW (not NULL).  Allocates in the current
- * memory context (the fill context's per-row memory).
- */
-static bool
-row_features(BatchState *st, CallState *c, TupleTableSlot *slot, Datum d, float *row,
-			 GsRowError *err)
-{
-	bool		isnull;
-
-	switch (c->form)
-	{
-		case GS_FORM_ELEMENTS:
-			if (c->direct_float4)
-			{
-				/* the common case: real columns, as gs_element_to_float reads them */
-				const Datum *values = slot->tts_values;
-				const bool *nulls = slot->tts_isnull;
-				bool		any_inf = false;
-
-				for (int k = 0; k < c->n_inputs; k++)
-				{
-					int			a = c->input_col[k] - 1;
-					float		v = nulls[a] ? NAN : DatumGetFloat4(values[a]);
-
-					any_inf |= isinf(v);
-					row[k] = v;
-				}
-				for (int k = 0; any_inf && k < c->n_inputs; k++)
-					if (isinf(row[k]) && !gs_value_ok(c->m, k, row[k], err))
-						return false;
-				return true;
-			}
-			for (int k = 0; k < c->n_inputs; k++)
-			{
-				Datum		e = input_value(st, c, k, slot, &isnull);
-
-				if (isnull)
-					row[k] = NAN;
-				else if (!gs_element_to_float(e, c->elemtype, c->m, k, &row[k], err))
-					return false;
-			}
-			return true;
-		case GS_FORM_ARRAY:
-			return gs_array_to_row_checked(DatumGetArrayTypeP(d), c->m, row, err);
-		case GS_FORM_COLUMNS:
-			for (int k = 0; k < c->n_inputs; k++)
-				c->row_values[k] = input_value(st, c, k, slot, &c->row_nulls[k]);
-			return gs_row_map_convert(&c->map, c->m, c->row_values, c->row_nulls, row, err);
-		case GS_FORM_ROW:
-			{
-				HeapTupleHeader th = DatumGetHeapTupleHeader(d);
-				Oid			type = HeapTupleHeaderGetTypeId(th);
-				int32		typmod = HeapTupleHeaderGetTypMod(th);
-				TupleDesc	desc = lookup_rowtype_tupdesc(type, typmod);
-				HeapTupleData tuple;
-
-				if (c->row_values == NULL || c->map_type != type || c->map_typmod != typmod)
-				{
-					MemoryContext old = MemoryContextSwitchTo(st->node_cxt);
-
-					gs_row_map_build(desc, c->m, &c->map);
-					c->map_type = type;
-					c->map_typmod = typmod;
-					c->row_values = palloc(sizeof(Datum) * desc->natts);
-					c->row_nulls = palloc(sizeof(bool) * desc->natts);
-					c->row_natts = desc->natts;
-					MemoryContextSwitchTo(old);
-				}
-				tuple.t_len = HeapTupleHeaderGetDatumLength(th);
-				ItemPointerSetInvalid(&tuple.t_self);
-				tuple.t_tableOid = InvalidOid;
-				tuple.t_data = th;
-				heap_deform_tuple(&tuple, desc, c->row_values, c->row_nulls);
-				ReleaseTupleDesc(desc);
-				return gs_row_map_convert(&c->map, c->m, c->row_values, c->row_nulls, row, err);
-			}
-	}
-	return false;
-}
-
-/* Write the staged rows of c to their place in the column-major batch. */
-static void
-flush_stage(CallState *c, size_t n, size_t ld)
-{
-	gs_rows_to_columns(c->stage, c->staged, c->nf, c->x + (n - c->staged), ld);
-	c->staged = 0;
-}
-
-/*
- * Add the row in slot as row i of batch slot k for call c: its features, or
- * NaN where it gets NULL or an error (kept in batch_cxt).  The checks come
- * in the order of the row-by-row call: the model name, NULL features, the
- * model, the features, the number of outputs.
- */
-static void
-add_call_row(BatchState *st, CallState *c, int k, size_t i, size_t ld, TupleTableSlot *slot,
-			 MemoryContext batch_cxt)
-{
-	GsRowError	err;
-	uint8		state = ROW_ERROR;
-	Datum		error = (Datum) 0;
-	float	   *dst = c->scorer ? c->stage + (size_t) c->staged * c->nf : NULL;
-
-	if (c->name_null)
-		error = c->model_err;
-	else
-	{
-		Datum		d = (Datum) 0;
-		bool		isnull = false;
-
-		if (c->form == GS_FORM_ARRAY || c->form == GS_FORM_ROW)
-			d = input_value(st, c, 0, slot, &isnull);
-		if (isnull)
-			state = ROW_NULL;
-		else if (c->model_bad)
-			error = c->model_err;
-		else if (c->count_err)
-			error = c->count_err;
-		else if (!row_features(st, c, slot, d, dst, &err))
-		{
-			MemoryContext old = MemoryContextSwitchTo(batch_cxt);
-
-			error = gs_row_error_datum(&err);
-			MemoryContextSwitchTo(old);
-		}
-		else if (c->outputs_err)
-			error = c->outputs_err;
-		else
-			state = ROW_SCORED;
-	}
-	c->state[k][i] = state;
-	c->err[k][i] = error;
-	if (c->scorer == NULL)
-		return;
-	/* a row not scored is scored as all missing, and its score not used */
-	if (state != ROW_SCORED)
-		for (int f = 0; f < c->nf; f++)
-			dst[f] = NAN;
-	if (++c->staged == STAGE_ROWS)
-		flush_stage(c, i + 1, ld);
-}
-
-/* Is a batch of some call still running on the GPU? */
-static bool
-any_in_flight(BatchState *st)
-{
-	for (int i = 0; i < st->n_calls; i++)
-		if (st->calls[i].scorer && gs_scorer_in_flight(st->calls[i].scorer))
-			return true;
-	return false;
-}
-
-/*
- * Build the next batch from the child's rows and submit it to every call's
- * scorer; false when the child had no row left.
- */
-static bool
-fill_batch(BatchState *st)
-{
-	PlanState  *child = outerPlanState(st);
-	int			k = st->fill_slot;
-	Batch	   *b = &st->batch[k];
-	Size		budget = (Size) gs_batch_memory_kb * 1024;
-	TupleTableSlot *slot;
-	MemoryContext old;
-
-	slot = ExecProcNode(child);
-	if (TupIsNull(slot))
-	{
-		st->child_done = true;
-		return false;
-	}
-	st->fill_econtext->ecxt_outertuple = slot;
-	if (!st->resolved)
-		resolve_calls(st);
-	MemoryContextReset(b->cxt);
-	b->target = Min(st->next_target, st->max_rows);
-	b->values = MemoryContextAllocHuge(b->cxt, sizeof(Datum) * b->target * Max(st->n_kept, 1));
-	b->nulls = MemoryContextAllocHuge(b->cxt, sizeof(bool) * b->target * Max(st->n_kept, 1));
-	b->n = 0;
-	b->bytes = 0;
-	st->next_target = Min(Max(b->target * RAMP_FACTOR, RAMP_SECOND), st->max_rows);
-	for (int i = 0; i < st->n_calls; i++)
-	{
-		CallState  *c = &st->calls[i];
-		int			slot_no = k;
-
-		c->staged = 0;
-		if (c->scorer)
-		{
-			c->x = gs_scorer_input(c->scorer, &slot_no);
-			Assert(slot_no == k);
-		}
-	}
-	for (;;)
-	{
-		Datum	   *values = b->values + b->n * st->n_kept;
-		bool	   *nulls = b->nulls + b->n * st->n_kept;
-
-		CHECK_FOR_INTERRUPTS();
-		slot_getsomeattrs(slot, st->max_attno);
-		/* the columns read above, by-reference values copied */
-		b->bytes += sizeof(Datum) * st->n_kept;
-		for (int k = 0; k < st->n_kept; k++)
-		{
-			int			a = st->kept[k] - 1;
-
-			nulls[k] = slot->tts_isnull[a];
-			if (nulls[k] || st->kept_byval[k])
-				values[k] = slot->tts_values[a];
-			else
-			{
-				Size		len = datumGetSize(slot->tts_values[a], false, st->kept_len[k]);
-
-				old = MemoryContextSwitchTo(b->cxt);
-				values[k] = datumCopy(slot->tts_values[a], false, st->kept_len[k]);
-				MemoryContextSwitchTo(old);
-				b->bytes += len;
-			}
-		}
-		ResetExprContext(st->fill_econtext);
-		st->fill_econtext->ecxt_outertuple = slot;
-		old = MemoryContextSwitchTo(st->fill_econtext->ecxt_per_tuple_memory);
-		for (int i = 0; i < st->n_calls; i++)
-			add_call_row(st, &st->calls[i], k, b->n, b->target, slot, b->cxt);
-		MemoryContextSwitchTo(old);
-		b->n++;
-		if (b->n >= b->target || b->bytes >= budget)
-			break;
-		slot = ExecProcNode(child);
-		if (TupIsNull(slot))
-		{
-			st->child_done = true;
-			break;
-		}
-	}
-	for (int i = 0; i < st->n_calls; i++)
-	{
-		CallState  *c = &st->calls[i];
-
-		if (c->scorer == NULL)
-			continue;
-		flush_stage(c, b->n, b->target);
-		/* a short batch goes to the scorer with ld = its row count */
-		if (b->n < b->target)
-			for (int f = 1; f < c->nf; f++)
-				memmove(c->x + (size_t) f * b->n, c->x + (size_t) f * b->target,
-						sizeof(float) * b->n);
-		gs_scorer_submit(c->scorer, b->n);
-	}
-	st->queue[st->n_queued++] = k;
-	st->fill_slot = (k + 1) % GS_SCORER_SLOTS;
-	st->n_batches++;
-	st->largest = Max(st->largest, b->n);
-	return true;
-}
-
-/* Take the oldest submitted batch's scores: its rows are returned next. */
-static void
-take_batch(BatchState *st)
-{
-	int			k = st->queue[0];
-
-	for (int i = 1; i < st->n_queued; i++)
-		st->queue[i - 1] = st->queue[i];
-	st->n_queued--;
-	for (int i = 0; i < st->n_calls; i++)
-	{
-		CallState  *c = &st->calls[i];
-		int			slot = -1;
-		size_t		n = 0;
-
-		if (c->scorer == NULL)
-			continue;
-		c->out = gs_scorer_next(c->scorer, true, &slot, &n);
-		if (c->out == NULL || slot != k || n != st->batch[k].n)
-			elog(ERROR, "pg_gpuscore: batch scorer out of step (slot %d of %d, %zu rows of %zu)",
-				 slot, k, n, st->batch[k].n);
-	}
-	gs_batch_report_worker_stats(st);
-	st->emit_slot = k;
-	st->emit_pos = 0;
-}
-
 /* ---- returning rows ---- */
 
 /* Row i of the batch being returned, with its scores, as the scan tuple. */
@@ -703,14 +401,14 @@ next_scan_tuple(BatchState *st)
 			st->emit_slot = -1;
 		}
 		if (!st->child_done &&
-			(st->n_queued == 0 || (st->n_queued < GS_SCORER_SLOTS && any_in_flight(st))))
+			(st->n_queued == 0 || (st->n_queued < GS_SCORER_SLOTS && gs_batch_any_in_flight(st))))
 		{
-			fill_batch(st);
+			gs_batch_fill(st);
 			continue;
 		}
 		if (st->n_queued == 0)
 			return NULL;
-		take_batch(st);
+		gs_batch_take(st);
 	}
 }
 

@@ -135,6 +135,29 @@ typedef struct BatchState
 	int			n_workers_seen;
 } BatchState;
 
+/* ---- batch_exec.c ---- */
+
+/*
+ * Look up the calls' models (at the first row, so that an empty input
+ * looks up nothing) and set up their scorers; errors that every row with
+ * features would raise are kept, not raised.
+ */
+extern void gs_batch_resolve_calls(BatchState *st);
+
+/* ---- batch_fill.c ---- */
+
+/*
+ * Build the next batch from the child's rows and submit it to every call's
+ * scorer; false when the child had no row left.
+ */
+extern bool gs_batch_fill(BatchState *st);
+
+/* Is a batch of some call still running on the GPU? */
+extern bool gs_batch_any_in_flight(BatchState *st);
+
+/* Take the oldest submitted batch's scores: its rows are returned next. */
+extern void gs_batch_take(BatchState *st);
+
 /* ---- batch_parallel.c ---- */
 
 /* d += s. */
