@@ -78,6 +78,8 @@ GLUE_OBJS = \
 	src/row_error.o \
 	src/row_features.o \
 	src/batch_plan.o \
+	src/batch_calls.o \
+	src/batch_node.o \
 	src/batch_exec.o \
 	src/batch_fill.o \
 	src/batch_explain.o \
