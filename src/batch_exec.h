@@ -135,15 +135,6 @@ typedef struct BatchState
 	int			n_workers_seen;
 } BatchState;
 
-/* ---- batch_exec.c ---- */
-
-/*
- * Look up the calls' models (at the first row, so that an empty input
- * looks up nothing) and set up their scorers; errors that every row with
- * features would raise are kept, not raised.
- */
-extern void gs_batch_resolve_calls(BatchState *st);
-
 /* ---- batch_fill.c ---- */
 
 /*

@@ -4,7 +4,8 @@
  *	  the child, their kept columns copied, each call's features read into
  *	  its scorer's column-major input (staged row-major STAGE_ROWS rows at a
  *	  time), the batch submitted to every call's scorer and its scores
- *	  taken back.
+ *	  taken back.  The calls' models are looked up, and their scorers set
+ *	  up, when the first batch is built (resolve_calls).
  *
  * A batch's copies of by-reference values and its rows' errors live in the
  * batch's memory context (Batch.cxt), reset when its rows have been
@@ -18,13 +19,136 @@
 #include "executor/executor.h"
 #include "executor/tuptable.h"
 #include "miscadmin.h"
+#include "nodes/nodeFuncs.h"
 #include "utils/array.h"
+#include "utils/builtins.h"
 #include "utils/datum.h"
 #include "utils/memutils.h"
 #include "utils/typcache.h"
 
 #include "core/cpu_engine.h"
 #include "batch_exec.h"
+
+/* The text of an error, made once in the node's context. */
+static Datum
+fixed_error(BatchState *st, const GsRowError *err)
+{
+	MemoryContext old = MemoryContextSwitchTo(st->node_cxt);
+	Datum		d = gs_row_error_datum(err);
+
+	MemoryContextSwitchTo(old);
+	return d;
+}
+
+/*
+ * A descriptor of the columns a GS_FORM_COLUMNS call reads: their names
+ * and the types of its inputs.
+ */
+static TupleDesc
+columns_desc(CallState *c, CustomScan *cs, int first_input)
+{
+	TupleDesc	desc = CreateTemplateTupleDesc(c->n_inputs);
+	ListCell   *name = list_head(c->names);
+
+	for (int k = 0; k < c->n_inputs; k++)
+	{
+		Node	   *e = list_nth(cs->custom_exprs, first_input + k);
+
+		TupleDescInitEntry(desc, k + 1, strVal(lfirst(name)), exprType(e), exprTypmod(e), 0);
+		name = lnext(c->names, name);
+	}
+	return desc;
+}
+
+/*
+ * Look up the calls' models (at the first row, so that an empty input
+ * looks up nothing) and set up their scorers; errors that every row with
+ * features would raise are kept, not raised.
+ */
+static void
+resolve_calls(BatchState *st)
+{
+	CustomScan *cs = (CustomScan *) st->css.ss.ps.plan;
+	MemoryContext old = MemoryContextSwitchTo(st->node_cxt);
+	size_t		max_rows = 0;
+	int			first_input = 0;
+
+	for (int i = 0; i < st->n_calls; i++)
+	{
+		CallState  *c = &st->calls[i];
+		bool		isnull;
+		Datum		name_d;
+		char	   *name = NULL;
+		GsRowError	err;
+
+		first_input++;			/* the model expression */
+		name_d = ExecEvalExpr(c->model_expr, st->fill_econtext, &isnull);
+		if (!isnull)
+			name = TextDatumGetCString(name_d);
+		if (!gs_model_name_ok(name, &err))
+		{
+			c->name_null = isnull;
+			c->model_bad = true;
+			c->model_err = fixed_error(st, &err);
+		}
+		else if ((c->m = gs_model_try_acquire(name, st->node_cxt)) == NULL)
+		{
+			gs_model_missing_error(name, &err);
+			c->model_bad = true;
+			c->model_err = fixed_error(st, &err);
+		}
+		else
+		{
+			size_t		rows = gs_batch_rows(c->m->model);
+
+			c->nf = c->m->model->n_features;
+			c->nout = c->m->model->n_outputs;
+			c->stage = palloc(sizeof(float) * STAGE_ROWS * c->nf);
+			c->direct_float4 = c->form == GS_FORM_ELEMENTS && c->elemtype == FLOAT4OID &&
+				c->n_inputs == c->nf;
+			for (int k = 0; k < c->n_inputs; k++)
+				c->direct_float4 &= c->input_col[k] > 0;
+			max_rows = max_rows == 0 ? rows : Min(max_rows, rows);
+			if (c->form == GS_FORM_ELEMENTS && c->n_inputs != c->nf)
+			{
+				gs_feature_count_error(c->m, c->n_inputs, &err);
+				c->count_err = fixed_error(st, &err);
+			}
+			if (c->kind == GS_CALL_SCORE && c->nout != 1)
+			{
+				gs_one_output_error(c->m, &err);
+				c->outputs_err = fixed_error(st, &err);
+			}
+			if (c->form == GS_FORM_COLUMNS)
+			{
+				TupleDesc	desc = columns_desc(c, cs, first_input);
+
+				gs_row_map_build(desc, c->m, &c->map);
+				c->row_values = palloc(sizeof(Datum) * c->n_inputs);
+				c->row_nulls = palloc(sizeof(bool) * c->n_inputs);
+				c->row_natts = c->n_inputs;
+			}
+		}
+		first_input += c->n_inputs;
+	}
+	if (max_rows > 0)
+		st->max_rows = max_rows;
+	for (int i = 0; i < st->n_calls; i++)
+	{
+		CallState  *c = &st->calls[i];
+
+		if (c->m != NULL)
+			c->scorer = gs_scorer_begin(c->m, st->max_rows, st->node_cxt);
+		for (int k = 0; k < GS_SCORER_SLOTS; k++)
+		{
+			c->state[k] = palloc(sizeof(uint8) * st->max_rows);
+			c->err[k] = palloc(sizeof(Datum) * st->max_rows);
+		}
+	}
+	st->next_target = Min(st->next_target, st->max_rows);
+	st->resolved = true;
+	MemoryContextSwitchTo(old);
+}
 
 /* The value of input k of c for the row in the fill context's outer slot. */
 static Datum
@@ -215,7 +339,7 @@ gs_batch_fill(BatchState *st)
 	}
 	st->fill_econtext->ecxt_outertuple = slot;
 	if (!st->resolved)
-		gs_batch_resolve_calls(st);
+		resolve_calls(st);
 	MemoryContextReset(b->cxt);
 	b->target = Min(st->next_target, st->max_rows);
 	b->values = MemoryContextAllocHuge(b->cxt, sizeof(Datum) * b->target * Max(st->n_kept, 1));
