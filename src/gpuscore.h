@@ -6,6 +6,24 @@
  * talks to the scoring core through the headers in src/core/.  This header holds the
  * GUC variables, the model cache interface, the batch builder helpers and
  * the error reporting entry point.
+ *
+ * Who calls whom among the glue files: a file calls only files on its own
+ * line to its right or on the lines below; nothing calls back up (the
+ * settings pg_gpuscore.c defines are variables every file reads).
+ *
+ *   entry             pg_gpuscore.c (_PG_init) -> batch_plan.c
+ *   planning batches  batch_plan.c -> batch_node.c -> batch_calls.c
+ *   GpuScore node     batch_exec.c -> batch_fill.c -> batch_parallel.c;
+ *                     batch_explain.c -> batch_parallel.c
+ *   triggers          trigger_alert.c, trigger_score.c -> trigger_common.c
+ *   SQL functions     explain.c -> score_query.c; scalar.c, aggregate.c,
+ *                     verify.c, model_admin.c
+ *   rows to features  row_features.c -> categories.c, features.c
+ *   models            model_cache.c; citus.c
+ *   scoring           device.c -> provider.c -> service_client.c ->
+ *                     service_worker.c -> service_device.c
+ *   base              catalog.c, model_name.c -> row_error.c; errors.c,
+ *                     limits.c, provider_local.c, service_shmem.c, run_guard.c
  */
 #ifndef GPUSCORE_H
 #define GPUSCORE_H
