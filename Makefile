@@ -51,15 +51,19 @@ NN_OBJS = $(MLP_OBJS) $(FE_ONNX_OBJS) src/core/frontend/xgboost/xgb_linear.o src
 
 GLUE_OBJS = \
 	src/pg_gpuscore.o \
+	src/limits.o \
 	src/errors.o \
 	src/catalog.o \
+	src/model_admin.o \
 	src/model_cache.o \
+	src/model_name.o \
 	src/features.o \
 	src/scalar.o \
 	src/categories.o \
 	src/score_query.o \
 	src/verify.o \
 	src/provider.o \
+	src/provider_local.o \
 	src/device.o \
 	src/trigger_common.o \
 	src/trigger_score.o \
@@ -70,7 +74,12 @@ GLUE_OBJS = \
 	src/row_error.o \
 	src/row_features.o \
 	src/batch_plan.o \
+	src/batch_calls.o \
+	src/batch_node.o \
 	src/batch_exec.o \
+	src/batch_fill.o \
+	src/batch_explain.o \
+	src/batch_parallel.o \
 	src/service_shmem.o \
 	src/service_worker.o \
 	src/citus.o \

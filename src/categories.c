@@ -20,7 +20,6 @@
 
 #include "access/htup_details.h"
 #include "catalog/pg_enum.h"
-#include "catalog/pg_type.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "mb/pg_wchar.h"

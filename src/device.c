@@ -31,7 +31,6 @@
 #include "portability/instr_time.h"
 #include "utils/builtins.h"
 
-#include "core/forest/cpu_engine.h"
 #include "gpuscore.h"
 #include "provider.h"
 #include "service.h"

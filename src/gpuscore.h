@@ -6,6 +6,24 @@
  * talks to the scoring core through the headers in src/core/.  This header holds the
  * GUC variables, the model cache interface, the batch builder helpers and
  * the error reporting entry point.
+ *
+ * Who calls whom among the glue files: a file calls only files on its own
+ * line to its right or on the lines below; nothing calls back up (the
+ * settings pg_gpuscore.c defines are variables every file reads).
+ *
+ *   entry             pg_gpuscore.c (_PG_init) -> batch_plan.c
+ *   planning batches  batch_plan.c -> batch_node.c -> batch_calls.c
+ *   GpuScore node     batch_exec.c -> batch_fill.c -> batch_parallel.c;
+ *                     batch_explain.c -> batch_parallel.c
+ *   triggers          trigger_alert.c, trigger_score.c -> trigger_common.c
+ *   SQL functions     explain.c -> score_query.c; scalar.c, aggregate.c,
+ *                     verify.c, model_admin.c
+ *   rows to features  row_features.c -> categories.c, features.c
+ *   models            model_cache.c; citus.c
+ *   scoring           device.c -> provider.c -> service_client.c ->
+ *                     service_worker.c -> service_device.c
+ *   base              catalog.c, model_name.c -> row_error.c; errors.c,
+ *                     limits.c, provider_local.c, service_shmem.c, run_guard.c
  */
 #ifndef GPUSCORE_H
 #define GPUSCORE_H
@@ -57,8 +75,15 @@ extern char *gs_provider_path;
 extern char *gs_xgboost_library;
 extern char *gs_fault_injection;
 
-/* Current caps as the core wants them. */
+/* ---- limits.c ---- */
+
+/* Current caps as the core wants them (the pg_gpuscore.max_* settings). */
 extern GsLimits gs_current_limits(void);
+
+/*
+ * The widest caps the settings allow, for a model that was checked against
+ * the caps of its session when it was stored.
+ */
 extern GsLimits gs_widest_limits(void);
 
 /* ---- errors.c ---- */
@@ -96,6 +121,14 @@ extern void gs_row_error_raise(const GsRowError *err) pg_attribute_noreturn();
  * raises as err.
  */
 extern Datum gs_row_error_datum(const GsRowError *err);
+
+/* ---- model_name.c ---- */
+
+/* Check a user-given model name (not NULL, 1..63 bytes); returns it. */
+extern const char *gs_model_name_arg(FunctionCallInfo fcinfo, int argno);
+
+/* The same check of a name (NULL for SQL NULL), saying why not in err. */
+extern bool gs_model_name_ok(const char *name, GsRowError *err);
 
 /* ---- model_cache.c ---- */
 
@@ -142,12 +175,6 @@ extern void gs_model_missing_error(const char *name, GsRowError *err);
  */
 extern const GsModel *gs_model_cached(const char *name);
 
-/* Check a user-given model name (not NULL, 1..63 bytes); returns it. */
-extern const char *gs_model_name_arg(FunctionCallInfo fcinfo, int argno);
-
-/* The same check of a name (NULL for SQL NULL), saying why not in err. */
-extern bool gs_model_name_ok(const char *name, GsRowError *err);
-
 /* Parse and validate model bytes into a model in mcxt; ERRORs on failure. */
 extern GsModel *gs_model_parse(const char *name, const unsigned char *bytes,
 								size_t len, GsModelFormat fmt, MemoryContext mcxt);
@@ -162,7 +189,7 @@ extern GsModel *gs_model_parse_with_covers(const char *name, const unsigned char
 /* Allocator over a memory context that returns NULL instead of ERROR. */
 extern GsAllocator gs_context_allocator(MemoryContext mcxt);
 
-/* ---- catalog.c ---- */
+/* ---- catalog.c: the model table ---- */
 
 /* Oid of the model table, or InvalidOid when the extension is not installed. */
 extern Oid	gs_catalog_relid(void);
@@ -179,6 +206,40 @@ extern bool gs_catalog_fetch(const char *name, int64 *model_id, int32 *version,
 
 /* Fetch only the identity of the stored model; returns false if absent. */
 extern bool gs_catalog_identity(const char *name, int64 *model_id, int32 *version);
+
+/*
+ * Schema-qualified, quoted name of the model table, its Oid and owner;
+ * ERRORs when the extension is not installed.
+ */
+extern char *gs_catalog_table(Oid *relid_out, Oid *owner_out);
+
+/*
+ * Whether the model table has the forest image column (extension 0.2.0 on):
+ * the library is installed before ALTER EXTENSION pg_gpuscore UPDATE runs,
+ * and must work with the older table until it does (tests/t/050_upgrade.pl).
+ */
+extern bool gs_catalog_has_images(Oid relid);
+
+/* The same for the column of the value taken as missing (0.5.0 on). */
+extern bool gs_catalog_has_missing_values(Oid relid);
+
+/*
+ * Run SPI work as the model table's owner (gs_catalog_become_owner), then
+ * restore the caller's identity (gs_catalog_restore_user; also on ERROR,
+ * since the transaction abort resets it).  The SPI queries still see the
+ * caller's search_path, so they name every table and operator
+ * schema-qualified (OPERATOR(pg_catalog.=)): an operator the caller put
+ * earlier in the path would otherwise run as the owner (tested in
+ * sql/privileges.sql).
+ */
+typedef struct GsOwnerSwitch
+{
+	Oid			save_userid;
+	int			save_sec_context;
+} GsOwnerSwitch;
+
+extern void gs_catalog_become_owner(Oid owner, GsOwnerSwitch *sw);
+extern void gs_catalog_restore_user(const GsOwnerSwitch *sw);
 
 /*
  * Citus (citus.c): on a coordinator, a load or drop is repeated on every

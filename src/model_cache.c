@@ -10,7 +10,7 @@
  * reset or deleted (a reset callback), which also covers ERROR and cancel.
  *
  * Freshness: changes to the model table send a relcache invalidation
- * (catalog.c); our callback marks every entry stale.  A statement's first
+ * (model_admin.c); our callback marks every entry stale.  A statement's first
  * use of a model processes pending invalidations and, for a stale entry,
  * re-reads the model's identity (model_id, never reused) and re-parses only
  * when it changed.  So a model replaced by another session is seen by the
@@ -19,7 +19,6 @@
 #include "postgres.h"
 
 #include "miscadmin.h"
-#include "utils/builtins.h"
 #include "utils/hsearch.h"
 #include "utils/inval.h"
 #include "utils/memutils.h"
@@ -191,41 +190,6 @@ model_cache_invalidate(Datum arg, Oid relid)
 	hash_seq_init(&seq, model_cache);
 	while ((e = hash_seq_search(&seq)) != NULL)
 		e->stale = true;
-}
-
-/* Whether a model name (NULL for SQL NULL) is valid, or why not; see gpuscore.h. */
-bool
-gs_model_name_ok(const char *name, GsRowError *err)
-{
-	if (name == NULL)
-	{
-		gs_row_error_set(err, ERRCODE_NULL_VALUE_NOT_ALLOWED, "model name must not be null");
-		return false;
-	}
-	if (name[0] == '\0')
-	{
-		gs_row_error_set(err, ERRCODE_INVALID_NAME, "model name must not be empty");
-		return false;
-	}
-	if (strlen(name) >= NAMEDATALEN)
-	{
-		gs_row_error_set(err, ERRCODE_NAME_TOO_LONG, "model name \"%s\" is too long", name);
-		gs_row_error_detail(err, "Model names are at most %d bytes.", NAMEDATALEN - 1);
-		return false;
-	}
-	return true;
-}
-
-/* Check a user-given model name; see gpuscore.h. */
-const char *
-gs_model_name_arg(FunctionCallInfo fcinfo, int argno)
-{
-	char	   *name = PG_ARGISNULL(argno) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(argno));
-	GsRowError	err;
-
-	if (!gs_model_name_ok(name, &err))
-		gs_row_error_raise(&err);
-	return name;
 }
 
 /* Create the hash table and register the invalidation callback once. */

@@ -1,6 +1,7 @@
 /*
  * provider.c
- *	  Lazy loading of the GPU provider, per-model device uploads with a
+ *	  Lazy loading of the GPU provider (through the GPU service, or else in
+ *	  this backend by provider_local.c), per-model device uploads with a
  *	  self-test, and gpu_device_info().
  *
  * The provider (by default $libdir/pg_gpuscore_cuda, built from cuda/ when
@@ -16,74 +17,15 @@
  */
 #include "postgres.h"
 
-#include <dlfcn.h>
 #include <math.h>
 
 #include "funcapi.h"
-#include "miscadmin.h"
 #include "utils/builtins.h"
 
-#include "core/forest/cpu_engine.h"
 #include "gpuscore.h"
 #include "provider.h"
 
 PG_FUNCTION_INFO_V1(gpuscore_gpu_device_info);
-
-GsProvider	gs_provider;
-
-/* Look up one provider symbol; NULL (and a reason) if missing. */
-static void *
-provider_symbol(const char *name)
-{
-	void	   *p = dlsym(gs_provider.handle, name);
-
-	if (p == NULL && gs_provider.reason[0] == '\0')
-		snprintf(gs_provider.reason, sizeof(gs_provider.reason),
-				 "the GPU provider lacks symbol %s", name);
-	return p;
-}
-
-/* Pass the pg_gpuscore.fault_injection setting to a loaded provider. */
-void
-gs_provider_apply_fault(void)
-{
-	if (gs_provider.set_fault)
-		gs_provider.set_fault(gs_fault_injection ? gs_fault_injection : "");
-}
-
-/* The provider's path: pg_gpuscore.provider, or $libdir/pg_gpuscore_cuda. */
-static void
-provider_file(char *path, size_t len)
-{
-	if (gs_provider_path && gs_provider_path[0])
-		strlcpy(path, gs_provider_path, len);
-	else
-		snprintf(path, len, "%s/pg_gpuscore_cuda%s", pkglib_path, DLSUFFIX);
-}
-
-/*
- * Whether the provider can be loaded at all here; false with the reason set
- * (an injected fault, or a build without CUDA).
- */
-static bool
-provider_present(const char *path)
-{
-	if (gs_fault_injection && strcmp(gs_fault_injection, "provider_load") == 0)
-	{
-		snprintf(gs_provider.reason, sizeof(gs_provider.reason),
-				 "could not load the GPU provider: injected fault");
-		gs_provider.expected = false;
-		return false;
-	}
-	if (access(path, R_OK) != 0)
-	{
-		snprintf(gs_provider.reason, sizeof(gs_provider.reason),
-				 "pg_gpuscore was built without CUDA (no %s)", path);
-		gs_provider.expected = true;
-		return false;
-	}
-	return true;
-}
 
 /* Load and probe the provider once per backend; see provider.h. */
 void
@@ -95,8 +37,8 @@ gs_provider_load(void)
 	if (gs_provider.tried)
 		return;
 	gs_provider.tried = true;
-	provider_file(path, sizeof(path));
-	if (!provider_present(path))
+	gs_provider_file(path, sizeof(path));
+	if (!gs_provider_present(path))
 		return;
 	if (gs_gpu_service)
 	{
@@ -111,71 +53,6 @@ gs_provider_load(void)
 	}
 	gs_provider.tried = false;
 	gs_provider_load_local();
-}
-
-/* Load the provider in this process; see provider.h. */
-void
-gs_provider_load_local(void)
-{
-	char		path[MAXPGPATH];
-	int			(*abi) (void);
-	char		err[256];
-
-	if (gs_provider.tried)
-		return;
-	gs_provider.tried = true;
-	provider_file(path, sizeof(path));
-	if (!provider_present(path))
-		return;
-	gs_provider.handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	if (gs_provider.handle == NULL)
-	{
-		snprintf(gs_provider.reason, sizeof(gs_provider.reason),
-				 "could not load the GPU provider: %s", dlerror());
-		return;
-	}
-	abi = (int (*) (void)) provider_symbol("gs_cuda_abi_version");
-	gs_provider.probe = provider_symbol("gs_cuda_probe");
-	gs_provider.upload = provider_symbol("gs_cuda_model_upload");
-	gs_provider.mlp_upload = provider_symbol("gs_cuda_mlp_upload");
-	gs_provider.model_free = provider_symbol("gs_cuda_model_free");
-	gs_provider.predict = provider_symbol("gs_cuda_predict");
-	gs_provider.pipeline_create = provider_symbol("gs_cuda_pipeline_create");
-	gs_provider.pipeline_input = provider_symbol("gs_cuda_pipeline_input");
-	gs_provider.pipeline_submit = provider_symbol("gs_cuda_pipeline_submit");
-	gs_provider.pipeline_wait = provider_symbol("gs_cuda_pipeline_wait");
-	gs_provider.pipeline_free = provider_symbol("gs_cuda_pipeline_free");
-	gs_provider.set_fault = provider_symbol("gs_cuda_set_fault");
-	/* optional: providers without device times still work */
-	gs_provider.pipeline_times = dlsym(gs_provider.handle, "gs_cuda_pipeline_times");
-	if (gs_provider.reason[0])
-		return;
-	if (abi() != GS_CUDA_ABI_VERSION)
-	{
-		snprintf(gs_provider.reason, sizeof(gs_provider.reason),
-				 "the GPU provider has interface version %d, the extension needs %d",
-				 abi(), GS_CUDA_ABI_VERSION);
-		return;
-	}
-	gs_provider_apply_fault();
-	if (gs_provider.probe(&gs_provider.info, err, sizeof(err)) != GS_CUDA_OK)
-	{
-		snprintf(gs_provider.reason, sizeof(gs_provider.reason), "%s", err);
-		/* no driver or no device: a CPU-only machine, nothing unusual */
-		gs_provider.expected = gs_provider.info.device_count == 0;
-		return;
-	}
-	gs_provider.usable = true;
-}
-
-/* The GPU failed for good in this backend; see provider.h. */
-void
-gs_provider_lost(const char *why)
-{
-	gs_provider.usable = false;
-	gs_provider.expected = false;
-	snprintf(gs_provider.reason, sizeof(gs_provider.reason),
-			 "the GPU was disabled for this session after an error: %s", why);
 }
 
 /* Free the device copy of a model, if any; see gpuscore.h. */

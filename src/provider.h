@@ -1,7 +1,7 @@
 /*
  * provider.h
- *	  The backend's view of the GPU provider (provider.c), shared with the
- *	  batch scorer (device.c).
+ *	  The backend's view of the GPU provider (provider.c, provider_local.c,
+ *	  service_client.c), shared with the batch scorer (device.c).
  */
 #ifndef GS_PROVIDER_GLUE_H
 #define GS_PROVIDER_GLUE_H
@@ -31,17 +31,30 @@ typedef struct GsProvider
 	int			(*set_fault) (const char *);
 } GsProvider;
 
+/* The provider of this process (provider_local.c). */
 extern GsProvider gs_provider;
 
-/*
- * Load and probe the provider once per backend: through the GPU service
- * (pg_gpuscore.gpu_service), or else in this backend; never raises an
- * ERROR (a NOTICE says once why the service could not be used).
- */
-extern void gs_provider_load(void);
+/* ---- provider_local.c ---- */
 
 /* Load the provider in this process (pg_gpuscore.provider); never raises an ERROR. */
 extern void gs_provider_load_local(void);
+
+/* The provider's path: pg_gpuscore.provider, or $libdir/pg_gpuscore_cuda. */
+extern void gs_provider_file(char *path, size_t len);
+
+/*
+ * Whether the provider can be loaded at all here; false with the reason set
+ * in gs_provider (an injected fault, or a build without CUDA).
+ */
+extern bool gs_provider_present(const char *path);
+
+/* Mark the GPU unusable for the rest of this backend (a sticky error). */
+extern void gs_provider_lost(const char *why);
+
+/* Pass pg_gpuscore.fault_injection to the provider, if loaded. */
+extern void gs_provider_apply_fault(void);
+
+/* ---- service_client.c ---- */
 
 /*
  * The service provider (service_client.c): connect to the GPU service,
@@ -55,11 +68,14 @@ extern bool gs_svc_provider_load(const char *provider_path, char *why, size_t wh
 /* Make ref's model version resident in the GPU service (service_client.c). */
 extern int	gs_svc_upload(GsModelRef *ref, GsCudaModel **out, char *why, size_t whylen);
 
-/* Mark the GPU unusable for the rest of this backend (a sticky error). */
-extern void gs_provider_lost(const char *why);
+/* ---- provider.c ---- */
 
-/* Pass pg_gpuscore.fault_injection to the provider, if loaded. */
-extern void gs_provider_apply_fault(void);
+/*
+ * Load and probe the provider once per backend: through the GPU service
+ * (pg_gpuscore.gpu_service), or else in this backend; never raises an
+ * ERROR (a NOTICE says once why the service could not be used).
+ */
+extern void gs_provider_load(void);
 
 /*
  * Upload ref's model (once) and self-test it against the CPU engine.

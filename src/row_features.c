@@ -20,7 +20,6 @@
 
 #include "mb/pg_wchar.h"
 #include "utils/builtins.h"
-#include "utils/lsyscache.h"
 
 #include "gpuscore.h"
 

@@ -35,8 +35,6 @@
 #include "storage/lock.h"
 #include "utils/fmgrprotos.h"
 
-#include "gpuscore.h"
-
 /* whether this backend holds cancels for gpu_score_table */
 static bool cancel_held = false;
 /* COMMITs since the hold was taken */

@@ -17,11 +17,9 @@
 #include "access/htup_details.h"
 #include "catalog/pg_type.h"
 #include "utils/array.h"
-#include "utils/builtins.h"
 #include "utils/memutils.h"
 #include "utils/typcache.h"
 
-#include "core/forest/cpu_engine.h"
 #include "gpuscore.h"
 
 PG_FUNCTION_INFO_V1(gpuscore_gpu_score);

@@ -37,7 +37,6 @@
 #include "pgstat.h"
 #include "port/atomics.h"
 #include "storage/dsm_impl.h"
-#include "storage/ipc.h"
 #include "storage/latch.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"

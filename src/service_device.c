@@ -33,7 +33,6 @@
 #include "postgres.h"
 
 #include <fcntl.h>
-#include <math.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -42,7 +41,6 @@
 #include "storage/latch.h"
 #include "storage/proc.h"
 
-#include "core/forest/forest_image.h"
 #include "core/model.h"
 #include "gpuscore.h"
 #include "provider.h"

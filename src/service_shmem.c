@@ -15,12 +15,9 @@
  */
 #include "postgres.h"
 
-#include <fcntl.h>
 #include <math.h>
 #include <sys/file.h>
-#include <unistd.h>
 
-#include "access/htup_details.h"
 #include "catalog/pg_type.h"
 #include "common/pg_prng.h"
 #include "funcapi.h"

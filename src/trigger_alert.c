@@ -24,7 +24,6 @@
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
-#include "common/shortest_dec.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
@@ -36,7 +35,6 @@
 #include "utils/regproc.h"
 #include "utils/rel.h"
 #include "utils/tuplestore.h"
-#include "utils/varlena.h"
 
 #include "core/forest/cpu_engine.h"
 #include "core/forest/forest_shap.h"

@@ -15,27 +15,15 @@
 #include "postgres.h"
 
 #include <float.h>
-#include <math.h>
 
 #include "access/htup_details.h"
-#include "access/relation.h"
-#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "common/shortest_dec.h"
-#include "executor/spi.h"
-#include "miscadmin.h"
-#include "utils/acl.h"
-#include "utils/array.h"
 #include "utils/builtins.h"
-#include "utils/lsyscache.h"
 #include "utils/memutils.h"
-#include "utils/regproc.h"
 #include "utils/rel.h"
-#include "utils/tuplestore.h"
-#include "utils/varlena.h"
 
-#include "core/forest/cpu_engine.h"
 #include "gpuscore.h"
 
 #include "trigger.h"

@@ -36,7 +36,6 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
-#include "utils/memutils.h"
 
 #include "core/forest/cpu_engine.h"
 #include "gpuscore.h"
@@ -327,6 +326,194 @@ xgb_fail(const XgbApi *api, const char *what)
 }
 
 /*
+ * ERROR (0A000) unless model name (forest f, NULL for a network; linear: an
+ * XGBoost linear booster) is one XGBoost can score.
+ */
+static void
+check_xgboost_model(const char *name, const GsForest *f, bool linear)
+{
+	if (f == NULL && !linear)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("model \"%s\" is a neural network: gpu_verify_model compares XGBoost models with XGBoost", name),
+				 errhint("Neural networks are checked against onnxruntime's outputs by the test suite (tests/fixtures/onnx).")));
+	if (f && f->format == GS_FORMAT_ONNX)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("model \"%s\" is an ONNX tree ensemble: gpu_verify_model compares with XGBoost", name),
+				 errhint("ONNX tree ensembles are checked against onnxruntime's scores by the test suite (tests/fixtures/gen_onnx_tree_fixtures.py).")));
+	if (f && f->format == GS_FORMAT_CATBOOST_JSON)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("model \"%s\" is a CatBoost model: gpu_verify_model compares with XGBoost", name),
+				 errhint("CatBoost models are checked against CatBoost's own predictions by the test suite (tests/fixtures/gen_fixtures_catboost.py).")));
+	if (f && f->format == GS_FORMAT_LIGHTGBM)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("model \"%s\" is a LightGBM model: gpu_verify_model compares with XGBoost", name),
+				 errhint("LightGBM models are checked against LightGBM's own scores by the test suite (tests/fixtures/gen_fixtures_formats.py).")));
+}
+
+/* WARNING when f was saved by an XGBoost newer than the one it is compared with. */
+static void
+warn_if_newer(const char *name, const GsForest *f, int major, int minor, int patch)
+{
+	int			smaj,
+				smin,
+				spat;
+
+	/* an older XGBoost may misread a newer model without failing */
+	if (sscanf(f->saved_by, "xgboost %d.%d.%d", &smaj, &smin, &spat) == 3 &&
+		(smaj > major || (smaj == major && smin > minor)))
+		ereport(WARNING,
+				(errmsg("model \"%s\" was saved by %s, newer than the XGBoost %d.%d.%d it is compared with",
+						name, f->saved_by, major, minor, patch),
+				 errdetail("XGBoost %d.%d.%d may not read every part of the model correctly, so differences can come from it.",
+						   major, minor, patch),
+				 errhint("Set pg_gpuscore.xgboost_library to the libxgboost.so of XGBoost %d.%d or newer.",
+						 smaj, smin)));
+}
+
+/*
+ * XGBoost's outputs for the n rows of rowmajor (n x nf), and in *total how
+ * many there are; they belong to the booster, valid until its next predict.
+ */
+static const float *
+xgb_predict_rows(const XgbApi *api, BoosterHandle booster, const char *predict_config,
+				 const GsForest *f, bool linear, const float *rowmajor, int64 n, int nf,
+				 bst_ulong *total)
+{
+	const bst_ulong *shape;
+	bst_ulong	dim;
+	const float *ref;
+
+	if (linear)
+	{
+		/* gblinear predicts from a DMatrix only */
+		DMatrixHandle dmat = NULL;
+		int			rc = api->dmatrix_from_mat(rowmajor, (bst_ulong) n, (bst_ulong) nf,
+											   f->has_missing_value ? f->missing_value : NAN,
+											   &dmat);
+
+		if (rc == 0)
+			rc = api->predict_dmatrix(booster, dmat, predict_config, &shape, &dim, &ref);
+		if (dmat)
+			api->dmatrix_free(dmat);	/* ref stays valid: it is the booster's */
+		if (rc != 0)
+			xgb_fail(api, "predict");
+	}
+	else
+	{
+		char	   *iface = psprintf("{\"data\": [%lu, false], \"shape\": [%lld, %d], "
+									 "\"typestr\": \"<f4\", \"version\": 3}",
+									 (unsigned long) (uintptr_t) rowmajor, (long long) n, nf);
+
+		if (api->predict_dense(booster, iface, predict_config,
+							   NULL, &shape, &dim, &ref) != 0)
+			xgb_fail(api, "predict");
+		pfree(iface);
+	}
+	*total = 1;
+	for (bst_ulong d = 0; d < dim; d++)
+		*total *= shape[d];
+	return ref;
+}
+
+/*
+ * n random rows of nf features for f (draw_value), both row-major (for
+ * XGBoost) and column-major (for our engines).
+ */
+static void
+draw_rows(pg_prng_state *rng, const GsForest *f, const Thresholds *th, int64 n, int nf,
+		  float *rowmajor, float *colmajor)
+{
+	for (int64 r = 0; r < n; r++)
+		for (int k = 0; k < nf; k++)
+		{
+			float		v = draw_value(rng, f, th, k);
+
+			rowmajor[r * nf + k] = v;
+			colmajor[(size_t) k * n + r] = v;
+		}
+}
+
+/*
+ * Our CPU engine's outputs for the n column-major rows x (missing values
+ * marked in place): the model's own for a linear booster, else forest f's.
+ */
+static void
+score_ours(const GsModelRef *m, const GsForest *f, bool linear, float *x, int64 n,
+		   float *margin, float *ours)
+{
+	if (linear)
+	{
+		gs_model_mark_missing(m->model, x, n, n);
+		gs_model_predict(m->model, x, n, n, margin, ours);
+	}
+	else
+	{
+		gs_forest_mark_missing(f, x, n, n);
+		gs_cpu_predict(f, x, n, n, margin, ours);
+	}
+}
+
+/*
+ * Whether m is compared on the GPU too: there is one, pg_gpuscore.device
+ * does not switch it off, the model is a forest and its upload passed.
+ */
+static bool
+gpu_ready(GsModelRef *m, bool linear)
+{
+	char		why[512];
+
+	if (gs_device_mode == GS_DEVICE_CPU || linear)
+		return false;
+	gs_provider_load();
+	gs_provider_apply_fault();
+	return gs_provider.usable && gs_device_upload(m, why, sizeof(why));
+}
+
+/* The GPU's outputs for the same rows; ERROR when it fails. */
+static void
+score_gpu(const GsModelRef *m, const char *name, const float *x, int64 n, float *out)
+{
+	char		why[512];
+	int			rc = gs_provider.predict((GsCudaModel *) m->device_model, x,
+										 n, out, why, sizeof(why));
+
+	if (rc != GS_CUDA_OK)
+	{
+		if (rc == GS_CUDA_DEVICE_LOST)
+			gs_provider_lost(why);
+		ereport(ERROR,
+				(errcode(ERRCODE_EXTERNAL_ROUTINE_EXCEPTION),
+				 errmsg("GPU scoring failed for model \"%s\"", name),
+				 errdetail("%s", why)));
+	}
+}
+
+/* One row of gpu_verify_model's result: what engine scored against XGBoost. */
+static void
+put_result_row(ReturnSetInfo *rsinfo, const char *name, int32 version, const char *engine,
+			   const EngineStats *st, int nout, const char *xgb_version, const char *xgb_path)
+{
+	Datum		values[10];
+	bool		nulls[10] = {0};
+
+	values[0] = CStringGetTextDatum(name);
+	values[1] = Int32GetDatum(version);
+	values[2] = CStringGetTextDatum(engine);
+	values[3] = Int64GetDatum(st->compared);
+	values[4] = Int64GetDatum(st->compared * nout);
+	values[5] = Float8GetDatum(st->max_diff);
+	values[6] = Int64GetDatum(st->mismatches);
+	values[7] = CStringGetTextDatum(xgb_version);
+	values[8] = BoolGetDatum(st->mismatches == 0);
+	values[9] = CStringGetTextDatum(xgb_path);
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+}
+
+/*
  * gpu_verify_model(name text, n_rows integer DEFAULT 10000) RETURNS
  * TABLE(model, version, engine, rows_compared, outputs_compared,
  * max_abs_diff, mismatches, xgboost_version, passed, xgboost_library).
@@ -348,7 +535,7 @@ gpuscore_gpu_verify_model(PG_FUNCTION_ARGS)
 	BoosterHandle volatile booster = NULL;
 	char	   *predict_config;
 	EngineStats stats[2] = {{0}};	/* cpu, gpu */
-	bool		with_gpu = false;
+	bool		with_gpu;
 	bool		linear;
 	float	   *theirs_gpu = NULL;
 	int			major,
@@ -370,26 +557,7 @@ gpuscore_gpu_verify_model(PG_FUNCTION_ARGS)
 	m = gs_model_acquire(name, fcinfo->flinfo->fn_mcxt);
 	f = m->forest;
 	linear = f == NULL && m->model->mlp->linear_booster;
-	if (f == NULL && !linear)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("model \"%s\" is a neural network: gpu_verify_model compares XGBoost models with XGBoost", name),
-				 errhint("Neural networks are checked against onnxruntime's outputs by the test suite (tests/fixtures/onnx).")));
-	if (f && f->format == GS_FORMAT_ONNX)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("model \"%s\" is an ONNX tree ensemble: gpu_verify_model compares with XGBoost", name),
-				 errhint("ONNX tree ensembles are checked against onnxruntime's scores by the test suite (tests/fixtures/gen_onnx_tree_fixtures.py).")));
-	if (f && f->format == GS_FORMAT_CATBOOST_JSON)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("model \"%s\" is a CatBoost model: gpu_verify_model compares with XGBoost", name),
-				 errhint("CatBoost models are checked against CatBoost's own predictions by the test suite (tests/fixtures/gen_fixtures_catboost.py).")));
-	if (f && f->format == GS_FORMAT_LIGHTGBM)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("model \"%s\" is a LightGBM model: gpu_verify_model compares with XGBoost", name),
-				 errhint("LightGBM models are checked against LightGBM's own scores by the test suite (tests/fixtures/gen_fixtures_formats.py).")));
+	check_xgboost_model(name, f, linear);
 	if (!gs_catalog_fetch(name, &model_id, &version, &fmt, &bytes, NULL, NULL) || model_id != m->model_id)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -424,36 +592,12 @@ gpuscore_gpu_verify_model(PG_FUNCTION_ARGS)
 	ours = palloc(sizeof(float) * VERIFY_CHUNK * nout);
 	api = xgb_api_load();
 	api->version(&major, &minor, &patch);
-	{
-		int			smaj,
-					smin,
-					spat;
-
-		/* an older XGBoost may misread a newer model without failing */
-		if (sscanf(f->saved_by, "xgboost %d.%d.%d", &smaj, &smin, &spat) == 3 &&
-			(smaj > major || (smaj == major && smin > minor)))
-			ereport(WARNING,
-					(errmsg("model \"%s\" was saved by %s, newer than the XGBoost %d.%d.%d it is compared with",
-							name, f->saved_by, major, minor, patch),
-					 errdetail("XGBoost %d.%d.%d may not read every part of the model correctly, so differences can come from it.",
-							   major, minor, patch),
-					 errhint("Set pg_gpuscore.xgboost_library to the libxgboost.so of XGBoost %d.%d or newer.",
-							 smaj, smin)));
-	}
+	warn_if_newer(name, f, major, minor, patch);
 
 	/* the GPU engine too, when there is one and it is not switched off */
-	if (gs_device_mode != GS_DEVICE_CPU && !linear)
-	{
-		char		why[512];
-
-		gs_provider_load();
-		gs_provider_apply_fault();
-		if (gs_provider.usable && gs_device_upload(m, why, sizeof(why)))
-		{
-			with_gpu = true;
-			theirs_gpu = palloc(sizeof(float) * VERIFY_CHUNK * nout);
-		}
-	}
+	with_gpu = gpu_ready(m, linear);
+	if (with_gpu)
+		theirs_gpu = palloc(sizeof(float) * VERIFY_CHUNK * nout);
 
 	PG_TRY();
 	{
@@ -483,75 +627,16 @@ gpuscore_gpu_verify_model(PG_FUNCTION_ARGS)
 		for (int64 done = 0; done < n_rows; done += VERIFY_CHUNK)
 		{
 			int64		n = Min((int64) VERIFY_CHUNK, n_rows - done);
-			const bst_ulong *shape;
-			bst_ulong	dim,
-						total = 1;
+			bst_ulong	total;
 			const float *ref;
 
 			CHECK_FOR_INTERRUPTS();
-			for (int64 r = 0; r < n; r++)
-				for (int k = 0; k < nf; k++)
-				{
-					float		v = draw_value(&rng, f, &th, k);
-
-					rowmajor[r * nf + k] = v;
-					colmajor[(size_t) k * n + r] = v;
-				}
-			if (linear)
-			{
-				gs_model_mark_missing(m->model, colmajor, n, n);
-				gs_model_predict(m->model, colmajor, n, n, margin, ours);
-			}
-			else
-			{
-				gs_forest_mark_missing(f, colmajor, n, n);
-				gs_cpu_predict(f, colmajor, n, n, margin, ours);
-			}
+			draw_rows(&rng, f, &th, n, nf, rowmajor, colmajor);
+			score_ours(m, f, linear, colmajor, n, margin, ours);
 			if (with_gpu)
-			{
-				char		why[512];
-				int			rc = gs_provider.predict((GsCudaModel *) m->device_model, colmajor,
-													 n, theirs_gpu, why, sizeof(why));
+				score_gpu(m, name, colmajor, n, theirs_gpu);
 
-				if (rc != GS_CUDA_OK)
-				{
-					if (rc == GS_CUDA_DEVICE_LOST)
-						gs_provider_lost(why);
-					ereport(ERROR,
-							(errcode(ERRCODE_EXTERNAL_ROUTINE_EXCEPTION),
-							 errmsg("GPU scoring failed for model \"%s\"", name),
-							 errdetail("%s", why)));
-				}
-			}
-
-			if (linear)
-			{
-				/* gblinear predicts from a DMatrix only */
-				DMatrixHandle dmat = NULL;
-				int			rc = api->dmatrix_from_mat(rowmajor, (bst_ulong) n, (bst_ulong) nf,
-													   f->has_missing_value ? f->missing_value : NAN,
-													   &dmat);
-
-				if (rc == 0)
-					rc = api->predict_dmatrix(booster, dmat, predict_config, &shape, &dim, &ref);
-				if (dmat)
-					api->dmatrix_free(dmat);	/* ref stays valid: it is the booster's */
-				if (rc != 0)
-					xgb_fail(api, "predict");
-			}
-			else
-			{
-				char	   *iface = psprintf("{\"data\": [%lu, false], \"shape\": [%lld, %d], "
-											 "\"typestr\": \"<f4\", \"version\": 3}",
-											 (unsigned long) (uintptr_t) rowmajor, (long long) n, nf);
-
-				if (api->predict_dense(booster, iface, predict_config,
-									   NULL, &shape, &dim, &ref) != 0)
-					xgb_fail(api, "predict");
-				pfree(iface);
-			}
-			for (bst_ulong d = 0; d < dim; d++)
-				total *= shape[d];
+			ref = xgb_predict_rows(api, booster, predict_config, f, linear, rowmajor, n, nf, &total);
 			if (total != (bst_ulong) (n * nout))
 				ereport(ERROR,
 						(errcode(ERRCODE_EXTERNAL_ROUTINE_EXCEPTION),
@@ -574,21 +659,7 @@ gpuscore_gpu_verify_model(PG_FUNCTION_ARGS)
 	PG_END_TRY();
 
 	for (int e = 0; e < (with_gpu ? 2 : 1); e++)
-	{
-		Datum		values[10];
-		bool		nulls[10] = {0};
-
-		values[0] = CStringGetTextDatum(name);
-		values[1] = Int32GetDatum(m->version);
-		values[2] = CStringGetTextDatum(e ? "gpu" : "cpu");
-		values[3] = Int64GetDatum(stats[e].compared);
-		values[4] = Int64GetDatum(stats[e].compared * nout);
-		values[5] = Float8GetDatum(stats[e].max_diff);
-		values[6] = Int64GetDatum(stats[e].mismatches);
-		values[7] = CStringGetTextDatum(psprintf("%d.%d.%d", major, minor, patch));
-		values[8] = BoolGetDatum(stats[e].mismatches == 0);
-		values[9] = CStringGetTextDatum(api->path);
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-	}
+		put_result_row(rsinfo, name, m->version, e ? "gpu" : "cpu", &stats[e], nout,
+					   psprintf("%d.%d.%d", major, minor, patch), api->path);
 	return (Datum) 0;
 }
