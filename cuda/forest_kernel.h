@@ -18,7 +18,7 @@
  * per row margin[g] = base_margin[g], then the leaf of every tree, in model
  * order, added in float to margin[tree_group[t]]; NaN is missing and takes
  * the node's default direction, otherwise x < threshold goes left.  The
- * output transform is gs_transform_row of src/core/forest_eval.h with
+ * output transform is gs_transform_row of src/core/forest/forest_eval.h with
  * glibc's expf algorithm (gs_transform_row and gs_expf in forest_eval.h), so
  * outputs are bit-identical to the CPU engine's too (see
  * gs_dforest_predict).

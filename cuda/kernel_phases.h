@@ -16,7 +16,7 @@
  * guarantee on the device.
  *
  * Per-node logic (comparison, missing values, leaf test) is that of
- * src/core/forest_eval.h, shared with the CPU engine; per row, margins
+ * src/core/forest/forest_eval.h, shared with the CPU engine; per row, margins
  * start at base_margin[g] and trees are added in model order, in float (in
  * double for forests with double leaves: kernel_margins.h), so the margins
  * are bit-identical to gs_cpu_margins().  The output transform

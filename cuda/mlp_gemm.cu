@@ -2,7 +2,7 @@
  * mlp_gemm.cu
  *	  Neural networks on the GPU (see mlp_gemm.h): parameter upload, one
  *	  cublasSgemm per dense layer on a column-major batch (the layout of
- *	  the CPU engine, src/core/mlp.c), and kernels for the fused bias +
+ *	  the CPU engine, src/core/mlp/mlp.c), and kernels for the fused bias +
  *	  element-wise pass (mlp_fused_kernel, which also reads a GATHER
  *	  step's columns from the batch: a scikit-learn pipeline's
  *	  ColumnTransformer or one-hot columns, and a saved value a branch

@@ -14,7 +14,7 @@
  * slot, so two slots never share a cuBLAS workspace.
  *
  * Precision: FP32 SGEMM with cuBLAS's default math mode (no TF32), the
- * element-wise math of src/core/mlp_eval.h, so GPU and CPU agree to float
+ * element-wise math of src/core/mlp/mlp_eval.h, so GPU and CPU agree to float
  * rounding of the summation order.
  *
  * Return codes: 0, a cudaError_t (> 0), or a negative GS_DMLP_ERR_* code

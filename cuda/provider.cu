@@ -9,7 +9,7 @@
  * once, so the backend fills slot 1-k while slot k is on the way; waiting
  * synchronises stream k.  Kernels come from forest_kernel.cu and
  * forest_binned.cu (traversal shared with the CPU engine through
- * src/core/forest_eval.h); neural networks are scored by mlp_gemm.cu
+ * src/core/forest/forest_eval.h); neural networks are scored by mlp_gemm.cu
  * (cuBLAS, one run per slot).
  *
  * Errors: every CUDA call is checked; sticky errors (the context is
