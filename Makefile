@@ -189,7 +189,7 @@ EXTRA_CLEAN = $(MOCK_PROVIDER) $(MOCK_TESTS) $(UNIT_BINS) $(ONNX_PB).c $(ONNX_PB
 
 # header dependencies (PGXS tracks none without --enable-depend)
 $(CORE_OBJS): $(CORE_HDRS)
-$(GLUE_OBJS): src/gpuscore.h src/provider.h src/trigger.h cuda/gs_cuda.h $(CORE_HDRS)
+$(GLUE_OBJS): $(wildcard src/*.h) cuda/gs_cuda.h $(CORE_HDRS)
 
 # The CPU mock of the GPU provider, for testing the GPU paths without a GPU
 # (never installed; tests point pg_gpuscore.provider at it).

@@ -40,6 +40,7 @@
 
 #include "forest/cpu_engine.h"
 #include "forest/forest.h"
+#include "frontend/frontend.h"
 
 #define BENCH_NAME "bench_core"
 #include "bench_util.h"

@@ -30,6 +30,7 @@
 
 #include "forest/cpu_engine.h"
 #include "forest/forest.h"
+#include "frontend/frontend.h"
 #include "forest/forest_shap.h"
 
 #define BENCH_NAME "bench_explain"

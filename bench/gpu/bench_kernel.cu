@@ -53,6 +53,7 @@ extern "C"
 #include "../../src/core/forest/catboost_ctr.h"
 #include "../../src/core/forest/cpu_engine.h"
 #include "../../src/core/forest/forest.h"
+#include "../../src/core/frontend/xgboost/xgboost.h"
 }
 #include "../../cuda/forest_kernel.h"
 #include "../../tests/common/test_util.h"

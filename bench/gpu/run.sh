@@ -87,6 +87,10 @@ if [ "$mode" != nobuild ]; then
 		"$CC" -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -Isrc/core -c "$c" -o "$o"
 		objs+=("$o")
 	done
+	# the frontend's dispatch without its ONNX rows (no protobuf-c, no BLAS here)
+	"$CC" -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -Isrc/core -DGS_FRONTEND_TREES_ONLY \
+		-c src/core/frontend/frontend.c -o "$BUILD/frontend.o"
+	objs+=("$BUILD/frontend.o")
 	echo "run.sh: $NVCC ${NVFLAGS[*]} (parity_kernel.cu bench_kernel.cu fil_reference.cu ${KERNEL_SRC[*]##*/})"
 	"$NVCC" "${NVFLAGS[@]}" -o "$BUILD/bench_kernel" \
 		bench/gpu/bench_kernel.cu bench/gpu/fil_reference.cu "${KERNEL_SRC[@]}" \

@@ -11,6 +11,10 @@
  * JSON; XGBoost's binary format, recognised by what it lacks, last).  The
  * loaders live in one folder per format (frontend/<format>/) and never call
  * each other; what two formats share is in frontend/common/.
+ *
+ * Built with GS_FRONTEND_TREES_ONLY (the GPU kit's kernel programs, which
+ * link the tree objects without protobuf-c or BLAS) the table has no ONNX
+ * rows and XGBoost's linear booster is refused as a network is.
  */
 #include "frontend.h"
 
@@ -21,9 +25,11 @@
 #include "catboost/catboost.h"
 #include "common/load_checks.h"
 #include "lightgbm/lightgbm.h"
-#include "onnx/onnx_load.h"
 #include "xgboost/xgboost.h"
+#ifndef GS_FRONTEND_TREES_ONLY
+#include "onnx/onnx_load.h"
 #include "xgboost/xgb_linear.h"
+#endif
 
 static bool lgbm_json_dump(const unsigned char *b, size_t len);
 static bool catboost_json(const unsigned char *b, size_t len);
@@ -118,7 +124,11 @@ load_xgboost(const GsLoadRequest *rq, GsForest **forest, GsMlp **mlp, GsStatus *
 	if (rc != GS_OK || mlp == NULL || rq->keep_linear || (*forest)->linear_w == NULL)
 		return rc;
 	/* a linear booster: one dense layer, scored by the network engines */
+#ifdef GS_FRONTEND_TREES_ONLY
+	rc = gs_status_set(st, GS_ERR_UNSUPPORTED, "networks are not built into this program");
+#else
 	rc = gs_xgb_linear(*forest, rq->alloc, mlp, st);
+#endif
 	gs_forest_free(*forest);
 	*forest = NULL;
 	return rc;
@@ -138,6 +148,7 @@ load_catboost(const GsLoadRequest *rq, GsForest **forest, GsMlp **mlp, GsStatus 
 	return gs_catboost_load(rq->bytes, rq->len, rq->format, rq->lim, rq->alloc, forest, st);
 }
 
+#ifndef GS_FRONTEND_TREES_ONLY
 static GsCode
 load_onnx(const GsLoadRequest *rq, GsForest **forest, GsMlp **mlp, GsStatus *st)
 {
@@ -155,6 +166,7 @@ load_onnx(const GsLoadRequest *rq, GsForest **forest, GsMlp **mlp, GsStatus *st)
 		*mlp = net;
 	return rc;
 }
+#endif
 
 /*
  * The formats, in the order their bytes are recognised.  ONNX autoencoders
@@ -162,13 +174,17 @@ load_onnx(const GsLoadRequest *rq, GsForest **forest, GsMlp **mlp, GsStatus *st)
  * named.
  */
 static const GsFrontend frontends[] = {
+#ifndef GS_FRONTEND_TREES_ONLY
 	{GS_FORMAT_ONNX, "onnx", gs_onnx_detect, load_onnx},
+#endif
 	{GS_FORMAT_LIGHTGBM, "lightgbm", detect_lightgbm, load_lightgbm},
 	{GS_FORMAT_XGBOOST_UBJ, "xgboost-ubj", detect_xgb_ubj, load_xgboost},
 	{GS_FORMAT_CATBOOST_JSON, "catboost-json", detect_catboost_json, load_catboost},
 	{GS_FORMAT_XGBOOST_JSON, "xgboost-json", detect_xgb_json, load_xgboost},
 	{GS_FORMAT_XGBOOST_BINARY, "xgboost-binary", detect_xgb_binary, load_xgboost},
+#ifndef GS_FRONTEND_TREES_ONLY
 	{GS_FORMAT_ONNX_AUTOENCODER, "onnx-autoencoder", NULL, load_onnx},
+#endif
 };
 
 #define N_FRONTENDS (sizeof(frontends) / sizeof(frontends[0]))
