@@ -708,7 +708,16 @@ BEGIN
             GET STACKED DIAGNOSTICS err_state = RETURNED_SQLSTATE, err_msg = MESSAGE_TEXT,
                                     err_detail = PG_EXCEPTION_DETAIL, err_hint = PG_EXCEPTION_HINT;
         END;
-        COMMIT;
+        IF err_state IS NOT NULL AND on_citus THEN
+            -- the failed batch is rolled back already; a Citus transaction that
+            -- lost a worker cannot commit, but rolls back, so that the error
+            -- path below logs the run in a transaction of its own (on the
+            -- coordinator only); cancels are held again at once
+            ROLLBACK;
+            PERFORM @extschema@.gpu_score_run_hold(lock_key);
+        ELSE
+            COMMIT;
+        END IF;
         EXIT WHEN err_state IS NOT NULL OR upper_key IS NULL;
     END LOOP;
 
