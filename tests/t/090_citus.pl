@@ -17,7 +17,8 @@
 #   - gpu_score_query, gpu_predict_query and gpu_score_agg on a distributed
 #     table score on the workers (gpu_model_stats of each node) and equal the
 #     same calls on a local copy, compared in SQL; an ORDER BY query scores
-#     on the coordinator and keeps its order; shape errors are one node's;
+#     on the coordinator and keeps its order; shape errors are one node's,
+#     and so is a worker's error for an infinite feature;
 #   - gpu_score_table on a distributed table, in place and into a co-located
 #     results table, scores on the workers; with a worker stopped in the
 #     middle of a run, the run fails (logged 'failed' at once) and the next
@@ -248,6 +249,9 @@ my %queries = (
 	'columns' => "SELECT id, $cols_q FROM TX",
 	'a filter' => "SELECT id, $cols_q FROM TX WHERE id % 3 <> 0 AND " . $f[0] . " IS NOT NULL",
 	'an array' => "SELECT id, ARRAY[$cols_q] FROM TX",
+	'an array, NULL in some rows' => "SELECT id, CASE WHEN id % 1000 = 0 THEN NULL ELSE ARRAY[$cols_q] END FROM TX",
+	'columns of mixed types' => "SELECT id, $f[0]::numeric, round($f[1])::integer, ($f[2] > 5), $f[3]::float8, " .
+		join(', ', @f[4 .. $#f]) . " FROM TX",
 	'a join of co-located tables' => "SELECT t.id, " . join(', ', map { "t.$_" } @f) .
 		" FROM TX t JOIN SC s ON s.id = t.id WHERE s.s > 0.3",
 );
@@ -287,6 +291,20 @@ my ($rc2, $o2, $e2) = $coord->psql('postgres', "SELECT * FROM gpu_score_query('f
 like($e1, qr/ERROR:  model "fraud" expects \d+ features, the query returns 1 feature column/,
 	'a query with too few features fails on a distributed table');
 is($e1, $e2 =~ s/tx_local/tx/r, 'with the error of the local table (its name aside)');
+
+# a bad value fails on its worker with one node's error
+$coord->safe_psql('postgres', qq{
+	CREATE TABLE tx_inf AS SELECT * FROM tx_local WHERE id <= 100;
+	UPDATE tx_inf SET $f[0] = 'infinity' WHERE id = 50;
+	CREATE TABLE tx_inf_local AS SELECT * FROM tx_inf;
+	SELECT create_distributed_table('tx_inf', 'id', colocate_with => 'tx');
+});
+($rc1, $o1, $e1) = $coord->psql('postgres', "SELECT * FROM gpu_score_query('fraud', 'SELECT id, $cols_q FROM tx_inf')");
+($rc2, $o2, $e2) = $coord->psql('postgres', "SELECT * FROM gpu_score_query('fraud', 'SELECT id, $cols_q FROM tx_inf_local')");
+my ($first1) = $e1 =~ /^(.*ERROR:.*)$/m;
+my ($first2) = $e2 =~ /^(.*ERROR:.*)$/m;
+like($e1, qr/while executing command on/, 'an infinite feature on a distributed table fails on its worker');
+is($first1, $first2, 'with the error of the local table');
 
 # gpu_score_agg: Citus splits it (partial aggregates on the workers, combined on the coordinator)
 my $agg_plan = $coord->safe_psql('postgres',
