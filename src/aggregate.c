@@ -112,6 +112,19 @@ typedef struct AggScoreState
 	uint64		res_cap;
 } AggScoreState;
 
+/*
+ * ERROR for a support function called other than by the aggregate (its
+ * state is bytea, so SQL can call it directly).
+ */
+static void
+not_in_aggregate(const char *what)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("gpu_score_agg %s function called in non-aggregate context", what),
+			 errhint("Call gpu_score_agg() instead.")));
+}
+
 /* ERROR when a group would hold more rows than its result can. */
 static void
 check_group_size(uint64 n)
@@ -340,7 +353,7 @@ transfn_state(FunctionCallInfo fcinfo, MemoryContext *aggcxt)
 	text	   *name_t;
 
 	if (!AggCheckCallContext(fcinfo, aggcxt))
-		elog(ERROR, "gpu_score_agg transition function called in non-aggregate context");
+		not_in_aggregate("transition");
 	st = PG_ARGISNULL(0) ? state_create(*aggcxt) : state_of(PG_GETARG_DATUM(0), *aggcxt);
 
 	if (PG_ARGISNULL(1))
@@ -692,7 +705,7 @@ gpuscore_gpu_score_agg_finalfn(PG_FUNCTION_ARGS)
 	AggScoreState *st;
 
 	if (!AggCheckCallContext(fcinfo, NULL))
-		elog(ERROR, "gpu_score_agg final function called in non-aggregate context");
+		not_in_aggregate("final");
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
 	st = expanded_state(PG_GETARG_DATUM(0));
@@ -714,7 +727,7 @@ gpuscore_gpu_score_agg_serialfn(PG_FUNCTION_ARGS)
 	AggScoreState *st;
 
 	if (!AggCheckCallContext(fcinfo, &aggcxt))
-		elog(ERROR, "gpu_score_agg serialization function called in non-aggregate context");
+		not_in_aggregate("serialization");
 	st = state_of(PG_GETARG_DATUM(0), aggcxt);
 	state_flush(st);
 	PG_RETURN_BYTEA_P(state_to_bytea(st));
@@ -751,7 +764,7 @@ gpuscore_gpu_score_agg_deserialfn(PG_FUNCTION_ARGS)
 	AggResultHeader hdr;
 
 	if (!AggCheckCallContext(fcinfo, NULL))
-		elog(ERROR, "gpu_score_agg deserialization function called in non-aggregate context");
+		not_in_aggregate("deserialization");
 	read_header(b, &hdr);
 	PG_RETURN_BYTEA_P(b);
 }
@@ -770,7 +783,7 @@ gpuscore_gpu_score_agg_combinefn(PG_FUNCTION_ARGS)
 	AggScoreState *st2;
 
 	if (!AggCheckCallContext(fcinfo, &aggcxt))
-		elog(ERROR, "gpu_score_agg combine function called in non-aggregate context");
+		not_in_aggregate("combine");
 	if (PG_ARGISNULL(1))
 	{
 		if (PG_ARGISNULL(0))
