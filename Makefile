@@ -83,6 +83,7 @@ GLUE_OBJS = \
 	src/service_shmem.o \
 	src/service_worker.o \
 	src/citus.o \
+	src/citus_query.o \
 	src/service_device.o \
 	src/service_client.o
 

@@ -8,6 +8,10 @@
 #   filter  SELECT count(*) FILTER (WHERE gpu_score('m', ARRAY[f1, ..., f30]) > 0.5)
 #   table   CALL gpu_score_table('m', 'bench_tx', 'id', target => 'bench_res', ...)
 #           into an empty results table (co-located with bench_tx on Citus)
+#   query   gpu_score_query('m', 'SELECT id, f1, ..., f30 FROM bench_tx'): on Citus
+#           rewritten for the workers, the (id, score) rows sent back
+#   agg     gpu_scores((SELECT gpu_score_agg('m', id, ARRAY[f1, ..., f30]) FROM bench_tx)):
+#           on Citus partial aggregates on the workers, the pairs sent back
 #
 # The single node runs with 0 and with 2 parallel workers per gather (this
 # machine's cores); the Citus workers each run their shards' queries (4
@@ -96,6 +100,8 @@ declare -A SQL=(
     [table]="TRUNCATE bench_res
 CALL gpu_score_table('m', 'bench_tx', 'id', target => 'bench_res', features => $FNAMES, batch_size => 500000)
 SELECT count(*) || ' ' || round(sum(score::numeric), 2) FROM bench_res"
+    [query]="SELECT count(*) || ' ' || round(sum(score::numeric), 2) FROM gpu_score_query('m', 'SELECT id, $COLS FROM bench_tx')"
+    [agg]="SELECT count(*) || ' ' || round(sum(score::numeric), 2) FROM gpu_scores((SELECT gpu_score_agg('m', id, $FEATS) FROM bench_tx))"
 )
 # seconds of one run of q (one statement per line, each its own -c: CALL
 # must not run in a transaction block) in a psql session on port p with settings s
@@ -111,7 +117,7 @@ timed() {
 }
 status=0
 declare -A secs want
-for q in scan filter table; do
+for q in scan filter table query agg; do
     for v in single0 single2 citus; do
         case $v in
             single0) port=$SINGLE; set="SET max_parallel_workers_per_gather = 0;" ;;
@@ -143,7 +149,7 @@ echo "- the cluster's plan of the filter query: $plan"
 echo
 echo "| query | single node, serial s | single node, 2 parallel workers s | Citus, 2 workers s | Citus vs serial | rows/s on Citus |"
 echo "|---|---:|---:|---:|---:|---:|"
-for q in scan filter table; do
+for q in scan filter table query agg; do
     awk -v q="$q" -v a="${secs[$q,single0]}" -v b="${secs[$q,single2]}" -v c="${secs[$q,citus]}" -v n="$BENCH_ROWS" \
         'BEGIN {printf "| %s | %.2f | %.2f | %.2f | %.2fx | %.0f |\n", q, a, b, c, a / c, n / c}'
 done

@@ -214,3 +214,9 @@ SELECT gpu_score_agg('diab', id, a, b, c, d, e, g, h, i, j, CASE WHEN id = 5 THE
 SELECT gpu_score_agg('diab', id, VARIADIC ARRAY[a, b, c, d, e, g, i, j, k, k]) FROM agg_mixed;
 RESET pg_gpuscore.batch_size;
 DROP TABLE agg_rows, agg_cols, agg_mixed;
+
+-- The support functions of the array forms take and return bytea (so that
+-- Citus can split the aggregate): called directly, they refuse
+SELECT gpu_score_agg_transfn(NULL::bytea, 'agg', 1, ARRAY[1, 2, 3, 4]::real[]);
+SELECT gpu_score_agg_combinefn(NULL::bytea, NULL::bytea);
+SELECT gpu_score_agg_finalfn(NULL::bytea);

@@ -708,7 +708,16 @@ BEGIN
             GET STACKED DIAGNOSTICS err_state = RETURNED_SQLSTATE, err_msg = MESSAGE_TEXT,
                                     err_detail = PG_EXCEPTION_DETAIL, err_hint = PG_EXCEPTION_HINT;
         END;
-        COMMIT;
+        IF err_state IS NOT NULL AND on_citus THEN
+            -- the failed batch is rolled back already; a Citus transaction that
+            -- lost a worker cannot commit, but rolls back, so that the error
+            -- path below logs the run in a transaction of its own (on the
+            -- coordinator only); cancels are held again at once
+            ROLLBACK;
+            PERFORM @extschema@.gpu_score_run_hold(lock_key);
+        ELSE
+            COMMIT;
+        END IF;
         EXIT WHEN err_state IS NOT NULL OR upper_key IS NULL;
     END LOOP;
 
@@ -741,3 +750,84 @@ BEGIN
         CASE WHEN n_batches = 1 THEN 'batch' ELSE 'batches' END;
 END
 $proc$;
+
+-- Citus: gpu_score_agg with a bytea state (issue 36) --------------------------
+-- (one block for the fresh install and the upgrade from 0.5.4; it replaces the
+-- array forms of the aggregate defined above, with an internal state)
+-- Citus splits an aggregate over a distributed table into a partial
+-- aggregate on each worker and a combining one on the coordinator only when
+-- its state has a real type (it ships states through their output and input
+-- functions); an internal state made it pull every row to the coordinator.
+-- The state is bytea: in memory an expanded object passed without copies, as
+-- a value (a Citus worker's state, a parallel worker's) the scored (id, score)
+-- pairs, the final function's result.  No serialization functions are needed.
+-- The form over separate columns (VARIADIC "any") keeps its internal state and
+-- functions: Citus cannot type-check "any" arguments on the workers
+-- (worker_partial_agg), so it must gather that form's rows as before.
+DROP AGGREGATE @extschema@.gpu_score_agg(text, bigint, real[]);
+DROP AGGREGATE @extschema@.gpu_score_agg(text, bigint, numeric[]);
+DROP AGGREGATE @extschema@.gpu_score_agg(text, bigint, integer[]);
+DROP AGGREGATE @extschema@.gpu_score_agg(text, bigint, bigint[]);
+DROP AGGREGATE @extschema@.gpu_score_agg(text, bigint, smallint[]);
+DROP FUNCTION @extschema@.gpu_score_agg_transfn(internal, text, bigint, real[]);
+DROP FUNCTION @extschema@.gpu_score_agg_transfn(internal, text, bigint, numeric[]);
+DROP FUNCTION @extschema@.gpu_score_agg_transfn(internal, text, bigint, integer[]);
+DROP FUNCTION @extschema@.gpu_score_agg_transfn(internal, text, bigint, bigint[]);
+DROP FUNCTION @extschema@.gpu_score_agg_transfn(internal, text, bigint, smallint[]);
+
+CREATE FUNCTION @extschema@.gpu_score_agg_finalfn(bytea)
+RETURNS bytea AS 'MODULE_PATHNAME', 'gpuscore_gpu_score_agg_finalfn'
+LANGUAGE C STABLE PARALLEL SAFE;
+CREATE FUNCTION @extschema@.gpu_score_agg_combinefn(bytea, bytea)
+RETURNS bytea AS 'MODULE_PATHNAME', 'gpuscore_gpu_score_agg_combinefn'
+LANGUAGE C STABLE PARALLEL SAFE;
+CREATE FUNCTION @extschema@.gpu_score_agg_transfn(bytea, text, bigint, real[])
+RETURNS bytea AS 'MODULE_PATHNAME', 'gpuscore_gpu_score_agg_transfn'
+LANGUAGE C STABLE PARALLEL SAFE COST 100;
+CREATE FUNCTION @extschema@.gpu_score_agg_transfn(bytea, text, bigint, numeric[])
+RETURNS bytea AS 'MODULE_PATHNAME', 'gpuscore_gpu_score_agg_transfn'
+LANGUAGE C STABLE PARALLEL SAFE COST 100;
+CREATE FUNCTION @extschema@.gpu_score_agg_transfn(bytea, text, bigint, integer[])
+RETURNS bytea AS 'MODULE_PATHNAME', 'gpuscore_gpu_score_agg_transfn'
+LANGUAGE C STABLE PARALLEL SAFE COST 100;
+CREATE FUNCTION @extschema@.gpu_score_agg_transfn(bytea, text, bigint, bigint[])
+RETURNS bytea AS 'MODULE_PATHNAME', 'gpuscore_gpu_score_agg_transfn'
+LANGUAGE C STABLE PARALLEL SAFE COST 100;
+CREATE FUNCTION @extschema@.gpu_score_agg_transfn(bytea, text, bigint, smallint[])
+RETURNS bytea AS 'MODULE_PATHNAME', 'gpuscore_gpu_score_agg_transfn'
+LANGUAGE C STABLE PARALLEL SAFE COST 100;
+
+CREATE AGGREGATE @extschema@.gpu_score_agg(model text, id bigint, features real[]) (
+    SFUNC = @extschema@.gpu_score_agg_transfn, STYPE = bytea,
+    FINALFUNC = @extschema@.gpu_score_agg_finalfn, FINALFUNC_MODIFY = READ_WRITE,
+    COMBINEFUNC = @extschema@.gpu_score_agg_combinefn, PARALLEL = SAFE);
+CREATE AGGREGATE @extschema@.gpu_score_agg(model text, id bigint, features numeric[]) (
+    SFUNC = @extschema@.gpu_score_agg_transfn, STYPE = bytea,
+    FINALFUNC = @extschema@.gpu_score_agg_finalfn, FINALFUNC_MODIFY = READ_WRITE,
+    COMBINEFUNC = @extschema@.gpu_score_agg_combinefn, PARALLEL = SAFE);
+CREATE AGGREGATE @extschema@.gpu_score_agg(model text, id bigint, features integer[]) (
+    SFUNC = @extschema@.gpu_score_agg_transfn, STYPE = bytea,
+    FINALFUNC = @extschema@.gpu_score_agg_finalfn, FINALFUNC_MODIFY = READ_WRITE,
+    COMBINEFUNC = @extschema@.gpu_score_agg_combinefn, PARALLEL = SAFE);
+CREATE AGGREGATE @extschema@.gpu_score_agg(model text, id bigint, features bigint[]) (
+    SFUNC = @extschema@.gpu_score_agg_transfn, STYPE = bytea,
+    FINALFUNC = @extschema@.gpu_score_agg_finalfn, FINALFUNC_MODIFY = READ_WRITE,
+    COMBINEFUNC = @extschema@.gpu_score_agg_combinefn, PARALLEL = SAFE);
+CREATE AGGREGATE @extschema@.gpu_score_agg(model text, id bigint, features smallint[]) (
+    SFUNC = @extschema@.gpu_score_agg_transfn, STYPE = bytea,
+    FINALFUNC = @extschema@.gpu_score_agg_finalfn, FINALFUNC_MODIFY = READ_WRITE,
+    COMBINEFUNC = @extschema@.gpu_score_agg_combinefn, PARALLEL = SAFE);
+
+COMMENT ON AGGREGATE @extschema@.gpu_score_agg(text, bigint, real[]) IS
+'score the rows of each group in columnar batches of pg_gpuscore.batch_size; returns the (id, score) pairs for gpu_scores(); a NULL features array gives a NULL score; on a Citus table each worker scores its shards';
+COMMENT ON AGGREGATE @extschema@.gpu_score_agg(text, bigint, numeric[]) IS
+'gpu_score_agg with the features as a numeric[] array';
+COMMENT ON AGGREGATE @extschema@.gpu_score_agg(text, bigint, integer[]) IS
+'gpu_score_agg with the features as an integer[] array';
+COMMENT ON AGGREGATE @extschema@.gpu_score_agg(text, bigint, bigint[]) IS
+'gpu_score_agg with the features as a bigint[] array';
+COMMENT ON AGGREGATE @extschema@.gpu_score_agg(text, bigint, smallint[]) IS
+'gpu_score_agg with the features as a smallint[] array';
+COMMENT ON AGGREGATE @extschema@.gpu_score_agg(text, bigint, VARIADIC "any") IS
+'gpu_score_agg with the features as separate columns, in model order; a NULL column is a missing value; on a Citus table the rows are gathered on the coordinator (use an array of the columns there)';
+-- end of the Citus block -----------------------------------------------------

@@ -3,8 +3,7 @@
  *	  The scoring aggregate gpu_score_agg(model, id, features) and
  *	  gpu_scores(), which turns its result back into (id, score) rows.
  *
- * Per group, the transition state (AggState memory: the aggregate context
- * AggCheckCallContext gives) collects rows as float32 features into a
+ * Per group, the transition state collects rows as float32 features into a
  * pending chunk that grows by doubling up to pg_gpuscore.batch_size rows.
  * When the chunk is full it is handed to the batch scorer (device.c) at
  * once, so a GPU scores it while the scan goes on, and only the (id, score)
@@ -13,17 +12,27 @@
  * in flight and returns the pairs as one bytea (see "Result format"), which
  * caps a group at about 82 million rows (the 1 GB datum limit).
  *
- * Memory and handles: the state, its model reference (gs_model_acquire on
- * the aggregate context), its pending chunk and its results live in the
- * aggregate context.  The batch scorer (and its GPU buffers) lives in a
- * child context of it, created when the first chunk fills and deleted when
- * the state is flushed; an ERROR or cancel releases everything with the
- * aggregate context.
+ * The state's SQL type is bytea, so that Citus can split the aggregate
+ * (it ships only states of a real type, through their output and input
+ * functions): in memory it is a read-write expanded object (AggExpanded,
+ * utils/expandeddatum.h), which PostgreSQL and Citus pass from call to call
+ * without copying; flattened (when Citus sends a worker's state to the
+ * coordinator, when a parallel worker's state goes to the leader), it
+ * scores what is pending and becomes the result bytea of the final
+ * function (see "Result format").  The combine function appends a flat or
+ * expanded state's results to an expanded one.  So a worker scores its own
+ * shards' rows and only (id, score) pairs travel.  The form over separate
+ * columns (VARIADIC "any", which Citus cannot type-check on a worker) keeps
+ * an internal state: the same functions get the same expanded datum as a
+ * pointer, and the serialization functions flatten and check it.
  *
- * Parallel aggregation: the serialization function flushes the state
- * (scoring in the worker) and writes the same bytea as the final function;
- * deserialization reads it back into a results-only state and the combine
- * function concatenates results.
+ * Memory and handles: each state has its own context, a child of the
+ * aggregate context (AggCheckCallContext's), holding the expanded object,
+ * its model reference (gs_model_acquire on that context), its pending chunk
+ * and its results; deleting the object deletes it all.  The batch scorer
+ * (and its GPU buffers) lives in a child context of it, created when the
+ * first chunk fills and deleted when the state is flushed; an ERROR or
+ * cancel releases everything with the aggregate context.
  */
 #include "postgres.h"
 
@@ -34,6 +43,7 @@
 #include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/expandeddatum.h"
 #include "utils/memutils.h"
 #include "utils/tuplestore.h"
 
@@ -73,7 +83,7 @@ typedef struct AggResultHeader
 /* The transition state of one group. */
 typedef struct AggScoreState
 {
-	MemoryContext aggcxt;		/* holds this struct and all below */
+	MemoryContext aggcxt;		/* the state's context: holds all below */
 	char		model[NAMEDATALEN]; /* "" in a results-only state */
 	GsModelRef *m;				/* NULL until the first row (or never) */
 	int			n_features;
@@ -102,6 +112,19 @@ typedef struct AggScoreState
 	uint64		res_cap;
 } AggScoreState;
 
+/*
+ * ERROR for a support function called other than by the aggregate (its
+ * state is bytea, so SQL can call it directly).
+ */
+static void
+not_in_aggregate(const char *what)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("gpu_score_agg %s function called in non-aggregate context", what),
+			 errhint("Call gpu_score_agg() instead.")));
+}
+
 /* ERROR when a group would hold more rows than its result can. */
 static void
 check_group_size(uint64 n)
@@ -115,13 +138,76 @@ check_group_size(uint64 n)
 				 errhint("Use gpu_score_query(), or split the rows with GROUP BY.")));
 }
 
-/* A new, empty state in aggcxt. */
+/* The state as an expanded object: its header first. */
+typedef struct AggExpanded
+{
+	ExpandedObjectHeader hdr;
+	AggScoreState st;
+} AggExpanded;
+
+static Size state_flat_size(ExpandedObjectHeader *eoh);
+static void state_flatten(ExpandedObjectHeader *eoh, void *result, Size size);
+
+static const ExpandedObjectMethods state_methods = {state_flat_size, state_flatten};
+
+/* A new, empty state in a context of its own under aggcxt. */
 static AggScoreState *
 state_create(MemoryContext aggcxt)
 {
-	AggScoreState *st = MemoryContextAllocZero(aggcxt, sizeof(AggScoreState));
+	/* small blocks: a GROUP BY may have many groups, each with its state */
+	MemoryContext cxt = AllocSetContextCreate(aggcxt, "pg_gpuscore aggregate state",
+											  ALLOCSET_SMALL_SIZES);
+	AggExpanded *e = MemoryContextAllocZero(cxt, sizeof(AggExpanded));
 
-	st->aggcxt = aggcxt;
+	EOH_init_header(&e->hdr, &state_methods, cxt);
+	e->st.aggcxt = cxt;
+	return &e->st;
+}
+
+/* The read-write datum of a state (what the transition functions return). */
+static Datum
+state_datum(AggScoreState *st)
+{
+	AggExpanded *e = (AggExpanded *) ((char *) st - offsetof(AggExpanded, st));
+
+	return EOHPGetRWDatum(&e->hdr);
+}
+
+/* The state an expanded datum of ours holds, or NULL for any other datum. */
+static AggScoreState *
+expanded_state(Datum d)
+{
+	ExpandedObjectHeader *eoh;
+
+	if (!VARATT_IS_EXTERNAL_EXPANDED(DatumGetPointer(d)))
+		return NULL;
+	eoh = DatumGetEOHP(d);
+	if (eoh->eoh_methods != &state_methods)
+		return NULL;
+	return &((AggExpanded *) eoh)->st;
+}
+
+static void read_header(bytea *b, AggResultHeader *hdr);
+static void append_bytea_rows(AggScoreState *st, bytea *b, const AggResultHeader *hdr);
+
+/*
+ * The state a (non-NULL) state datum stands for: ours when it is our
+ * read-write object; otherwise (a flat result, as Citus's coordinator reads
+ * a worker's state back) a new results-only state in aggcxt with its rows.
+ */
+static AggScoreState *
+state_of(Datum d, MemoryContext aggcxt)
+{
+	AggScoreState *st = expanded_state(d);
+	AggResultHeader hdr;
+	bytea	   *b;
+
+	if (st != NULL && VARATT_IS_EXTERNAL_EXPANDED_RW(DatumGetPointer(d)))
+		return st;
+	b = DatumGetByteaPP(d);
+	read_header(b, &hdr);
+	st = state_create(aggcxt);
+	append_bytea_rows(st, b, &hdr);
 	return st;
 }
 
@@ -267,8 +353,8 @@ transfn_state(FunctionCallInfo fcinfo, MemoryContext *aggcxt)
 	text	   *name_t;
 
 	if (!AggCheckCallContext(fcinfo, aggcxt))
-		elog(ERROR, "gpu_score_agg transition function called in non-aggregate context");
-	st = PG_ARGISNULL(0) ? state_create(*aggcxt) : (AggScoreState *) PG_GETARG_POINTER(0);
+		not_in_aggregate("transition");
+	st = PG_ARGISNULL(0) ? state_create(*aggcxt) : state_of(PG_GETARG_DATUM(0), *aggcxt);
 
 	if (PG_ARGISNULL(1))
 		ereport(ERROR,
@@ -280,7 +366,7 @@ transfn_state(FunctionCallInfo fcinfo, MemoryContext *aggcxt)
 		const char *name = gs_model_name_arg(fcinfo, 1);
 
 		check_same_model(st->model, name);
-		st->m = gs_model_acquire(name, *aggcxt);
+		st->m = gs_model_acquire(name, st->aggcxt);
 		if (st->m->model->n_outputs != 1)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -310,8 +396,10 @@ keep_null_score(AggScoreState *st, int64 id, uint8 flags)
  * is called, so an ERROR while filling it leaves the state as it was.
  */
 static float *
-pending_slot(AggScoreState *st, MemoryContext aggcxt)
+pending_slot(AggScoreState *st)
 {
+	MemoryContext aggcxt = st->aggcxt;
+
 	check_group_size(st->res_n + st->in_flight + st->pend_n + 1);
 	if (st->pend_n == st->pend_cap)
 	{
@@ -364,13 +452,13 @@ gpuscore_gpu_score_agg_transfn(PG_FUNCTION_ARGS)
 	if (PG_ARGISNULL(3))
 	{
 		keep_null_score(st, id, flags);
-		PG_RETURN_POINTER(st);
+		PG_RETURN_DATUM(state_datum(st));
 	}
-	row = pending_slot(st, aggcxt);
+	row = pending_slot(st);
 	/* ERRORs on a bad array leave the state as it was */
 	gs_array_to_row(PG_GETARG_ARRAYTYPE_P(3), st->m, row);
 	pending_commit(st, id, flags);
-	PG_RETURN_POINTER(st);
+	PG_RETURN_DATUM(state_datum(st));
 }
 
 /*
@@ -452,12 +540,12 @@ gpuscore_gpu_score_agg_cols_transfn(PG_FUNCTION_ARGS)
 		if (PG_ARGISNULL(AGG_FIRST_FEATURE_ARG))
 		{
 			keep_null_score(st, id, flags);
-			PG_RETURN_POINTER(st);
+			PG_RETURN_DATUM(state_datum(st));
 		}
-		row = pending_slot(st, aggcxt);
+		row = pending_slot(st);
 		gs_array_to_row(PG_GETARG_ARRAYTYPE_P(AGG_FIRST_FEATURE_ARG), st->m, row);
 		pending_commit(st, id, flags);
-		PG_RETURN_POINTER(st);
+		PG_RETURN_DATUM(state_datum(st));
 	}
 
 	if (ca->n != st->n_features)
@@ -480,7 +568,7 @@ gpuscore_gpu_score_agg_cols_transfn(PG_FUNCTION_ARGS)
 			}
 		st->cols_checked = true;
 	}
-	row = pending_slot(st, aggcxt);
+	row = pending_slot(st);
 	for (int f = 0; f < ca->n; f++)
 	{
 		int			a = AGG_FIRST_FEATURE_ARG + f;
@@ -506,22 +594,25 @@ gpuscore_gpu_score_agg_cols_transfn(PG_FUNCTION_ARGS)
 		row[f] = v;
 	}
 	pending_commit(st, id, flags);
-	PG_RETURN_POINTER(st);
+	PG_RETURN_DATUM(state_datum(st));
 }
 
-/* The bytea holding a flushed state's results. */
-static bytea *
-state_to_bytea(AggScoreState *st)
+/* The size of the bytea of a flushed state's results. */
+static Size
+state_bytes(AggScoreState *st)
 {
-	AggResultHeader hdr;
-	Size		len;
-	bytea	   *b;
-	char	   *p;
-
 	Assert(st->pend_n == 0 && st->in_flight == 0);
 	check_group_size(st->res_n);
-	len = VARHDRSZ + sizeof(AggResultHeader) + (Size) st->res_n * AGG_ROW_BYTES;
-	b = palloc(len);
+	return VARHDRSZ + sizeof(AggResultHeader) + (Size) st->res_n * AGG_ROW_BYTES;
+}
+
+/* Write a flushed state's results into b, of len = state_bytes(st) bytes. */
+static void
+state_write(AggScoreState *st, bytea *b, Size len)
+{
+	AggResultHeader hdr;
+	char	   *p;
+
 	SET_VARSIZE(b, len);
 	memset(&hdr, 0, sizeof(hdr));
 	hdr.magic = AGG_RESULT_MAGIC;
@@ -538,7 +629,38 @@ state_to_bytea(AggScoreState *st)
 		p += sizeof(float4) * st->res_n;
 		memcpy(p, st->res_flags, sizeof(uint8) * st->res_n);
 	}
+}
+
+/* The bytea holding a flushed state's results, in CurrentMemoryContext. */
+static bytea *
+state_to_bytea(AggScoreState *st)
+{
+	Size		len = state_bytes(st);
+	bytea	   *b = palloc(len);
+
+	state_write(st, b, len);
 	return b;
+}
+
+/*
+ * Flattening the expanded state (ExpandedObjectMethods): the pending rows
+ * are scored first, so the flat form is the final function's result.
+ */
+static Size
+state_flat_size(ExpandedObjectHeader *eoh)
+{
+	AggScoreState *st = &((AggExpanded *) eoh)->st;
+
+	state_flush(st);
+	return state_bytes(st);
+}
+
+static void
+state_flatten(ExpandedObjectHeader *eoh, void *result, Size size)
+{
+	AggScoreState *st = &((AggExpanded *) eoh)->st;
+
+	state_write(st, (bytea *) result, size);
 }
 
 /*
@@ -583,23 +705,30 @@ gpuscore_gpu_score_agg_finalfn(PG_FUNCTION_ARGS)
 	AggScoreState *st;
 
 	if (!AggCheckCallContext(fcinfo, NULL))
-		elog(ERROR, "gpu_score_agg final function called in non-aggregate context");
+		not_in_aggregate("final");
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
-	st = (AggScoreState *) PG_GETARG_POINTER(0);
+	st = expanded_state(PG_GETARG_DATUM(0));
+	if (st == NULL)				/* already flat: the result as it is */
+		PG_RETURN_BYTEA_P(PG_GETARG_BYTEA_P_COPY(0));
 	state_flush(st);
 	PG_RETURN_BYTEA_P(state_to_bytea(st));
 }
 
-/* Serialization: flush (score in this worker) and write the result bytea. */
+/*
+ * Serialization, for the forms with an internal state (the one over
+ * separate columns; before 0.6.0 all of them): flush (score in this
+ * parallel worker) and write the result bytea.
+ */
 Datum
 gpuscore_gpu_score_agg_serialfn(PG_FUNCTION_ARGS)
 {
+	MemoryContext aggcxt;
 	AggScoreState *st;
 
-	if (!AggCheckCallContext(fcinfo, NULL))
-		elog(ERROR, "gpu_score_agg serialization function called in non-aggregate context");
-	st = (AggScoreState *) PG_GETARG_POINTER(0);
+	if (!AggCheckCallContext(fcinfo, &aggcxt))
+		not_in_aggregate("serialization");
+	st = state_of(PG_GETARG_DATUM(0), aggcxt);
 	state_flush(st);
 	PG_RETURN_BYTEA_P(state_to_bytea(st));
 }
@@ -624,29 +753,27 @@ append_bytea_rows(AggScoreState *st, bytea *b, const AggResultHeader *hdr)
 }
 
 /*
- * Deserialization: a results-only state, in the current (per-tuple)
- * context; the combine function copies it into the aggregate context.
+ * Deserialization, for the forms with an internal state (see the
+ * serialization): the flat result itself, checked, which the combine
+ * function reads.
  */
 Datum
 gpuscore_gpu_score_agg_deserialfn(PG_FUNCTION_ARGS)
 {
-	bytea	   *b = PG_GETARG_BYTEA_PP(0);
+	bytea	   *b = PG_GETARG_BYTEA_P_COPY(0);
 	AggResultHeader hdr;
-	AggScoreState *st;
 
 	if (!AggCheckCallContext(fcinfo, NULL))
-		elog(ERROR, "gpu_score_agg deserialization function called in non-aggregate context");
+		not_in_aggregate("deserialization");
 	read_header(b, &hdr);
-	st = state_create(CurrentMemoryContext);
-	append_bytea_rows(st, b, &hdr);
-	PG_RETURN_POINTER(st);
+	PG_RETURN_BYTEA_P(b);
 }
 
 /*
  * Combine: append state 2's results to state 1 (created in the aggregate
- * context when NULL).  State 2 comes from deserialization and holds only
- * results; state 1 may also hold pending rows, scored later by the final
- * function.
+ * context when NULL).  State 2 is flat (a parallel worker's state, or one a
+ * Citus worker sent) or, flushed first, an expanded state; state 1 may also
+ * hold pending rows, scored later by the final function.
  */
 Datum
 gpuscore_gpu_score_agg_combinefn(PG_FUNCTION_ARGS)
@@ -656,17 +783,25 @@ gpuscore_gpu_score_agg_combinefn(PG_FUNCTION_ARGS)
 	AggScoreState *st2;
 
 	if (!AggCheckCallContext(fcinfo, &aggcxt))
-		elog(ERROR, "gpu_score_agg combine function called in non-aggregate context");
+		not_in_aggregate("combine");
 	if (PG_ARGISNULL(1))
 	{
 		if (PG_ARGISNULL(0))
 			PG_RETURN_NULL();
-		PG_RETURN_POINTER(PG_GETARG_POINTER(0));
+		PG_RETURN_DATUM(state_datum(state_of(PG_GETARG_DATUM(0), aggcxt)));
 	}
-	st2 = (AggScoreState *) PG_GETARG_POINTER(1);
-	if (st2->pend_n != 0 || st2->in_flight != 0)
-		elog(ERROR, "gpu_score_agg combine got a state with unscored rows");
-	st1 = PG_ARGISNULL(0) ? state_create(aggcxt) : (AggScoreState *) PG_GETARG_POINTER(0);
+	st1 = PG_ARGISNULL(0) ? state_create(aggcxt) : state_of(PG_GETARG_DATUM(0), aggcxt);
+	st2 = expanded_state(PG_GETARG_DATUM(1));
+	if (st2 == NULL)
+	{
+		bytea	   *b = PG_GETARG_BYTEA_PP(1);
+		AggResultHeader hdr;
+
+		read_header(b, &hdr);
+		append_bytea_rows(st1, b, &hdr);
+		PG_RETURN_DATUM(state_datum(st1));
+	}
+	state_flush(st2);
 	check_same_model(st1->model, st2->model);
 	if (st1->model[0] == '\0')
 		strlcpy(st1->model, st2->model, NAMEDATALEN);
@@ -678,7 +813,7 @@ gpuscore_gpu_score_agg_combinefn(PG_FUNCTION_ARGS)
 		memcpy(st1->res_flags + st1->res_n, st2->res_flags, st2->res_n);
 		st1->res_n += st2->res_n;
 	}
-	PG_RETURN_POINTER(st1);
+	PG_RETURN_DATUM(state_datum(st1));
 }
 
 /*

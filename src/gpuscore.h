@@ -252,6 +252,19 @@ extern void gs_citus_propagate_load(const char *name, bytea *model, const char *
 extern void gs_citus_propagate_drop(const char *name);
 extern void gs_citus_propagate_prune(ArrayType *keep);
 
+struct ReturnSetInfo;
+
+/*
+ * citus_query.c: on a Citus coordinator, run gpu_score_query's query
+ * (gpu_predict_query's with all_outputs) rewritten so that the workers score
+ * their shards, its (key, output) rows into rsinfo's tuplestore; returns
+ * false, having run nothing, when the query cannot be pushed down whole (or
+ * Citus is absent): the caller then runs it as on one node.  Caller must be
+ * inside SPI_connect.
+ */
+extern bool gs_citus_score_query(const GsModelRef *m, const char *query, struct ReturnSetInfo *rsinfo,
+								 bool all_outputs);
+
 /* ---- features.c ---- */
 
 /*

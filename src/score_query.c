@@ -15,7 +15,9 @@
  * memory stays constant however many rows the query returns; interrupts
  * are checked between batches (and by the executor between rows).  The
  * query's shape, the conversion of its rows and the SPI run are shared with
- * gpu_explain_query (gs_query_shape, gs_query_row, gs_run_query).
+ * gpu_explain_query (gs_query_shape, gs_query_row, gs_run_query).  On a
+ * Citus coordinator, a query on distributed tables is first offered to
+ * citus_query.c, which has the workers score it.
  */
 #include "postgres.h"
 
@@ -421,6 +423,13 @@ score_query(FunctionCallInfo fcinfo, bool all_outputs)
 	}
 
 	SPI_connect();
+	/* on a Citus coordinator, a query on distributed tables scores on the workers */
+	if (gs_citus_score_query(m, query, rsinfo, all_outputs))
+	{
+		SPI_finish();
+		MemoryContextDelete(r.query_cxt);
+		return (Datum) 0;
+	}
 	gs_run_query(query, &r.pub, "gpu_score_query");
 
 	if (r.n > 0)

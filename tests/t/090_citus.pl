@@ -14,10 +14,15 @@
 #     are pushed into the shard queries and equal the same queries on a
 #     local copy, compared in SQL; so does INSERT ... SELECT of the scores
 #     into a co-located table;
+#   - gpu_score_query, gpu_predict_query and gpu_score_agg on a distributed
+#     table score on the workers (gpu_model_stats of each node) and equal the
+#     same calls on a local copy, compared in SQL; an ORDER BY query scores
+#     on the coordinator and keeps its order; shape errors are one node's,
+#     and so is a worker's error for an infinite feature;
 #   - gpu_score_table on a distributed table, in place and into a co-located
 #     results table, scores on the workers; with a worker stopped in the
-#     middle of a run, the run fails and the next one resumes, every row
-#     scored exactly once;
+#     middle of a run, the run fails (logged 'failed' at once) and the next
+#     one resumes, every row scored exactly once;
 #   - a row trigger and a statement alert trigger on the distributed table
 #     (citus.enable_unsafe_triggers) fire on the shards; alerts go to a
 #     distributed alerts table;
@@ -218,6 +223,121 @@ like($workers[0]->safe_psql('postgres',
 		"SELECT 'tx_' || min(shardid) FROM pg_dist_shard s JOIN pg_dist_placement p USING (shardid) " .
 		"WHERE logicalrelid = 'tx'::regclass AND p.groupid = (SELECT groupid FROM pg_dist_local_group)")),
 	qr/GpuScore/, 'a shard query on a worker is batched by GpuScore');
+$coord->safe_psql('postgres', 'CREATE TABLE scores_local AS SELECT * FROM scores');
+
+# -- gpu_score_query, gpu_predict_query and gpu_score_agg on the distributed table: the
+# workers score their shards (gpu_model_stats counts the rows each node's batch paths
+# scored: the workers' add up to the query's rows, the coordinator's stay 0), the
+# results equal the same calls on the local copy, compared in SQL
+sub scored_rows
+{
+	my ($node) = @_;
+	return $node->safe_psql('postgres',
+		"SELECT coalesce(sum(gpu_rows + cpu_rows), 0) FROM gpu_model_stats WHERE model = 'fraud'");
+}
+sub where_scored
+{
+	my ($sql) = @_;
+	$_->safe_psql('postgres', 'SELECT gpu_model_stats_reset()') for ($coord, @workers);
+	$coord->safe_psql('postgres', $sql);
+	my $on_workers = 0;
+	$on_workers += scored_rows($_) for @workers;
+	return scored_rows($coord) . ':' . $on_workers;
+}
+my $cols_q = join(', ', @f);
+my %queries = (
+	'columns' => "SELECT id, $cols_q FROM TX",
+	'a filter' => "SELECT id, $cols_q FROM TX WHERE id % 3 <> 0 AND " . $f[0] . " IS NOT NULL",
+	'an array' => "SELECT id, ARRAY[$cols_q] FROM TX",
+	'an array, NULL in some rows' => "SELECT id, CASE WHEN id % 1000 = 0 THEN NULL ELSE ARRAY[$cols_q] END FROM TX",
+	'columns of mixed types' => "SELECT id, $f[0]::numeric, round($f[1])::integer, ($f[2] > 5), $f[3]::float8, " .
+		join(', ', @f[4 .. $#f]) . " FROM TX",
+	'a join of co-located tables' => "SELECT t.id, " . join(', ', map { "t.$_" } @f) .
+		" FROM TX t JOIN SC s ON s.id = t.id WHERE s.s > 0.3",
+);
+for my $what (sort keys %queries)
+{
+	my ($dq, $lq) = map { my $q = $queries{$what}; $q =~ s/TX/$_->[0]/; $q =~ s/SC/$_->[1]/; $q }
+		(['tx', 'scores'], ['tx_local', 'scores_local']);
+	my ($dql, $lql) = map { s/'/''/gr } ($dq, $lq);
+	my $n = $coord->safe_psql('postgres', "SELECT count(*) FROM ($lq) q");
+	is(where_scored("SELECT count(*) FROM gpu_score_query('fraud', '$dql')"), "0:$n",
+		"gpu_score_query over $what: the workers scored the $n rows, the coordinator none");
+	is($coord->safe_psql('postgres', qq{
+		WITH d AS (SELECT id, score AS s FROM gpu_score_query('fraud', '$dql')),
+		     l AS (SELECT id, score AS s FROM gpu_score_query('fraud', '$lql'))
+		SELECT (SELECT count(*) FROM d) || ':' || (SELECT count(*) FROM (
+		          (SELECT * FROM d EXCEPT ALL SELECT * FROM l) UNION ALL
+		          (SELECT * FROM l EXCEPT ALL SELECT * FROM d)) x)}),
+		"$n:0", "gpu_score_query over $what: every (id, score) equals the local copy's");
+	is($coord->safe_psql('postgres', qq{
+		WITH d AS (SELECT id, scores::text AS s FROM gpu_predict_query('fraud', '$dql')),
+		     l AS (SELECT id, scores::text AS s FROM gpu_predict_query('fraud', '$lql'))
+		SELECT (SELECT count(*) FROM d) || ':' || (SELECT count(*) FROM (
+		          (SELECT * FROM d EXCEPT ALL SELECT * FROM l) UNION ALL
+		          (SELECT * FROM l EXCEPT ALL SELECT * FROM d)) x)}),
+		"$n:0", "gpu_predict_query over $what: the same");
+}
+# an ORDER BY keeps its order: such a query is scored on the coordinator, as before
+my $ordered = "SELECT id, $cols_q FROM tx WHERE id <= 1000 ORDER BY id DESC";
+is(where_scored("SELECT count(*) FROM gpu_score_query('fraud', '$ordered')"), '1000:0',
+	'gpu_score_query with ORDER BY scores on the coordinator');
+is($coord->safe_psql('postgres',
+	"SELECT string_agg(id::text, ',') FROM (SELECT id FROM gpu_score_query('fraud', '$ordered') LIMIT 3) q"),
+	'1000,999,998', 'in the query\'s order');
+# the errors of one node: the query's shape is checked before any row is scored
+my ($rc1, $o1, $e1) = $coord->psql('postgres', "SELECT * FROM gpu_score_query('fraud', 'SELECT id, $f[0] FROM tx')");
+my ($rc2, $o2, $e2) = $coord->psql('postgres', "SELECT * FROM gpu_score_query('fraud', 'SELECT id, $f[0] FROM tx_local')");
+like($e1, qr/ERROR:  model "fraud" expects \d+ features, the query returns 1 feature column/,
+	'a query with too few features fails on a distributed table');
+is($e1, $e2 =~ s/tx_local/tx/r, 'with the error of the local table (its name aside)');
+
+# a bad value fails on its worker with one node's error
+$coord->safe_psql('postgres', qq{
+	CREATE TABLE tx_inf AS SELECT * FROM tx_local WHERE id <= 100;
+	UPDATE tx_inf SET $f[0] = 'infinity' WHERE id = 50;
+	CREATE TABLE tx_inf_local AS SELECT * FROM tx_inf;
+	SELECT create_distributed_table('tx_inf', 'id', colocate_with => 'tx');
+});
+($rc1, $o1, $e1) = $coord->psql('postgres', "SELECT * FROM gpu_score_query('fraud', 'SELECT id, $cols_q FROM tx_inf')");
+($rc2, $o2, $e2) = $coord->psql('postgres', "SELECT * FROM gpu_score_query('fraud', 'SELECT id, $cols_q FROM tx_inf_local')");
+my ($first1) = $e1 =~ /^(.*ERROR:.*)$/m;
+my ($first2) = $e2 =~ /^(.*ERROR:.*)$/m;
+like($e1, qr/while executing command on/, 'an infinite feature on a distributed table fails on its worker');
+is($first1, $first2, 'with the error of the local table');
+
+# gpu_score_agg: Citus splits it (partial aggregates on the workers, combined on the coordinator)
+my $agg_plan = $coord->safe_psql('postgres',
+	"EXPLAIN (VERBOSE, COSTS OFF) SELECT gpu_score_agg('fraud', id, $features) FROM tx");
+like($agg_plan, qr/worker_partial_agg/, 'gpu_score_agg on a distributed table: partial aggregates on the workers');
+for my $form ("$features", $cols_q)
+{
+	my $cols = $form eq $cols_q;
+	my $what = $cols ? 'separate columns' : 'an array';
+	# (Citus cannot type-check the VARIADIC "any" form on a worker: its rows are gathered)
+	is(where_scored("SELECT length(gpu_score_agg('fraud', id, $form)) FROM tx"),
+		$cols ? '200000:0' : '0:200000',
+		$cols ? "gpu_score_agg over $what: gathered and scored on the coordinator"
+		: "gpu_score_agg over $what: the workers scored the 200,000 rows, the coordinator none");
+	is($coord->safe_psql('postgres', qq{
+		WITH d AS (SELECT r.id, r.score FROM gpu_scores((SELECT gpu_score_agg('fraud', id, $form) FROM tx)) r),
+		     l AS (SELECT r.id, r.score FROM gpu_scores((SELECT gpu_score_agg('fraud', id, $form) FROM tx_local)) r)
+		SELECT (SELECT count(*) FROM d) || ':' || (SELECT count(*) FROM (
+		          (SELECT * FROM d EXCEPT ALL SELECT * FROM l) UNION ALL
+		          (SELECT * FROM l EXCEPT ALL SELECT * FROM d)) x)}),
+		'200000:0', "gpu_score_agg over $what: every (id, score) equals the local copy's");
+}
+# grouped by something else than the distribution column: one state per group and worker,
+# combined per group on the coordinator
+is($coord->safe_psql('postgres', qq{
+	WITH d AS (SELECT g, r.id, r.score FROM (SELECT id % 7 AS g, gpu_score_agg('fraud', id, $features) AS a FROM tx GROUP BY 1) x,
+	                                        gpu_scores(x.a) r),
+	     l AS (SELECT g, r.id, r.score FROM (SELECT id % 7 AS g, gpu_score_agg('fraud', id, $features) AS a FROM tx_local GROUP BY 1) x,
+	                                        gpu_scores(x.a) r)
+	SELECT (SELECT count(*) FROM d) || ':' || (SELECT count(*) FROM (
+	          (SELECT * FROM d EXCEPT ALL SELECT * FROM l) UNION ALL
+	          (SELECT * FROM l EXCEPT ALL SELECT * FROM d)) x)}),
+	'200000:0', 'gpu_score_agg grouped by another column: the same groups and scores');
 
 # -- gpu_score_table on the distributed table: the batches score on the workers
 $coord->safe_psql('postgres', qq{
@@ -264,11 +384,11 @@ eval { $call->{harness}->finish };
 like(${ $call->{err} }, qr/ERROR/, 'the run fails when a worker is gone');
 $workers[1]->start;
 $coord->safe_psql('postgres', "CALL gpu_score_table('slow', 'tx', 'id', target => 'tx_slow', batch_size => 2000)");
-# (Citus cannot commit the run log's last update while the worker is gone:
-# the next run finds that run 'running' and marks it 'interrupted')
-like($coord->safe_psql('postgres',
-	"SELECT string_agg(status, ',' ORDER BY run_id) FROM gpu_score_runs WHERE model = 'slow'"),
-	qr/^(failed|interrupted),succeeded$/, 'the stopped run is logged failed or interrupted, the next succeeded');
+# (the failed run's transaction, which cannot commit without the worker, is rolled
+# back, and the run logged failed in a transaction of its own)
+is($coord->safe_psql('postgres',
+	"SELECT string_agg(status || ':' || (error IS NOT NULL), ',' ORDER BY run_id) FROM gpu_score_runs WHERE model = 'slow'"),
+	'failed:true,succeeded:false', 'the stopped run is logged failed with its error, the next succeeded');
 is($coord->safe_psql('postgres',
 	"SELECT sum(rows_scored) || ':' || count(*) FROM gpu_score_runs WHERE model = 'slow'"),
 	'200000:2', 'the next run scored the rest: 200,000 rows in the two runs, none twice');
