@@ -2,7 +2,7 @@
 
 Run in the venv of bench/bench_cpu_peers.sh (bench/requirements-cpu-peers.txt):
 
-    VENV/bin/python bench/bench_cpu_peers.py prepare OUT_DIR N_ROWS
+    VENV/bin/python bench/bench_cpu_peers.py prepare OUT_DIR N_ROWS [MODEL...]
     VENV/bin/python bench/bench_cpu_peers.py time OUT_DIR N_ROWS REPEATS [MODEL...]
     VENV/bin/python bench/bench_cpu_peers.py loop OUT_DIR N_ROWS MODEL PEER K
 
@@ -15,7 +15,9 @@ prepare: trains, from fixed seeds, on 50,000 synthetic rows of bench_formats.py'
   the TL2cgen shared library (treelite frontend, gcc -O3, branches annotated
   on the training rows, quantized thresholds), the lleaves LLVM build; and
   writes N_ROWS scoring rows (rows.f32, row-major float32, ~5% NaN; the
-  categorical columns hold category codes).  Skips what exists.
+  categorical columns hold category codes).  Skips what exists, and the
+  TL2cgen builds of the models named in TL2CGEN_SKIP (gcc -O3 on the 2000x10
+  model's C takes long on 2 cores).
 time: per model and peer, one thread: P(class 1) of all N_ROWS rows in one
   call, one warm-up, then the median of REPEATS; the model's own library's
   output goes to <model>.ref.f32 (what bench_formats compares ours against) and
@@ -69,7 +71,7 @@ def run(cmd):
     subprocess.run(cmd, check=True)
 
 
-def prepare(out, n_rows):
+def prepare(out, n_rows, names):
     import catboost as cb
     import lightgbm as lgb
     import xgboost as xgb
@@ -79,14 +81,14 @@ def prepare(out, n_rows):
     xc, yc = synth(N_TRAIN, np.random.default_rng(20241126), cats=True)
     for name, trees, depth in XGB_MODELS:
         p = os.path.join(out, name + ".json")
-        if not os.path.exists(p):
+        if name in names and not os.path.exists(p):
             print("training %s" % name, file=sys.stderr, flush=True)
             bst = xgb.train({"objective": "binary:logistic", "max_depth": depth, "eta": 0.05,
                              "tree_method": "hist", "nthread": 2, "seed": 7},
                             xgb.DMatrix(x, label=y), num_boost_round=trees)
             bst.save_model(p)
     p = os.path.join(out, "lgb500cat.txt")
-    if not os.path.exists(p):
+    if "lgb500cat" in names and not os.path.exists(p):
         print("training lgb500cat", file=sys.stderr, flush=True)
         booster = lgb.train({"objective": "binary", "num_leaves": 64, "max_depth": 8,
                              "learning_rate": 0.05, "num_threads": 2, "seed": 7, "verbose": -1,
@@ -95,7 +97,7 @@ def prepare(out, n_rows):
                             num_boost_round=500)
         booster.save_model(p)
     p = os.path.join(out, "cb1000x6.json")
-    if not os.path.exists(p):
+    if "cb1000x6" in names and not os.path.exists(p):
         print("training cb1000x6", file=sys.stderr, flush=True)
         m = cb.CatBoostClassifier(iterations=1000, depth=6, learning_rate=0.05, thread_count=2,
                                   random_seed=7, verbose=0, allow_writing_files=False)
@@ -103,21 +105,23 @@ def prepare(out, n_rows):
         m.save_model(p, format="json")
         m.save_model(os.path.join(out, "cb1000x6.cbm"))
         m.save_model(os.path.join(out, "cb1000x6.onnx"), format="onnx")
-    convert_onnx(out)
-    for name in [m[0] for m in XGB_MODELS] + ["lgb500cat"]:
-        compile_tl2cgen(out, name, xc if name == "lgb500cat" else x)
-    p = os.path.join(out, "lgb500cat.lleaves.o")
-    if not os.path.exists(p):
-        import lleaves
-        print("compiling lgb500cat with lleaves", file=sys.stderr, flush=True)
-        lleaves.Model(model_file=os.path.join(out, "lgb500cat.txt")).compile(cache=p)
     rows, _ = synth(n_rows, np.random.default_rng(20241125))
     rows.tofile(os.path.join(out, "rows.f32"))
     rows_c, _ = synth(n_rows, np.random.default_rng(20241127), cats=True)
     rows_c.tofile(os.path.join(out, "rows_cat.f32"))
+    convert_onnx(out, names)
+    p = os.path.join(out, "lgb500cat.lleaves.o")
+    if "lgb500cat" in names and not os.path.exists(p):
+        import lleaves
+        print("compiling lgb500cat with lleaves", file=sys.stderr, flush=True)
+        lleaves.Model(model_file=os.path.join(out, "lgb500cat.txt")).compile(cache=p)
+    skip = os.environ.get("TL2CGEN_SKIP", "").split()
+    for name in ["xgb100x6", "xgb500x8", "lgb500cat", "xgb2000x10"]:
+        if name in names and name not in skip:
+            compile_tl2cgen(out, name, xc if name == "lgb500cat" else x)
 
 
-def convert_onnx(out):
+def convert_onnx(out, names):
     import lightgbm as lgb
     import onnxmltools
     import xgboost as xgb
@@ -126,14 +130,14 @@ def convert_onnx(out):
     types = [("x", FloatTensorType([None, N_FEATURES]))]
     for name, _, _ in XGB_MODELS:
         p = os.path.join(out, name + ".onnx")
-        if not os.path.exists(p):
+        if name in names and not os.path.exists(p):
             print("converting %s to ONNX" % name, file=sys.stderr, flush=True)
             bst = xgb.Booster(model_file=os.path.join(out, name + ".json"))
             onx = onnxmltools.convert_xgboost(bst, initial_types=types, target_opset=15)
             with open(p, "wb") as f:
                 f.write(onx.SerializeToString())
     p = os.path.join(out, "lgb500cat.onnx")
-    if not os.path.exists(p):
+    if "lgb500cat" in names and not os.path.exists(p):
         print("converting lgb500cat to ONNX", file=sys.stderr, flush=True)
         try:
             booster = lgb.Booster(model_file=os.path.join(out, "lgb500cat.txt"))
@@ -322,7 +326,7 @@ def main():
     cmd, out, n_rows = sys.argv[1], sys.argv[2], int(sys.argv[3])
     os.makedirs(out, exist_ok=True)
     if cmd == "prepare":
-        prepare(out, n_rows)
+        prepare(out, n_rows, sys.argv[4:] or MODELS)
     elif cmd == "time":
         time_all(out, n_rows, int(sys.argv[4]), sys.argv[5:] or MODELS)
     elif cmd == "loop":

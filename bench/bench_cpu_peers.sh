@@ -24,7 +24,10 @@
 # of ours and of the best peer per model: perf stat where the CPU's counters
 # are visible, else cachegrind (simulated caches: D1 48 KiB, LL 32 MiB; valgrind hides AVX-512, so
 # the libraries' AVX2 paths), as the difference between scoring the rows
-# three times and once (BENCH_COUNT_ROWS rows), so loading and start-up cancel.
+# three times and once (BENCH_COUNT_ROWS rows), so loading and start-up cancel
+# (BENCH_COUNTS=0 skips them: under cachegrind the peers' Python start-up takes
+# minutes).  Ours runs twice: on the vector path the CPU has (AVX-512) and on
+# the portable C path (BENCH_SIMD=portable, bench_formats.c).
 #
 # The peers run in their own pinned venv (bench/requirements-cpu-peers.txt,
 # made with PEERS_PYTHON, default python3, 3.11; PyPI access).  Writes
@@ -35,7 +38,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 rows=${BENCH_ROWS:-100000}
 repeats=${BENCH_REPEATS:-5}
-count_rows=${BENCH_COUNT_ROWS:-4000}
+count_rows=${BENCH_COUNT_ROWS:-2000}
+counts=${BENCH_COUNTS:-1}
 models=${BENCH_MODELS:-xgb100x6 xgb500x8 xgb2000x10 lgb500cat cb1000x6}
 work=${BENCH_WORK:-$here/work/cpu_peers}
 venv=${VENV_DIR:-/tmp/pg_gpuscore-venv-cpu-peers}
@@ -52,7 +56,7 @@ fi
 make -s -C "$root" NVCC= bench/bench_formats >&2
 mkdir -p "$work"
 echo "== training, converting and compiling (once)" >&2
-"$venv/bin/python" "$py" prepare "$work" "$rows" >&2
+"$venv/bin/python" "$py" prepare "$work" "$rows" $models >&2
 
 file_of() {
     case $1 in
@@ -64,12 +68,14 @@ file_of() {
 # instructions, D1 misses, last-level misses of a command, by perf or cachegrind
 if perf stat -x, -e instructions true 2>&1 >/dev/null | grep -q '^[0-9]'; then
     counter="perf stat (hardware counters)"
+    count_note=""
     count() {
         perf stat -x, -e instructions,L1-dcache-load-misses,cache-misses "$@" 2>&1 >/dev/null |
             awk -F, '/instructions/ { i = $1 } /L1-dcache-load-misses/ { d = $1 } /cache-misses/ && !/L1/ { l = $1 }
                      END { print i + 0, d + 0, l + 0 }'
     }
 else
+    count_note=" (the portable path: valgrind hides AVX-512)"
     counter="cachegrind (valgrind $(valgrind --version | sed 's/valgrind-//'); this VM's perf has no hardware counters)"
     count() {
         valgrind --tool=cachegrind --cache-sim=yes --D1=49152,12,64 --LL=33554432,16,64 --cachegrind-out-file=/dev/null "$@" 2>&1 >/dev/null |
@@ -97,7 +103,10 @@ for m in $models; do
     echo "== $m: ours" >&2
     read -r _ _ cpu diff < <(BENCH_CLOCK=cpu "$ours" "$work/$file" "$work/$rowsf" "$rows" "$work/$file.ref.f32" "$repeats")
     read -r _ _ wall _ < <("$ours" "$work/$file" "$work/$rowsf" "$rows" "$work/$file.ref.f32" "$repeats")
-    printf '%s\tours: pg_gpuscore CPU engine\t%s\t%s\t%s\t%s\n' "$m" "$cpu" "$wall" "$diff" "commit $(git -C "$root" rev-parse --short HEAD)" >>"$tsv"
+    printf '%s\tours\t%s\t%s\t%s\t%s\n' "$m" "$cpu" "$wall" "$diff" "pg_gpuscore $(git -C "$root" rev-parse --short HEAD)" >>"$tsv"
+    read -r _ _ cpu diff < <(BENCH_SIMD=portable BENCH_CLOCK=cpu "$ours" "$work/$file" "$work/$rowsf" "$rows" "$work/$file.ref.f32" "$repeats")
+    read -r _ _ wall _ < <(BENCH_SIMD=portable "$ours" "$work/$file" "$work/$rowsf" "$rows" "$work/$file.ref.f32" "$repeats")
+    printf '%s\tours, portable C path (BENCH_SIMD=portable)\t%s\t%s\t%s\t%s\n' "$m" "$cpu" "$wall" "$diff" "pg_gpuscore $(git -C "$root" rev-parse --short HEAD)" >>"$tsv"
 done
 
 {
@@ -122,7 +131,7 @@ done
     echo "| model | predictor | version | rows/s (CPU time) | rows/s (wall) | max diff | ours / it |"
     echo "|---|---|---|---:|---:|---:|---:|"
     awk -F'\t' '{ m[NR] = $1; p[NR] = $2; c[NR] = $3; w[NR] = $4; d[NR] = $5; v[NR] = $6;
-                  if ($2 ~ /^ours/) o[$1] = $3 }
+                  if ($2 == "ours") o[$1] = $3 }
         END { for (i = 1; i <= NR; i++)
                   printf "| %s | %s | %s | %s | %s | %s | %s |\n", m[i], p[i], v[i],
                          c[i] == "-" ? "-" : sprintf("%\047d", c[i]), w[i] == "-" ? "-" : sprintf("%\047d", w[i]), d[i],
@@ -132,23 +141,22 @@ done
     echo
     echo "| model | ours rows/s | best peer | its rows/s | ours / best | goal |"
     echo "|---|---:|---|---:|---:|---|"
-    awk -F'\t' '$3 != "-" { if ($2 ~ /^ours/) o[$1] = $3; else if (!($1 in b) || $3 + 0 > b[$1] + 0) { b[$1] = $3; n[$1] = $2; d[$1] = $5 }
+    awk -F'\t' '$3 != "-" { if ($2 == "ours") o[$1] = $3; else if ($2 !~ /^ours/ &&  (!($1 in b) || $3 + 0 > b[$1] + 0) { b[$1] = $3; n[$1] = $2; d[$1] = $5 }
                             if (!($1 in seen)) { seen[$1] = 1; order[++k] = $1 } }
         END { for (i = 1; i <= k; i++) { m = order[i]; r = o[m] / b[m];
                   printf "| %s | %\047d | %s%s | %\047d | **%.2fx** | %s |\n", m, o[m], n[m],
                          (d[m] + 0 > 1e-5 ? " (outputs differ: " d[m] ")" : ""), b[m], r,
                          r >= 1.5 ? "met" : (r >= 1 ? "ahead, goal not met" : "behind") } }' "$tsv"
     echo
-    echo "## Instructions and data-cache misses per row ($count_rows rows, one thread)"
-    echo
-    echo "| model | predictor | instructions / row | D1 misses / row | LL data misses / row |"
+    [ "$counts" = 1 ] && echo "## Instructions and data-cache misses per row ($count_rows rows, one thread)" &&
+    echo && echo "| model | predictor | instructions / row | D1 misses / row | LL data misses / row |" &&
     echo "|---|---|---:|---:|---:|"
-    for m in $models; do
+    [ "$counts" = 1 ] && for m in $models; do
         read -r file rowsf < <(file_of "$m")
         best=$(awk -F'\t' -v m="$m" '$1 == m && $3 != "-" && $2 !~ /^ours/ && $3 + 0 > b { b = $3 + 0; n = $2 } END { print n }' "$tsv")
         if c=$(per_row "$ours" --loop "$work/$file" "$work/$rowsf" "$count_rows"); then
             read -r i d l <<<"$c"
-            echo "| $m | ours | $i | $d | $l |"
+            echo "| $m | ours$count_note | $i | $d | $l |"
         else
             echo "| $m | ours | (count failed) | | |"
         fi

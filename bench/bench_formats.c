@@ -22,7 +22,8 @@
  * warm-up run first.  With BENCH_CLOCK=cpu in the environment scoring is
  * timed in CPU seconds of the process (CLOCK_PROCESS_CPUTIME_ID) instead of
  * wall seconds, for machines whose cores other work shares
- * (bench_cpu_peers.sh).  The last output of each row (P(class 1)) is compared
+ * (bench_cpu_peers.sh).  BENCH_SIMD=portable forces the CPU engine's
+ * portable path (gs_cpu_simd_set).  The last output of each row (P(class 1)) is compared
  * with REF; a difference above 1e-5 makes the program fail.
  * Prints one line: "load_s predict_s rows_per_s max_abs_diff".
  *
@@ -47,6 +48,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cpu_engine.h"
 #include "forest_image.h"
 #include "model.h"
 
@@ -195,9 +197,12 @@ main(int argc, char **argv)
 	char	   *end;
 	const char *clk = getenv("BENCH_CLOCK");
 
+	const char *simd = getenv("BENCH_SIMD");
 
 	if (clk != NULL && strcmp(clk, "cpu") == 0)
 		score_clock = CLOCK_PROCESS_CPUTIME_ID;
+	if (simd != NULL && strcmp(simd, "portable") == 0)
+		gs_cpu_simd_set(GS_CPU_SIMD_PORTABLE);
 	if (argc >= 3 && argc <= 4 && strcmp(argv[1], "--load-only") == 0)
 	{
 		v = argc == 4 ? strtol(argv[3], &end, 10) : 5;
