@@ -30,7 +30,8 @@
 # the portable C path (BENCH_SIMD=portable, bench_formats.c).
 #
 # The peers run in their own pinned venv (bench/requirements-cpu-peers.txt,
-# made with PEERS_PYTHON, default python3, 3.11; PyPI access).  Writes
+# made with PEERS_PYTHON, default python3, 3.11; PyPI access).  BENCH_PREPARE=0
+# times what an earlier run prepared (a peer not built yet shows as n/a).  Writes
 # bench/results/<date>-cpu-peers.md (BENCH_OUT) and prints it.  Not part of CI.
 set -euo pipefail
 
@@ -55,8 +56,10 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 make -s -C "$root" NVCC= bench/bench_formats >&2
 mkdir -p "$work"
-echo "== training, converting and compiling (once)" >&2
-"$venv/bin/python" "$py" prepare "$work" "$rows" $models >&2
+if [ "${BENCH_PREPARE:-1}" = 1 ]; then
+    echo "== training, converting and compiling (once)" >&2
+    "$venv/bin/python" "$py" prepare "$work" "$rows" $models >&2
+fi
 
 file_of() {
     case $1 in
@@ -94,8 +97,8 @@ per_row() {
         printf "%.0f %.2f %.3f\n", (y[1] - x[1]) / (2 * n), (y[2] - x[2]) / (2 * n), (y[3] - x[3]) / (2 * n) }'
 }
 
-tsv=$(mktemp)
-trap 'rm -f "$tsv"' EXIT
+tsv=$out.tsv          # the raw lines, kept next to the results
+: >"$tsv"
 for m in $models; do
     read -r file rowsf < <(file_of "$m")
     echo "== $m: the peers" >&2
@@ -145,8 +148,8 @@ done
                             if (!($1 in seen)) { seen[$1] = 1; order[++k] = $1 } }
         END { for (i = 1; i <= k; i++) { m = order[i]; r = o[m] / b[m];
                   printf "| %s | %\047d | %s%s | %\047d | **%.2fx** | %s |\n", m, o[m], n[m],
-                         (d[m] + 0 > 1e-5 ? " (outputs differ: " d[m] ")" : ""), b[m], r,
-                         r >= 1.5 ? "met" : (r >= 1 ? "ahead, goal not met" : "behind") } }' "$tsv"
+                         ((d[m] + 0 > 1e-5) ? " (outputs differ: " d[m] ")" : ""), b[m], r,
+                         ((r >= 1.5) ? "met" : ((r >= 1) ? "ahead, goal not met" : "behind")) } }' "$tsv"
     echo
     [ "$counts" = 1 ] && echo "## Instructions and data-cache misses per row ($count_rows rows, one thread)" &&
     echo && echo "| model | predictor | instructions / row | D1 misses / row | LL data misses / row |" &&
