@@ -19,7 +19,11 @@
  * Scoring goes in chunks of 65,536 rows (the default pg_gpuscore.batch_size),
  * each transposed to the column-major batch gpu_score_query builds and scored
  * with gs_model_predict, one thread; the transposes are included.  One
- * warm-up run first.  The last output of each row (P(class 1)) is compared
+ * warm-up run first.  With BENCH_CLOCK=cpu in the environment scoring is
+ * timed in CPU seconds of the process (CLOCK_PROCESS_CPUTIME_ID) instead of
+ * wall seconds, for machines whose cores other work shares
+ * (bench_cpu_peers.sh).  BENCH_SIMD=portable forces the CPU engine's
+ * portable path (gs_cpu_simd_set).  The last output of each row (P(class 1)) is compared
  * with REF; a difference above 1e-5 makes the program fail.
  * Prints one line: "load_s predict_s rows_per_s max_abs_diff".
  *
@@ -29,6 +33,12 @@
  * model: parsing MODEL (as above) against reading the image of its forest
  * (forest_image.h), which the glue stores at load and reads instead.  Prints
  * "parse_s image_read_s image_bytes".
+ *
+ * Usage: bench_formats --loop MODEL ROWS.f32 N_ROWS K
+ *
+ * Loads MODEL once and scores the rows K times, printing nothing: for
+ * instruction and cache-miss counts by difference (perf stat or cachegrind
+ * at two values of K; bench_cpu_peers.sh).
  */
 #include <errno.h>
 #include <math.h>
@@ -38,6 +48,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "forest/cpu_engine.h"
 #include "forest/forest_image.h"
 #include "model.h"
 
@@ -60,13 +71,16 @@ load(const unsigned char *bytes, size_t len, const char *path)
 	return m;
 }
 
+/* The clock scoring is timed with (BENCH_CLOCK, see the top). */
+static clockid_t score_clock = CLOCK_MONOTONIC;
+
 /* Score all rows chunk by chunk into out (n_outputs per row); returns seconds. */
 static double
 score_all(const GsModel *m, const float *rows, size_t n_rows, float *xcol,
 		  float *scratch, float *out)
 {
 	const size_t nf = (size_t) m->n_features;
-	double		t0 = now_s();
+	double		t0 = clock_s(score_clock);
 
 	for (size_t r0 = 0; r0 < n_rows; r0 += CHUNK_ROWS)
 	{
@@ -78,7 +92,7 @@ score_all(const GsModel *m, const float *rows, size_t n_rows, float *xcol,
 				xcol[k * n + r] = src[r * nf + k];
 		gs_model_predict(m, xcol, n, n, scratch, out + r0 * (size_t) m->n_outputs);
 	}
-	return now_s() - t0;
+	return clock_s(score_clock) - t0;
 }
 
 /* --load-only: median parse time vs median image read time; see the top. */
@@ -129,6 +143,38 @@ load_only(const char *path, int repeats)
 	return 0;
 }
 
+/* --loop: see the top. */
+static int
+loop(const char *path, const char *rows_path, const char *n_arg, const char *k_arg)
+{
+	size_t		len,
+				rows_len;
+	unsigned char *bytes = read_file(path, 0, &len);
+	GsModel    *m = load(bytes, len, path);
+	long		n = strtol(n_arg, NULL, 10),
+				k = strtol(k_arg, NULL, 10);
+	float	   *rows,
+			   *xcol,
+			   *scratch,
+			   *out;
+
+	if (n <= 0 || k < 0)
+		die("N_ROWS must be positive, K not negative");
+	rows = (float *) read_file(rows_path, sizeof(float) * (size_t) n * (size_t) m->n_features, &rows_len);
+	xcol = xmalloc(sizeof(float) * CHUNK_ROWS * (size_t) m->n_features);
+	scratch = xmalloc(sizeof(float) * (gs_model_scratch_floats(m, CHUNK_ROWS) + 1));
+	out = xmalloc(sizeof(float) * (size_t) n * (size_t) m->n_outputs);
+	for (long i = 0; i < k; i++)
+		score_all(m, rows, (size_t) n, xcol, scratch, out);
+	gs_model_free(m);
+	free(bytes);
+	free(rows);
+	free(xcol);
+	free(scratch);
+	free(out);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -149,7 +195,14 @@ main(int argc, char **argv)
 	GsModel    *m;
 	long		v;
 	char	   *end;
+	const char *clk = getenv("BENCH_CLOCK");
 
+	const char *simd = getenv("BENCH_SIMD");
+
+	if (clk != NULL && strcmp(clk, "cpu") == 0)
+		score_clock = CLOCK_PROCESS_CPUTIME_ID;
+	if (simd != NULL && strcmp(simd, "portable") == 0)
+		gs_cpu_simd_set(GS_CPU_SIMD_PORTABLE);
 	if (argc >= 3 && argc <= 4 && strcmp(argv[1], "--load-only") == 0)
 	{
 		v = argc == 4 ? strtol(argv[3], &end, 10) : 5;
@@ -157,6 +210,8 @@ main(int argc, char **argv)
 			die("REPEATS must be 1 to %d", MAX_REPEATS);
 		return load_only(argv[2], (int) v);
 	}
+	if (argc == 6 && strcmp(argv[1], "--loop") == 0)
+		return loop(argv[2], argv[3], argv[4], argv[5]);
 	if (argc < 5 || argc > 6)
 		die("usage: bench_formats MODEL ROWS.f32 N_ROWS REF.f32 [REPEATS]\n"
 			"       bench_formats --load-only MODEL [REPEATS]");

@@ -96,6 +96,27 @@ predict_row(const GsForest *f, const float *row, float *margin, float *out)
 	free(xe);
 }
 
+/*
+ * Whether the portable path of the CPU engine (gs_cpu_simd_set) gives the
+ * same bits as out, the outputs of the n-row batch col on the path the CPU
+ * chose (AVX-512 where it has it); the CPU's path is restored.
+ */
+static inline int
+portable_same(const GsForest *f, const float *col, size_t n, const float *out)
+{
+	float	   *m2 = malloc(sizeof(float) * n * f->n_groups);
+	float	   *o2 = malloc(sizeof(float) * n * f->n_outputs);
+	int			same;
+
+	gs_cpu_simd_set(GS_CPU_SIMD_PORTABLE);
+	predict_cols(f, col, n, m2, o2);
+	gs_cpu_simd_set(GS_CPU_SIMD_AUTO);
+	same = memcmp(o2, out, sizeof(float) * n * f->n_outputs) == 0;
+	free(m2);
+	free(o2);
+	return same;
+}
+
 static inline void
 check_model(const char *label, const GsForest *f, const Cases *c, double tol)
 {
@@ -122,12 +143,16 @@ check_model(const char *label, const GsForest *f, const Cases *c, double tol)
 	snprintf(what, sizeof(what), "one batch of %zu rows within %g of the library (max error %.3g)",
 			 n, tol, max_err(out, c->want, n * c->nout));
 	check(max_err(out, c->want, n * c->nout) <= tol, "%s: %s", label, what);
+	check(portable_same(f, col, n, out), "%s: %s", label,
+		  gs_cpu_simd() == GS_CPU_SIMD_AVX512 ? "AVX-512 and portable paths give the same bits" :
+		  "portable path (no AVX-512 here) gives the same bits forced");
 
 	/* odd batch sizes, exercising block tails */
 	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++)
 	{
 		size_t		bs = sizes[s];
 		double		worst = 0.0;
+		int			same = 1;
 
 		for (size_t r0 = 0; r0 < n; r0 += bs)
 		{
@@ -138,9 +163,11 @@ check_model(const char *label, const GsForest *f, const Cases *c, double tol)
 					col[(size_t) k * m + r] = rows[(r0 + r) * c->nf + k];
 			predict_cols(f, col, m, margin, out);
 			worst = fmax(worst, max_err(out, c->want + r0 * c->nout, m * c->nout));
+			same &= portable_same(f, col, m, out);
 		}
 		snprintf(what, sizeof(what), "batches of %zu rows within %g", bs, tol);
 		check(worst <= tol, "%s: %s", label, what);
+		check(same, "%s: %s", label, "the same bits on the portable path in those batches");
 	}
 
 	/* row by row (the gpu_score path) */

@@ -65,6 +65,7 @@ count_diff(const float *a, const float *b, size_t n, char *msg, size_t msglen)
  * Margins of n rows (column-major, stride ld) with the bins, and without
  * them (the float symmetric path), and outputs row by row through
  * gs_cpu_predict_row, with the bins and without (walking the nodes),
+ * and with the bins on the engine's portable path (gs_cpu_simd_set),
  * against gs_cpu_predict with the bins.  Returns the number of values that
  * differ.
  */
@@ -87,6 +88,11 @@ check_batch(GsForest *f, const float *x, size_t n, size_t ld, char *msg, size_t 
 	gs_cpu_margins(f, x, ld, n, m2);
 	f->bins = bins;
 	bad = count_diff(m1, m2, nm, msg, msglen);
+	/* the bins on the portable path too (the CPU's own may be AVX-512) */
+	gs_cpu_simd_set(GS_CPU_SIMD_PORTABLE);
+	gs_cpu_margins(f, x, ld, n, m2);
+	gs_cpu_simd_set(GS_CPU_SIMD_AUTO);
+	bad += count_diff(m1, m2, nm, msg, msglen);
 	gs_cpu_predict(f, x, ld, n, m1, o1);
 	/* row by row, with the bins and with the traversal of the nodes */
 	for (int with_bins = 1; with_bins >= 0; with_bins--)

@@ -19,14 +19,36 @@
  * traversal: from the block's features binned once to bytes when the
  * forest has bins (forest_bins.h), from one float column slice per level
  * when it has none.
+ *
+ * On x86-64 CPUs with AVX-512 (found at run time, gs_cpu_simd) the lockstep
+ * walk of plain numerical trees runs sixteen rows to a vector register
+ * (tree_leaves_avx512: the same gs_node_step_num decisions on gathered
+ * nodes and feature values, so the same leaves; with one output group the
+ * leaves are added sixteen rows at a time too), and binned blocks are
+ * binned sixteen values and compared 64 rows to an instruction
+ * (bins_block_margins_avx512: the same code compiled for AVX-512, the
+ * binary search of gs_bins_of vectorized).  Every row gets the same
+ * operations in the same order, so the same bits; gs_cpu_simd_set forces
+ * the portable path (the unit tests compare the two bit for bit).  Trees
+ * with categorical, zero-as-missing or equality splits stay on the
+ * portable walk.
  */
 #include "cpu_engine.h"
 
 #include "forest_bins.h"
 #include "forest_eval.h"
 
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__CUDACC__)
+#define GS_CPU_X86_SIMD 1
+#include <immintrin.h>
+#endif
+
 #define GS_CPU_BLOCK 64
 #define GS_CPU_LANES 8
+/* Groups of sixteen rows the AVX-512 walk keeps in flight (more spill). */
+#define GS_CPU_SIMD_GROUPS 2
+
+
 /*
  * Binned blocks (forest_bins.h): at most this many rows, and about this
  * many bytes of bins (at least a GS_CPU_BLOCK of rows: up to 64 KB for the
@@ -43,6 +65,119 @@
 #define GS_CPU_LOCKSTEP_MAX_DEPTH 16
 
 /*
+ * The vector path in use (GS_CPU_SIMD_AUTO: not detected yet).  The core's
+ * one piece of process state: what the processor can do, found once (a
+ * race between threads writes the same value), or what a test forced.
+ */
+static GsCpuSimd cpu_simd = GS_CPU_SIMD_AUTO;
+
+/* The vector path the engine uses; see cpu_engine.h. */
+GsCpuSimd
+gs_cpu_simd(void)
+{
+	if (cpu_simd == GS_CPU_SIMD_AUTO)
+	{
+		cpu_simd = GS_CPU_SIMD_PORTABLE;
+#ifdef GS_CPU_X86_SIMD
+		__builtin_cpu_init();
+		/* the vector paths use AVX-512F and, for CatBoost's bins, AVX-512BW */
+		if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw"))
+			cpu_simd = GS_CPU_SIMD_AVX512;
+#endif
+	}
+	return cpu_simd;
+}
+
+/* Force a vector path (or detect again); see cpu_engine.h. */
+void
+gs_cpu_simd_set(GsCpuSimd s)
+{
+	cpu_simd = s == GS_CPU_SIMD_PORTABLE ? s : GS_CPU_SIMD_AUTO;
+	(void) gs_cpu_simd();
+}
+
+#ifdef GS_CPU_X86_SIMD
+/*
+ * Leaf indices of rows r..r + 16 * nv of a tree of plain numerical splits
+ * (split_kinds == 0), nv groups of sixteen rows in lockstep for depth
+ * steps: per lane, gs_node_step_num on the node gathered from the tree
+ * (value, info and left are the node's three 32-bit words) and the row's
+ * feature value gathered from the batch at feature * ld + lane (the caller
+ * checks that these offsets fit in 32 bits).  The comparisons are those of
+ * gs_node_step_num: v < threshold goes left, NaN (unordered) follows the
+ * default direction, a leaf keeps its index.
+ */
+__attribute__((target("avx512f")))
+static void
+tree_leaves_avx512(const GsNode *tree, int depth, const float *x, size_t ld,
+				   size_t r, int nv, uint32_t *leaf)
+{
+	const int  *w = (const int *) tree;
+	const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+	const __m512i one = _mm512_set1_epi32(1);
+	const __m512i two = _mm512_set1_epi32(2);
+	const __m512i fmask = _mm512_set1_epi32((int) GS_NODE_FEATURE_MASK);
+	const __m512i dleft = _mm512_set1_epi32((int) GS_NODE_DEFAULT_LEFT);
+	const __m512i leafbit = _mm512_set1_epi32((int) GS_NODE_LEAF);
+	const __m512i ldv = _mm512_set1_epi32((int) ld);
+	__m512i		idx[GS_CPU_SIMD_GROUPS];
+
+	for (int v = 0; v < nv; v++)
+		idx[v] = _mm512_setzero_si512();
+	for (int d = 0; d < depth; d++)
+		for (int v = 0; v < nv; v++)
+		{
+			__m512i		i3 = _mm512_add_epi32(_mm512_add_epi32(idx[v], idx[v]), idx[v]);
+			__m512		thr = _mm512_i32gather_ps(i3, (const void *) w, 4);
+			__m512i		info = _mm512_i32gather_epi32(_mm512_add_epi32(i3, one), (const void *) w, 4);
+			__m512i		left = _mm512_i32gather_epi32(_mm512_add_epi32(i3, two), (const void *) w, 4);
+			__m512i		off = _mm512_add_epi32(_mm512_mullo_epi32(_mm512_and_si512(info, fmask), ldv),
+											   lane);
+			__m512		val = _mm512_i32gather_ps(off, (const void *) (x + r + 16 * (size_t) v), 4);
+			__mmask16	go_left = _mm512_cmp_ps_mask(val, thr, _CMP_LT_OQ) |
+				(_mm512_cmp_ps_mask(val, val, _CMP_UNORD_Q) & _mm512_test_epi32_mask(info, dleft));
+			__m512i		next = _mm512_mask_add_epi32(left, (__mmask16) ~go_left, left, one);
+
+			idx[v] = _mm512_mask_blend_epi32(_mm512_test_epi32_mask(info, leafbit), next, idx[v]);
+		}
+	for (int v = 0; v < nv; v++)
+		_mm512_storeu_si512((void *) (leaf + 16 * v), idx[v]);
+}
+
+/*
+ * margin[i] += the value of leaf leaf[i] of tree, for i < n rounded down to
+ * sixteen (returned): the float additions of tree_block, one per row.
+ */
+__attribute__((target("avx512f")))
+static size_t
+add_leaves_avx512(const GsNode *tree, const uint32_t *leaf, size_t n, float *margin)
+{
+	size_t		i = 0;
+
+	for (; i + 16 <= n; i += 16)
+	{
+		__m512i		l = _mm512_loadu_si512((const void *) (leaf + i));
+		__m512		v = _mm512_i32gather_ps(_mm512_add_epi32(_mm512_add_epi32(l, l), l),
+											(const void *) tree, 4);
+
+		_mm512_storeu_ps(margin + i, _mm512_add_ps(_mm512_loadu_ps(margin + i), v));
+	}
+	return i;
+}
+#endif
+
+/*
+ * Whether batches of leading dimension ld of forest f may take the vector
+ * walk: plain numerical splits, and every feature offset within 32 bits.
+ */
+static inline bool
+simd_walk(const GsForest *f, size_t ld)
+{
+	return f->split_kinds == 0 && gs_cpu_simd() == GS_CPU_SIMD_AVX512 &&
+		(size_t) f->n_features * ld < ((size_t) 1 << 31);
+}
+
+/*
  * Leaf indices (relative to the tree) that rows r0..r1 of the batch reach
  * in one tree, written to leaf[0..r1-r0), GS_CPU_LANES rows at a time in
  * lockstep.
@@ -50,10 +185,21 @@
 static inline void
 tree_block_leaves(const GsNode *tree, int depth, const float *x, size_t ld,
 				  size_t r0, size_t r1, uint32_t *leaf, const uint32_t *cats,
-				  uint32_t kinds)
+				  uint32_t kinds, bool simd)
 {
 	size_t		r = r0;
 
+#ifdef GS_CPU_X86_SIMD
+	if (simd && depth <= GS_CPU_LOCKSTEP_MAX_DEPTH)
+	{
+		for (; r + 16 * GS_CPU_SIMD_GROUPS <= r1; r += 16 * GS_CPU_SIMD_GROUPS)
+			tree_leaves_avx512(tree, depth, x, ld, r, GS_CPU_SIMD_GROUPS, leaf + (r - r0));
+		for (; r + 16 <= r1; r += 16)
+			tree_leaves_avx512(tree, depth, x, ld, r, 1, leaf + (r - r0));
+	}
+#else
+	(void) simd;
+#endif
 	if (depth <= GS_CPU_LOCKSTEP_MAX_DEPTH)
 	{
 		for (; r + GS_CPU_LANES <= r1; r += GS_CPU_LANES)
@@ -83,12 +229,17 @@ tree_block_leaves(const GsNode *tree, int depth, const float *x, size_t ld,
 static inline void
 tree_block(const GsNode *tree, int depth, const float *x, size_t ld,
 		   size_t r0, size_t r1, float *margin, int ng, int g,
-		   const uint32_t *cats, uint32_t kinds)
+		   const uint32_t *cats, uint32_t kinds, bool simd)
 {
 	uint32_t	leaf[GS_CPU_BLOCK];
+	size_t		r = r0;
 
-	tree_block_leaves(tree, depth, x, ld, r0, r1, leaf, cats, kinds);
-	for (size_t r = r0; r < r1; r++)
+	tree_block_leaves(tree, depth, x, ld, r0, r1, leaf, cats, kinds, simd);
+#ifdef GS_CPU_X86_SIMD
+	if (simd && ng == 1)
+		r = r0 + add_leaves_avx512(tree, leaf, r1 - r0, margin + r0);
+#endif
+	for (; r < r1; r++)
 		margin[r * ng + g] += tree[leaf[r - r0]].value;
 }
 
@@ -141,7 +292,7 @@ symmetric_block_leaves(const GsNode *tree, int d, const float *x, size_t ld,
  * the bit "bin > j" (forest_bins.h).  Byte-wide for trees of depth 8 or
  * less, sixteen rows to an SSE2 instruction.
  */
-static inline void
+static inline __attribute__((always_inline)) void
 bins_leaves(const uint8_t *q, size_t stride, int d, const uint16_t *u, const uint8_t *j,
 			uint16_t *leaf)
 {
@@ -200,9 +351,74 @@ bins_block_rows(const GsForestBins *b)
  * GS_CPU_BINS_TREES at a time, their double leaves added to each row in
  * tree order, as block_margins_double does.
  */
+#ifdef GS_CPU_X86_SIMD
+/*
+ * The bins of n values of one column (gs_bins_of) sixteen at a time: the
+ * same branch-free binary search over the nt thresholds t, whose steps
+ * depend only on nt, with the threshold of each lane gathered and compared
+ * as gs_bins_of compares it (t <= v, false for NaN); NaN gets nan_bin.
+ * The last n % 16 values take gs_bins_of.
+ */
+__attribute__((target("avx512f,avx512bw")))
 static void
-bins_block_margins(const GsForest *f, const float *x, size_t ld, size_t r0, size_t r1,
-				   float *margin)
+bins_column_avx512(const float *col, size_t n, const float *t, uint32_t nt,
+				   uint8_t nan_bin, uint8_t *q)
+{
+	const __m512i nanv = _mm512_set1_epi32(nan_bin);
+	size_t		i = 0;
+
+	for (; i + 16 <= n; i += 16)
+	{
+		__m512		v = _mm512_loadu_ps(col + i);
+		__m512i		base = _mm512_setzero_si512();
+		uint32_t	len = nt;
+
+		while (len > 1)
+		{
+			uint32_t	half = len / 2;
+			__m512		tv = _mm512_i32gather_ps(_mm512_add_epi32(base, _mm512_set1_epi32((int) half - 1)),
+												 (const void *) t, 4);
+
+			base = _mm512_mask_add_epi32(base, _mm512_cmp_ps_mask(tv, v, _CMP_LE_OQ), base,
+										 _mm512_set1_epi32((int) half));
+			len -= half;
+		}
+		if (len == 1)
+		{
+			__m512		tv = _mm512_i32gather_ps(base, (const void *) t, 4);
+
+			base = _mm512_mask_add_epi32(base, _mm512_cmp_ps_mask(tv, v, _CMP_LE_OQ), base,
+										 _mm512_set1_epi32(1));
+		}
+		base = _mm512_mask_blend_epi32(_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), base, nanv);
+		_mm_storeu_si128((__m128i *) (q + i), _mm512_cvtepi32_epi8(base));
+	}
+	for (; i < n; i++)
+		q[i] = gs_bins_of(col[i], t, nt, nan_bin);
+}
+#endif
+
+/* The bins of n values of one column: gs_bins_of, or sixteen at a time. */
+static inline __attribute__((always_inline)) void
+bins_column(const float *col, size_t n, const float *t, uint32_t nt, uint8_t nan_bin,
+			uint8_t *q, bool simd)
+{
+#ifdef GS_CPU_X86_SIMD
+	if (simd)
+	{
+		bins_column_avx512(col, n, t, nt, nan_bin, q);
+		return;
+	}
+#else
+	(void) simd;
+#endif
+	for (size_t i = 0; i < n; i++)
+		q[i] = gs_bins_of(col[i], t, nt, nan_bin);
+}
+
+static inline __attribute__((always_inline)) void
+bins_block_margins_impl(const GsForest *f, const float *x, size_t ld, size_t r0, size_t r1,
+						float *margin, bool simd)
 {
 	const GsForestBins *b = f->bins;
 	const size_t n = r1 - r0;
@@ -219,8 +435,7 @@ bins_block_margins(const GsForest *f, const float *x, size_t ld, size_t r0, size
 		const uint32_t nt = b->border_start[u + 1] - b->border_start[u];
 		uint8_t    *qu = q + (size_t) u * stride;
 
-		for (size_t i = 0; i < n; i++)
-			qu[i] = gs_bins_of(col[i], t, nt, b->nan_bin[u]);
+		bins_column(col, n, t, nt, b->nan_bin[u], qu, simd);
 		for (size_t i = n; i < stride; i++)
 			qu[i] = 0;
 	}
@@ -263,6 +478,28 @@ bins_block_margins(const GsForest *f, const float *x, size_t ld, size_t r0, size
 	}
 }
 
+static void
+bins_block_margins(const GsForest *f, const float *x, size_t ld, size_t r0, size_t r1,
+				   float *margin)
+{
+	bins_block_margins_impl(f, x, ld, r0, r1, margin, false);
+}
+
+#ifdef GS_CPU_X86_SIMD
+/*
+ * The same compiled for AVX-512 (the byte compares of bins_leaves 64 rows
+ * to an instruction, the binning sixteen values at a time): the same
+ * operations in the same order on each row, so the same bits.
+ */
+__attribute__((target("avx512f,avx512bw")))
+static void
+bins_block_margins_avx512(const GsForest *f, const float *x, size_t ld, size_t r0, size_t r1,
+						  float *margin)
+{
+	bins_block_margins_impl(f, x, ld, r0, r1, margin, true);
+}
+#endif
+
 /*
  * Margins of rows r0..r1 (at most GS_CPU_BLOCK) of a forest with double
  * leaves: one output group at a time, its trees summed in double.
@@ -291,7 +528,7 @@ block_margins_double(const GsForest *f, const float *x, size_t ld,
 				symmetric_block_leaves(tree, f->tree_depth[t], x, ld, r0, r1, leaf);
 			else
 				tree_block_leaves(tree, f->tree_depth[t], x, ld, r0, r1, leaf,
-								  f->cat_words, f->split_kinds);
+								  f->cat_words, f->split_kinds, simd_walk(f, ld));
 			if (f->linear)
 				for (size_t r = r0; r < r1; r++)
 					acc[r - r0] += gs_linear_leaf(f->nodes, f->leaf_lo, f->linear,
@@ -311,6 +548,7 @@ gs_cpu_margins(const GsForest *f, const float *x, size_t ld, size_t n_rows,
 			   float *margin)
 {
 	const int	ng = f->n_groups;
+	const bool	simd = simd_walk(f, ld);
 	size_t		r0;
 
 	if (f->bins)
@@ -318,7 +556,18 @@ gs_cpu_margins(const GsForest *f, const float *x, size_t ld, size_t n_rows,
 		const size_t rows = bins_block_rows(f->bins);
 
 		for (r0 = 0; r0 < n_rows; r0 += rows)
-			bins_block_margins(f, x, ld, r0, r0 + rows < n_rows ? r0 + rows : n_rows, margin);
+		{
+			size_t		r1 = r0 + rows < n_rows ? r0 + rows : n_rows;
+
+#ifdef GS_CPU_X86_SIMD
+			if (gs_cpu_simd() == GS_CPU_SIMD_AVX512)
+			{
+				bins_block_margins_avx512(f, x, ld, r0, r1, margin);
+				continue;
+			}
+#endif
+			bins_block_margins(f, x, ld, r0, r1, margin);
+		}
 		return;
 	}
 	if (f->leaf_lo)
@@ -342,7 +591,7 @@ gs_cpu_margins(const GsForest *f, const float *x, size_t ld, size_t n_rows,
 
 		for (t = 0; t < f->n_trees; t++)
 			tree_block(f->nodes + f->tree_offset[t], f->tree_depth[t], x, ld,
-					   r0, r1, margin, ng, f->tree_group[t], f->cat_words, f->split_kinds);
+					   r0, r1, margin, ng, f->tree_group[t], f->cat_words, f->split_kinds, simd);
 	}
 }
 

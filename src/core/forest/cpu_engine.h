@@ -15,6 +15,24 @@
 #include "forest.h"
 
 /*
+ * The vector path of the engine, found from the CPU at the first use
+ * (__builtin_cpu_supports): AVX-512 where it has it (gs_cpu_margins walks
+ * plain numerical trees sixteen rows to a register), else the portable C.
+ * Both give the same bits.  gs_cpu_simd_set(GS_CPU_SIMD_PORTABLE) forces the
+ * portable path (for tests and benchmarks); any other value goes back to
+ * what the CPU has.
+ */
+typedef enum GsCpuSimd
+{
+	GS_CPU_SIMD_AUTO = -1,		/* not detected yet */
+	GS_CPU_SIMD_PORTABLE = 0,
+	GS_CPU_SIMD_AVX512 = 1
+} GsCpuSimd;
+
+extern GsCpuSimd gs_cpu_simd(void);
+extern void gs_cpu_simd_set(GsCpuSimd s);
+
+/*
  * Raw margins: margin[r * n_groups + g] = base_margin[g] + sum of the leaves
  * of the trees of group g, summed in tree order in float as XGBoost does.
  */
