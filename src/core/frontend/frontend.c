@@ -24,6 +24,7 @@
 
 #include "catboost/catboost.h"
 #include "common/load_checks.h"
+#include "forest/forest_image.h"
 #include "lightgbm/lightgbm.h"
 #include "xgboost/xgboost.h"
 #ifndef GS_FRONTEND_TREES_ONLY
@@ -240,7 +241,20 @@ gs_frontend_load(const GsLoadRequest *request, GsForest **forest, GsMlp **mlp,
 		*format = rq.format;
 	if ((fe = gs_frontend_of(rq.format)) == NULL)
 		return gs_status_set(st, GS_ERR_INTERNAL, "unknown model format %d", (int) rq.format);
-	return fe->load(&rq, forest, mlp, st);
+	if ((rc = fe->load(&rq, forest, mlp, st)) != GS_OK)
+		return rc;
+	/*
+	 * Every forest, whatever its format, ends in the check a forest image
+	 * passes (a linear booster's weights are no trees: xgb_linear.h checks
+	 * them)
+	 */
+	if (*forest != NULL && (*forest)->linear_w == NULL &&
+		(rc = gs_forest_check(*forest, rq.lim, rq.alloc, st)) != GS_OK)
+	{
+		gs_forest_free(*forest);
+		*forest = NULL;
+	}
+	return rc;
 }
 
 /* Load any tree-ensemble format; see frontend.h. */

@@ -16,6 +16,7 @@
 #include <jansson.h>
 
 #include "forest/forest.h"
+#include "forest/forest_build.h"
 #include "gs_status.h"
 
 /* Per-tree arrays as found in the model, not yet trusted. */
@@ -49,9 +50,6 @@ typedef struct RawTree
 	int64_t		size_leaf_vector;
 	int32_t		target;
 } RawTree;
-
-/* Most 32-bit words of category sets in one forest (64 MiB). */
-#define GS_CAT_MAX_TOTAL_WORDS	((int64_t) 1 << 24)
 
 /* xgb_json.c */
 
@@ -120,27 +118,20 @@ elem_float(json_t *arr, size_t i, float *out)
 extern GsCode gs_xgb_tree_cat_index(const RawTree *rt, int32_t t,
 									int32_t *cat_idx, GsStatus *st);
 
-/*
- * Walk tree t breadth-first from its root, checking child indices, that every
- * node is reached at most once (no cycles, no shared children), feature
- * indices and finite values.  When nodes is not NULL also writes the
- * relabelled nodes there.  queue and seen are scratch of num_nodes entries.
- * Returns the number of reachable nodes in *n_out and the depth in *depth.
- */
-extern GsCode gs_xgb_walk_tree(const RawTree *rt, int32_t t, int32_t n_features,
-							   int32_t max_depth, int32_t *queue, int32_t *level,
-							   unsigned char *seen, GsNode *nodes, int64_t *n_out,
-							   int32_t *depth, const int32_t *cat_idx,
-							   uint32_t *cat_words, int64_t *cat_pos,
-							   int32_t *n_cat, GsStatus *st);
+/* One tree being built (gs_xgb_tree_node's context). */
+typedef struct XgbTreeCtx
+{
+	const RawTree *rt;
+	const int32_t *cat_idx;		/* gs_xgb_tree_cat_index of the tree */
+	GsForestBuilder *b;			/* for its category sets */
+	bool		covers;			/* read each node's cover ("sum_hessian") */
+} XgbTreeCtx;
 
 /*
- * Write the covers of a tree walked by gs_xgb_walk_tree (queue[k] is the
- * model's node at position k) to cover[0..n): its "sum_hessian" values, or
- * NaN for every node when the tree has none that can be read.
+ * Translate node id of the tree of ctx (an XgbTreeCtx) for the forest
+ * builder (a GsBuildNodeFn); the builder checks the rest.
  */
-extern void gs_xgb_tree_covers(const RawTree *rt, const int32_t *queue, int64_t n,
-							   double *cover);
+extern GsCode gs_xgb_tree_node(void *ctx, int64_t id, GsBuildNode *node, GsStatus *st);
 
 /* xgb_learner.c */
 

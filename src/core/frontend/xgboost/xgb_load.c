@@ -139,12 +139,9 @@ build_forest(json_t *root, const GsLimits *lim, GsForest *f, bool linear,
 				max_nodes_in_tree = 1,
 				total_nodes = 0;
 	RawTree    *raw = NULL;
-	int32_t    *queue = NULL,
-			   *level = NULL,
+	int32_t    *group = NULL,
 			   *cat_idx = NULL;
-	unsigned char *seen = NULL;
-	int64_t		cat_pos = 0;
-	int32_t		n_cat = 0;
+	GsForestBuilder b = {0};
 	uint32_t	cat_flags = 0;
 	GsCode		rc = GS_OK;
 	int32_t		t,
@@ -363,13 +360,10 @@ build_forest(json_t *root, const GsLimits *lim, GsForest *f, bool linear,
 			return st->code;
 		}
 	}
-	f->n_trees = (int32_t) n_exp;
 
 	raw = f->alloc.alloc(f->alloc.ctx, sizeof(RawTree) * (size_t) n_exp);
-	f->tree_offset = forest_alloc(f, sizeof(uint32_t) * (size_t) n_exp);
-	f->tree_group = forest_alloc(f, sizeof(int32_t) * (size_t) n_exp);
-	f->tree_depth = forest_alloc(f, sizeof(int32_t) * (size_t) n_exp);
-	if (!raw || !f->tree_offset || !f->tree_group || !f->tree_depth)
+	group = f->alloc.alloc(f->alloc.ctx, sizeof(int32_t) * (size_t) n_exp);
+	if (!raw || !group)
 	{
 		rc = gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
 		goto done;
@@ -382,7 +376,7 @@ build_forest(json_t *root, const GsLimits *lim, GsForest *f, bool linear,
 		json_t	   *tparam = gs_xgb_member(tree, "tree_param");
 		json_t	   *split_type = gs_xgb_member(tree, "split_type");
 		json_t	   *cat_nodes = gs_xgb_member(tree, "categories_nodes");
-		int64_t		group,
+		int64_t		tgroup,
 					slv = 0;
 		RawTree    *rt = &raw[e];
 
@@ -443,14 +437,14 @@ build_forest(json_t *root, const GsLimits *lim, GsForest *f, bool linear,
 			(rc = gs_xgb_tree_array(tree, "split_conditions", rt->num_nodes, t, &rt->cond, st)) ||
 			(rc = gs_xgb_tree_array(tree, "default_left", rt->num_nodes, t, &rt->default_left, st)))
 			goto done;
-		if (elem_int(tree_info, (size_t) t, &group) || group < 0 || group >= f->n_groups)
+		if (elem_int(tree_info, (size_t) t, &tgroup) || tgroup < 0 || tgroup >= f->n_groups)
 		{
 			rc = gs_status_set(st, GS_ERR_INVALID_MODEL,
 							   "invalid XGBoost model: tree %d belongs to output group %lld of %d",
-							   t, (long long) group, f->n_groups);
+							   t, (long long) tgroup, f->n_groups);
 			goto done;
 		}
-		f->tree_group[e] = (int32_t) group;
+		group[e] = (int32_t) tgroup;
 		rt->weight = 1.0f;
 		rt->cat_flags = cat_flags;
 		if (weights && (elem_float(weights, (size_t) t, &rt->weight) || !isfinite(rt->weight)))
@@ -468,10 +462,10 @@ build_forest(json_t *root, const GsLimits *lim, GsForest *f, bool linear,
 			{
 				raw[e + k] = *rt;
 				raw[e + k].target = (int32_t) k;
-				f->tree_group[e + k] = (int32_t) k;
+				group[e + k] = (int32_t) k;
 			}
 			else if (rt->leaf_weights)
-				f->tree_group[e] = 0;
+				group[e] = 0;
 			total_nodes += rt->num_nodes;
 			if (lim->max_nodes > 0 && total_nodes > lim->max_nodes)
 			{
@@ -484,91 +478,32 @@ build_forest(json_t *root, const GsLimits *lim, GsForest *f, bool linear,
 		e += rt->size_leaf_vector;
 	}
 
-	/* pass 2: validate each tree and count reachable nodes */
-	queue = f->alloc.alloc(f->alloc.ctx, sizeof(int32_t) * (size_t) max_nodes_in_tree);
-	level = f->alloc.alloc(f->alloc.ctx, sizeof(int32_t) * (size_t) max_nodes_in_tree);
-	seen = f->alloc.alloc(f->alloc.ctx, (size_t) max_nodes_in_tree);
+	/* pass 2: every tree through the forest builder */
 	cat_idx = f->alloc.alloc(f->alloc.ctx, sizeof(int32_t) * (size_t) max_nodes_in_tree);
-	if (!queue || !level || !seen || !cat_idx)
+	if (!cat_idx)
 	{
 		rc = gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
 		goto done;
 	}
-	total_nodes = 0;
-	for (t = 0; t < f->n_trees; t++)
-	{
-		int64_t		n;
-		int32_t		depth;
-
-		if ((t & 63) == 63 && (rc = gs_check_interrupt(&lim->interrupt, st)))
-			goto done;
-		if ((rc = gs_xgb_tree_cat_index(&raw[t], raw[t].src, cat_idx, st)))
-			goto done;
-		rc = gs_xgb_walk_tree(&raw[t], raw[t].src, f->n_features,
-							  lim->max_depth > 0 ? lim->max_depth : INT32_MAX - 1,
-							  queue, level, seen, NULL, &n, &depth, cat_idx, NULL,
-							  &cat_pos, &n_cat, st);
-		if (rc)
-			goto done;
-		f->tree_offset[t] = (uint32_t) total_nodes;
-		f->tree_depth[t] = depth;
-		total_nodes += n;
-		if (depth > f->max_depth)
-			f->max_depth = depth;
-	}
-	if (total_nodes > (int64_t) UINT32_MAX)
-	{
-		rc = gs_status_set(st, GS_ERR_LIMIT, "too many tree nodes");
+	gs_build_begin(&b, f, lim, "invalid XGBoost model: ", lim->keep_covers ? GS_BUILD_COVERS : 0);
+	/* the declared node counts bound the reachable ones */
+	if ((rc = gs_build_reserve(&b, n_exp, total_nodes, st)) != GS_OK)
 		goto done;
-	}
-
-	/* pass 3: lay out the validated trees and their category sets */
-	f->n_nodes = total_nodes;
-	f->nodes = f->alloc.alloc(f->alloc.ctx, sizeof(GsNode) * (size_t) total_nodes);
-	if (!f->nodes)
+	for (t = 0; t < n_exp; t++)
 	{
-		rc = gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
+		XgbTreeCtx	c = {&raw[t], cat_idx, &b,
+			lim->keep_covers && json_is_array(raw[t].sum_hess) &&
+		(int64_t) json_array_size(raw[t].sum_hess) == raw[t].num_nodes};
+		char		label[32];
+		GsBuildTree bt = {label, group[t], raw[t].num_nodes, 0, gs_xgb_tree_node, &c};
+
+		snprintf(label, sizeof(label), "tree %d", raw[t].src);
+		if ((rc = gs_xgb_tree_cat_index(&raw[t], raw[t].src, cat_idx, st)) != GS_OK ||
+			(rc = gs_build_tree(&b, &bt, st)) != GS_OK)
+			goto done;
+	}
+	if ((rc = gs_build_finish(&b, st)) != GS_OK)
 		goto done;
-	}
-	if (cat_pos > 0)
-	{
-		f->n_cat_words = cat_pos;
-		f->cat_words = forest_alloc(f, sizeof(uint32_t) * (size_t) cat_pos);
-		if (!f->cat_words)
-		{
-			rc = gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
-			goto done;
-		}
-	}
-	f->n_cat_splits = n_cat;
-	if (lim->keep_covers &&
-		!(f->cover = f->alloc.alloc(f->alloc.ctx, sizeof(double) * (size_t) total_nodes)))
-	{
-		rc = gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
-		goto done;
-	}
-	cat_pos = 0;
-	n_cat = 0;
-	for (t = 0; t < f->n_trees; t++)
-	{
-		int64_t		n;
-		int32_t		depth;
-
-		if ((t & 63) == 63 && (rc = gs_check_interrupt(&lim->interrupt, st)))
-			goto done;
-		if ((rc = gs_xgb_tree_cat_index(&raw[t], raw[t].src, cat_idx, st)))
-			goto done;
-		rc = gs_xgb_walk_tree(&raw[t], raw[t].src, f->n_features, INT32_MAX - 1, queue, level, seen,
-							  f->nodes + f->tree_offset[t], &n, &depth, cat_idx,
-							  f->cat_words, &cat_pos, &n_cat, st);
-		if (rc)
-			goto done;
-		if (f->cover)
-			gs_xgb_tree_covers(&raw[t], queue, n, f->cover + f->tree_offset[t]);
-	}
-	gs_forest_check_covers(f);
-
-	f->split_kinds = f->n_cat_splits > 0 ? GS_NODE_CATEGORICAL : 0;
 
 	/* feature names, when the model has one per feature */
 names:
@@ -599,14 +534,11 @@ names:
 		rc = gs_xgb_read_cats(model, f, st);
 
 done:
+	gs_build_end(&b);
 	if (raw)
 		f->alloc.free(f->alloc.ctx, raw);
-	if (queue)
-		f->alloc.free(f->alloc.ctx, queue);
-	if (level)
-		f->alloc.free(f->alloc.ctx, level);
-	if (seen)
-		f->alloc.free(f->alloc.ctx, seen);
+	if (group)
+		f->alloc.free(f->alloc.ctx, group);
 	if (cat_idx)
 		f->alloc.free(f->alloc.ctx, cat_idx);
 	return rc;
