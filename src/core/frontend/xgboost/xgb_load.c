@@ -107,49 +107,11 @@ forest_strdup(GsForest *f, const char *s)
 	return p;
 }
 
-/*
- * Build a forest from a decoded XGBoost model document.  f has been
- * allocated and zeroed by the caller, who frees it on failure.  With
- * linear, a linear booster (gblinear) is accepted: f gets everything but
- * trees (objective, base margins, feature names, missing value) and its
- * weights in f->linear_w (linear_weights).
- */
-static GsCode
-build_forest(json_t *root, const GsLimits *lim, GsForest *f, bool linear,
-			 GsStatus *st)
+/* The XGBoost that saved the model into f->saved_by; *cat_flags for its category sets. */
+static void
+read_version(json_t *version, GsForest *f, uint32_t *cat_flags)
 {
-	json_t	   *learner = gs_xgb_member(root, "learner");
-	json_t	   *mparam = gs_xgb_member(learner, "learner_model_param");
-	json_t	   *objective = gs_xgb_member(learner, "objective");
-	json_t	   *booster = gs_xgb_member(learner, "gradient_booster");
-	json_t	   *version = gs_xgb_member(root, "version");
-	json_t	   *model = NULL,
-			   *trees,
-			   *tree_info,
-			   *weights = NULL,
-			   *fnames;
-	const char *bname,
-			   *oname;
-	const ObjectiveInfo *oi;
-	int64_t		num_feature,
-				num_class = 0,
-				num_target = 1,
-				num_trees,
-				n_exp = 0,
-				max_nodes_in_tree = 1,
-				total_nodes = 0;
-	RawTree    *raw = NULL;
-	int32_t    *group = NULL,
-			   *cat_idx = NULL;
-	GsForestBuilder b = {0};
-	uint32_t	cat_flags = 0;
-	GsCode		rc = GS_OK;
-	int32_t		t,
-				e;
-
-	if (!json_is_object(learner) || !json_is_object(mparam) || !json_is_object(booster))
-		return gs_status_set(st, GS_ERR_INVALID_MODEL,
-							 "invalid XGBoost model: no \"learner\" object with \"learner_model_param\" and \"gradient_booster\"");
+	*cat_flags = 0;
 	if (json_is_array(version) && json_array_size(version) == 3)
 	{
 		int64_t		vmaj = 0,
@@ -163,10 +125,25 @@ build_forest(json_t *root, const GsLimits *lim, GsForest *f, bool linear,
 				 (long long) vmaj, (long long) vmin, (long long) vpat);
 		/* before 1.7, invalid category codes took the default direction */
 		if (vmaj < 1 || (vmaj == 1 && vmin < 7))
-			cat_flags = GS_CAT_INVALID_DEFAULT;
+			*cat_flags = GS_CAT_INVALID_DEFAULT;
 	}
+}
 
-	/* objective */
+/*
+ * The objective (f->objective, f->transform; *oi_out its row) and the
+ * learner's counts of features, groups and outputs.
+ */
+static GsCode
+read_objective(json_t *learner, json_t *mparam, const GsLimits *lim, GsForest *f,
+			   const ObjectiveInfo **oi_out, GsStatus *st)
+{
+	json_t	   *objective = gs_xgb_member(learner, "objective");
+	const char *oname;
+	const ObjectiveInfo *oi;
+	int64_t		num_feature,
+				num_class = 0,
+				num_target = 1;
+
 	if (!json_is_string(gs_xgb_member(objective, "name")))
 		return gs_status_set(st, GS_ERR_INVALID_MODEL,
 							 "invalid XGBoost model: no objective name");
@@ -181,6 +158,8 @@ build_forest(json_t *root, const GsLimits *lim, GsForest *f, bool linear,
 	}
 	snprintf(f->objective, sizeof(f->objective), "%s", oname);
 	f->transform = oi->transform;
+	*oi_out = oi;
+
 
 	/* learner parameters */
 	if (gs_xgb_json_to_int64(gs_xgb_member(mparam, "num_feature"), &num_feature) || num_feature < 1)
@@ -207,8 +186,13 @@ build_forest(json_t *root, const GsLimits *lim, GsForest *f, bool linear,
 		return gs_status_set(st, GS_ERR_INVALID_MODEL,
 							 "invalid XGBoost model: objective \"%s\" needs \"num_class\"", oname);
 	f->n_outputs = oi->transform == GS_TRANSFORM_ARGMAX ? 1 : f->n_groups;
+	return GS_OK;
+}
 
-	/* base margin, as the objective's ProbToMargin does in float */
+/* The base margins of the groups, as the objective's ProbToMargin does in float. */
+static GsCode
+read_base_margin(json_t *mparam, const ObjectiveInfo *oi, GsForest *f, GsStatus *st)
+{
 	f->base_margin = forest_alloc(f, sizeof(float) * (size_t) f->n_groups);
 	if (f->base_margin == NULL)
 		return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
@@ -237,7 +221,7 @@ build_forest(json_t *root, const GsLimits *lim, GsForest *f, bool linear,
 				if (!(base_score > 0.0f && base_score < 1.0f))
 					return gs_status_set(st, GS_ERR_INVALID_MODEL,
 										 "invalid XGBoost model: base_score %g must be between 0 and 1 for objective \"%s\"",
-										 (double) base_score, oname);
+										 (double) base_score, f->objective);
 				m = -logf(1.0f / base_score - 1.0f);
 			}
 			else if (oi->link == LINK_LOG)
@@ -245,19 +229,336 @@ build_forest(json_t *root, const GsLimits *lim, GsForest *f, bool linear,
 				if (!(base_score > 0.0f))
 					return gs_status_set(st, GS_ERR_INVALID_MODEL,
 										 "invalid XGBoost model: base_score %g must be positive for objective \"%s\"",
-										 (double) base_score, oname);
+										 (double) base_score, f->objective);
 				m = logf(base_score);
 			}
 			/* e.g. a subnormal base_score under the logit link (found by fuzzing) */
 			if (!isfinite(m))
 				return gs_status_set(st, GS_ERR_INVALID_MODEL,
 									 "invalid XGBoost model: base_score %g gives a non-finite margin for objective \"%s\"",
-									 (double) base_score, oname);
+									 (double) base_score, f->objective);
 			bs[g] = m;
 		}
 	}
+	return GS_OK;
+}
 
-	/* booster */
+/*
+ * The trees of a tree booster's model: the arrays checked against their
+ * declared counts, early stopping and the saved `missing` applied, and the
+ * number of trees of the forest (a vector-leaf tree counts once per output)
+ * in *n_exp.
+ */
+static GsCode
+count_trees(json_t *learner, json_t *model, json_t *weights, const GsLimits *lim, GsForest *f,
+			int64_t *num_trees_out, int64_t *n_exp_out, GsStatus *st)
+{
+	json_t	   *trees,
+			   *tree_info;
+	int64_t		num_trees,
+				n_exp = 0;
+	GsCode		rc;
+
+	trees = gs_xgb_member(model, "trees");
+	tree_info = gs_xgb_member(model, "tree_info");
+	if (!json_is_array(trees) || !json_is_array(tree_info))
+		return gs_status_set(st, GS_ERR_INVALID_MODEL,
+							 "invalid XGBoost model: no \"trees\" and \"tree_info\" arrays");
+	num_trees = (int64_t) json_array_size(trees);
+	{
+		int64_t		declared;
+
+		if (gs_xgb_json_to_int64(gs_xgb_member(gs_xgb_member(model, "gbtree_model_param"), "num_trees"), &declared) || declared != num_trees)
+			return gs_status_set(st, GS_ERR_INVALID_MODEL,
+								 "invalid XGBoost model: \"num_trees\" does not match the %lld trees present",
+								 (long long) num_trees);
+	}
+	if ((int64_t) json_array_size(tree_info) != num_trees)
+		return gs_status_set(st, GS_ERR_INVALID_MODEL,
+							 "invalid XGBoost model: \"tree_info\" has %zu entries for %lld trees",
+							 json_array_size(tree_info), (long long) num_trees);
+	if (weights && (int64_t) json_array_size(weights) != num_trees)
+		return gs_status_set(st, GS_ERR_INVALID_MODEL,
+							 "invalid XGBoost model: \"weight_drop\" has %zu entries for %lld trees",
+							 json_array_size(weights), (long long) num_trees);
+	if (num_trees < 1)
+		return gs_status_set(st, GS_ERR_INVALID_MODEL, "invalid XGBoost model: it has no trees");
+	if ((rc = gs_xgb_best_iteration_trees(learner, model, f, &num_trees, st)) != GS_OK ||
+		(rc = gs_xgb_sklearn_missing(learner, f, st)) != GS_OK)
+		return rc;
+	/*
+	 * A tree with vector leaves (multi_strategy="multi_output_tree": one
+	 * value per target or class in each leaf) becomes one scalar tree per
+	 * target, so it counts n_groups times.
+	 */
+	for (int32_t t = 0; t < num_trees; t++)
+	{
+		json_t	   *tparam = gs_xgb_member(json_array_get(trees, (size_t) t), "tree_param");
+		int64_t		slv = 0;
+
+		if (gs_xgb_member(tparam, "size_leaf_vector") &&
+			(gs_xgb_json_to_int64(gs_xgb_member(tparam, "size_leaf_vector"), &slv) || slv < 0))
+			return gs_status_set(st, GS_ERR_INVALID_MODEL,
+								 "invalid XGBoost model: tree %d has an invalid \"size_leaf_vector\"", t);
+		if (slv > 1 && slv != f->n_groups)
+			return gs_status_set(st, GS_ERR_INVALID_MODEL,
+								 "invalid XGBoost model: tree %d has leaves of %lld values for %d outputs",
+								 t, (long long) slv, f->n_groups);
+		n_exp += slv > 1 ? slv : 1;
+		if (n_exp > INT32_MAX / 2)
+			return gs_status_set(st, GS_ERR_LIMIT, "too many trees");
+		if (lim->max_trees > 0 && n_exp > lim->max_trees)
+		{
+			if (n_exp == t + 1)
+				return gs_status_limit(st, GS_LIMIT_TREES, lim->max_trees, "%lld trees, more than the limit of %d",
+									 (long long) num_trees, lim->max_trees);
+			gs_status_limit(st, GS_LIMIT_TREES, lim->max_trees,
+							"more than the limit of %d trees, counting a tree with vector leaves once per output",
+						  lim->max_trees);
+			gs_status_detail(st, "The model has %lld trees with leaves of %d values.",
+							 (long long) num_trees, f->n_groups);
+			return st->code;
+		}
+	}
+	*num_trees_out = num_trees;
+	*n_exp_out = n_exp;
+	return GS_OK;
+}
+
+/*
+ * Each tree's arrays as a RawTree (raw[e], e the tree in the forest; a
+ * vector-leaf tree once per output) and its output group, checked for
+ * their lengths; the largest declared tree in *max_nodes_in_tree and their
+ * declared nodes in all (a bound of the reachable ones) in *total_nodes.
+ */
+static GsCode
+read_raw_trees(json_t *model, json_t *weights, int64_t num_trees, uint32_t cat_flags,
+			   const GsLimits *lim, GsForest *f, RawTree *raw, int32_t *group,
+			   int64_t *max_nodes_in_tree, int64_t *total_nodes_out, GsStatus *st)
+{
+	json_t	   *trees = gs_xgb_member(model, "trees");
+	json_t	   *tree_info = gs_xgb_member(model, "tree_info");
+	int64_t		largest = 1,
+				total_nodes = 0;
+	int32_t		t,
+				e;
+	GsCode		rc;
+
+	for (t = 0, e = 0; t < num_trees; t++)
+	{
+		json_t	   *tree = json_array_get(trees, (size_t) t);
+		json_t	   *tparam = gs_xgb_member(tree, "tree_param");
+		json_t	   *split_type = gs_xgb_member(tree, "split_type");
+		json_t	   *cat_nodes = gs_xgb_member(tree, "categories_nodes");
+		int64_t		tgroup,
+					slv = 0;
+		RawTree    *rt = &raw[e];
+
+		if ((t & 63) == 63 && (rc = gs_check_interrupt(&lim->interrupt, st)))
+			return rc;
+		if (gs_xgb_json_to_int64(gs_xgb_member(tparam, "num_nodes"), &rt->num_nodes) || rt->num_nodes < 1 || rt->num_nodes > INT32_MAX / 2)
+			return gs_status_set(st, GS_ERR_INVALID_MODEL,
+							   "invalid XGBoost model: tree %d has no valid \"num_nodes\"", t);
+		if (gs_xgb_member(tparam, "size_leaf_vector"))
+			gs_xgb_json_to_int64(gs_xgb_member(tparam, "size_leaf_vector"), &slv);	/* checked */
+		rt->src = (int32_t) t;
+		rt->leaf_weights = NULL;
+		rt->leaf_by_index = false;
+		rt->size_leaf_vector = 1;
+		rt->target = 0;
+		if (slv > 1)
+		{
+			/* XGBoost 3.x: "leaf_weights" per leaf; 2.x: "base_weights" per node */
+			rt->leaf_weights = gs_xgb_member(tree, "leaf_weights");
+			rt->leaf_by_index = rt->leaf_weights != NULL;
+			if (rt->leaf_weights == NULL)
+				rt->leaf_weights = gs_xgb_member(tree, "base_weights");
+			rt->size_leaf_vector = slv;
+			if (!json_is_array(rt->leaf_weights) ||
+				json_array_size(rt->leaf_weights) % (size_t) slv != 0)
+				return gs_status_set(st, GS_ERR_INVALID_MODEL,
+								   "invalid XGBoost model: tree %d has vector leaves without their values (\"leaf_weights\" or \"base_weights\", %lld per leaf)",
+								   t, (long long) slv);
+		}
+		rt->sum_hess = lim->keep_covers ? gs_xgb_member(tree, "sum_hessian") : NULL;
+		rt->split_type = NULL;
+		rt->categories = rt->cat_nodes = rt->cat_segments = rt->cat_sizes = NULL;
+		if (split_type && (rc = gs_xgb_tree_array(tree, "split_type", rt->num_nodes, t, &rt->split_type, st)))
+			return rc;
+		if (cat_nodes)
+		{
+			rt->cat_nodes = cat_nodes;
+			rt->categories = gs_xgb_member(tree, "categories");
+			rt->cat_segments = gs_xgb_member(tree, "categories_segments");
+			rt->cat_sizes = gs_xgb_member(tree, "categories_sizes");
+			if (!json_is_array(cat_nodes) || !json_is_array(rt->categories) ||
+				!json_is_array(rt->cat_segments) || !json_is_array(rt->cat_sizes))
+				return gs_status_set(st, GS_ERR_INVALID_MODEL,
+								   "invalid XGBoost model: tree %d has categories_nodes without categories, categories_segments and categories_sizes arrays", t);
+		}
+		if ((rc = gs_xgb_tree_array(tree, "left_children", rt->num_nodes, t, &rt->left, st)) ||
+			(rc = gs_xgb_tree_array(tree, "right_children", rt->num_nodes, t, &rt->right, st)) ||
+			(rc = gs_xgb_tree_array(tree, "split_indices", rt->num_nodes, t, &rt->feature, st)) ||
+			(rc = gs_xgb_tree_array(tree, "split_conditions", rt->num_nodes, t, &rt->cond, st)) ||
+			(rc = gs_xgb_tree_array(tree, "default_left", rt->num_nodes, t, &rt->default_left, st)))
+			return rc;
+		if (elem_int(tree_info, (size_t) t, &tgroup) || tgroup < 0 || tgroup >= f->n_groups)
+			return gs_status_set(st, GS_ERR_INVALID_MODEL,
+							   "invalid XGBoost model: tree %d belongs to output group %lld of %d",
+							   t, (long long) tgroup, f->n_groups);
+		group[e] = (int32_t) tgroup;
+		rt->weight = 1.0f;
+		rt->cat_flags = cat_flags;
+		if (weights && (elem_float(weights, (size_t) t, &rt->weight) || !isfinite(rt->weight)))
+			return gs_status_set(st, GS_ERR_INVALID_MODEL,
+							   "invalid XGBoost model: dart weight of tree %d is not a finite number", t);
+		if (rt->num_nodes > largest)
+			largest = rt->num_nodes;
+		/* a vector-leaf tree: one copy per target, each taking its value */
+		for (int64_t k = 0; k < rt->size_leaf_vector; k++)
+		{
+			if (k > 0)
+			{
+				raw[e + k] = *rt;
+				raw[e + k].target = (int32_t) k;
+				group[e + k] = (int32_t) k;
+			}
+			else if (rt->leaf_weights)
+				group[e] = 0;
+			total_nodes += rt->num_nodes;
+			if (lim->max_nodes > 0 && total_nodes > lim->max_nodes)
+				return gs_status_limit(st, GS_LIMIT_NODES, lim->max_nodes,
+									 "more than the limit of %lld tree nodes",
+								   (long long) lim->max_nodes);
+		}
+		e += rt->size_leaf_vector;
+	}
+	*max_nodes_in_tree = largest;
+	*total_nodes_out = total_nodes;
+	return GS_OK;
+}
+
+/*
+ * The trees of a tree booster's model (gbtree or dart: weights its dart
+ * weights, or NULL) into f, through the forest builder.
+ */
+static GsCode
+build_trees(json_t *learner, json_t *model, json_t *weights, uint32_t cat_flags,
+			const GsLimits *lim, GsForest *f, GsStatus *st)
+{
+	int64_t		num_trees = 0,
+				n_exp = 0,
+				max_nodes_in_tree = 1,
+				total_nodes = 0;
+	RawTree    *raw = NULL;
+	int32_t    *group = NULL,
+			   *cat_idx = NULL;
+	GsForestBuilder b = {0};
+	GsCode		rc;
+
+	if ((rc = count_trees(learner, model, weights, lim, f, &num_trees, &n_exp, st)) != GS_OK)
+		return rc;
+	raw = f->alloc.alloc(f->alloc.ctx, sizeof(RawTree) * (size_t) n_exp);
+	group = f->alloc.alloc(f->alloc.ctx, sizeof(int32_t) * (size_t) n_exp);
+	if (!raw || !group)
+	{
+		rc = gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
+		goto done;
+	}
+	if ((rc = read_raw_trees(model, weights, num_trees, cat_flags, lim, f, raw, group,
+							 &max_nodes_in_tree, &total_nodes, st)) != GS_OK)
+		goto done;
+
+	cat_idx = f->alloc.alloc(f->alloc.ctx, sizeof(int32_t) * (size_t) max_nodes_in_tree);
+	if (!cat_idx)
+	{
+		rc = gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
+		goto done;
+	}
+	gs_build_begin(&b, f, lim, "invalid XGBoost model: ", lim->keep_covers ? GS_BUILD_COVERS : 0);
+	/* the declared node counts bound the reachable ones */
+	if ((rc = gs_build_reserve(&b, n_exp, total_nodes, st)) != GS_OK)
+		goto done;
+	for (int32_t t = 0; t < n_exp; t++)
+	{
+		XgbTreeCtx	c = {&raw[t], cat_idx, &b,
+			lim->keep_covers && json_is_array(raw[t].sum_hess) &&
+		(int64_t) json_array_size(raw[t].sum_hess) == raw[t].num_nodes};
+		char		label[32];
+		GsBuildTree bt = {label, group[t], raw[t].num_nodes, 0, gs_xgb_tree_node, &c};
+
+		snprintf(label, sizeof(label), "tree %d", raw[t].src);
+		if ((rc = gs_xgb_tree_cat_index(&raw[t], raw[t].src, cat_idx, st)) != GS_OK ||
+			(rc = gs_build_tree(&b, &bt, st)) != GS_OK)
+			goto done;
+	}
+	if ((rc = gs_build_finish(&b, st)) != GS_OK)
+		goto done;
+
+done:
+	gs_build_end(&b);
+	if (raw)
+		f->alloc.free(f->alloc.ctx, raw);
+	if (group)
+		f->alloc.free(f->alloc.ctx, group);
+	if (cat_idx)
+		f->alloc.free(f->alloc.ctx, cat_idx);
+	return rc;
+}
+
+/* The feature names, when the model has one per feature. */
+static GsCode
+read_feature_names(json_t *learner, GsForest *f, GsStatus *st)
+{
+	json_t	   *fnames = gs_xgb_member(learner, "feature_names");
+
+	if (json_is_array(fnames) && (int64_t) json_array_size(fnames) == f->n_features)
+	{
+		f->feature_names = forest_alloc(f, sizeof(char *) * (size_t) f->n_features);
+		if (!f->feature_names)
+			return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
+		for (int32_t i = 0; i < f->n_features; i++)
+		{
+			json_t	   *s = json_array_get(fnames, (size_t) i);
+
+			f->feature_names[i] = forest_strdup(f, json_is_string(s) ? json_string_value(s) : "");
+			if (!f->feature_names[i])
+				return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
+		}
+	}
+	return GS_OK;
+}
+
+/*
+ * Build a forest from a decoded XGBoost model document.  f has been
+ * allocated and zeroed by the caller, who frees it on failure.  With
+ * linear, a linear booster (gblinear) is accepted: f gets everything but
+ * trees (objective, base margins, feature names, missing value) and its
+ * weights in f->linear_w (linear_weights).
+ */
+static GsCode
+build_forest(json_t *root, const GsLimits *lim, GsForest *f, bool linear,
+			 GsStatus *st)
+{
+	json_t	   *learner = gs_xgb_member(root, "learner");
+	json_t	   *mparam = gs_xgb_member(learner, "learner_model_param");
+	json_t	   *booster = gs_xgb_member(learner, "gradient_booster");
+	json_t	   *model = NULL,
+			   *weights = NULL;
+	const char *bname;
+	const ObjectiveInfo *oi = NULL;
+	uint32_t	cat_flags;
+	GsCode		rc;
+
+	if (!json_is_object(learner) || !json_is_object(mparam) || !json_is_object(booster))
+		return gs_status_set(st, GS_ERR_INVALID_MODEL,
+							 "invalid XGBoost model: no \"learner\" object with \"learner_model_param\" and \"gradient_booster\"");
+	read_version(gs_xgb_member(root, "version"), f, &cat_flags);
+	if ((rc = read_objective(learner, mparam, lim, f, &oi, st)) != GS_OK ||
+		(rc = read_base_margin(mparam, oi, f, st)) != GS_OK)
+		return rc;
+
+	/* the booster: trees (gbtree, dart) or a linear model */
 	if (!json_is_string(gs_xgb_member(booster, "name")))
 		return gs_status_set(st, GS_ERR_INVALID_MODEL,
 							 "invalid XGBoost model: no booster name");
@@ -292,256 +593,17 @@ build_forest(json_t *root, const GsLimits *lim, GsForest *f, bool linear,
 								 lim, f, st)) != GS_OK ||
 			(rc = gs_xgb_sklearn_missing(learner, f, st)) != GS_OK)
 			return rc;
-		goto names;
+		return read_feature_names(learner, f, st);
 	}
 	else
 		return gs_status_set(st, GS_ERR_UNSUPPORTED,
 							 "XGBoost booster \"%.32s\" is not supported", bname);
 	snprintf(f->booster, sizeof(f->booster), "%s", bname);
-
-	trees = gs_xgb_member(model, "trees");
-	tree_info = gs_xgb_member(model, "tree_info");
-	if (!json_is_array(trees) || !json_is_array(tree_info))
-		return gs_status_set(st, GS_ERR_INVALID_MODEL,
-							 "invalid XGBoost model: no \"trees\" and \"tree_info\" arrays");
-	num_trees = (int64_t) json_array_size(trees);
-	{
-		int64_t		declared;
-
-		if (gs_xgb_json_to_int64(gs_xgb_member(gs_xgb_member(model, "gbtree_model_param"), "num_trees"), &declared) || declared != num_trees)
-			return gs_status_set(st, GS_ERR_INVALID_MODEL,
-								 "invalid XGBoost model: \"num_trees\" does not match the %lld trees present",
-								 (long long) num_trees);
-	}
-	if ((int64_t) json_array_size(tree_info) != num_trees)
-		return gs_status_set(st, GS_ERR_INVALID_MODEL,
-							 "invalid XGBoost model: \"tree_info\" has %zu entries for %lld trees",
-							 json_array_size(tree_info), (long long) num_trees);
-	if (weights && (int64_t) json_array_size(weights) != num_trees)
-		return gs_status_set(st, GS_ERR_INVALID_MODEL,
-							 "invalid XGBoost model: \"weight_drop\" has %zu entries for %lld trees",
-							 json_array_size(weights), (long long) num_trees);
-	if (num_trees < 1)
-		return gs_status_set(st, GS_ERR_INVALID_MODEL, "invalid XGBoost model: it has no trees");
-	if ((rc = gs_xgb_best_iteration_trees(learner, model, f, &num_trees, st)) != GS_OK ||
-		(rc = gs_xgb_sklearn_missing(learner, f, st)) != GS_OK)
+	if ((rc = build_trees(learner, model, weights, cat_flags, lim, f, st)) != GS_OK ||
+		(rc = read_feature_names(learner, f, st)) != GS_OK)
 		return rc;
-	/*
-	 * A tree with vector leaves (multi_strategy="multi_output_tree": one
-	 * value per target or class in each leaf) becomes one scalar tree per
-	 * target, so it counts n_groups times.
-	 */
-	for (t = 0; t < num_trees; t++)
-	{
-		json_t	   *tparam = gs_xgb_member(json_array_get(trees, (size_t) t), "tree_param");
-		int64_t		slv = 0;
-
-		if (gs_xgb_member(tparam, "size_leaf_vector") &&
-			(gs_xgb_json_to_int64(gs_xgb_member(tparam, "size_leaf_vector"), &slv) || slv < 0))
-			return gs_status_set(st, GS_ERR_INVALID_MODEL,
-								 "invalid XGBoost model: tree %d has an invalid \"size_leaf_vector\"", t);
-		if (slv > 1 && slv != f->n_groups)
-			return gs_status_set(st, GS_ERR_INVALID_MODEL,
-								 "invalid XGBoost model: tree %d has leaves of %lld values for %d outputs",
-								 t, (long long) slv, f->n_groups);
-		n_exp += slv > 1 ? slv : 1;
-		if (n_exp > INT32_MAX / 2)
-			return gs_status_set(st, GS_ERR_LIMIT, "too many trees");
-		if (lim->max_trees > 0 && n_exp > lim->max_trees)
-		{
-			if (n_exp == t + 1)
-				return gs_status_limit(st, GS_LIMIT_TREES, lim->max_trees, "%lld trees, more than the limit of %d",
-									 (long long) num_trees, lim->max_trees);
-			gs_status_limit(st, GS_LIMIT_TREES, lim->max_trees,
-							"more than the limit of %d trees, counting a tree with vector leaves once per output",
-						  lim->max_trees);
-			gs_status_detail(st, "The model has %lld trees with leaves of %d values.",
-							 (long long) num_trees, f->n_groups);
-			return st->code;
-		}
-	}
-
-	raw = f->alloc.alloc(f->alloc.ctx, sizeof(RawTree) * (size_t) n_exp);
-	group = f->alloc.alloc(f->alloc.ctx, sizeof(int32_t) * (size_t) n_exp);
-	if (!raw || !group)
-	{
-		rc = gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
-		goto done;
-	}
-
-	/* pass 1: per-tree arrays and node counts (e: the tree in the forest) */
-	for (t = 0, e = 0; t < num_trees; t++)
-	{
-		json_t	   *tree = json_array_get(trees, (size_t) t);
-		json_t	   *tparam = gs_xgb_member(tree, "tree_param");
-		json_t	   *split_type = gs_xgb_member(tree, "split_type");
-		json_t	   *cat_nodes = gs_xgb_member(tree, "categories_nodes");
-		int64_t		tgroup,
-					slv = 0;
-		RawTree    *rt = &raw[e];
-
-		if ((t & 63) == 63 && (rc = gs_check_interrupt(&lim->interrupt, st)))
-			goto done;
-		if (gs_xgb_json_to_int64(gs_xgb_member(tparam, "num_nodes"), &rt->num_nodes) || rt->num_nodes < 1 || rt->num_nodes > INT32_MAX / 2)
-		{
-			rc = gs_status_set(st, GS_ERR_INVALID_MODEL,
-							   "invalid XGBoost model: tree %d has no valid \"num_nodes\"", t);
-			goto done;
-		}
-		if (gs_xgb_member(tparam, "size_leaf_vector"))
-			gs_xgb_json_to_int64(gs_xgb_member(tparam, "size_leaf_vector"), &slv);	/* checked */
-		rt->src = (int32_t) t;
-		rt->leaf_weights = NULL;
-		rt->leaf_by_index = false;
-		rt->size_leaf_vector = 1;
-		rt->target = 0;
-		if (slv > 1)
-		{
-			/* XGBoost 3.x: "leaf_weights" per leaf; 2.x: "base_weights" per node */
-			rt->leaf_weights = gs_xgb_member(tree, "leaf_weights");
-			rt->leaf_by_index = rt->leaf_weights != NULL;
-			if (rt->leaf_weights == NULL)
-				rt->leaf_weights = gs_xgb_member(tree, "base_weights");
-			rt->size_leaf_vector = slv;
-			if (!json_is_array(rt->leaf_weights) ||
-				json_array_size(rt->leaf_weights) % (size_t) slv != 0)
-			{
-				rc = gs_status_set(st, GS_ERR_INVALID_MODEL,
-								   "invalid XGBoost model: tree %d has vector leaves without their values (\"leaf_weights\" or \"base_weights\", %lld per leaf)",
-								   t, (long long) slv);
-				goto done;
-			}
-		}
-		rt->sum_hess = lim->keep_covers ? gs_xgb_member(tree, "sum_hessian") : NULL;
-		rt->split_type = NULL;
-		rt->categories = rt->cat_nodes = rt->cat_segments = rt->cat_sizes = NULL;
-		if (split_type && (rc = gs_xgb_tree_array(tree, "split_type", rt->num_nodes, t, &rt->split_type, st)))
-			goto done;
-		if (cat_nodes)
-		{
-			rt->cat_nodes = cat_nodes;
-			rt->categories = gs_xgb_member(tree, "categories");
-			rt->cat_segments = gs_xgb_member(tree, "categories_segments");
-			rt->cat_sizes = gs_xgb_member(tree, "categories_sizes");
-			if (!json_is_array(cat_nodes) || !json_is_array(rt->categories) ||
-				!json_is_array(rt->cat_segments) || !json_is_array(rt->cat_sizes))
-			{
-				rc = gs_status_set(st, GS_ERR_INVALID_MODEL,
-								   "invalid XGBoost model: tree %d has categories_nodes without categories, categories_segments and categories_sizes arrays", t);
-				goto done;
-			}
-		}
-		if ((rc = gs_xgb_tree_array(tree, "left_children", rt->num_nodes, t, &rt->left, st)) ||
-			(rc = gs_xgb_tree_array(tree, "right_children", rt->num_nodes, t, &rt->right, st)) ||
-			(rc = gs_xgb_tree_array(tree, "split_indices", rt->num_nodes, t, &rt->feature, st)) ||
-			(rc = gs_xgb_tree_array(tree, "split_conditions", rt->num_nodes, t, &rt->cond, st)) ||
-			(rc = gs_xgb_tree_array(tree, "default_left", rt->num_nodes, t, &rt->default_left, st)))
-			goto done;
-		if (elem_int(tree_info, (size_t) t, &tgroup) || tgroup < 0 || tgroup >= f->n_groups)
-		{
-			rc = gs_status_set(st, GS_ERR_INVALID_MODEL,
-							   "invalid XGBoost model: tree %d belongs to output group %lld of %d",
-							   t, (long long) tgroup, f->n_groups);
-			goto done;
-		}
-		group[e] = (int32_t) tgroup;
-		rt->weight = 1.0f;
-		rt->cat_flags = cat_flags;
-		if (weights && (elem_float(weights, (size_t) t, &rt->weight) || !isfinite(rt->weight)))
-		{
-			rc = gs_status_set(st, GS_ERR_INVALID_MODEL,
-							   "invalid XGBoost model: dart weight of tree %d is not a finite number", t);
-			goto done;
-		}
-		if (rt->num_nodes > max_nodes_in_tree)
-			max_nodes_in_tree = rt->num_nodes;
-		/* a vector-leaf tree: one copy per target, each taking its value */
-		for (int64_t k = 0; k < rt->size_leaf_vector; k++)
-		{
-			if (k > 0)
-			{
-				raw[e + k] = *rt;
-				raw[e + k].target = (int32_t) k;
-				group[e + k] = (int32_t) k;
-			}
-			else if (rt->leaf_weights)
-				group[e] = 0;
-			total_nodes += rt->num_nodes;
-			if (lim->max_nodes > 0 && total_nodes > lim->max_nodes)
-			{
-				rc = gs_status_limit(st, GS_LIMIT_NODES, lim->max_nodes,
-									 "more than the limit of %lld tree nodes",
-								   (long long) lim->max_nodes);
-				goto done;
-			}
-		}
-		e += rt->size_leaf_vector;
-	}
-
-	/* pass 2: every tree through the forest builder */
-	cat_idx = f->alloc.alloc(f->alloc.ctx, sizeof(int32_t) * (size_t) max_nodes_in_tree);
-	if (!cat_idx)
-	{
-		rc = gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
-		goto done;
-	}
-	gs_build_begin(&b, f, lim, "invalid XGBoost model: ", lim->keep_covers ? GS_BUILD_COVERS : 0);
-	/* the declared node counts bound the reachable ones */
-	if ((rc = gs_build_reserve(&b, n_exp, total_nodes, st)) != GS_OK)
-		goto done;
-	for (t = 0; t < n_exp; t++)
-	{
-		XgbTreeCtx	c = {&raw[t], cat_idx, &b,
-			lim->keep_covers && json_is_array(raw[t].sum_hess) &&
-		(int64_t) json_array_size(raw[t].sum_hess) == raw[t].num_nodes};
-		char		label[32];
-		GsBuildTree bt = {label, group[t], raw[t].num_nodes, 0, gs_xgb_tree_node, &c};
-
-		snprintf(label, sizeof(label), "tree %d", raw[t].src);
-		if ((rc = gs_xgb_tree_cat_index(&raw[t], raw[t].src, cat_idx, st)) != GS_OK ||
-			(rc = gs_build_tree(&b, &bt, st)) != GS_OK)
-			goto done;
-	}
-	if ((rc = gs_build_finish(&b, st)) != GS_OK)
-		goto done;
-
-	/* feature names, when the model has one per feature */
-names:
-	fnames = gs_xgb_member(learner, "feature_names");
-	if (json_is_array(fnames) && (int64_t) json_array_size(fnames) == num_feature)
-	{
-		f->feature_names = forest_alloc(f, sizeof(char *) * (size_t) num_feature);
-		if (!f->feature_names)
-		{
-			rc = gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
-			goto done;
-		}
-		for (int32_t i = 0; i < f->n_features; i++)
-		{
-			json_t	   *s = json_array_get(fnames, (size_t) i);
-
-			f->feature_names[i] = forest_strdup(f, json_is_string(s) ? json_string_value(s) : "");
-			if (!f->feature_names[i])
-			{
-				rc = gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
-				goto done;
-			}
-		}
-	}
-
 	/* category names of a model trained on a DataFrame (3.1 and later) */
-	if (f->linear_w == NULL)
-		rc = gs_xgb_read_cats(model, f, st);
-
-done:
-	gs_build_end(&b);
-	if (raw)
-		f->alloc.free(f->alloc.ctx, raw);
-	if (group)
-		f->alloc.free(f->alloc.ctx, group);
-	if (cat_idx)
-		f->alloc.free(f->alloc.ctx, cat_idx);
-	return rc;
+	return gs_xgb_read_cats(model, f, st);
 }
 
 /* Parse, validate and build a forest; a linear booster too with linear. */
