@@ -290,28 +290,31 @@ done:
 	return rc;
 }
 
-/* Read the header and arrays into f; checks sizes, not the trees. */
-static GsCode
-read_image(GsImageCursor *c, const GsLimits *lim, GsForest *f, GsStatus *st)
+/* The counts of an image's header that are not the forest's own. */
+typedef struct ImageHeader
 {
-	uint32_t	version,
-				fmt,
-				transform,
-				has_names,
-				flags,
-				cat_bytes;
-	int64_t		n_names,
-				n_terms = 0,
-				ctr_bytes = 0;
-	const unsigned char *ctr_at;
-	uint64_t	need;
+	uint32_t	version;
+	uint32_t	flags;			/* IMAGE_* */
+	uint32_t	has_names;
+	uint32_t	cat_bytes;		/* bytes of the category names */
+	int64_t		n_names;		/* bytes of the feature names */
+	int64_t		n_terms;		/* terms of the linear leaves */
+	int64_t		ctr_bytes;		/* bytes of CatBoost's CTR tables */
+} ImageHeader;
+
+/* Read and check an image's header into f and *h. */
+static GsCode
+read_header(GsImageCursor *c, GsForest *f, ImageHeader *h, GsStatus *st)
+{
+	uint32_t	fmt,
+				transform;
 
 	if (c->left < HEADER_BYTES || memcmp(c->r, IMAGE_MAGIC, 8) != 0)
 		return bad_image(st, "the bytes are not a forest image");
 	c->r += 8;
 	c->left -= 8;
-	version = gs_get_u32(c);
-	if (version < 1 || version > GS_IMAGE_VERSION)
+	h->version = gs_get_u32(c);
+	if (h->version < 1 || h->version > GS_IMAGE_VERSION)
 		return bad_image(st, "the image was written by another version of pg_gpuscore");
 	if (gs_get_u32(c) != IMAGE_BOM)
 		return bad_image(st, "the image was written on a machine of another byte order");
@@ -324,12 +327,12 @@ read_image(GsImageCursor *c, const GsLimits *lim, GsForest *f, GsStatus *st)
 	f->max_depth = (int32_t) gs_get_u32(c);
 	f->n_cat_splits = (int32_t) gs_get_u32(c);
 	f->split_kinds = gs_get_u32(c);
-	has_names = gs_get_u32(c);
-	flags = gs_get_u32(c);
-	cat_bytes = gs_get_u32(c);
+	h->has_names = gs_get_u32(c);
+	h->flags = gs_get_u32(c);
+	h->cat_bytes = gs_get_u32(c);
 	f->n_nodes = gs_get_i64(c);
 	f->n_cat_words = gs_get_i64(c);
-	n_names = gs_get_i64(c);
+	h->n_names = gs_get_i64(c);
 	gs_get(c, f->objective, sizeof(f->objective));
 	gs_get(c, f->booster, sizeof(f->booster));
 	gs_get(c, f->saved_by, sizeof(f->saved_by));
@@ -347,70 +350,85 @@ read_image(GsImageCursor *c, const GsLimits *lim, GsForest *f, GsStatus *st)
 	 * parsed again and gets its double leaves.  LightGBM and CatBoost
 	 * forests, and they alone, have leaf_lo.
 	 */
-	if (version == 1 && fmt == GS_FORMAT_LIGHTGBM)
+	if (h->version == 1 && fmt == GS_FORMAT_LIGHTGBM)
 		return bad_image(st, "the image of a LightGBM model was written before its leaves were kept in double");
-	if ((version == 1 && flags != 0) ||
-		(version < 3 && (cat_bytes != 0 || (flags & IMAGE_CAT_NAMES))) ||
-		(version < 4 && (flags & IMAGE_MISSING)) ||
-		(version < 5 && (flags & IMAGE_LINEAR)) ||
-		(version < 6 && (flags & IMAGE_TPARAM)) ||
-		(version < 7 && (flags & IMAGE_CB_CTRS)) ||
-		((flags & IMAGE_CB_CTRS) && fmt != GS_FORMAT_CATBOOST_JSON))
+	if ((h->version == 1 && h->flags != 0) ||
+		(h->version < 3 && (h->cat_bytes != 0 || (h->flags & IMAGE_CAT_NAMES))) ||
+		(h->version < 4 && (h->flags & IMAGE_MISSING)) ||
+		(h->version < 5 && (h->flags & IMAGE_LINEAR)) ||
+		(h->version < 6 && (h->flags & IMAGE_TPARAM)) ||
+		(h->version < 7 && (h->flags & IMAGE_CB_CTRS)) ||
+		((h->flags & IMAGE_CB_CTRS) && fmt != GS_FORMAT_CATBOOST_JSON))
 		return bad_image(st, "impossible counts in the header");
-	if ((fmt == GS_FORMAT_LIGHTGBM || fmt == GS_FORMAT_CATBOOST_JSON) != ((flags & IMAGE_LEAF_LO) != 0))
+	if ((fmt == GS_FORMAT_LIGHTGBM || fmt == GS_FORMAT_CATBOOST_JSON) != ((h->flags & IMAGE_LEAF_LO) != 0))
 		return bad_image(st, "the leaves' low parts do not match the model format");
 	if (transform > GS_TRANSFORM_LAST)
 		return bad_image(st, "unknown output transform");
 	f->transform = (GsTransform) transform;
-	if ((transform == GS_TRANSFORM_ISOLATION) != ((flags & IMAGE_TPARAM) != 0))
+	if ((transform == GS_TRANSFORM_ISOLATION) != ((h->flags & IMAGE_TPARAM) != 0))
 		return bad_image(st, "the transform's parameters do not match the transform");
 	if (f->n_trees < 1 || f->n_groups < 1 || f->n_features < 1 ||
 		f->n_nodes < f->n_trees || f->n_nodes > (int64_t) UINT32_MAX ||
 		f->n_cat_words < 0 || f->n_cat_words > (int64_t) UINT32_MAX ||
-		n_names < 0 || has_names > 1 || (!has_names && n_names != 0) ||
-		(flags & ~IMAGE_FLAGS) != 0 ||
-		((flags & IMAGE_LINEAR) && !(flags & IMAGE_LEAF_LO)) ||
-		((flags & IMAGE_CAT_NAMES) != 0) != (cat_bytes != 0))
+		h->n_names < 0 || h->has_names > 1 || (!h->has_names && h->n_names != 0) ||
+		(h->flags & ~IMAGE_FLAGS) != 0 ||
+		((h->flags & IMAGE_LINEAR) && !(h->flags & IMAGE_LEAF_LO)) ||
+		((h->flags & IMAGE_CAT_NAMES) != 0) != (h->cat_bytes != 0))
 		return bad_image(st, "impossible counts in the header");
+	return GS_OK;
+}
 
-	/* caps before allocating (gs_forest_check repeats them) */
-	if (gs_forest_check_caps(f, lim, st) != GS_OK)
-		return st->code;
+/*
+ * Check that the image's length is what its header says, reading the
+ * counts that follow the header (linear terms, the CTR region's length)
+ * into *h without moving the cursor.
+ */
+static GsCode
+check_length(const GsImageCursor *c, const GsForest *f, ImageHeader *h, GsStatus *st)
+{
+	uint64_t	need;
 
 	/* all counts are below 2^32 and elements at most 16 bytes: no overflow */
 	need = 4 * (uint64_t) f->n_groups + 12 * (uint64_t) f->n_trees +
 		sizeof(GsNode) * (uint64_t) f->n_nodes + 4 * (uint64_t) f->n_cat_words +
-		((flags & IMAGE_LEAF_LO) ? 4 * (uint64_t) f->n_nodes : 0);
-	need += cat_bytes + ((flags & IMAGE_MISSING) ? 4 : 0) + ((flags & IMAGE_TPARAM) ? 8 : 0);
-	if (flags & IMAGE_LINEAR)
+		((h->flags & IMAGE_LEAF_LO) ? 4 * (uint64_t) f->n_nodes : 0);
+	need += h->cat_bytes + ((h->flags & IMAGE_MISSING) ? 4 : 0) + ((h->flags & IMAGE_TPARAM) ? 8 : 0);
+	if (h->flags & IMAGE_LINEAR)
 	{
 		/* the term count follows the missing value */
 		need += 8 + 12 * (uint64_t) f->n_nodes + 4;
 		if (need > c->left)
 			return bad_image(st, "the image's length does not match its header");
-		memcpy(&n_terms, c->r + ((flags & IMAGE_MISSING) ? 4 : 0), 8);
-		if (n_terms < 0 || n_terms >= (int64_t) UINT32_MAX)
+		memcpy(&h->n_terms, c->r + ((h->flags & IMAGE_MISSING) ? 4 : 0), 8);
+		if (h->n_terms < 0 || h->n_terms >= (int64_t) UINT32_MAX)
 			return bad_image(st, "impossible counts in the header");
-		need += 12 * (uint64_t) n_terms;
+		need += 12 * (uint64_t) h->n_terms;
 	}
-	if (flags & IMAGE_CB_CTRS)
+	if (h->flags & IMAGE_CB_CTRS)
 	{
 		/* the region's length follows the missing value, term count and parameters */
-		size_t		at = ((flags & IMAGE_MISSING) ? 4 : 0) + ((flags & IMAGE_LINEAR) ? 8 : 0) +
-			((flags & IMAGE_TPARAM) ? 8 : 0);
+		size_t		at = ((h->flags & IMAGE_MISSING) ? 4 : 0) + ((h->flags & IMAGE_LINEAR) ? 8 : 0) +
+			((h->flags & IMAGE_TPARAM) ? 8 : 0);
 
 		need += 8;
 		if (need > c->left)
 			return bad_image(st, "the image's length does not match its header");
-		memcpy(&ctr_bytes, c->r + at, 8);
-		if (ctr_bytes < 0 || (uint64_t) ctr_bytes > c->left - need)
+		memcpy(&h->ctr_bytes, c->r + at, 8);
+		if (h->ctr_bytes < 0 || (uint64_t) h->ctr_bytes > c->left - need)
 			return bad_image(st, "the image's length does not match its header");
-		need += (uint64_t) ctr_bytes;
+		need += (uint64_t) h->ctr_bytes;
 	}
-	if (need > c->left || (uint64_t) n_names != c->left - need)
+	if (need > c->left || (uint64_t) h->n_names != c->left - need)
 		return bad_image(st, "the image's length does not match its header");
-	if ((flags & IMAGE_LINEAR) &&
-		(f->linear = gs_linear_leaves_new(&f->alloc, f->n_nodes, n_terms)) == NULL)
+	return GS_OK;
+}
+
+/* Allocate f's arrays and read them, the missing value and parameters first. */
+static GsCode
+read_arrays(GsImageCursor *c, GsForest *f, const ImageHeader *h, GsStatus *st)
+{
+	if ((h->flags & IMAGE_LINEAR) &&
+		(f->linear = gs_linear_leaves_new(&f->alloc, f->n_nodes, h->n_terms)) == NULL)
 		return gs_status_set(st, GS_ERR_NOMEM, "out of memory reading a forest image");
 
 	f->base_margin = image_alloc(f, sizeof(float) * (size_t) f->n_groups);
@@ -418,14 +436,14 @@ read_image(GsImageCursor *c, const GsLimits *lim, GsForest *f, GsStatus *st)
 	f->tree_group = image_alloc(f, sizeof(int32_t) * (size_t) f->n_trees);
 	f->tree_depth = image_alloc(f, sizeof(int32_t) * (size_t) f->n_trees);
 	f->nodes = image_alloc(f, sizeof(GsNode) * (size_t) f->n_nodes);
-	if (flags & IMAGE_LEAF_LO)
+	if (h->flags & IMAGE_LEAF_LO)
 		f->leaf_lo = image_alloc(f, sizeof(float) * (size_t) f->n_nodes);
 	if (f->n_cat_words > 0)
 		f->cat_words = image_alloc(f, sizeof(uint32_t) * (size_t) f->n_cat_words);
 	if (!f->base_margin || !f->tree_offset || !f->tree_group || !f->tree_depth || !f->nodes ||
-		((flags & IMAGE_LEAF_LO) && !f->leaf_lo) || (f->n_cat_words > 0 && !f->cat_words))
+		((h->flags & IMAGE_LEAF_LO) && !f->leaf_lo) || (f->n_cat_words > 0 && !f->cat_words))
 		return gs_status_set(st, GS_ERR_NOMEM, "out of memory reading a forest image");
-	if (flags & IMAGE_MISSING)
+	if (h->flags & IMAGE_MISSING)
 	{
 		gs_get(c, &f->missing_value, sizeof(float));
 		f->has_missing_value = true;
@@ -434,9 +452,9 @@ read_image(GsImageCursor *c, const GsLimits *lim, GsForest *f, GsStatus *st)
 	}
 	if (f->linear)
 		gs_get_i64(c);				/* the term count, read above */
-	if (flags & IMAGE_TPARAM)
+	if (h->flags & IMAGE_TPARAM)
 		gs_get(c, f->transform_param, 2 * sizeof(float));
-	if (flags & IMAGE_CB_CTRS)
+	if (h->flags & IMAGE_CB_CTRS)
 		gs_get_i64(c);				/* the region's length, read above */
 	gs_get(c, f->base_margin, sizeof(float) * (size_t) f->n_groups);
 	gs_get(c, f->tree_offset, sizeof(uint32_t) * (size_t) f->n_trees);
@@ -454,15 +472,33 @@ read_image(GsImageCursor *c, const GsLimits *lim, GsForest *f, GsStatus *st)
 	}
 	if (f->n_cat_words > 0)
 		gs_get(c, f->cat_words, sizeof(uint32_t) * (size_t) f->n_cat_words);
+	return GS_OK;
+}
+
+/* Read the header and arrays into f; checks sizes, not the trees. */
+static GsCode
+read_image(GsImageCursor *c, const GsLimits *lim, GsForest *f, GsStatus *st)
+{
+	ImageHeader hd = {0},
+			   *h = &hd;
+	const unsigned char *ctr_at;
+
+	if (read_header(c, f, h, st) != GS_OK)
+		return st->code;
+	/* caps before allocating (gs_forest_check repeats them) */
+	if (gs_forest_check_caps(f, lim, st) != GS_OK)
+		return st->code;
+	if (check_length(c, f, h, st) != GS_OK || read_arrays(c, f, h, st) != GS_OK)
+		return st->code;
 	ctr_at = c->r;
-	c->r += ctr_bytes;
-	c->left -= (size_t) ctr_bytes;
-	if (has_names && read_names(f, c->r, (size_t) n_names, st) != GS_OK)
+	c->r += h->ctr_bytes;
+	c->left -= (size_t) h->ctr_bytes;
+	if (h->has_names && read_names(f, c->r, (size_t) h->n_names, st) != GS_OK)
 		return st->code;
-	if (cat_bytes > 0 && read_cat_names(f, c->r + n_names, cat_bytes, st) != GS_OK)
+	if (h->cat_bytes > 0 && read_cat_names(f, c->r + h->n_names, h->cat_bytes, st) != GS_OK)
 		return st->code;
-	if (flags & IMAGE_CB_CTRS)
-		return gs_cb_ctrs_image_read(ctr_at, (size_t) ctr_bytes, f, st);
+	if (h->flags & IMAGE_CB_CTRS)
+		return gs_cb_ctrs_image_read(ctr_at, (size_t) h->ctr_bytes, f, st);
 	return GS_OK;
 }
 
