@@ -345,37 +345,16 @@ gs_binned_tree(const GsForest *f, const GsBinnedLayout *l, int32_t t,
 }
 
 /*
- * Plan the binned kernel for f under options opt (NULL: automatic; only
- * smem_budget, max_rpt and bin_pass are used) and lay it out into l (see
- * the file header).  Rows per thread: the most of 4, 2, 1 (and rpt * ngb
- * <= 32, and at most opt->max_rpt) whose staged bins take at most 60% of
- * the budget and leave room for the largest tree; with max_rpt imposed the
- * 60% rule is waived.  On success l owns malloc'd arrays (gs_binned_free);
- * on failure it owns nothing and l->why says why.  Returns GS_LAYOUT_OK,
- * GS_LAYOUT_EGROUPS, GS_LAYOUT_ENOMEM, GS_LAYOUT_EINVAL, GS_LAYOUT_ETILE
- * (a tree and one row per thread's bins do not fit the budget) or a
- * GS_BINNED_E* refusal.
+ * Whether forest f qualifies for the binned layout (see the header
+ * comment): 0 with l's counts (features, group bucket, depths) and the
+ * complete trees' words in *total_words, or a GS_BINNED_E* / GS_LAYOUT_E*
+ * code with l->why saying why not.
  */
 static inline int
-gs_binned_build(const GsForest *f, const GsLayoutOptions *opt, GsBinnedLayout *l)
+gs_binned_qualifies(const GsForest *f, GsBinnedLayout *l, size_t *total_words_out)
 {
-	GsLayoutOptions o;
-	size_t		total_words = 0,
-				budget,
-				tile_bytes,
-				n_words = 0,
-				tile_words;
-	uint32_t   *stack;
-	int			rc,
-				rpt_cap;
+	size_t		total_words = 0;
 
-	memset(l, 0, sizeof(*l));
-	memset(&o, 0, sizeof(o));
-	if (opt)
-		o = *opt;
-	if ((o.max_rpt != 0 && o.max_rpt != 1 && o.max_rpt != 2 && o.max_rpt != 4) ||
-		o.bin_pass < 0 || o.bin_pass > 1)
-		return GS_LAYOUT_EINVAL;
 	l->n_features = f->n_features;
 	l->ngb = gs_layout_group_bucket(f->n_groups);
 	if (l->ngb == 0)
@@ -414,6 +393,44 @@ gs_binned_build(const GsForest *f, const GsLayoutOptions *opt, GsBinnedLayout *l
 				 total_words * 4, GS_BINNED_MAX_BYTES);
 		return GS_BINNED_ESIZE;
 	}
+	*total_words_out = total_words;
+	return 0;
+}
+
+/*
+ * Plan the binned kernel for f under options opt (NULL: automatic; only
+ * smem_budget, max_rpt and bin_pass are used) and lay it out into l (see
+ * the file header).  Rows per thread: the most of 4, 2, 1 (and rpt * ngb
+ * <= 32, and at most opt->max_rpt) whose staged bins take at most 60% of
+ * the budget and leave room for the largest tree; with max_rpt imposed the
+ * 60% rule is waived.  On success l owns malloc'd arrays (gs_binned_free);
+ * on failure it owns nothing and l->why says why.  Returns GS_LAYOUT_OK,
+ * GS_LAYOUT_EGROUPS, GS_LAYOUT_ENOMEM, GS_LAYOUT_EINVAL, GS_LAYOUT_ETILE
+ * (a tree and one row per thread's bins do not fit the budget) or a
+ * GS_BINNED_E* refusal.
+ */
+static inline int
+gs_binned_build(const GsForest *f, const GsLayoutOptions *opt, GsBinnedLayout *l)
+{
+	GsLayoutOptions o;
+	size_t		total_words = 0,
+				budget,
+				tile_bytes,
+				n_words = 0,
+				tile_words;
+	uint32_t   *stack;
+	int			rc,
+				rpt_cap;
+
+	memset(l, 0, sizeof(*l));
+	memset(&o, 0, sizeof(o));
+	if (opt)
+		o = *opt;
+	if ((o.max_rpt != 0 && o.max_rpt != 1 && o.max_rpt != 2 && o.max_rpt != 4) ||
+		o.bin_pass < 0 || o.bin_pass > 1)
+		return GS_LAYOUT_EINVAL;
+	if ((rc = gs_binned_qualifies(f, l, &total_words)) != 0)
+		return rc;
 
 	/* plan: rows per thread, tile region */
 	budget = o.smem_budget ? o.smem_budget : GS_SMEM_FALLBACK;

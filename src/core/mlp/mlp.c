@@ -311,7 +311,12 @@ linear_margins(const GsMlp *m, const float *x, size_t ld, size_t n, float *dst)
 	}
 }
 
-/* Score a batch on the CPU; see mlp.h. */
+/*
+ * Score a batch on the CPU; see mlp.h.  One loop interprets the network's
+ * steps, each case beside the two buffers it swaps and the saved values it
+ * reads, which is why it runs to ~150 lines: split, the cases would pass
+ * that state around.
+ */
 void
 gs_mlp_predict(const GsMlp *m, const float *x, size_t ld, size_t n,
 			   float *scratch, float *out)
