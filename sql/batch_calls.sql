@@ -88,6 +88,10 @@ SELECT batched(q), same_rows(q), q FROM (VALUES
   ('SELECT id, avg(gpu_score(''fraud'', f)) OVER (PARTITION BY merchant) AS m FROM tx ORDER BY id'),
   -- a join, a CTE, subqueries
   ('SELECT t.id, gpu_score(''fraud'', t.f) AS p, c.a1 FROM tx t JOIN tx_cols c USING (id) WHERE c.a2 > 50'),
+  -- features from both sides of a join, and from its inner side only
+  ('SELECT t.id, gpu_score(''fraud'', ARRAY[c.a1, t.f[2], c.a3, t.f[4], c.a5, t.f[6], c.a7, t.f[8], c.a9, t.f[10], c.a11, t.f[12], c.a13, t.f[14], c.a15, t.f[16], c.a17, t.f[18], c.a19, t.f[20], c.a21, t.f[22], c.a23, t.f[24], c.a25, t.f[26], c.a27, t.f[28], c.a29, t.f[30]]) AS p FROM tx t JOIN tx_cols c USING (id)'),
+  ('SELECT t.id, gpu_score(''fraud'', t.f[1:15] || u.f[16:30]) AS p FROM tx t JOIN tx u ON u.id = t.id + 1 WHERE t.f IS NOT NULL AND u.f IS NOT NULL'),
+  ('SELECT t.id, t.merchant, gpu_score(''fraud'', u.f) AS p FROM tx t JOIN tx u ON u.id = t.id + 1'),
   ('WITH s AS MATERIALIZED (SELECT id, gpu_score(''fraud'', f) AS p FROM tx) SELECT merchant, sum(p) FROM s JOIN tx USING (id) GROUP BY 1 ORDER BY 1'),
   ('SELECT id, p FROM (SELECT id, gpu_score(''fraud'', f) AS p FROM tx OFFSET 0) s WHERE p > 0.5'),
   ('SELECT (SELECT max(gpu_score(''fraud'', f)) FROM tx) AS top'),

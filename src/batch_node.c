@@ -83,6 +83,21 @@ to_outer_mutator(Node *node, Build *b)
 	return expression_tree_mutator(node, to_outer_mutator, b);
 }
 
+/*
+ * An expression of a call as GpuScore's input reads it: its leaves as the
+ * child's output columns.  Under MERGE the calls read the source rows as
+ * INNER_VAR, which are GpuScore's child's output (OUTER_VAR) there; above
+ * any other node (a join's INNER_VAR is its inner side, a leaf of its own)
+ * the Vars are the leaves as they are.
+ */
+static Node *
+call_input(Node *node, Build *b)
+{
+	if (b->input_varno == INNER_VAR)
+		node = gs_batch_inner_to_outer_mutator(node, NULL);
+	return to_outer_mutator(node, b);
+}
+
 /* gpu_batch_result(score, error) over the scan columns of c, as varno. */
 static Node *
 result_expr(Build *b, Call *c, int varno)
@@ -263,7 +278,7 @@ make_node(Build *b, Rewrite *rw, Plan *child, Plan *costs_of, int bound, bool pa
 			shown = (Node *) copy;
 		}
 		scan_tlist = lappend(scan_tlist,
-							 make_tle((Expr *) to_outer_mutator(gs_batch_inner_to_outer_mutator(shown, NULL), b),
+							 make_tle((Expr *) call_input(shown, b),
 									  c->score_attno));
 		scan_tlist = lappend(scan_tlist,
 							 make_tle((Expr *) makeNullConst(TEXTOID, -1, DEFAULT_COLLATION_OID),
@@ -281,8 +296,8 @@ make_node(Build *b, Rewrite *rw, Plan *child, Plan *costs_of, int bound, bool pa
 				inputs = list_make1(features);
 				break;
 		}
-		exprs = lappend(exprs, to_outer_mutator(gs_batch_inner_to_outer_mutator(linitial(c->expr->args), NULL), b));
-		exprs = list_concat(exprs, (List *) to_outer_mutator(gs_batch_inner_to_outer_mutator((Node *) inputs, NULL), b));
+		exprs = lappend(exprs, call_input(linitial(c->expr->args), b));
+		exprs = list_concat(exprs, (List *) call_input((Node *) inputs, b));
 		call = list_make5(makeInteger((int) c->expr->funcid),
 						  makeInteger(c->expr->funcresulttype == FLOAT4OID ?
 									  GS_CALL_SCORE : GS_CALL_PREDICT),
