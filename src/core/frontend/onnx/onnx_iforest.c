@@ -30,7 +30,7 @@
  * onnx_iforest_eval.c interprets the element-wise nodes.  Anything else
  * in the way (another op, a tree whose output feeds another tree's path
  * length) is refused with the node named; a leaf with several weights is
- * refused by onnx_trees_walk.c, as for any forest.  Nothing outlives the
+ * refused by onnx_trees_runs.c, as for any forest.  Nothing outlives the
  * call but the forest: the merged attributes are freed here.
  */
 #include <math.h>
