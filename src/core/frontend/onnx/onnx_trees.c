@@ -481,7 +481,7 @@ check_run(TBuild *B, int64_t r)
 	return build_copy(B, &B->cb, r, 0, -1);
 }
 
-/* A base-value tree's one leaf (ctx: the Loader, its value in label order). */
+/* A base-value tree's one leaf (base_node's context). */
 typedef struct TBase
 {
 	Loader	   *L;
