@@ -43,7 +43,7 @@ CORE_OBJS = $(TREE_OBJS) $(NN_OBJS)
 MLP_OBJS = $(addprefix src/core/mlp/, mlp.o)
 FE_ONNX_OBJS = $(addprefix src/core/frontend/onnx/, onnx.pb-c.o onnx_load.o onnx_output.o onnx_ops.o \
 	onnx_linear.o onnx_act.o onnx_shape.o onnx_fuse.o onnx_fuse_norm.o onnx_fuse_norm_tf.o onnx_fold.o \
-	onnx_skip.o onnx_order.o onnx_tensor.o onnx_trees.o onnx_trees_walk.o onnx_trees_graph.o \
+	onnx_skip.o onnx_order.o onnx_tensor.o onnx_trees.o onnx_trees_runs.o onnx_trees_graph.o \
 	onnx_trees_v5.o onnx_trees_prep.o onnx_trees_fold.o onnx_iforest.o onnx_iforest_eval.o \
 	onnx_prep_cat.o onnx_mlp_prep.o)
 NN_OBJS = $(MLP_OBJS) $(FE_ONNX_OBJS) src/core/frontend/xgboost/xgb_linear.o src/core/frontend/frontend.o \

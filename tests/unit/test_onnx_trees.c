@@ -20,7 +20,9 @@
  * refused with its status and message; failing allocations and random
  * corruptions of valid models must give an error, never a crash or a leak
  * (ASan/LSan run).  Node modes, missing values and the transforms are also
- * checked on a hand-made forest, independently of the fixtures.
+ * checked on a hand-made forest, independently of the fixtures; a tree
+ * feeding no output (a binary classifier's tree weighting only class 0) is
+ * checked as every tree is, on a fixture edited through protobuf-c.
  */
 #include <dirent.h>
 #include <math.h>
@@ -31,6 +33,7 @@
 #include "forest/cpu_engine.h"
 #include "forest/forest_eval.h"
 #include "forest/forest_image.h"
+#include "frontend/onnx/onnx.pb-c.h"
 #include "model.h"
 #include "../common/test_util.h"
 #include "../common/test_models.h"
@@ -314,6 +317,106 @@ test_caps(void)
 	free(bytes);
 }
 
+/* Attribute name of node n, or NULL. */
+static Onnx__AttributeProto *
+node_attr(Onnx__NodeProto *n, const char *name)
+{
+	for (size_t i = 0; i < n->n_attribute; i++)
+		if (strcmp(n->attribute[i]->name, name) == 0)
+			return n->attribute[i];
+	return NULL;
+}
+
+/* Pack mp and load it as format onnx; the status in *st. */
+static GsCode
+load_packed(const Onnx__ModelProto *mp, GsModel **m, GsStatus *st)
+{
+	size_t		len = onnx__model_proto__get_packed_size(mp);
+	unsigned char *b = malloc(len);
+	GsCode		rc;
+
+	onnx__model_proto__pack(mp, b);
+	rc = gs_model_load(b, len, GS_FORMAT_ONNX, NULL, &gs_malloc_allocator, m, st);
+	free(b);
+	return rc;
+}
+
+/*
+ * A binary classifier weighting both classes scores class 1's sum, so a
+ * tree weighting only class 0 feeds no output; it is checked all the same
+ * as every tree is (a cycle in it refused), and left out of the forest.
+ */
+static void
+test_unscored_tree(void)
+{
+	size_t		len;
+	unsigned char *bytes = gs_read_file(FIXTURES "/onnx/trees/onnx_edit_binary_both.onnx", &len);
+	Onnx__ModelProto *mp = bytes ? onnx__model_proto__unpack(NULL, len, bytes) : NULL;
+	Onnx__NodeProto *tn = NULL;
+	Onnx__AttributeProto *ids,
+			   *tids,
+			   *nids,
+			   *ws,
+			   *ntree,
+			   *nnode,
+			   *ntrue;
+	GsModel    *m = NULL;
+	GsStatus	st;
+	int32_t		n_trees = 0;
+	int64_t		last = -1;
+	size_t		k = 0,
+				root = 0;
+	GsCode		rc;
+
+	for (size_t i = 0; mp && i < mp->graph->n_node; i++)
+		if (strcmp(mp->graph->node[i]->op_type, "TreeEnsembleClassifier") == 0)
+			tn = mp->graph->node[i];
+	if (tn == NULL || !(ids = node_attr(tn, "class_ids")) || !(tids = node_attr(tn, "class_treeids")) ||
+		!(nids = node_attr(tn, "class_nodeids")) || !(ws = node_attr(tn, "class_weights")) ||
+		!(ntree = node_attr(tn, "nodes_treeids")) || !(nnode = node_attr(tn, "nodes_nodeids")) ||
+		!(ntrue = node_attr(tn, "nodes_truenodeids")) ||
+		load_packed(mp, &m, &st) != GS_OK)
+	{
+		gs_tap(0, "unscored tree", "fixture present and loaded");
+		goto done;
+	}
+	n_trees = m->forest->n_trees;
+	gs_model_free(m);
+	m = NULL;
+	/* the last tree weights only class 0 */
+	for (size_t i = 0; i < tids->n_ints; i++)
+		if (tids->ints[i] > last)
+			last = tids->ints[i];
+	for (size_t i = 0; i < ids->n_ints; i++)
+		if (!(tids->ints[i] == last && ids->ints[i] == 1))
+		{
+			ids->ints[k] = ids->ints[i];
+			tids->ints[k] = tids->ints[i];
+			nids->ints[k] = nids->ints[i];
+			ws->floats[k++] = ws->floats[i];
+		}
+	ids->n_ints = tids->n_ints = nids->n_ints = ws->n_floats = k;
+	rc = load_packed(mp, &m, &st);
+	gs_tap(rc == GS_OK && m->forest->n_trees == n_trees - 1, "unscored tree",
+		   "a tree weighting only the unscored class 0 is left out of the forest");
+	gs_model_free(m);
+	m = NULL;
+	/* and a cycle in it is refused */
+	while (root < ntree->n_ints && ntree->ints[root] != last)
+		root++;
+	if (root < ntrue->n_ints)
+		ntrue->ints[root] = nnode->ints[root];
+	rc = load_packed(mp, &m, &st);
+	gs_tap(rc == GS_ERR_INVALID_MODEL && m == NULL && strstr(st.msg, "is not a tree") != NULL,
+		   "unscored tree", "a cycle in a tree feeding no output is refused");
+	printf("# %s\n", st.msg);
+	gs_model_free(m);
+done:
+	if (mp)
+		onnx__model_proto__free_unpacked(mp, NULL);
+	free(bytes);
+}
+
 /* An allocator failing after budget allocations (malloc otherwise). */
 typedef struct Budget
 {
@@ -519,6 +622,7 @@ main(void)
 	test_bad();
 	test_dataframe_names();
 	test_caps();
+	test_unscored_tree();
 	test_nomem(FIXTURES "/onnx/trees/onnx_pipe_df_ct_rf.onnx");
 	test_nomem(FIXTURES "/onnx/trees/onnx_pipe_edit_signs.onnx");
 	test_nomem(FIXTURES "/onnx/trees/onnx_lgb_binary.onnx");

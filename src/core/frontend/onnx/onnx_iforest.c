@@ -30,7 +30,7 @@
  * onnx_iforest_eval.c interprets the element-wise nodes.  Anything else
  * in the way (another op, a tree whose output feeds another tree's path
  * length) is refused with the node named; a leaf with several weights is
- * refused by onnx_trees_walk.c, as for any forest.  Nothing outlives the
+ * refused by onnx_trees_runs.c, as for any forest.  Nothing outlives the
  * call but the forest: the merged attributes are freed here.
  */
 #include <math.h>
@@ -150,7 +150,266 @@ match_score(IfCtx *C, const char *scores, const char *const **terms, size_t *n_t
 	return GS_OK;
 }
 
-/* Build the forest; see onnx_trees.h. */
+/* The scored output: the graph's one float output (skl2onnx's "scores"). */
+static GsCode
+scored_output(Loader *L, const Onnx__GraphProto *g, const char **scores)
+{
+	*scores = NULL;
+	for (size_t i = 0; i < g->n_output; i++)
+	{
+		const Onnx__ValueInfoProto *o = g->output[i];
+
+		if (o->type && o->type->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE &&
+			o->type->tensor_type && o->type->tensor_type->has_elem_type &&
+			o->type->tensor_type->elem_type == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT)
+		{
+			if (*scores != NULL)
+				return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+									 "IsolationForest graph: more than one float output");
+			*scores = o->name;
+		}
+	}
+	if (*scores == NULL)
+		return gs_status_set(L->st, GS_ERR_UNSUPPORTED, "IsolationForest graph: no float output");
+	return GS_OK;
+}
+
+/*
+ * C's producers (every node's outputs, sorted by name, for lookups) and
+ * its per-node scratch (stamp, seen, memo), from L's allocator; freed by
+ * onnx_iforest_build.
+ */
+static GsCode
+index_producers(IfCtx *C)
+{
+	Loader	   *L = C->L;
+	const Onnx__GraphProto *g = C->g;
+	size_t		n_outputs = 0;
+
+	for (size_t i = 0; i < g->n_node; i++)
+		n_outputs += g->node[i]->n_output;
+	C->prod = onnx_alloc(L, sizeof(Producer) * (n_outputs + 1));
+	C->stamp = onnx_alloc(L, sizeof(int32_t) * (g->n_node + 1));
+	C->seen = onnx_alloc(L, sizeof(int32_t) * (g->n_node + 1));
+	C->memo = onnx_alloc(L, sizeof(Val) * (g->n_node + 1));
+	if (!C->prod || !C->stamp || !C->seen || !C->memo)
+		return onnx_nomem(L);
+	for (size_t i = 0; i < g->n_node; i++)
+	{
+		C->stamp[i] = -1;
+		C->seen[i] = 0;
+		for (size_t k = 0; k < g->node[i]->n_output; k++)
+			if (g->node[i]->output[k] && g->node[i]->output[k][0])
+			{
+				C->prod[C->n_prod].name = g->node[i]->output[k];
+				C->prod[C->n_prod++].node = (int32_t) i;
+			}
+	}
+	qsort(C->prod, C->n_prod, sizeof(Producer), if_cmp_producer);
+	for (size_t i = 1; i < C->n_prod; i++)
+		if (strcmp(C->prod[i - 1].name, C->prod[i].name) == 0)
+			return gs_status_set(L->st, GS_ERR_INVALID_MODEL, "two nodes write the same value");
+	return GS_OK;
+}
+
+/*
+ * The tree node of each of the Sum's n_terms terms (tree_of[k], a node of
+ * the graph, each read by one term) and its attributes A[k], which must be
+ * one tree of a single-target regressor without base value or
+ * post_transform.  *any_tracks: some tree has missing-value directions.
+ */
+static GsCode
+read_terms(IfCtx *C, const char *const *terms, size_t n_terms, int64_t *tree_of, TAttrs *A,
+		   bool *any_tracks)
+{
+	Loader	   *L = C->L;
+	const Onnx__GraphProto *g = C->g;
+	GsCode		rc = GS_OK;
+
+	for (size_t k = 0; k < n_terms && rc == GS_OK; k++)
+	{
+		const Onnx__NodeProto *tn;
+		char		nname[80];
+
+		if ((k & 63) == 63 && (rc = gs_check_interrupt(&L->lim->interrupt, L->st)) != GS_OK)
+			break;
+		C->term = (int32_t) k + 1;
+		C->n_seen = 0;
+		tree_of[k] = if_term_tree(C, terms[k], 0, -1);
+		if (tree_of[k] < 0)
+			return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+								 "IsolationForest graph: term %zu of the Sum does not depend on exactly one tree node "
+								 "through at most %d element-wise nodes",
+								 k + 1, IF_MAX_TERM_NODES);
+		for (size_t j = 0; j < k; j++)
+			if (tree_of[j] == tree_of[k])
+				rc = if_refuse_at(C, g->node[tree_of[k]], "is read by two terms of the Sum");
+		if (rc != GS_OK)
+			break;
+		tn = g->node[tree_of[k]];
+		onnx_safe_name(nname, sizeof(nname), tn->name);
+		snprintf(L->label, sizeof(L->label), "node \"%s\" (%s)", nname, tn->op_type);
+		rc = strcmp(tn->op_type, "TreeEnsemble") == 0 ? onnx_trees_read_v5(L, tn, &A[k]) :
+			onnx_trees_read_attrs(L, tn, false, &A[k]);
+		if (rc != GS_OK)
+			break;
+		if (A[k].classifier || A[k].n_targets != 1 || A[k].post != TP_NONE ||
+			(A[k].n_base > 0 && A[k].base[0] != 0.0f))
+			rc = if_refuse_at(C, tn, "is not a single-target regressor without a base value or post_transform");
+		for (size_t i = 1; rc == GS_OK && i < A[k].n; i++)
+			if (A[k].treeids[i] != A[k].treeids[0])
+				rc = if_refuse_at(C, tn, "holds more than one tree");
+		*any_tracks |= A[k].tracks != NULL;
+	}
+	return rc;
+}
+
+/* The arrays of merged attributes (merge_trees), owned by the merged TAttrs. */
+typedef struct IfMerged
+{
+	int64_t    *treeids,
+			   *nodeids,
+			   *featureids,
+			   *trues,
+			   *falses,
+			   *tracks;			/* NULL when no tree has them */
+	float	   *values;
+	uint8_t    *codes;
+	int64_t    *w_ids,
+			   *w_nodeids,
+			   *w_treeids;
+	float	   *w_values;
+} IfMerged;
+
+/*
+ * Append tree k (A, the node tn, term term) to the merged arrays at *at
+ * (nodes) and *wat (weights): its nodes, their features through tn's
+ * Gather, and each leaf's weight replaced by its path length.
+ */
+static GsCode
+merge_tree(IfCtx *C, const Onnx__NodeProto *tn, const char *term, const TAttrs *A, int64_t k,
+		   int32_t n_features, IfMerged *o, size_t *at, size_t *wat)
+{
+	Loader	   *L = C->L;
+	int64_t    *cols = NULL,
+				n_cols = 0;
+	GsCode		rc;
+
+	if ((rc = tree_columns(C, tn, n_features, &cols, &n_cols)) != GS_OK)
+	{
+		if (cols)
+			L->alloc.free(L->alloc.ctx, cols);
+		return rc;
+	}
+	for (size_t i = 0; i < A->n; i++, (*at)++)
+	{
+		int64_t		f = A->featureids[i];
+		int			mode = onnx_trees_mode(A, i);
+
+		o->treeids[*at] = k;
+		o->nodeids[*at] = A->nodeids[i];
+		o->trues[*at] = A->truenodeids[i];
+		o->falses[*at] = A->falsenodeids[i];
+		if (o->tracks)
+			o->tracks[*at] = A->tracks ? A->tracks[i] : 0;
+		o->values[*at] = A->values[i];
+		o->codes[*at] = (uint8_t) mode;
+		/* a leaf's feature is not read; a branch's goes through the Gather */
+		if (cols && mode != TM_LEAF && (f < 0 || f >= n_cols))
+			rc = if_refuse_at(C, tn, "splits on a column its Gather does not give");
+		o->featureids[*at] = cols && mode != TM_LEAF && rc == GS_OK ? cols[f] : f;
+	}
+	if (cols)
+		L->alloc.free(L->alloc.ctx, cols);
+	/* each leaf's path length, from its weight */
+	for (size_t i = 0; i < A->nw && rc == GS_OK; i++, (*wat)++)
+	{
+		Val			v;
+
+		C->cur++;
+		C->leaf = A->w_values[i];
+		if ((rc = if_eval(C, term, 0, &v)) != GS_OK)
+			break;
+		if (v.k != V_F32 || !isfinite(v.f))
+			return if_refuse_at(C, tn, "has a leaf whose path length is not a finite float");
+		o->w_ids[*wat] = 0;
+		o->w_nodeids[*wat] = A->w_nodeids[i];
+		o->w_treeids[*wat] = k;
+		o->w_values[*wat] = v.f;
+	}
+	return rc;
+}
+
+/*
+ * The merged attributes M of the n_terms trees (A, their nodes tree_of,
+ * their terms): tree k's nodes as tree k, and its leaves' path lengths as
+ * their weights.  M's arrays are owned by M (onnx_trees_free_attrs).
+ */
+static GsCode
+merge_trees(IfCtx *C, const TAttrs *A, size_t n_terms, const int64_t *tree_of,
+			const char *const *terms, int32_t n_features, bool any_tracks, TAttrs *M)
+{
+	Loader	   *L = C->L;
+	size_t		n_nodes = 0,
+				n_w = 0,
+				at = 0,
+				wat = 0;
+	IfMerged	o;
+	GsCode		rc = GS_OK;
+
+	for (size_t k = 0; k < n_terms; k++)
+	{
+		n_nodes += A[k].n;
+		n_w += A[k].nw;
+	}
+	M->n = n_nodes;
+	M->nw = n_w;
+	M->n_targets = 1;
+	M->post = TP_NONE;
+	o.treeids = onnx_trees_own(L, M, sizeof(int64_t) * (n_nodes + 1));
+	o.nodeids = onnx_trees_own(L, M, sizeof(int64_t) * (n_nodes + 1));
+	o.featureids = onnx_trees_own(L, M, sizeof(int64_t) * (n_nodes + 1));
+	o.trues = onnx_trees_own(L, M, sizeof(int64_t) * (n_nodes + 1));
+	o.falses = onnx_trees_own(L, M, sizeof(int64_t) * (n_nodes + 1));
+	o.tracks = any_tracks ? onnx_trees_own(L, M, sizeof(int64_t) * (n_nodes + 1)) : NULL;
+	o.values = onnx_trees_own(L, M, sizeof(float) * (n_nodes + 1));
+	o.codes = onnx_trees_own(L, M, n_nodes + 1);
+	o.w_ids = onnx_trees_own(L, M, sizeof(int64_t) * (n_w + 1));
+	o.w_nodeids = onnx_trees_own(L, M, sizeof(int64_t) * (n_w + 1));
+	o.w_treeids = onnx_trees_own(L, M, sizeof(int64_t) * (n_w + 1));
+	o.w_values = onnx_trees_own(L, M, sizeof(float) * (n_w + 1));
+	if (!o.treeids || !o.nodeids || !o.featureids || !o.trues || !o.falses || (any_tracks && !o.tracks) ||
+		!o.values || !o.codes || !o.w_ids || !o.w_nodeids || !o.w_treeids || !o.w_values)
+		return L->st->code != GS_OK ? L->st->code : onnx_nomem(L);
+	for (size_t k = 0; k < n_terms && rc == GS_OK; k++)
+	{
+		C->tree = tree_of[k];
+		rc = merge_tree(C, C->g->node[tree_of[k]], terms[k], &A[k], (int64_t) k, n_features, &o,
+						&at, &wat);
+	}
+	if (rc != GS_OK)
+		return rc;
+	M->treeids = o.treeids;
+	M->nodeids = o.nodeids;
+	M->featureids = o.featureids;
+	M->truenodeids = o.trues;
+	M->falsenodeids = o.falses;
+	M->tracks = o.tracks;
+	M->values = o.values;
+	M->modes = NULL;
+	M->mode_codes = o.codes;
+	M->w_ids = o.w_ids;
+	M->w_nodeids = o.w_nodeids;
+	M->w_treeids = o.w_treeids;
+	M->w_values = o.w_values;
+	return GS_OK;
+}
+
+/*
+ * Build the forest; see onnx_trees.h.  The merged trees go through
+ * onnx_trees_forest, and so through the forest builder, as any ONNX tree
+ * ensemble's do.
+ */
 GsCode
 onnx_iforest_build(Loader *L, const Onnx__ModelProto *model, GsForest **out)
 {
@@ -161,12 +420,7 @@ onnx_iforest_build(Loader *L, const Onnx__ModelProto *model, GsForest **out)
 	TPrep		P;
 	const char *const *terms = NULL;
 	const char *scores = NULL;
-	size_t		n_terms = 0,
-				n_outputs = 0,
-				n_nodes = 0,
-				n_w = 0,
-				at = 0,
-				wat = 0;
+	size_t		n_terms = 0;
 	int64_t    *tree_of = NULL;
 	int64_t		max_trees = L->lim->max_trees > 0 ? L->lim->max_trees : INT32_MAX / 2;
 	int32_t		n_features = 0;
@@ -185,66 +439,19 @@ onnx_iforest_build(Loader *L, const Onnx__ModelProto *model, GsForest **out)
 	C.cur = 0;
 	if (onnx_graph_input(L, (int32_t) GS_NODE_FEATURE_MASK, &C.input, &n_features) != GS_OK)
 		return L->st->code;
-
-	/* the scored output: the one float output (skl2onnx's "scores") */
-	for (size_t i = 0; i < g->n_output; i++)
-	{
-		const Onnx__ValueInfoProto *o = g->output[i];
-
-		if (o->type && o->type->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE &&
-			o->type->tensor_type && o->type->tensor_type->has_elem_type &&
-			o->type->tensor_type->elem_type == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT)
-		{
-			if (scores != NULL)
-				return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
-									 "IsolationForest graph: more than one float output");
-			scores = o->name;
-		}
-	}
-	if (scores == NULL)
-		return gs_status_set(L->st, GS_ERR_UNSUPPORTED, "IsolationForest graph: no float output");
-
-	/* the producers, for lookups by name */
-	for (size_t i = 0; i < g->n_node; i++)
-		n_outputs += g->node[i]->n_output;
-	C.prod = onnx_alloc(L, sizeof(Producer) * (n_outputs + 1));
-	C.stamp = onnx_alloc(L, sizeof(int32_t) * (g->n_node + 1));
-	C.seen = onnx_alloc(L, sizeof(int32_t) * (g->n_node + 1));
-	C.memo = onnx_alloc(L, sizeof(Val) * (g->n_node + 1));
-	if (!C.prod || !C.stamp || !C.seen || !C.memo)
-	{
-		rc = onnx_nomem(L);
-		goto done;
-	}
-	for (size_t i = 0; i < g->n_node; i++)
-	{
-		C.stamp[i] = -1;
-		C.seen[i] = 0;
-		for (size_t k = 0; k < g->node[i]->n_output; k++)
-			if (g->node[i]->output[k] && g->node[i]->output[k][0])
-			{
-				C.prod[C.n_prod].name = g->node[i]->output[k];
-				C.prod[C.n_prod++].node = (int32_t) i;
-			}
-	}
-	qsort(C.prod, C.n_prod, sizeof(Producer), if_cmp_producer);
-	for (size_t i = 1; i < C.n_prod; i++)
-		if (strcmp(C.prod[i - 1].name, C.prod[i].name) == 0)
-		{
-			rc = gs_status_set(L->st, GS_ERR_INVALID_MODEL, "two nodes write the same value");
-			goto done;
-		}
-
-	if ((rc = match_score(&C, scores, &terms, &n_terms, &den, &off)) != GS_OK)
+	if ((rc = scored_output(L, g, &scores)) != GS_OK)
+		return rc;
+	if ((rc = index_producers(&C)) != GS_OK ||
+		(rc = match_score(&C, scores, &terms, &n_terms, &den, &off)) != GS_OK)
 		goto done;
 	if ((int64_t) n_terms > max_trees)
 	{
 		rc = gs_status_limit(L->st, GS_LIMIT_TREES, max_trees, "the model has %zu trees, more than the limit of %lld",
-						   n_terms, (long long) max_trees);
+							 n_terms, (long long) max_trees);
 		goto done;
 	}
 
-	/* each term's tree node, read */
+	/* each term's tree node, read; then the trees merged */
 	tree_of = onnx_alloc(L, sizeof(int64_t) * n_terms);
 	A = onnx_alloc(L, sizeof(TAttrs) * n_terms);
 	if (!tree_of || !A)
@@ -253,149 +460,9 @@ onnx_iforest_build(Loader *L, const Onnx__ModelProto *model, GsForest **out)
 		goto done;
 	}
 	memset(A, 0, sizeof(TAttrs) * n_terms);
-	for (size_t k = 0; k < n_terms && rc == GS_OK; k++)
-	{
-		const Onnx__NodeProto *tn;
-
-		if ((k & 63) == 63 && (rc = gs_check_interrupt(&L->lim->interrupt, L->st)) != GS_OK)
-			break;
-		C.term = (int32_t) k + 1;
-		C.n_seen = 0;
-		tree_of[k] = if_term_tree(&C, terms[k], 0, -1);
-		if (tree_of[k] < 0)
-		{
-			rc = gs_status_set(L->st, GS_ERR_UNSUPPORTED,
-							   "IsolationForest graph: term %zu of the Sum does not depend on exactly one tree node "
-							   "through at most %d element-wise nodes",
-							   k + 1, IF_MAX_TERM_NODES);
-			break;
-		}
-		for (size_t j = 0; j < k; j++)
-			if (tree_of[j] == tree_of[k])
-				rc = if_refuse_at(&C, g->node[tree_of[k]], "is read by two terms of the Sum");
-		if (rc != GS_OK)
-			break;
-		tn = g->node[tree_of[k]];
-		{
-			char		nname[80];
-
-			onnx_safe_name(nname, sizeof(nname), tn->name);
-			snprintf(L->label, sizeof(L->label), "node \"%s\" (%s)", nname, tn->op_type);
-		}
-		rc = strcmp(tn->op_type, "TreeEnsemble") == 0 ? onnx_trees_read_v5(L, tn, &A[k]) :
-			onnx_trees_read_attrs(L, tn, false, &A[k]);
-		if (rc != GS_OK)
-			break;
-		if (A[k].classifier || A[k].n_targets != 1 || A[k].post != TP_NONE ||
-			(A[k].n_base > 0 && A[k].base[0] != 0.0f))
-			rc = if_refuse_at(&C, tn, "is not a single-target regressor without a base value or post_transform");
-		for (size_t i = 1; rc == GS_OK && i < A[k].n; i++)
-			if (A[k].treeids[i] != A[k].treeids[0])
-				rc = if_refuse_at(&C, tn, "holds more than one tree");
-		any_tracks |= A[k].tracks != NULL;
-	}
-	if (rc != GS_OK)
+	if ((rc = read_terms(&C, terms, n_terms, tree_of, A, &any_tracks)) != GS_OK ||
+		(rc = merge_trees(&C, A, n_terms, tree_of, terms, n_features, any_tracks, &M)) != GS_OK)
 		goto done;
-
-	/* the merged attributes: tree k's nodes and its leaves' path lengths */
-	for (size_t k = 0; k < n_terms; k++)
-	{
-		n_nodes += A[k].n;
-		n_w += A[k].nw;
-	}
-	M.n = n_nodes;
-	M.nw = n_w;
-	M.n_targets = 1;
-	M.post = TP_NONE;
-	{
-		int64_t    *treeids = onnx_trees_own(L, &M, sizeof(int64_t) * (n_nodes + 1));
-		int64_t    *nodeids = onnx_trees_own(L, &M, sizeof(int64_t) * (n_nodes + 1));
-		int64_t    *featureids = onnx_trees_own(L, &M, sizeof(int64_t) * (n_nodes + 1));
-		int64_t    *trues = onnx_trees_own(L, &M, sizeof(int64_t) * (n_nodes + 1));
-		int64_t    *falses = onnx_trees_own(L, &M, sizeof(int64_t) * (n_nodes + 1));
-		int64_t    *tracks = any_tracks ? onnx_trees_own(L, &M, sizeof(int64_t) * (n_nodes + 1)) : NULL;
-		float	   *values = onnx_trees_own(L, &M, sizeof(float) * (n_nodes + 1));
-		uint8_t    *codes = onnx_trees_own(L, &M, n_nodes + 1);
-		int64_t    *w_ids = onnx_trees_own(L, &M, sizeof(int64_t) * (n_w + 1));
-		int64_t    *w_nodeids = onnx_trees_own(L, &M, sizeof(int64_t) * (n_w + 1));
-		int64_t    *w_treeids = onnx_trees_own(L, &M, sizeof(int64_t) * (n_w + 1));
-		float	   *w_values = onnx_trees_own(L, &M, sizeof(float) * (n_w + 1));
-
-		if (!treeids || !nodeids || !featureids || !trues || !falses || (any_tracks && !tracks) ||
-			!values || !codes || !w_ids || !w_nodeids || !w_treeids || !w_values)
-		{
-			rc = L->st->code != GS_OK ? L->st->code : onnx_nomem(L);
-			goto done;
-		}
-		for (size_t k = 0; k < n_terms && rc == GS_OK; k++)
-		{
-			const Onnx__NodeProto *tn = g->node[tree_of[k]];
-			int64_t    *cols = NULL,
-						n_cols = 0;
-
-			if ((rc = tree_columns(&C, tn, n_features, &cols, &n_cols)) != GS_OK)
-			{
-				if (cols)
-					L->alloc.free(L->alloc.ctx, cols);
-				break;
-			}
-			for (size_t i = 0; i < A[k].n; i++, at++)
-			{
-				int64_t		f = A[k].featureids[i];
-				int			mode = onnx_trees_mode(&A[k], i);
-
-				treeids[at] = (int64_t) k;
-				nodeids[at] = A[k].nodeids[i];
-				trues[at] = A[k].truenodeids[i];
-				falses[at] = A[k].falsenodeids[i];
-				if (tracks)
-					tracks[at] = A[k].tracks ? A[k].tracks[i] : 0;
-				values[at] = A[k].values[i];
-				codes[at] = (uint8_t) mode;
-				/* a leaf's feature is not read; a branch's goes through the Gather */
-				if (cols && mode != TM_LEAF && (f < 0 || f >= n_cols))
-					rc = if_refuse_at(&C, tn, "splits on a column its Gather does not give");
-				featureids[at] = cols && mode != TM_LEAF && rc == GS_OK ? cols[f] : f;
-			}
-			if (cols)
-				L->alloc.free(L->alloc.ctx, cols);
-			/* each leaf's path length, from its weight */
-			C.tree = tree_of[k];
-			for (size_t i = 0; i < A[k].nw && rc == GS_OK; i++, wat++)
-			{
-				Val			v;
-
-				C.cur++;
-				C.leaf = A[k].w_values[i];
-				if ((rc = if_eval(&C, terms[k], 0, &v)) != GS_OK)
-					break;
-				if (v.k != V_F32 || !isfinite(v.f))
-				{
-					rc = if_refuse_at(&C, tn, "has a leaf whose path length is not a finite float");
-					break;
-				}
-				w_ids[wat] = 0;
-				w_nodeids[wat] = A[k].w_nodeids[i];
-				w_treeids[wat] = (int64_t) k;
-				w_values[wat] = v.f;
-			}
-		}
-		if (rc != GS_OK)
-			goto done;
-		M.treeids = treeids;
-		M.nodeids = nodeids;
-		M.featureids = featureids;
-		M.truenodeids = trues;
-		M.falsenodeids = falses;
-		M.tracks = tracks;
-		M.values = values;
-		M.modes = NULL;
-		M.mode_codes = codes;
-		M.w_ids = w_ids;
-		M.w_nodeids = w_nodeids;
-		M.w_treeids = w_treeids;
-		M.w_values = w_values;
-	}
 
 	snprintf(L->label, sizeof(L->label), "the IsolationForest graph");
 	rc = onnx_trees_forest(L, model, &M, &P, n_features, out);

@@ -526,21 +526,16 @@ add_layernorm(Loader *L, const Onnx__NodeProto *node)
 	return GS_OK;
 }
 
-/* One node of the chain. */
-GsCode
-onnx_add_node(Loader *L, const Onnx__NodeProto *node)
+/*
+ * What every node must pass before its operator is read: a domain of ONNX
+ * (or of ai.onnx.ml for the operators read from it), an output named, no
+ * value defined twice, one output but for the operators with optional
+ * ones.  nname, oname: the node's and its operator's printable names.
+ */
+static GsCode
+check_node_outputs(Loader *L, const Onnx__NodeProto *node, const char *op, bool ml,
+				   const char *nname, const char *oname)
 {
-	static const char *const no_attrs[] = {NULL};
-	const char *op = node->op_type ? node->op_type : "";
-	char		nname[80],
-				oname[48];
-	bool		ml;
-
-	onnx_safe_name(nname, sizeof(nname), node->name);
-	onnx_safe_name(oname, sizeof(oname), op);
-	snprintf(L->label, sizeof(L->label), "node \"%s\" (%s)", nname, oname);
-
-	ml = node->domain && strcmp(node->domain, "ai.onnx.ml") == 0;
 	if (node->domain && node->domain[0] && strcmp(node->domain, "ai.onnx") != 0 &&
 		!(ml && (strcmp(op, "Scaler") == 0 || strcmp(op, "Imputer") == 0 ||
 				 strcmp(op, "LinearClassifier") == 0 || strcmp(op, "LinearRegressor") == 0 ||
@@ -564,6 +559,213 @@ onnx_add_node(Loader *L, const Onnx__NodeProto *node)
 		for (size_t i = 1; i < node->n_output; i++)
 			if (node->output[i] && node->output[i][0])
 				return gs_status_set(L->st, GS_ERR_UNSUPPORTED, "%s has more than one output", L->label);
+	return GS_OK;
+}
+
+/*
+ * A node of ai.onnx.ml (Imputer, LinearClassifier, LinearRegressor,
+ * ArrayFeatureExtractor, Normalizer, else Scaler); *next: the value the
+ * chain goes on with (a LinearClassifier's scores, its second output).
+ */
+static GsCode
+add_ml_node(Loader *L, const Onnx__NodeProto *node, const char *op, const char **next)
+{
+	GsCode		rc;
+
+	if (strcmp(op, "Imputer") == 0)
+		rc = onnx_add_imputer(L, node);
+	else if (strcmp(op, "LinearClassifier") == 0)
+	{
+		/* its outputs: the label (not scored), then the scores the chain goes on with */
+		if (node->n_output != 2 || node->output[1] == NULL || node->output[1][0] == '\0')
+			return gs_status_set(L->st, GS_ERR_INVALID_MODEL, "%s has no scores output", L->label);
+		rc = onnx_add_linear(L, node, true);
+		*next = node->output[1];
+	}
+	else if (strcmp(op, "LinearRegressor") == 0)
+		rc = onnx_add_linear(L, node, false);
+	else if (strcmp(op, "ArrayFeatureExtractor") == 0)
+		rc = onnx_add_pick(L, node);
+	else if (strcmp(op, "Normalizer") == 0)
+		rc = onnx_add_normalizer(L, node);
+	else
+		rc = add_scaler(L, node);
+	return rc != GS_OK ? L->st->code : GS_OK;
+}
+
+/* Relu, Sigmoid, Tanh, or Identity (no step), without attributes. */
+static GsCode
+add_plain_act(Loader *L, const Onnx__NodeProto *node, const char *op)
+{
+	static const char *const no_attrs[] = {NULL};
+
+	if (onnx_want_chain_input(L, node, 1, 1) != GS_OK || onnx_attrs_allowed(L, node, no_attrs) != GS_OK)
+		return L->st->code;
+	if (op[0] != 'I' &&
+		onnx_new_step(L, op[0] == 'R' ? GS_MLP_RELU : op[0] == 'S' ? GS_MLP_SIGMOID : GS_MLP_TANH,
+					  node->name) == NULL)
+		return L->st->code;
+	return GS_OK;
+}
+
+/* LeakyRelu with its alpha. */
+static GsCode
+add_leaky_relu(Loader *L, const Onnx__NodeProto *node)
+{
+	static const char *const attrs[] = {"alpha", NULL};
+	float		alpha;
+	GsMlpStep  *s;
+
+	if (onnx_want_chain_input(L, node, 1, 1) != GS_OK || onnx_attrs_allowed(L, node, attrs) != GS_OK ||
+		onnx_attr_float(L, node, "alpha", 0.01f, &alpha) != GS_OK)
+		return L->st->code;
+	if ((s = onnx_new_step(L, GS_MLP_LEAKY_RELU, node->name)) == NULL)
+		return L->st->code;
+	s->alpha = alpha;
+	return GS_OK;
+}
+
+/* Softmax or LogSoftmax over the columns. */
+static GsCode
+add_softmax(Loader *L, const Onnx__NodeProto *node, const char *op)
+{
+	static const char *const attrs[] = {"axis", NULL};
+	int64_t		axis;
+
+	if (onnx_want_chain_input(L, node, 1, 1) != GS_OK || onnx_attrs_allowed(L, node, attrs) != GS_OK ||
+		onnx_attr_int(L, node, "axis", L->opset >= 13 ? -1 : 1, &axis) != GS_OK)
+		return L->st->code;
+	if (axis != 1 && axis != -1)
+		return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+							 "%s is not over the columns of [N, %d] (axis %lld)",
+							 L->label, L->width, (long long) axis);
+	if (onnx_new_step(L, op[0] == 'L' ? GS_MLP_LOG_SOFTMAX : GS_MLP_SOFTMAX, node->name) == NULL)
+		return L->st->code;
+	return GS_OK;
+}
+
+/* Flatten of [N, w]: a no-op (no step), axis 1 only. */
+static GsCode
+check_flatten(Loader *L, const Onnx__NodeProto *node)
+{
+	static const char *const attrs[] = {"axis", NULL};
+	int64_t		axis;
+
+	if (onnx_want_chain_input(L, node, 1, 1) != GS_OK || onnx_attrs_allowed(L, node, attrs) != GS_OK ||
+		onnx_attr_int(L, node, "axis", 1, &axis) != GS_OK)
+		return L->st->code;
+	if (axis != 1 && axis != -1)
+		return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+							 "%s changes the shape [N, %d]", L->label, L->width);
+	return GS_OK;
+}
+
+/* Dropout at inference: a no-op (no step), never in training mode. */
+static GsCode
+check_dropout(Loader *L, const Onnx__NodeProto *node)
+{
+	static const char *const attrs[] = {"seed", "is_test", "ratio", NULL};
+
+	if (onnx_want_chain_input(L, node, 1, 3) != GS_OK || onnx_attrs_allowed(L, node, attrs) != GS_OK)
+		return L->st->code;
+	if (node->n_input == 3 && node->input[2] && node->input[2][0])
+	{
+		const Onnx__TensorProto *t = onnx_find_const(L, node->input[2]);
+		bool		off = false;
+
+		/* training_mode must be a constant false */
+		if (t && t->has_data_type && t->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__BOOL &&
+			t->n_external_data == 0)
+			off = t->has_raw_data ? (t->raw_data.len == 1 && t->raw_data.data[0] == 0)
+				: (t->n_int32_data == 1 && t->int32_data[0] == 0);
+		if (!off)
+			return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+								 "%s may be in training mode", L->label);
+	}
+	return GS_OK;
+}
+
+/* A node of the default domain by its operator; an unknown one refused. */
+static GsCode
+add_std_node(Loader *L, const Onnx__NodeProto *node, const char *op, const char *nname,
+			 const char *oname)
+{
+	GsCode		rc;
+
+	if (strcmp(op, "Gemm") == 0 || strcmp(op, "MatMul") == 0)
+		rc = add_dense(L, node, op[0] == 'G');
+	else if (strcmp(op, "Add") == 0 || strcmp(op, "Sub") == 0 ||
+			 strcmp(op, "Mul") == 0 || strcmp(op, "Div") == 0)
+		rc = add_arith(L, node, op);
+	else if (strcmp(op, "Mean") == 0)
+		rc = onnx_add_mean(L, node);
+	else if (strcmp(op, "Relu") == 0 || strcmp(op, "Sigmoid") == 0 || strcmp(op, "Tanh") == 0 ||
+			 strcmp(op, "Identity") == 0)
+		rc = add_plain_act(L, node, op);
+	else if (strcmp(op, "LeakyRelu") == 0)
+		rc = add_leaky_relu(L, node);
+	else if (strcmp(op, "Softmax") == 0 || strcmp(op, "LogSoftmax") == 0)
+		rc = add_softmax(L, node, op);
+	else if (strcmp(op, "LayerNormalization") == 0)
+		rc = add_layernorm(L, node);
+	else if (strcmp(op, "Concat") == 0)
+		rc = onnx_add_concat(L, node);
+	else if (strcmp(op, "Min") == 0 || strcmp(op, "Max") == 0)
+		rc = onnx_add_min_max(L, node, op[1] == 'i');
+	else if (strcmp(op, "Squeeze") == 0)
+		rc = onnx_add_squeeze(L, node);
+	else if (strcmp(op, "BatchNormalization") == 0)
+		rc = add_batchnorm(L, node);
+	else if (strcmp(op, "Flatten") == 0)
+		rc = check_flatten(L, node);
+	else if (strcmp(op, "Dropout") == 0)
+		rc = check_dropout(L, node);
+	else if (strcmp(op, "Reshape") == 0)
+		rc = onnx_add_reshape(L, node);
+	else if (strcmp(op, "Cast") == 0)
+		rc = onnx_add_cast(L, node);
+	else if (onnx_is_activation(op))
+		rc = onnx_add_activation(L, node, op);
+	else
+	{
+		gs_status_set(L->st, GS_ERR_UNSUPPORTED,
+					  "unsupported ONNX operator \"%s\" in node \"%s\"", oname, nname);
+		gs_status_detail(L->st, "Supported: Gemm, MatMul, Add, Sub, Mul, Div, Relu, LeakyRelu, Sigmoid, "
+						 "Tanh, Softmax, LogSoftmax, Elu, Selu, Gelu, Softplus, Softsign, Mish, HardSwish, "
+						 "HardSigmoid, PRelu, Clip, Min / Max with a constant, BatchNormalization, "
+						 "LayerNormalization, Flatten, "
+						 "Identity, Dropout, Reshape, Squeeze of [N, 1] to [N], Cast to float, "
+						 "Constant, ai.onnx.ml Scaler, Imputer, LinearClassifier and LinearRegressor (an "
+						 "ArrayFeatureExtractor of their scores, a Normalizer L1 after a softmax); Concat of "
+						 "values of the network over their columns, and as a binary classifier's [1 - p, p] "
+						 "or [-s, s]; Mean of two values of the network.");
+		return L->st->code;
+	}
+	return rc != GS_OK ? L->st->code : GS_OK;
+}
+
+/*
+ * One node of the chain: checked (check_node_outputs), folded when it
+ * computes a constant, registered when it is one (Constant, an Identity of
+ * a constant), else translated by its operator (add_ml_node, add_std_node).
+ */
+GsCode
+onnx_add_node(Loader *L, const Onnx__NodeProto *node)
+{
+	const char *op = node->op_type ? node->op_type : "";
+	const char *next;
+	char		nname[80],
+				oname[48];
+	bool		ml;
+	GsCode		rc;
+
+	onnx_safe_name(nname, sizeof(nname), node->name);
+	onnx_safe_name(oname, sizeof(oname), op);
+	snprintf(L->label, sizeof(L->label), "node \"%s\" (%s)", nname, oname);
+
+	ml = node->domain && strcmp(node->domain, "ai.onnx.ml") == 0;
+	if ((rc = check_node_outputs(L, node, op, ml, nname, oname)) != GS_OK)
+		return rc;
 	if (onnx_fold_applies(L, node))
 		return onnx_fold_node(L, node); /* a constant, not part of the chain */
 	if (L->rank1 && onnx_needs_rank2(op))
@@ -593,184 +795,11 @@ onnx_add_node(Loader *L, const Onnx__NodeProto *node)
 		onnx_register_const(L, node->output[0], onnx_find_const(L, node->input[0]));
 		return GS_OK;			/* not part of the chain */
 	}
-	if (ml && strcmp(op, "Imputer") == 0)
-	{
-		if (onnx_add_imputer(L, node) != GS_OK)
-			return L->st->code;
-	}
-	else if (ml && strcmp(op, "LinearClassifier") == 0)
-	{
-		/* its outputs: the label (not scored), then the scores the chain goes on with */
-		if (node->n_output != 2 || node->output[1] == NULL || node->output[1][0] == '\0')
-			return gs_status_set(L->st, GS_ERR_INVALID_MODEL, "%s has no scores output", L->label);
-		if (onnx_add_linear(L, node, true) != GS_OK)
-			return L->st->code;
-		L->cur = node->output[1];
-		return GS_OK;
-	}
-	else if (ml && strcmp(op, "LinearRegressor") == 0)
-	{
-		if (onnx_add_linear(L, node, false) != GS_OK)
-			return L->st->code;
-	}
-	else if (ml && strcmp(op, "ArrayFeatureExtractor") == 0)
-	{
-		if (onnx_add_pick(L, node) != GS_OK)
-			return L->st->code;
-	}
-	else if (ml && strcmp(op, "Normalizer") == 0)
-	{
-		if (onnx_add_normalizer(L, node) != GS_OK)
-			return L->st->code;
-	}
-	else if (ml)
-	{
-		if (add_scaler(L, node) != GS_OK)
-			return L->st->code;
-	}
-	else if (strcmp(op, "Gemm") == 0 || strcmp(op, "MatMul") == 0)
-	{
-		if (add_dense(L, node, op[0] == 'G') != GS_OK)
-			return L->st->code;
-	}
-	else if (strcmp(op, "Add") == 0 || strcmp(op, "Sub") == 0 ||
-			 strcmp(op, "Mul") == 0 || strcmp(op, "Div") == 0)
-	{
-		if (add_arith(L, node, op) != GS_OK)
-			return L->st->code;
-	}
-	else if (strcmp(op, "Mean") == 0)
-	{
-		if (onnx_add_mean(L, node) != GS_OK)
-			return L->st->code;
-	}
-	else if (strcmp(op, "Relu") == 0 || strcmp(op, "Sigmoid") == 0 || strcmp(op, "Tanh") == 0 ||
-			 strcmp(op, "Identity") == 0)
-	{
-		if (onnx_want_chain_input(L, node, 1, 1) != GS_OK || onnx_attrs_allowed(L, node, no_attrs) != GS_OK)
-			return L->st->code;
-		if (op[0] != 'I' &&
-			onnx_new_step(L, op[0] == 'R' ? GS_MLP_RELU : op[0] == 'S' ? GS_MLP_SIGMOID : GS_MLP_TANH,
-					 node->name) == NULL)
-			return L->st->code;
-	}
-	else if (strcmp(op, "LeakyRelu") == 0)
-	{
-		static const char *const attrs[] = {"alpha", NULL};
-		float		alpha;
-		GsMlpStep  *s;
-
-		if (onnx_want_chain_input(L, node, 1, 1) != GS_OK || onnx_attrs_allowed(L, node, attrs) != GS_OK ||
-			onnx_attr_float(L, node, "alpha", 0.01f, &alpha) != GS_OK)
-			return L->st->code;
-		if ((s = onnx_new_step(L, GS_MLP_LEAKY_RELU, node->name)) == NULL)
-			return L->st->code;
-		s->alpha = alpha;
-	}
-	else if (strcmp(op, "Softmax") == 0 || strcmp(op, "LogSoftmax") == 0)
-	{
-		static const char *const attrs[] = {"axis", NULL};
-		int64_t		axis;
-
-		if (onnx_want_chain_input(L, node, 1, 1) != GS_OK || onnx_attrs_allowed(L, node, attrs) != GS_OK ||
-			onnx_attr_int(L, node, "axis", L->opset >= 13 ? -1 : 1, &axis) != GS_OK)
-			return L->st->code;
-		if (axis != 1 && axis != -1)
-			return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
-								 "%s is not over the columns of [N, %d] (axis %lld)",
-								 L->label, L->width, (long long) axis);
-		if (onnx_new_step(L, op[0] == 'L' ? GS_MLP_LOG_SOFTMAX : GS_MLP_SOFTMAX, node->name) == NULL)
-			return L->st->code;
-	}
-	else if (strcmp(op, "LayerNormalization") == 0)
-	{
-		if (add_layernorm(L, node) != GS_OK)
-			return L->st->code;
-	}
-	else if (strcmp(op, "Concat") == 0)
-	{
-		if (onnx_add_concat(L, node) != GS_OK)
-			return L->st->code;
-	}
-	else if (strcmp(op, "Min") == 0 || strcmp(op, "Max") == 0)
-	{
-		if (onnx_add_min_max(L, node, op[1] == 'i') != GS_OK)
-			return L->st->code;
-	}
-	else if (strcmp(op, "Squeeze") == 0)
-	{
-		if (onnx_add_squeeze(L, node) != GS_OK)
-			return L->st->code;
-	}
-	else if (strcmp(op, "BatchNormalization") == 0)
-	{
-		if (add_batchnorm(L, node) != GS_OK)
-			return L->st->code;
-	}
-	else if (strcmp(op, "Flatten") == 0)
-	{
-		static const char *const attrs[] = {"axis", NULL};
-		int64_t		axis;
-
-		if (onnx_want_chain_input(L, node, 1, 1) != GS_OK || onnx_attrs_allowed(L, node, attrs) != GS_OK ||
-			onnx_attr_int(L, node, "axis", 1, &axis) != GS_OK)
-			return L->st->code;
-		if (axis != 1 && axis != -1)
-			return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
-								 "%s changes the shape [N, %d]", L->label, L->width);
-	}
-	else if (strcmp(op, "Dropout") == 0)
-	{
-		static const char *const attrs[] = {"seed", "is_test", "ratio", NULL};
-
-		if (onnx_want_chain_input(L, node, 1, 3) != GS_OK || onnx_attrs_allowed(L, node, attrs) != GS_OK)
-			return L->st->code;
-		if (node->n_input == 3 && node->input[2] && node->input[2][0])
-		{
-			const Onnx__TensorProto *t = onnx_find_const(L, node->input[2]);
-			bool		off = false;
-
-			/* training_mode must be a constant false */
-			if (t && t->has_data_type && t->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__BOOL &&
-				t->n_external_data == 0)
-				off = t->has_raw_data ? (t->raw_data.len == 1 && t->raw_data.data[0] == 0)
-					: (t->n_int32_data == 1 && t->int32_data[0] == 0);
-			if (!off)
-				return gs_status_set(L->st, GS_ERR_UNSUPPORTED,
-									 "%s may be in training mode", L->label);
-		}
-	}
-	else if (strcmp(op, "Reshape") == 0)
-	{
-		if (onnx_add_reshape(L, node) != GS_OK)
-			return L->st->code;
-	}
-	else if (strcmp(op, "Cast") == 0)
-	{
-		if (onnx_add_cast(L, node) != GS_OK)
-			return L->st->code;
-	}
-	else if (onnx_is_activation(op))
-	{
-		if (onnx_add_activation(L, node, op) != GS_OK)
-			return L->st->code;
-	}
-	else
-	{
-		gs_status_set(L->st, GS_ERR_UNSUPPORTED,
-					  "unsupported ONNX operator \"%s\" in node \"%s\"", oname, nname);
-		gs_status_detail(L->st, "Supported: Gemm, MatMul, Add, Sub, Mul, Div, Relu, LeakyRelu, Sigmoid, "
-						 "Tanh, Softmax, LogSoftmax, Elu, Selu, Gelu, Softplus, Softsign, Mish, HardSwish, "
-						 "HardSigmoid, PRelu, Clip, Min / Max with a constant, BatchNormalization, "
-						 "LayerNormalization, Flatten, "
-						 "Identity, Dropout, Reshape, Squeeze of [N, 1] to [N], Cast to float, "
-						 "Constant, ai.onnx.ml Scaler, Imputer, LinearClassifier and LinearRegressor (an "
-						 "ArrayFeatureExtractor of their scores, a Normalizer L1 after a softmax); Concat of "
-						 "values of the network over their columns, and as a binary classifier's [1 - p, p] "
-						 "or [-s, s]; Mean of two values of the network.");
-		return L->st->code;
-	}
-	L->cur = node->output[0];
+	next = node->output[0];
+	rc = ml ? add_ml_node(L, node, op, &next) : add_std_node(L, node, op, nname, oname);
+	if (rc != GS_OK)
+		return rc;
+	L->cur = next;
 	return GS_OK;
 }
 

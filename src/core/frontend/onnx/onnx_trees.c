@@ -11,8 +11,10 @@
  * Reached from gs_onnx_load (onnx_load.c) with the decoded protobuf tree
  * when the graph holds a TreeEnsemble* node; the decoded tree is owned and
  * freed by gs_onnx_load.  This file: how targets become output groups and
- * transforms, the forest's layout, the entry point; onnx_trees_walk.c
- * checks the trees' structure and attaches the leaf weights;
+ * transforms, which trees the forest gets (each fed to the forest builder,
+ * forest/forest_build.h, which walks, checks and lays them out), the entry
+ * point; onnx_trees_runs.c checks the nodes, attaches the leaf weights and
+ * translates each node for the builder;
  * onnx_trees_graph.c reads the attributes and checks the graph around the
  * tree node; onnx_trees_v5.c converts TreeEnsemble (shared declarations:
  * onnx_trees.h).  Arrays used while building come from the
@@ -76,8 +78,6 @@
 
 #include "onnx_trees.h"
 
-static GsCode cat_sets(Loader *L, const TAttrs *A, const TWork *w, GsForest *f, int64_t **set_of);
-
 /* Allocate from allocator a, zeroed (the forest's arrays). */
 static void *
 fz_alloc(const GsAllocator *a, size_t size)
@@ -93,9 +93,8 @@ fz_alloc(const GsAllocator *a, size_t size)
 static void
 onnx_trees_free_work(Loader *L, TWork *w)
 {
-	void	   *arrs[] = {w->mode, w->slot, w->run_start, w->run_sorted, w->order,
-		w->order_left, w->level, w->run_depth, w->w_sorted, w->w_run, w->w_first, w->w_count,
-	w->stamp, w->used};
+	void	   *arrs[] = {w->mode, w->slot, w->run_start, w->run_sorted, w->w_sorted, w->w_run,
+	w->w_first, w->w_count, w->stamp, w->used};
 
 	for (size_t i = 0; i < sizeof(arrs) / sizeof(arrs[0]); i++)
 		if (arrs[i])
@@ -249,277 +248,144 @@ plan_outputs(Loader *L, const TAttrs *A, TWork *w, int32_t *group_of, int32_t *n
 	return GS_OK;
 }
 
+/* One forest's build (build_forest and its parts). */
+typedef struct TBuild
+{
+	Loader	   *L;
+	const TAttrs *A;
+	TWork	   *w;
+	GsForest   *f;
+	GsForestBuilder b;			/* f's trees */
+	int32_t    *group_of;		/* [n_targets] output group of each target, or -1 */
+	float	   *base;			/* [n_targets] base value of each group */
+	int32_t		n_groups;
+	uint32_t   *set_of;			/* [A->n] category set of each TM_CAT node, or NULL */
+	double		scale;			/* of every leaf: 1 / trees with AVERAGE */
+	/* trees that feed no output, built only to be checked (check_run) */
+	GsForest   *check;
+	GsForestBuilder cb;
+	GsLimits	check_lim;
+} TBuild;
+
 /*
- * Lay out the forest: for every tree, one copy per group its leaves feed
- * (groups in increasing order), then one single-leaf tree per group with a
- * non-zero base value.  f is zeroed with its allocator set.
+ * The targets tree r feeds (those of its leaves' weights that go to an
+ * output group), in increasing order, into w->used; their count.  A target
+ * k is marked with w->stamp[k] = r, so the runs must be taken in order
+ * from stamps all -1.
+ */
+static int32_t
+run_targets(TBuild *B, int64_t r)
+{
+	const TAttrs *A = B->A;
+	TWork	   *w = B->w;
+	int32_t		n_used = 0;
+
+	for (int64_t i = w->run_start[r]; i < w->run_start[r + 1]; i++)
+		if (w->mode[i] == TM_LEAF)
+			for (int32_t q = 0; q < w->w_count[i]; q++)
+			{
+				int32_t		k = (int32_t) A->w_ids[w->w_sorted[w->w_first[i] + q]];
+
+				if (B->group_of[k] >= 0 && w->stamp[k] != (int32_t) r)
+				{
+					w->stamp[k] = (int32_t) r;
+					w->used[n_used++] = k;
+				}
+			}
+	qsort(w->used, (size_t) n_used, sizeof(int32_t), cmp_int32);
+	return n_used;
+}
+
+/*
+ * Count the forest's trees (one per tree and target it feeds, one per group
+ * with a non-zero base value) and their nodes, against the caps of GsLimits
+ * before anything is built.
  */
 static GsCode
-build_forest(Loader *L, const TAttrs *A, TWork *w, GsForest *f)
+count_trees(TBuild *B, int64_t *n_trees, int64_t *n_nodes)
 {
-	const GsAllocator *a = &f->alloc;
-	int64_t		T = A->n_targets;
-	int32_t    *group_of = NULL;
-	float	   *base = NULL;
-	int32_t		n_groups = 0;
-	int64_t		n_copies = 0,
-				n_nodes = 0;
+	Loader	   *L = B->L;
+	TWork	   *w = B->w;
 	int64_t		max_trees = L->lim->max_trees > 0 ? L->lim->max_trees : INT32_MAX / 2;
 	int64_t		max_nodes = L->lim->max_nodes > 0 ? L->lim->max_nodes : (int64_t) UINT32_MAX;
-	double		scale = A->average ? 1.0 / (double) w->n_runs : 1.0;
-	GsTransform tf = GS_TRANSFORM_IDENTITY;
-	GsCode		rc = GS_OK;
-	int64_t		t,
-			   *set_of = NULL;
 
-	group_of = onnx_alloc(L, sizeof(int32_t) * (size_t) T);
-	base = onnx_alloc(L, sizeof(float) * (size_t) T);
-	w->stamp = onnx_alloc(L, sizeof(int32_t) * (size_t) T);
-	w->used = onnx_alloc(L, sizeof(int32_t) * (size_t) T);
-	if (!group_of || !base || !w->stamp || !w->used)
-	{
-		rc = onnx_nomem(L);
-		goto done;
-	}
-	if ((rc = plan_outputs(L, A, w, group_of, &n_groups, &tf, base, f->objective,
-						   sizeof(f->objective))) != GS_OK)
-		goto done;
-
-	/* count: (tree, group) copies, their nodes, the base trees */
-	for (int64_t g = 0; g < T; g++)
-		w->stamp[g] = -1;
+	*n_trees = 0;
+	*n_nodes = 0;
+	for (int64_t k = 0; k < B->A->n_targets; k++)
+		w->stamp[k] = -1;
 	for (int64_t r = 0; r < w->n_runs; r++)
 	{
-		int64_t		size = w->run_start[r + 1] - w->run_start[r];
+		int32_t		n_used = run_targets(B, r);
 
-		for (int64_t i = w->run_start[r]; i < w->run_start[r + 1]; i++)
-			if (w->mode[i] == TM_LEAF)
-				for (int32_t q = 0; q < w->w_count[i]; q++)
-				{
-					int64_t		k = A->w_ids[w->w_sorted[w->w_first[i] + q]];
-
-					if (group_of[k] >= 0 && w->stamp[k] != (int32_t) r)
-					{
-						w->stamp[k] = (int32_t) r;
-						n_copies++;
-						n_nodes += size;
-					}
-				}
-		if (n_copies > max_trees || n_nodes > max_nodes)
+		*n_trees += n_used;
+		*n_nodes += n_used * (w->run_start[r + 1] - w->run_start[r]);
+		if (*n_trees > max_trees || *n_nodes > max_nodes)
 			break;
 	}
-	for (int32_t g = 0; g < n_groups; g++)
-		if (base[g] != 0.0f)
+	for (int32_t g = 0; g < B->n_groups; g++)
+		if (B->base[g] != 0.0f)
 		{
-			n_copies++;
-			n_nodes++;
+			(*n_trees)++;
+			(*n_nodes)++;
 		}
-	if (n_copies > max_trees)
-	{
-		rc = gs_status_limit(L->st, GS_LIMIT_TREES, max_trees, "%s makes more than the limit of %lld trees",
-						   L->label, (long long) max_trees);
-		goto done;
-	}
-	if (n_nodes > max_nodes || n_nodes > (int64_t) UINT32_MAX)
-	{
-		rc = gs_status_limit(L->st, GS_LIMIT_NODES, max_nodes, "%s makes more than the limit of %lld tree nodes",
-						   L->label, (long long) max_nodes);
-		goto done;
-	}
-	if (n_copies == 0)
-	{
-		rc = gs_status_set(L->st, GS_ERR_INVALID_MODEL, "%s has no tree that feeds an output", L->label);
-		goto done;
-	}
-
-	f->n_groups = n_groups;
-	f->n_outputs = n_groups;
-	f->transform = tf;
-	f->n_trees = (int32_t) n_copies;
-	f->n_nodes = n_nodes;
-	f->base_margin = fz_alloc(a, sizeof(float) * (size_t) n_groups);
-	f->tree_offset = fz_alloc(a, sizeof(uint32_t) * (size_t) n_copies);
-	f->tree_group = fz_alloc(a, sizeof(int32_t) * (size_t) n_copies);
-	f->tree_depth = fz_alloc(a, sizeof(int32_t) * (size_t) n_copies);
-	f->nodes = fz_alloc(a, sizeof(GsNode) * (size_t) n_nodes);
-	if (!f->base_margin || !f->tree_offset || !f->tree_group || !f->tree_depth || !f->nodes)
-	{
-		rc = onnx_nomem(L);
-		goto done;
-	}
-
-	if ((rc = cat_sets(L, A, w, f, &set_of)) != GS_OK)
-		goto done;
-
-	/* lay out */
-	for (int64_t g = 0; g < T; g++)
-		w->stamp[g] = -1;
-	t = 0;
-	n_nodes = 0;
-	for (int64_t r = 0; r < w->n_runs; r++)
-	{
-		int64_t		a0 = w->run_start[r],
-					size = w->run_start[r + 1] - a0;
-		int32_t		n_used = 0;
-
-		/* the targets this tree feeds, in increasing order */
-		for (int64_t i = a0; i < a0 + size; i++)
-			if (w->mode[i] == TM_LEAF)
-				for (int32_t q = 0; q < w->w_count[i]; q++)
-				{
-					int32_t		k = (int32_t) A->w_ids[w->w_sorted[w->w_first[i] + q]];
-
-					if (group_of[k] >= 0 && w->stamp[k] != (int32_t) r)
-					{
-						w->stamp[k] = (int32_t) r;
-						w->used[n_used++] = k;
-					}
-				}
-		qsort(w->used, (size_t) n_used, sizeof(int32_t), cmp_int32);
-		for (int32_t u = 0; u < n_used; u++)
-		{
-			int64_t		k = w->used[u];
-			int32_t		g = group_of[k];
-			GsNode	   *nodes = f->nodes + n_nodes;
-
-			for (int64_t p = 0; p < size; p++)
-			{
-				int32_t		i = w->order[a0 + p];
-				TMode		m = (TMode) w->mode[i];
-				bool		tracks = A->tracks && A->tracks[i] == 1;
-
-				if (m == TM_LEAF)
-				{
-					bool		has;
-					double		v = (double) onnx_trees_leaf_weight(A, w, i, k, &has) * scale;
-
-					nodes[p].value = (float) v;
-					nodes[p].info = GS_NODE_LEAF;
-					nodes[p].left = 0;
-					continue;
-				}
-				nodes[p].left = w->order_left[a0 + p];
-				nodes[p].info = (uint32_t) A->featureids[i];
-				nodes[p].value = A->values[i];
-				/* see the header comment: which child is left, where NaN goes */
-				switch (m)
-				{
-					case TM_LEQ:
-						nodes[p].value = nextafterf(A->values[i], INFINITY);
-						/* FALLTHROUGH */
-					case TM_LT:
-						nodes[p].info |= tracks ? GS_NODE_DEFAULT_LEFT : 0;
-						break;
-					case TM_GT:
-						nodes[p].value = nextafterf(A->values[i], INFINITY);
-						/* FALLTHROUGH */
-					case TM_GTE:
-						nodes[p].info |= tracks ? 0 : GS_NODE_DEFAULT_LEFT;
-						break;
-					case TM_EQ:
-						nodes[p].info |= GS_NODE_EQUAL | (tracks ? 0 : GS_NODE_DEFAULT_LEFT);
-						break;
-					case TM_NEQ:
-						nodes[p].info |= GS_NODE_EQUAL | GS_NODE_DEFAULT_LEFT;
-						break;
-					case TM_CAT:
-						{
-							uint32_t	set = (uint32_t) set_of[i];
-
-							memcpy(&nodes[p].value, &set, sizeof(set));
-							nodes[p].info |= GS_NODE_CATEGORICAL | (tracks ? 0 : GS_NODE_DEFAULT_LEFT);
-							f->n_cat_splits++;
-						}
-						break;
-					case TM_LEAF:
-						break;
-				}
-				f->split_kinds |= nodes[p].info & (GS_NODE_EQUAL | GS_NODE_CATEGORICAL);
-			}
-			f->tree_offset[t] = (uint32_t) n_nodes;
-			f->tree_group[t] = g;
-			f->tree_depth[t] = w->run_depth[r];
-			if (w->run_depth[r] > f->max_depth)
-				f->max_depth = w->run_depth[r];
-			t++;
-			n_nodes += size;
-		}
-	}
-	for (int32_t g = 0; g < n_groups; g++)
-		if (base[g] != 0.0f)
-		{
-			f->nodes[n_nodes].value = base[g];
-			f->nodes[n_nodes].info = GS_NODE_LEAF;
-			f->tree_offset[t] = (uint32_t) n_nodes;
-			f->tree_group[t] = g;
-			f->tree_depth[t] = 0;
-			t++;
-			n_nodes++;
-		}
-	for (int64_t i = 0; i < f->n_nodes; i++)
-		if ((f->nodes[i].info & GS_NODE_LEAF) && !isfinite(f->nodes[i].value))
-		{
-			rc = gs_status_set(L->st, GS_ERR_INVALID_MODEL, "a leaf weight of %s overflows", L->label);
-			goto done;
-		}
-
-done:
-	if (group_of)
-		L->alloc.free(L->alloc.ctx, group_of);
-	if (base)
-		L->alloc.free(L->alloc.ctx, base);
-	if (set_of)
-		L->alloc.free(L->alloc.ctx, set_of);
-	return rc;
+	if (*n_trees > max_trees)
+		return gs_status_limit(L->st, GS_LIMIT_TREES, max_trees, "%s makes more than the limit of %lld trees",
+							   L->label, (long long) max_trees);
+	if (*n_nodes > max_nodes || *n_nodes > (int64_t) UINT32_MAX)
+		return gs_status_limit(L->st, GS_LIMIT_NODES, max_nodes, "%s makes more than the limit of %lld tree nodes",
+							   L->label, (long long) max_nodes);
+	return GS_OK;
 }
 
 /* Words of category sets, at most (as for XGBoost's categorical splits). */
-#define TREES_MAX_CAT_WORDS		((int64_t) 1 << 24)
+#define TREES_MAX_CAT_WORDS		GS_BUILD_MAX_CAT_WORDS
 
 /*
  * The category sets of a forest's folded one-hot splits (TM_CAT nodes,
- * onnx_trees_fold.c): one set per distinct code, holding that code alone,
+ * onnx_trees_fold.c), appended through the builder in the order of their
+ * codes' first nodes: one set per distinct code, holding that code alone,
  * with GS_CAT_TRUNC_NEGATIVE (values in (-1, 0) are code 0, as onnxruntime
  * truncates); a negative code is held negated, in a set marked
- * GS_CAT_NEGATED.  set_of[i] is node i's set in f->cat_words ([A->n], from
- * L->alloc, NULL when there is no such split).
+ * GS_CAT_NEGATED.  B->set_of[i] is node i's set (NULL when there is no such
+ * split).
  */
 static GsCode
-cat_sets(Loader *L, const TAttrs *A, const TWork *w, GsForest *f, int64_t **set_of)
+cat_sets(TBuild *B)
 {
+	Loader	   *L = B->L;
+	const TAttrs *A = B->A;
 	float	   *codes = NULL;
-	int64_t    *at = NULL,
-				n_codes = 0,
+	uint32_t   *set = NULL;
+	int64_t		n_codes = 0,
 				total = 0;
 	GsCode		rc = GS_OK;
 
-	*set_of = NULL;
 	for (size_t i = 0; i < A->n; i++)
-		if (w->mode[i] == TM_CAT)
+		if (B->w->mode[i] == TM_CAT)
 			total++;
 	if (total == 0)
 		return GS_OK;
 	codes = onnx_alloc(L, sizeof(float) * (size_t) total);
-	at = onnx_alloc(L, sizeof(int64_t) * (size_t) total);
-	*set_of = onnx_alloc(L, sizeof(int64_t) * A->n);
-	if (!codes || !at || !*set_of)
+	set = onnx_alloc(L, sizeof(uint32_t) * (size_t) total);
+	B->set_of = onnx_alloc(L, sizeof(uint32_t) * A->n);
+	if (!codes || !set || !B->set_of)
 	{
 		rc = onnx_nomem(L);
 		goto done;
 	}
+	/* the distinct codes, and their words in all */
 	total = 0;
 	for (size_t i = 0; i < A->n; i++)
 	{
 		int64_t		k = 0;
 
-		if (w->mode[i] != TM_CAT)
+		if (B->w->mode[i] != TM_CAT)
 			continue;
 		while (k < n_codes && codes[k] != A->values[i])
 			k++;
 		if (k == n_codes)
 		{
-			codes[n_codes] = A->values[i];
-			at[n_codes++] = total;
+			codes[n_codes++] = A->values[i];
 			total += 1 + (int64_t) fabsf(A->values[i]) / 32 + 1;
 			if (total > TREES_MAX_CAT_WORDS)
 			{
@@ -529,28 +395,216 @@ cat_sets(Loader *L, const TAttrs *A, const TWork *w, GsForest *f, int64_t **set_
 				goto done;
 			}
 		}
-		(*set_of)[i] = at[k];
 	}
-	if ((f->cat_words = fz_alloc(&f->alloc, sizeof(uint32_t) * (size_t) total)) == NULL)
-	{
-		rc = onnx_nomem(L);
-		goto done;
-	}
-	f->n_cat_words = total;
 	for (int64_t k = 0; k < n_codes; k++)
 	{
 		uint32_t	c = (uint32_t) fabsf(codes[k]);
+		uint32_t   *bits;
 
-		f->cat_words[at[k]] = (c / 32u + 1u) | GS_CAT_TRUNC_NEGATIVE |
-			(codes[k] < 0.0f ? GS_CAT_NEGATED : 0u);
-		f->cat_words[at[k] + 1 + c / 32u] = 1u << (c % 32u);
+		if ((rc = gs_build_cat_set(&B->b, c / 32u + 1u,
+								   GS_CAT_TRUNC_NEGATIVE | (codes[k] < 0.0f ? GS_CAT_NEGATED : 0u),
+								   &set[k], &bits, L->st)) != GS_OK)
+			goto done;
+		bits[c / 32u] = 1u << (c % 32u);
+	}
+	for (size_t i = 0; i < A->n; i++)
+	{
+		int64_t		k = 0;
+
+		if (B->w->mode[i] != TM_CAT)
+			continue;
+		while (codes[k] != A->values[i])
+			k++;
+		B->set_of[i] = set[k];
 	}
 
 done:
 	if (codes)
 		L->alloc.free(L->alloc.ctx, codes);
-	if (at)
-		L->alloc.free(L->alloc.ctx, at);
+	if (set)
+		L->alloc.free(L->alloc.ctx, set);
+	return rc;
+}
+
+/*
+ * Build run r's copy for target into group of builder b (target -1: every
+ * leaf 0, a copy only checked), and require every node of the run reached.
+ */
+static GsCode
+build_copy(TBuild *B, GsForestBuilder *b, int64_t r, int32_t group, int64_t target)
+{
+	Loader	   *L = B->L;
+	const TAttrs *A = B->A;
+	const TWork *w = B->w;
+	int64_t		a = w->run_start[r],
+				size = w->run_start[r + 1] - a,
+				reached;
+	TTree		c = {L, A, w, A->treeids[a], target, B->scale, B->set_of};
+	char		label[40 + sizeof(L->label)];
+	GsBuildTree t = {label, group, (int64_t) A->n, A->nodeids[a], onnx_trees_node, &c};
+	GsCode		rc;
+
+	snprintf(label, sizeof(label), "tree %lld of %s", (long long) c.tree, L->label);
+	if ((rc = gs_build_tree(b, &t, L->st)) != GS_OK)
+		return rc;
+	(void) gs_build_order(b, &reached);
+	if (reached != size)
+		return gs_status_set(L->st, GS_ERR_INVALID_MODEL,
+							 "tree %lld of %s has %lld nodes not reachable from its first node",
+							 (long long) c.tree, L->label, (long long) (size - reached));
+	return GS_OK;
+}
+
+/*
+ * Check tree r, which feeds no output (a binary classifier's tree weighting
+ * only class 0 when class 1's sum is scored), as every tree is checked: built
+ * into a forest of its own, thrown away with the build.
+ */
+static GsCode
+check_run(TBuild *B, int64_t r)
+{
+	if (B->check == NULL)
+	{
+		B->check = fz_alloc(&B->L->alloc, sizeof(GsForest));
+		if (B->check == NULL)
+			return onnx_nomem(B->L);
+		B->check->alloc = B->L->alloc;
+		B->check->n_features = B->f->n_features;
+		B->check->n_groups = 1;
+		B->check->n_outputs = 1;
+		/* the caps of the forest's own trees, but depth, are counted there */
+		B->check_lim = *B->L->lim;
+		B->check_lim.max_trees = 0;
+		B->check_lim.max_nodes = 0;
+		gs_build_begin(&B->cb, B->check, &B->check_lim, "", 0);
+	}
+	return build_copy(B, &B->cb, r, 0, -1);
+}
+
+/* A base-value tree's one leaf (base_node's context). */
+typedef struct TBase
+{
+	Loader	   *L;
+	float		value;
+} TBase;
+
+/* Translate the one node of a base-value tree (a GsBuildNodeFn). */
+static GsCode
+base_node(void *ctx, int64_t id, GsBuildNode *node, GsStatus *st)
+{
+	const TBase *c = ctx;
+
+	(void) id;
+	if (!isfinite(c->value))
+		return gs_status_set(st, GS_ERR_INVALID_MODEL, "a leaf weight of %s overflows",
+							 c->L->label);
+	node->leaf = true;
+	node->value = c->value;
+	return GS_OK;
+}
+
+/*
+ * The forest's trees: for every tree, one copy per group its leaves feed
+ * (groups in increasing order), then one single-leaf tree per group with a
+ * non-zero base value, so that the float additions are onnxruntime's.
+ */
+static GsCode
+build_trees(TBuild *B)
+{
+	TWork	   *w = B->w;
+	GsCode		rc = GS_OK;
+
+	for (int64_t k = 0; k < B->A->n_targets; k++)
+		w->stamp[k] = -1;
+	for (int64_t r = 0; r < w->n_runs && rc == GS_OK; r++)
+	{
+		int32_t		n_used = run_targets(B, r);
+
+		onnx_trees_slot_run(B->A, w, r);
+		if (n_used == 0)
+			rc = check_run(B, r);
+		for (int32_t u = 0; u < n_used && rc == GS_OK; u++)
+			rc = build_copy(B, &B->b, r, B->group_of[w->used[u]], w->used[u]);
+		onnx_trees_unslot_run(B->A, w, r);
+	}
+	for (int32_t g = 0; g < B->n_groups && rc == GS_OK; g++)
+		if (B->base[g] != 0.0f)
+		{
+			TBase		c = {B->L, B->base[g]};
+			GsBuildTree t = {B->L->label, g, 1, 0, base_node, &c};
+
+			rc = gs_build_tree(&B->b, &t, B->L->st);
+		}
+	return rc;
+}
+
+/*
+ * Plan the outputs and build the forest's trees through the forest builder
+ * (forest/forest_build.h).  f is zeroed with its allocator and n_features
+ * set.
+ */
+static GsCode
+build_forest(Loader *L, const TAttrs *A, TWork *w, GsForest *f)
+{
+	TBuild		B;
+	int64_t		T = A->n_targets,
+				n_trees = 0,
+				n_nodes = 0;
+	GsTransform tf = GS_TRANSFORM_IDENTITY;
+	GsCode		rc = GS_OK;
+
+	memset(&B, 0, sizeof(B));
+	B.L = L;
+	B.A = A;
+	B.w = w;
+	B.f = f;
+	B.scale = A->average ? 1.0 / (double) w->n_runs : 1.0;
+	B.group_of = onnx_alloc(L, sizeof(int32_t) * (size_t) T);
+	B.base = onnx_alloc(L, sizeof(float) * (size_t) T);
+	w->stamp = onnx_alloc(L, sizeof(int32_t) * (size_t) T);
+	w->used = onnx_alloc(L, sizeof(int32_t) * (size_t) T);
+	if (!B.group_of || !B.base || !w->stamp || !w->used)
+	{
+		rc = onnx_nomem(L);
+		goto done;
+	}
+	if ((rc = plan_outputs(L, A, w, B.group_of, &B.n_groups, &tf, B.base, f->objective,
+						   sizeof(f->objective))) != GS_OK ||
+		(rc = count_trees(&B, &n_trees, &n_nodes)) != GS_OK)
+		goto done;
+
+	f->n_groups = B.n_groups;
+	f->n_outputs = B.n_groups;
+	f->transform = tf;
+	f->base_margin = fz_alloc(&f->alloc, sizeof(float) * (size_t) B.n_groups);
+	if (!f->base_margin)
+	{
+		rc = onnx_nomem(L);
+		goto done;
+	}
+	gs_build_begin(&B.b, f, L->lim, "", 0);
+	if ((rc = gs_build_reserve(&B.b, n_trees, n_nodes, L->st)) != GS_OK ||
+		(rc = cat_sets(&B)) != GS_OK ||
+		(rc = build_trees(&B)) != GS_OK)
+		goto done;
+	if (f->n_trees == 0)
+	{
+		rc = gs_status_set(L->st, GS_ERR_INVALID_MODEL, "%s has no tree that feeds an output", L->label);
+		goto done;
+	}
+	rc = gs_build_finish(&B.b, L->st);
+
+done:
+	gs_build_end(&B.b);
+	gs_build_end(&B.cb);
+	if (B.check)
+		gs_forest_free(B.check);
+	if (B.group_of)
+		L->alloc.free(L->alloc.ctx, B.group_of);
+	if (B.base)
+		L->alloc.free(L->alloc.ctx, B.base);
+	if (B.set_of)
+		L->alloc.free(L->alloc.ctx, B.set_of);
 	return rc;
 }
 
@@ -638,7 +692,7 @@ onnx_trees_forest(Loader *L, const Onnx__ModelProto *model, const TAttrs *A, TPr
 		rc = onnx_prep_cat_names(L, P, &f->cat_names);
 	onnx_trees_prep_free(L, P);
 	if (rc == GS_OK)
-		rc = onnx_trees_walk(L, A, n_features, &w);
+		rc = onnx_trees_runs(L, A, n_features, &w);
 	if (rc == GS_OK)
 		rc = onnx_trees_attach_weights(L, A, &w);
 	if (rc == GS_OK)

@@ -1,7 +1,8 @@
 /*
  * onnx_trees.h
  *	  What the files of the ONNX-ML tree-ensemble loader share (onnx_trees.c:
- *	  the forest; onnx_trees_walk.c: the trees' structure and leaf weights;
+ *	  the forest; onnx_trees_runs.c: the trees' nodes and leaf weights, and
+ *	  each node translated for the forest builder;
  *	  onnx_trees_graph.c: the tree node's attributes and the graph around
  *	  it; onnx_trees_v5.c: opset-5 TreeEnsemble into the same attributes;
  *	  onnx_trees_prep.c and onnx_prep_cat.c: preprocessing before the tree
@@ -21,6 +22,7 @@
 #include <string.h>
 
 #include "onnx_internal.h"
+#include "forest/forest_build.h"
 
 #define TREES_MAX_TARGETS	100000	/* targets or classes */
 
@@ -88,13 +90,10 @@ typedef struct TAttrs
 typedef struct TWork
 {
 	uint8_t    *mode;			/* [n] TMode */
-	int32_t    *slot;			/* [n] node id -> node index, -1 */
+	int32_t    *slot;			/* [n] node id -> node index in the run being
+								 * looked at, else -1 */
 	int64_t    *run_start;		/* [n_runs + 1] first node of each tree */
 	int64_t    *run_sorted;		/* [2 * n_runs] (tree id, run) pairs, sorted */
-	int32_t    *order;			/* [n] nodes of each run, breadth-first */
-	uint32_t   *order_left;		/* [n] position (in the run) of the left child */
-	int32_t    *level;			/* [n] depth of each order position */
-	int32_t    *run_depth;		/* [n_runs] */
 	int32_t    *w_sorted;		/* [nw] weights sorted by (run, node id, target) */
 	int64_t    *w_run;			/* [nw] run of each weight */
 	int32_t    *w_first;		/* [n] first sorted weight of each leaf, or -1 */
@@ -276,12 +275,46 @@ extern void onnx_trees_free_attrs(Loader *L, TAttrs *A);
 /* A new zeroed array owned by A (freed by onnx_trees_free_attrs); NULL: status set. */
 extern void *onnx_trees_own(Loader *L, TAttrs *A, size_t size);
 
-/* onnx_trees_walk.c */
+/* onnx_trees_runs.c */
 /* TMode of node i of A, or TM_LEAF + 1 when its mode is unknown. */
 extern int	onnx_trees_mode(const TAttrs *A, size_t i);
-extern GsCode onnx_trees_walk(Loader *L, const TAttrs *A, int32_t n_features, TWork *w);
+/*
+ * Parse the modes, check what each node holds (modes, node ids, features,
+ * thresholds), split the nodes into trees (runs of one tree id, each id
+ * once, no node id twice in a tree): w->mode, slot, run_start, run_sorted.
+ */
+extern GsCode onnx_trees_runs(Loader *L, const TAttrs *A, int32_t n_features, TWork *w);
+/* Point w->slot at the nodes of run r (onnx_trees_runs checked them). */
+extern void onnx_trees_slot_run(const TAttrs *A, TWork *w, int64_t r);
+/* Clear w->slot of the nodes of run r. */
+extern void onnx_trees_unslot_run(const TAttrs *A, TWork *w, int64_t r);
 extern GsCode onnx_trees_attach_weights(Loader *L, const TAttrs *A, TWork *w);
 extern float onnx_trees_leaf_weight(const TAttrs *A, const TWork *w, int32_t i, int64_t k,
 									bool *has);
+
+/*
+ * One (tree, target) copy being built (onnx_trees_node's context): its run's
+ * nodes slotted (onnx_trees_slot_run), the target whose weights its leaves
+ * take (-1: every leaf 0, a tree only checked), their scale (AVERAGE), and
+ * the category set of each TM_CAT node.
+ */
+typedef struct TTree
+{
+	Loader	   *L;
+	const TAttrs *A;
+	const TWork *w;
+	int64_t		tree;			/* its tree id, for messages */
+	int64_t		target;
+	double		scale;
+	const uint32_t *set_of;		/* [A->n] or NULL */
+} TTree;
+
+/*
+ * Translate node id (an ONNX node id of the tree of ctx, a TTree) for the
+ * forest builder (a GsBuildNodeFn): a leaf's weight for the copy's target,
+ * or a branch as the forest's split (see onnx_trees.c), its children checked
+ * to be nodes of the same tree.
+ */
+extern GsCode onnx_trees_node(void *ctx, int64_t id, GsBuildNode *node, GsStatus *st);
 
 #endif							/* GS_ONNX_TREES_H */

@@ -272,7 +272,7 @@ onnx_trees_fold(Loader *L, const TPrep *P, TAttrs *A)
 		vals[i] = A->values[i];
 		modes[i] = (uint8_t) k;
 		if (k > TM_LEAF || m == TM_LEAF)
-			continue;			/* an unknown mode is the walk's to report */
+			continue;			/* an unknown mode is onnx_trees_runs's to report */
 		if (j < 0 || j >= P->tree_width)
 			return gs_status_set(L->st, GS_ERR_INVALID_MODEL,
 								 "node %lld of tree %lld of %s reads feature %lld of %d",

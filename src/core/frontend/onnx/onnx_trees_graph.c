@@ -313,6 +313,247 @@ check_ones(Loader *L, const Onnx__TensorProto *t, bool *ones)
 	return GS_OK;
 }
 
+/* The values named so far in the graph (TName), room counted in advance. */
+typedef struct TNames
+{
+	TName	   *v;
+	int32_t		n;
+} TNames;
+
+/* Name a value of kind k (room was counted by names_init). */
+static void
+name_add(TNames *T, const char *name, TKind k)
+{
+	T->v[T->n].name = name;
+	T->v[T->n++].kind = k;
+}
+
+/*
+ * The graph's inputs and initializers named in T, with room for every
+ * node's outputs (at most 16 a node); T->v from L's allocator.
+ */
+static GsCode
+names_init(Loader *L, const TPrep *P, TNames *T)
+{
+	const Onnx__GraphProto *g = L->g;
+	size_t		cap = g->n_initializer + (size_t) P->n_inputs;
+
+	T->v = NULL;
+	T->n = 0;
+	for (size_t i = 0; i < g->n_node; i++)
+	{
+		if (g->node[i]->n_output > 16)
+		{
+			char		nname[80];
+
+			onnx_safe_name(nname, sizeof(nname), g->node[i]->name);
+			return gs_status_set(L->st, GS_ERR_UNSUPPORTED, "node \"%s\" has %zu outputs", nname,
+								 g->node[i]->n_output);
+		}
+		cap += g->node[i]->n_output;
+	}
+	T->v = onnx_alloc(L, sizeof(TName) * cap);
+	if (T->v == NULL)
+		return onnx_nomem(L);
+	for (int32_t k = 0; k < P->n_inputs; k++)
+		name_add(T, P->inputs[k]->name, TK_INPUT);
+	for (size_t k = 0; k < g->n_initializer; k++)
+		if (g->initializer[k]->name && g->initializer[k]->name[0])
+			name_add(T, g->initializer[k]->name, TK_CONST);
+	return GS_OK;
+}
+
+/*
+ * The tree node: it reads the graph's input or a preprocessed value (what
+ * P then gives it); its outputs are named, the regressor's values or the
+ * classifier's probabilities as the scores.
+ */
+static GsCode
+graph_tree_node(Loader *L, TPrep *P, const Onnx__NodeProto *tree, TNames *T)
+{
+	bool		cls = strcmp(tree->op_type, "TreeEnsembleClassifier") == 0;
+	int			kind = tree->n_input == 1 && tree->input[0] ?
+		name_kind(T->v, T->n, tree->input[0]) : -1;
+	GsCode		rc;
+
+	if (kind != TK_INPUT && kind != TK_FEAT)
+	{
+		gs_status_set(L->st, GS_ERR_UNSUPPORTED, "%s does not read the graph's input", L->label);
+		gs_status_detail(L->st, "The tree-ensemble node must read the graph's input, directly or "
+						 "after preprocessing.");
+		return L->st->code;
+	}
+	if ((rc = onnx_trees_prep_tree(L, P, tree->input[0])) != GS_OK)
+		return rc;
+
+	/* regressor: Y; classifier: label, probabilities */
+	for (size_t k = 0; k < tree->n_output; k++)
+		if (tree->output[k] && tree->output[k][0])
+			name_add(T, tree->output[k], k == (cls ? 1u : 0u) ? TK_SCORE : TK_OTHER);
+	return GS_OK;
+}
+
+/*
+ * A node reading the graph's input or a value computed from it, not the
+ * tree node: preprocessing, translated into P (onnx_trees_prep.c); the
+ * value it computes is features too.  label names it.
+ */
+static GsCode
+graph_prep_node(Loader *L, TPrep *P, const Onnx__NodeProto *node, TNames *T, const char *label)
+{
+	char		saved[sizeof(L->label)];
+	GsCode		rc;
+
+	memcpy(saved, L->label, sizeof(saved));
+	snprintf(L->label, sizeof(L->label), "%s", label);
+	rc = onnx_trees_prep_node(L, P, node);
+	memcpy(L->label, saved, sizeof(saved));
+	if (rc != GS_OK)
+		return rc;
+	if (name_kind(T->v, T->n, node->output[0]) >= 0)
+		return gs_status_set(L->st, GS_ERR_INVALID_MODEL, "%s redefines a value", label);
+	name_add(T, node->output[0], TK_FEAT);
+	return GS_OK;
+}
+
+/*
+ * The kind of what post-processing node (op; data_in: the kind of its
+ * non-constant input) computes: the scores again after Identity, ZipMap,
+ * a Cast to float or double and a Mul by a constant 1 (else refused), of
+ * the scores; anything else is no longer the scores.
+ */
+static GsCode
+post_kind(Loader *L, const Onnx__NodeProto *node, const char *op, int data_in, const char *label,
+		  TKind *out_kind)
+{
+	*out_kind = TK_OTHER;
+	if (strcmp(op, "Mul") == 0)
+	{
+		const Onnx__TensorProto *c = NULL;
+		bool		ones = false;
+		GsCode		rc;
+
+		for (size_t k = 0; k < node->n_input && c == NULL; k++)
+			c = onnx_find_const(L, node->input[k]);
+		if (c && (rc = check_ones(L, c, &ones)) != GS_OK)
+			return rc;
+		if (node->n_input != 2 || !ones)
+		{
+			gs_status_set(L->st, GS_ERR_UNSUPPORTED, "%s multiplies by something other than a constant 1",
+						  label);
+			return L->st->code;
+		}
+		*out_kind = data_in == TK_SCORE ? TK_SCORE : TK_OTHER;
+	}
+	else if (strcmp(op, "Cast") == 0)
+	{
+		int64_t		to;
+
+		if (onnx_attr_int(L, node, "to", 0, &to) != GS_OK)
+			return L->st->code;
+		*out_kind = data_in == TK_SCORE && (to == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT ||
+											to == ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE)
+			? TK_SCORE : TK_OTHER;
+	}
+	else if (strcmp(op, "Identity") == 0 || strcmp(op, "ZipMap") == 0)
+		*out_kind = data_in == TK_SCORE ? TK_SCORE : TK_OTHER;
+	return GS_OK;
+}
+
+/*
+ * A node after the trees: Identity, Cast, ZipMap, ArgMax, Constant or Mul
+ * by 1 only, with at most two inputs, each defined before it; its outputs
+ * are named with their kind (post_kind).  nname and oname: the node's and
+ * its operator's printable names, label both.
+ */
+static GsCode
+graph_post_node(Loader *L, const Onnx__NodeProto *node, TNames *T, const char *nname,
+				const char *oname, const char *label)
+{
+	const char *op = node->op_type ? node->op_type : "";
+	const char *dom = node->domain ? node->domain : "";
+	bool		ml = strcmp(dom, "ai.onnx.ml") == 0;
+	bool		std = dom[0] == '\0' || strcmp(dom, "ai.onnx") == 0;
+	TKind		out_kind = TK_OTHER;
+	int			data_in = -1;	/* kind of the non-constant input */
+	GsCode		rc;
+
+	if (!((std && (strcmp(op, "Identity") == 0 || strcmp(op, "Cast") == 0 ||
+				   strcmp(op, "ArgMax") == 0 || strcmp(op, "Mul") == 0 ||
+				   strcmp(op, "Constant") == 0)) ||
+		  (ml && strcmp(op, "ZipMap") == 0)))
+	{
+		gs_status_set(L->st, GS_ERR_UNSUPPORTED, "unsupported ONNX operator \"%s\" in node \"%s\"",
+					  oname, nname);
+		gs_status_detail(L->st, "Besides its tree-ensemble node, a model may only hold Identity, Cast, "
+						 "ZipMap, ArgMax, Constant and Mul-by-1 nodes after the trees.");
+		return L->st->code;
+	}
+	if (node->n_input > 2)
+		return gs_status_set(L->st, GS_ERR_UNSUPPORTED, "%s has %zu inputs", label, node->n_input);
+	if (strcmp(op, "Constant") == 0)
+	{
+		if (node->n_output != 1 || node->output[0] == NULL || node->output[0][0] == '\0' ||
+			name_kind(T->v, T->n, node->output[0]) >= 0)
+			return gs_status_set(L->st, GS_ERR_INVALID_MODEL, "%s has no output", label);
+		name_add(T, node->output[0], TK_CONST);
+		return GS_OK;
+	}
+	for (size_t k = 0; k < node->n_input; k++)
+	{
+		int			kind;
+
+		if (node->input[k] == NULL || node->input[k][0] == '\0')
+			continue;
+		kind = name_kind(T->v, T->n, node->input[k]);
+		if (kind < 0)
+		{
+			char		iname[80];
+
+			onnx_safe_name(iname, sizeof(iname), node->input[k]);
+			return gs_status_set(L->st, GS_ERR_INVALID_MODEL,
+								 "input \"%s\" of %s is not defined before it", iname, label);
+		}
+		if (kind != TK_CONST)
+			data_in = data_in == TK_SCORE ? TK_SCORE : kind;
+	}
+	if ((rc = post_kind(L, node, op, data_in, label, &out_kind)) != GS_OK)
+		return rc;
+	for (size_t k = 0; k < node->n_output; k++)
+	{
+		if (node->output[k] == NULL || node->output[k][0] == '\0')
+			continue;
+		if (name_kind(T->v, T->n, node->output[k]) >= 0)
+			return gs_status_set(L->st, GS_ERR_INVALID_MODEL, "%s redefines a value", label);
+		name_add(T, node->output[k], out_kind);
+	}
+	return GS_OK;
+}
+
+/* Every graph output is computed, and some output carries the scores. */
+static GsCode
+check_scored(Loader *L, const TNames *T)
+{
+	const Onnx__GraphProto *g = L->g;
+	bool		scored = false;
+
+	for (size_t k = 0; k < g->n_output; k++)
+	{
+		int			kind = g->output[k]->name ? name_kind(T->v, T->n, g->output[k]->name) : -1;
+
+		if (kind < 0)
+			return gs_status_set(L->st, GS_ERR_INVALID_MODEL, "a graph output is not computed by any node");
+		scored |= kind == TK_SCORE;
+	}
+	if (!scored)
+	{
+		gs_status_set(L->st, GS_ERR_UNSUPPORTED, "no output of the graph carries the scores of %s", L->label);
+		gs_status_detail(L->st, "The graph must output the regressor's values or the classifier's probabilities.");
+		return L->st->code;
+	}
+	return GS_OK;
+}
+
 /*
  * Check the graph: its input is float [N, F] (or several [N, w]: the
  * columns of a pandas DataFrame, side by side); the nodes that read it
@@ -327,11 +568,8 @@ GsCode
 onnx_trees_check_graph(Loader *L, const Onnx__NodeProto *tree, int32_t *n_features, TPrep *P)
 {
 	const Onnx__GraphProto *g = L->g;
-	TName	   *names;
-	int32_t		n_names = 0;
-	size_t		cap;
+	TNames		T;
 	GsCode		rc = GS_OK;
-	bool		scored = false;
 
 	if (onnx_trees_prep_inputs(L, P, (int32_t) GS_NODE_FEATURE_MASK, n_features) != GS_OK)
 		return L->st->code;
@@ -339,208 +577,29 @@ onnx_trees_check_graph(Loader *L, const Onnx__NodeProto *tree, int32_t *n_featur
 
 	if (tree->n_output < 1 || (strcmp(tree->op_type, "TreeEnsembleClassifier") == 0 && tree->n_output < 2))
 		return gs_status_set(L->st, GS_ERR_INVALID_MODEL, "%s has too few outputs", L->label);
-
-	cap = g->n_initializer + (size_t) P->n_inputs;
-	for (size_t i = 0; i < g->n_node; i++)
-	{
-		if (g->node[i]->n_output > 16)
-		{
-			char		nname[80];
-
-			onnx_safe_name(nname, sizeof(nname), g->node[i]->name);
-			return gs_status_set(L->st, GS_ERR_UNSUPPORTED, "node \"%s\" has %zu outputs", nname,
-								 g->node[i]->n_output);
-		}
-		cap += g->node[i]->n_output;
-	}
-	names = onnx_alloc(L, sizeof(TName) * cap);
-	if (names == NULL)
-		return onnx_nomem(L);
-	for (int32_t k = 0; k < P->n_inputs; k++)
-	{
-		names[n_names].name = P->inputs[k]->name;
-		names[n_names++].kind = TK_INPUT;
-	}
-	for (size_t k = 0; k < g->n_initializer; k++)
-		if (g->initializer[k]->name && g->initializer[k]->name[0])
-		{
-			names[n_names].name = g->initializer[k]->name;
-			names[n_names++].kind = TK_CONST;
-		}
+	if ((rc = names_init(L, P, &T)) != GS_OK)
+		return rc;
 
 	for (size_t i = 0; i < g->n_node && rc == GS_OK; i++)
 	{
 		const Onnx__NodeProto *node = g->node[i];
-		const char *op = node->op_type ? node->op_type : "";
-		const char *dom = node->domain ? node->domain : "";
-		bool		ml = strcmp(dom, "ai.onnx.ml") == 0;
-		bool		std = dom[0] == '\0' || strcmp(dom, "ai.onnx") == 0;
 		char		nname[80],
-					oname[48];
-		TKind		out_kind = TK_OTHER;
-		int			data_in = -1;	/* kind of the non-constant input */
-		char		label[160];
+					oname[48],
+					label[160];
 
 		onnx_safe_name(nname, sizeof(nname), node->name);
-		onnx_safe_name(oname, sizeof(oname), op);
+		onnx_safe_name(oname, sizeof(oname), node->op_type ? node->op_type : "");
 		snprintf(label, sizeof(label), "node \"%s\" (%s)", nname, oname);
 		if (node == tree)
-		{
-			bool		cls = strcmp(op, "TreeEnsembleClassifier") == 0;
-			int			kind = tree->n_input == 1 && tree->input[0] ?
-				name_kind(names, n_names, tree->input[0]) : -1;
-
-			if (kind != TK_INPUT && kind != TK_FEAT)
-			{
-				gs_status_set(L->st, GS_ERR_UNSUPPORTED, "%s does not read the graph's input", L->label);
-				gs_status_detail(L->st, "The tree-ensemble node must read the graph's input, directly or "
-								 "after preprocessing.");
-				rc = L->st->code;
-				break;
-			}
-			if ((rc = onnx_trees_prep_tree(L, P, tree->input[0])) != GS_OK)
-				break;
-
-			/* regressor: Y; classifier: label, probabilities */
-			for (size_t k = 0; k < tree->n_output; k++)
-				if (tree->output[k] && tree->output[k][0])
-				{
-					names[n_names].name = tree->output[k];
-					names[n_names++].kind = k == (cls ? 1u : 0u) ? TK_SCORE : TK_OTHER;
-				}
-			continue;
-		}
-		if (reads_features(names, n_names, node))
-		{
-			/* preprocessing: the values it computes are features too */
-			char		saved[sizeof(L->label)];
-
-			memcpy(saved, L->label, sizeof(saved));
-			snprintf(L->label, sizeof(L->label), "%s", label);
-			rc = onnx_trees_prep_node(L, P, node);
-			memcpy(L->label, saved, sizeof(saved));
-			if (rc != GS_OK)
-				break;
-			if (name_kind(names, n_names, node->output[0]) >= 0)
-			{
-				rc = gs_status_set(L->st, GS_ERR_INVALID_MODEL, "%s redefines a value", label);
-				break;
-			}
-			names[n_names].name = node->output[0];
-			names[n_names++].kind = TK_FEAT;
-			continue;
-		}
-		if (!((std && (strcmp(op, "Identity") == 0 || strcmp(op, "Cast") == 0 ||
-					   strcmp(op, "ArgMax") == 0 || strcmp(op, "Mul") == 0 ||
-					   strcmp(op, "Constant") == 0)) ||
-			  (ml && strcmp(op, "ZipMap") == 0)))
-		{
-			gs_status_set(L->st, GS_ERR_UNSUPPORTED, "unsupported ONNX operator \"%s\" in node \"%s\"",
-						  oname, nname);
-			gs_status_detail(L->st, "Besides its tree-ensemble node, a model may only hold Identity, Cast, "
-							 "ZipMap, ArgMax, Constant and Mul-by-1 nodes after the trees.");
-			rc = L->st->code;
-			break;
-		}
-		if (node->n_input > 2)
-		{
-			rc = gs_status_set(L->st, GS_ERR_UNSUPPORTED, "%s has %zu inputs", label, node->n_input);
-			break;
-		}
-		if (strcmp(op, "Constant") == 0)
-		{
-			if (node->n_output != 1 || node->output[0] == NULL || node->output[0][0] == '\0' ||
-				name_kind(names, n_names, node->output[0]) >= 0)
-			{
-				rc = gs_status_set(L->st, GS_ERR_INVALID_MODEL, "%s has no output", label);
-				break;
-			}
-			names[n_names].name = node->output[0];
-			names[n_names++].kind = TK_CONST;
-			continue;
-		}
-		for (size_t k = 0; k < node->n_input; k++)
-		{
-			int			kind;
-
-			if (node->input[k] == NULL || node->input[k][0] == '\0')
-				continue;
-			kind = name_kind(names, n_names, node->input[k]);
-			if (kind < 0)
-			{
-				char		iname[80];
-
-				onnx_safe_name(iname, sizeof(iname), node->input[k]);
-				rc = gs_status_set(L->st, GS_ERR_INVALID_MODEL,
-								   "input \"%s\" of %s is not defined before it", iname, label);
-				break;
-			}
-			if (kind != TK_CONST)
-				data_in = data_in == TK_SCORE ? TK_SCORE : kind;
-		}
-		if (rc != GS_OK)
-			break;
-		if (strcmp(op, "Mul") == 0)
-		{
-			const Onnx__TensorProto *c = NULL;
-			bool		ones = false;
-
-			for (size_t k = 0; k < node->n_input && c == NULL; k++)
-				c = onnx_find_const(L, node->input[k]);
-			if (c && (rc = check_ones(L, c, &ones)) != GS_OK)
-				break;
-			if (node->n_input != 2 || !ones)
-			{
-				gs_status_set(L->st, GS_ERR_UNSUPPORTED, "%s multiplies by something other than a constant 1",
-							  label);
-				rc = L->st->code;
-				break;
-			}
-			out_kind = data_in == TK_SCORE ? TK_SCORE : TK_OTHER;
-		}
-		else if (strcmp(op, "Cast") == 0)
-		{
-			int64_t		to;
-
-			if (onnx_attr_int(L, node, "to", 0, &to) != GS_OK)
-			{
-				rc = L->st->code;
-				break;
-			}
-			out_kind = data_in == TK_SCORE && (to == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT ||
-											   to == ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE)
-				? TK_SCORE : TK_OTHER;
-		}
-		else if (strcmp(op, "Identity") == 0 || strcmp(op, "ZipMap") == 0)
-			out_kind = data_in == TK_SCORE ? TK_SCORE : TK_OTHER;
-		for (size_t k = 0; k < node->n_output; k++)
-		{
-			if (node->output[k] == NULL || node->output[k][0] == '\0')
-				continue;
-			if (name_kind(names, n_names, node->output[k]) >= 0)
-			{
-				rc = gs_status_set(L->st, GS_ERR_INVALID_MODEL, "%s redefines a value", label);
-				break;
-			}
-			names[n_names].name = node->output[k];
-			names[n_names++].kind = out_kind;
-		}
+			rc = graph_tree_node(L, P, tree, &T);
+		else if (reads_features(T.v, T.n, node))
+			rc = graph_prep_node(L, P, node, &T, label);
+		else
+			rc = graph_post_node(L, node, &T, nname, oname, label);
 	}
-	for (size_t k = 0; k < g->n_output && rc == GS_OK; k++)
-	{
-		int			kind = g->output[k]->name ? name_kind(names, n_names, g->output[k]->name) : -1;
-
-		if (kind < 0)
-			rc = gs_status_set(L->st, GS_ERR_INVALID_MODEL, "a graph output is not computed by any node");
-		scored |= kind == TK_SCORE;
-	}
-	if (rc == GS_OK && !scored)
-	{
-		gs_status_set(L->st, GS_ERR_UNSUPPORTED, "no output of the graph carries the scores of %s", L->label);
-		gs_status_detail(L->st, "The graph must output the regressor's values or the classifier's probabilities.");
-		rc = L->st->code;
-	}
-	L->alloc.free(L->alloc.ctx, names);
+	if (rc == GS_OK)
+		rc = check_scored(L, &T);
+	L->alloc.free(L->alloc.ctx, T.v);
 	return rc;
 }
 

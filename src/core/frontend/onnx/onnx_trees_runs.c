@@ -1,12 +1,15 @@
 /*
- * onnx_trees_walk.c
- *	  The structure of an ONNX-ML tree ensemble's trees and their leaf
- *	  weights (see onnx_trees.c for the semantics, onnx_trees.h for the
- *	  shared types): trees as runs of one tree id, node ids, children in the
- *	  same tree, every node reached once breadth-first from the root, the
- *	  forest's left child of each branch, depth caps; weights attached to
- *	  their leaves in onnxruntime's order.  Working arrays go into TWork
- *	  (freed by onnx_trees_free_work); nothing else is allocated past return.
+ * onnx_trees_runs.c
+ *	  The nodes of an ONNX-ML tree ensemble's trees and their leaf weights
+ *	  (see onnx_trees.c for the semantics, onnx_trees.h for the shared
+ *	  types): trees as runs of one tree id, each node's mode, id, feature
+ *	  and threshold; weights attached to their leaves in onnxruntime's
+ *	  order; and each node translated for the forest builder
+ *	  (forest/forest_build.h), which walks every tree breadth-first from its
+ *	  first node, checking reachability and depth: here only what ONNX's
+ *	  attributes can get wrong (children that are no node of the tree) and
+ *	  which child is the forest's left.  Working arrays go into TWork (freed
+ *	  by onnx_trees_free_work); nothing else is allocated past return.
  */
 #include <math.h>
 #include <stdint.h>
@@ -84,65 +87,88 @@ cmp_weight_key(const void *a, const void *b)
 }
 
 /*
- * Split the nodes into trees (runs of one tree id), parse the modes, and
- * walk every tree from its root breadth-first: children in the same tree,
- * reached once, everything reached, features in range, depth capped.
- * Fills w->order / order_left / level / run_depth.
+ * Check node i on its own: a known mode, a feature below n_features, a node
+ * id in [0, n), a branch's threshold not NaN.  Sets w->mode[i].
+ */
+static GsCode
+check_node(Loader *L, const TAttrs *A, int32_t n_features, TWork *w, int64_t i)
+{
+	int64_t		n = (int64_t) A->n;
+	int			k = onnx_trees_mode(A, (size_t) i);
+
+	if (k > TM_LEAF)
+		return gs_status_set(L->st, GS_ERR_INVALID_MODEL,
+							 "node %lld of tree %lld of %s has an unknown mode",
+							 (long long) A->nodeids[i], (long long) A->treeids[i], L->label);
+	w->mode[i] = (uint8_t) k;
+	if (A->featureids[i] < 0 || A->featureids[i] >= n_features)
+	{
+		gs_status_set(L->st, GS_ERR_INVALID_MODEL,
+					  "node %lld of tree %lld of %s uses feature %lld, but the model has %d features",
+					  (long long) A->nodeids[i], (long long) A->treeids[i], L->label,
+					  (long long) A->featureids[i], n_features);
+		return L->st->code;
+	}
+	if (A->nodeids[i] < 0 || A->nodeids[i] >= n)
+		return gs_status_set(L->st, GS_ERR_INVALID_MODEL,
+							 "node id %lld of tree %lld of %s is out of range [0, %lld)",
+							 (long long) A->nodeids[i], (long long) A->treeids[i], L->label,
+							 (long long) n);
+
+	/*
+	 * +-inf is a threshold converters write (onnxmltools turns LightGBM's
+	 * "every present value left" split into x <= inf): x < inf, x <
+	 * nextafterf(inf) = inf and x < -FLT_MAX (LEQ of -inf) decide exactly
+	 * as onnxruntime does for every finite x, and inputs are never infinite
+	 * (the glue rejects them).
+	 */
+	if (k != TM_LEAF && isnan(A->values[i]))
+		return gs_status_set(L->st, GS_ERR_INVALID_MODEL,
+							 "node %lld of tree %lld of %s has threshold %g",
+							 (long long) A->nodeids[i], (long long) A->treeids[i], L->label,
+							 (double) A->values[i]);
+	return GS_OK;
+}
+
+/* Point w->slot at the nodes of run r; see onnx_trees.h. */
+void
+onnx_trees_slot_run(const TAttrs *A, TWork *w, int64_t r)
+{
+	for (int64_t i = w->run_start[r]; i < w->run_start[r + 1]; i++)
+		w->slot[A->nodeids[i]] = (int32_t) i;
+}
+
+/* Clear w->slot of the nodes of run r; see onnx_trees.h. */
+void
+onnx_trees_unslot_run(const TAttrs *A, TWork *w, int64_t r)
+{
+	for (int64_t i = w->run_start[r]; i < w->run_start[r + 1]; i++)
+		w->slot[A->nodeids[i]] = -1;
+}
+
+/*
+ * Split the nodes into trees (runs of one tree id) and check each node
+ * (check_node), that the runs' tree ids are distinct and that no tree
+ * defines a node id twice.  The trees' structure (children in the same
+ * tree, every node reached once from the first) is checked as the forest
+ * builder walks them (onnx_trees_node, build_copy in onnx_trees.c).
  */
 GsCode
-onnx_trees_walk(Loader *L, const TAttrs *A, int32_t n_features, TWork *w)
+onnx_trees_runs(Loader *L, const TAttrs *A, int32_t n_features, TWork *w)
 {
-	int32_t		max_depth = L->lim->max_depth > 0 ? L->lim->max_depth : INT32_MAX - 1;
 	int64_t		n = (int64_t) A->n;
+	GsCode		rc;
 
 	w->mode = onnx_alloc(L, (size_t) n);
 	w->slot = onnx_alloc(L, sizeof(int32_t) * (size_t) n);
 	w->run_start = onnx_alloc(L, sizeof(int64_t) * (size_t) (n + 1));
-	w->order = onnx_alloc(L, sizeof(int32_t) * (size_t) n);
-	w->order_left = onnx_alloc(L, sizeof(uint32_t) * (size_t) n);
-	w->level = onnx_alloc(L, sizeof(int32_t) * (size_t) n);
-	if (!w->mode || !w->slot || !w->run_start || !w->order || !w->order_left || !w->level)
+	if (!w->mode || !w->slot || !w->run_start)
 		return onnx_nomem(L);
 	for (int64_t i = 0; i < n; i++)
 	{
-		int			k = onnx_trees_mode(A, (size_t) i);
-
-		if (k > TM_LEAF)
-			return gs_status_set(L->st, GS_ERR_INVALID_MODEL,
-								 "node %lld of tree %lld of %s has an unknown mode",
-								 (long long) A->nodeids[i], (long long) A->treeids[i], L->label);
-		w->mode[i] = (uint8_t) k;
+		if ((rc = check_node(L, A, n_features, w, i)) != GS_OK)
+			return rc;
 		w->slot[i] = -1;
-		if (A->featureids[i] < 0 || A->featureids[i] >= n_features)
-		{
-			gs_status_set(L->st, GS_ERR_INVALID_MODEL,
-						  "node %lld of tree %lld of %s uses feature %lld, but the model has %d features",
-						  (long long) A->nodeids[i], (long long) A->treeids[i], L->label,
-						  (long long) A->featureids[i], n_features);
-			return L->st->code;
-		}
-		if (A->nodeids[i] < 0 || A->nodeids[i] >= n)
-			return gs_status_set(L->st, GS_ERR_INVALID_MODEL,
-								 "node id %lld of tree %lld of %s is out of range [0, %lld)",
-								 (long long) A->nodeids[i], (long long) A->treeids[i], L->label,
-								 (long long) n);
-		if (k != TM_LEAF)
-		{
-			float		t = A->values[i];
-
-			/*
-			 * +-inf is a threshold converters write (onnxmltools turns
-			 * LightGBM's "every present value left" split into x <= inf):
-			 * x < inf, x < nextafterf(inf) = inf and x < -FLT_MAX (LEQ of
-			 * -inf) decide exactly as onnxruntime does for every finite x,
-			 * and inputs are never infinite (the glue rejects them).
-			 */
-			if (isnan(t))
-				return gs_status_set(L->st, GS_ERR_INVALID_MODEL,
-									 "node %lld of tree %lld of %s has threshold %g",
-									 (long long) A->nodeids[i], (long long) A->treeids[i], L->label,
-									 (double) t);
-		}
 		if (i == 0 || A->treeids[i] != A->treeids[i - 1])
 			w->run_start[w->n_runs++] = i;
 	}
@@ -150,8 +176,7 @@ onnx_trees_walk(Loader *L, const TAttrs *A, int32_t n_features, TWork *w)
 
 	/* tree ids must form contiguous runs: each id once */
 	w->run_sorted = onnx_alloc(L, sizeof(int64_t) * 2 * (size_t) w->n_runs);
-	w->run_depth = onnx_alloc(L, sizeof(int32_t) * (size_t) w->n_runs);
-	if (!w->run_sorted || !w->run_depth)
+	if (!w->run_sorted)
 		return onnx_nomem(L);
 	for (int64_t r = 0; r < w->n_runs; r++)
 	{
@@ -169,106 +194,22 @@ onnx_trees_walk(Loader *L, const TAttrs *A, int32_t n_features, TWork *w)
 			return L->st->code;
 		}
 
+	/* node ids: each once in its tree */
 	for (int64_t r = 0; r < w->n_runs; r++)
 	{
-		int64_t		a = w->run_start[r],
-					b = w->run_start[r + 1],
-					head = 0,
-					tail = 1;
-		int64_t		tree = A->treeids[a];
-		int32_t		deepest = 0;
-		int32_t    *order = w->order + a;
-		int32_t    *level = w->level + a;
-		uint32_t   *oleft = w->order_left + a;
-		GsCode		rc = GS_OK;
-
-		if ((r & 63) == 63 && (rc = gs_check_interrupt(&L->lim->interrupt, L->st)))
-			return rc;
-		for (int64_t i = a; i < b; i++)
+		rc = GS_OK;
+		for (int64_t i = w->run_start[r]; i < w->run_start[r + 1] && rc == GS_OK; i++)
 		{
 			if (w->slot[A->nodeids[i]] >= 0)
-			{
 				rc = gs_status_set(L->st, GS_ERR_INVALID_MODEL,
 								   "node %lld of tree %lld of %s is defined twice",
-								   (long long) A->nodeids[i], (long long) tree, L->label);
-				break;
-			}
-			w->slot[A->nodeids[i]] = (int32_t) i;
+								   (long long) A->nodeids[i], (long long) A->treeids[i], L->label);
+			else
+				w->slot[A->nodeids[i]] = (int32_t) i;
 		}
-		/* breadth-first from the run's first node; mark reached as -2 - index */
-		order[0] = (int32_t) a;
-		level[0] = 0;
-		if (rc == GS_OK)
-			w->slot[A->nodeids[a]] = -2 - (int32_t) a;
-		while (rc == GS_OK && head < tail)
-		{
-			int32_t		i = order[head];
-
-			if (w->mode[i] != TM_LEAF)
-			{
-				int64_t		ids[2] = {A->truenodeids[i], A->falsenodeids[i]};
-				int32_t		c[2];
-				TMode		m = (TMode) w->mode[i];
-				int			swap;
-
-				if (level[head] + 1 > max_depth)
-				{
-					rc = gs_status_limit(L->st, GS_LIMIT_DEPTH, max_depth,
-										 "tree %lld of %s is deeper than the limit of %d levels",
-									   (long long) tree, L->label, max_depth);
-					break;
-				}
-				for (int k = 0; k < 2 && rc == GS_OK; k++)
-				{
-					int32_t		s = ids[k] >= 0 && ids[k] < (int64_t) A->n ? w->slot[ids[k]] : -1;
-
-					if (s == -1 || (s >= 0 && (s < a || s >= b)))
-						rc = gs_status_set(L->st, GS_ERR_INVALID_MODEL,
-										   "node %lld of tree %lld of %s has %s child %lld, which is not a node of the tree",
-										   (long long) A->nodeids[i], (long long) tree, L->label,
-										   k == 0 ? "true" : "false", (long long) ids[k]);
-					else if (s <= -2)
-						rc = gs_status_set(L->st, GS_ERR_INVALID_MODEL,
-										   "tree %lld of %s is not a tree: node %lld links to node %lld, which is already reached",
-										   (long long) tree, L->label, (long long) A->nodeids[i],
-										   (long long) ids[k]);
-					else
-					{
-						c[k] = s;
-						w->slot[ids[k]] = -2 - s;
-					}
-				}
-				if (rc != GS_OK)
-					break;
-				if (c[0] == c[1])
-				{
-					rc = gs_status_set(L->st, GS_ERR_INVALID_MODEL,
-									   "tree %lld of %s is not a tree: node %lld links to node %lld, which is already reached",
-									   (long long) tree, L->label, (long long) A->nodeids[i],
-									   (long long) ids[1]);
-					break;
-				}
-				/* the child the forest's left ("x < value", "x != value", not the category) is */
-				swap = (m == TM_GTE || m == TM_GT || m == TM_EQ || m == TM_CAT);
-				oleft[head] = (uint32_t) tail;
-				order[tail] = c[swap];
-				level[tail++] = level[head] + 1;
-				order[tail] = c[!swap];
-				level[tail++] = level[head] + 1;
-			}
-			else if (level[head] > deepest)
-				deepest = level[head];
-			head++;
-		}
-		for (int64_t i = a; i < b; i++)
-			w->slot[A->nodeids[i]] = -1;
+		onnx_trees_unslot_run(A, w, r);
 		if (rc != GS_OK)
 			return rc;
-		if (tail != b - a)
-			return gs_status_set(L->st, GS_ERR_INVALID_MODEL,
-								 "tree %lld of %s has %lld nodes not reachable from its first node",
-								 (long long) tree, L->label, (long long) (b - a - tail));
-		w->run_depth[r] = deepest;
 	}
 	return GS_OK;
 }
@@ -398,4 +339,73 @@ onnx_trees_leaf_weight(const TAttrs *A, const TWork *w, int32_t i, int64_t k, bo
 	}
 	*has = lo < w->w_count[i] && A->w_ids[w->w_sorted[w->w_first[i] + lo]] == k;
 	return *has ? A->w_values[w->w_sorted[w->w_first[i] + lo]] : 0.0f;
+}
+
+/* Translate one node for the forest builder; see onnx_trees.h. */
+GsCode
+onnx_trees_node(void *ctx, int64_t id, GsBuildNode *node, GsStatus *st)
+{
+	const TTree *c = ctx;
+	const TAttrs *A = c->A;
+	const TWork *w = c->w;
+	int32_t		i = w->slot[id];	/* the builder asks only for ids given it */
+	TMode		m = (TMode) w->mode[i];
+	bool		tracks = A->tracks && A->tracks[i] == 1;
+	int64_t		ids[2] = {A->truenodeids[i], A->falsenodeids[i]};
+	int			swap;
+
+	if (m == TM_LEAF)
+	{
+		bool		has;
+		double		v = c->target < 0 ? 0.0 :
+			(double) onnx_trees_leaf_weight(A, w, i, c->target, &has) * c->scale;
+
+		if (!isfinite((float) v))
+			return gs_status_set(st, GS_ERR_INVALID_MODEL, "a leaf weight of %s overflows",
+								 c->L->label);
+		node->leaf = true;
+		node->value = (double) (float) v;
+		return GS_OK;
+	}
+	for (int k = 0; k < 2; k++)
+		if (ids[k] < 0 || ids[k] >= (int64_t) A->n || w->slot[ids[k]] < 0)
+			return gs_status_set(st, GS_ERR_INVALID_MODEL,
+								 "node %lld of tree %lld of %s has %s child %lld, which is not a node of the tree",
+								 (long long) id, (long long) c->tree, c->L->label,
+								 k == 0 ? "true" : "false", (long long) ids[k]);
+	/* the child the forest's left ("x < value", "x != value", not the category) is */
+	swap = (m == TM_GTE || m == TM_GT || m == TM_EQ || m == TM_CAT);
+	node->left = ids[swap];
+	node->right = ids[!swap];
+	node->feature = A->featureids[i];
+	node->threshold = A->values[i];
+	/* see onnx_trees.c's header comment: which child is left, where NaN goes */
+	switch (m)
+	{
+		case TM_LEQ:
+			node->threshold = nextafterf(A->values[i], INFINITY);
+			/* FALLTHROUGH */
+		case TM_LT:
+			node->flags = tracks ? GS_NODE_DEFAULT_LEFT : 0;
+			break;
+		case TM_GT:
+			node->threshold = nextafterf(A->values[i], INFINITY);
+			/* FALLTHROUGH */
+		case TM_GTE:
+			node->flags = tracks ? 0 : GS_NODE_DEFAULT_LEFT;
+			break;
+		case TM_EQ:
+			node->flags = GS_NODE_EQUAL | (tracks ? 0 : GS_NODE_DEFAULT_LEFT);
+			break;
+		case TM_NEQ:
+			node->flags = GS_NODE_EQUAL | GS_NODE_DEFAULT_LEFT;
+			break;
+		case TM_CAT:
+			node->cat_set = c->set_of[i];
+			node->flags = GS_NODE_CATEGORICAL | (tracks ? 0 : GS_NODE_DEFAULT_LEFT);
+			break;
+		case TM_LEAF:
+			break;
+	}
+	return GS_OK;
 }
