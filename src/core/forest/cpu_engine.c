@@ -36,6 +36,7 @@
 #include "cpu_engine.h"
 
 #include "forest_bins.h"
+#include "forest_complete.h"
 #include "forest_eval.h"
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__CUDACC__)
@@ -163,6 +164,277 @@ add_leaves_avx512(const GsNode *tree, const uint32_t *leaf, size_t n, float *mar
 		_mm512_storeu_ps(margin + i, _mm512_add_ps(_mm512_loadu_ps(margin + i), v));
 	}
 	return i;
+}
+#endif
+
+/*
+ * The complete-tree walk (forest_complete.h): the rows a block takes, output
+ * groups at most, and about the bytes of trees a block's rows walk before
+ * the next trees (tree blocking: the trees stay in cache while the block's
+ * rows walk them); on the portable path, rows in lockstep; on the AVX-512
+ * path, trees walked in lockstep by one group of sixteen rows.
+ */
+#define GS_CPU_COMPLETE_ROWS 128
+#define GS_CPU_COMPLETE_GROUPS 16
+#define GS_CPU_COMPLETE_TREE_BYTES (128 * 1024)
+#define GS_CPU_COMPLETE_LANES 8
+#define GS_CPU_COMPLETE_TREES 4
+
+/* Trees of the complete-tree form c a tree block takes (a multiple of four). */
+static int32_t
+complete_tree_block(const GsForestComplete *c)
+{
+	const size_t splits = ((size_t) 1 << c->depth) - 1;
+	int32_t		tb = (int32_t) (GS_CPU_COMPLETE_TREE_BYTES / (splits * 8 + (splits + 1) * 4));
+
+	tb -= tb % GS_CPU_COMPLETE_TREES;
+	return tb < GS_CPU_COMPLETE_TREES ? GS_CPU_COMPLETE_TREES : tb;
+}
+
+/*
+ * Whether row x (feature j at x[j * ld]) goes right at split w, t of a
+ * complete tree (forest_complete.h): x >= t, or NaN where the split sends
+ * NaN right; gs_node_step_num's decision.
+ */
+static inline uint32_t
+complete_step(uint32_t w, float t, const float *x, size_t ld)
+{
+	float		v = x[(size_t) (w & GS_COMPLETE_FEATURE_MASK) * ld];
+
+	return (uint32_t) (v >= t) | ((uint32_t) (v != v) & (w >> 31));
+}
+
+/*
+ * Margins of a batch of a forest with a complete-tree form on the portable
+ * path (gs_cpu_margins; at most GS_CPU_COMPLETE_GROUPS output groups):
+ * blocks of GS_CPU_COMPLETE_ROWS rows; a tree block's trees one at a time,
+ * the block's rows GS_CPU_COMPLETE_LANES at a time in lockstep, i = 2i + 1
+ * + (went right) for the forest's depth steps (the root's split, the same
+ * for every row, read once); a row's margin gets its trees' leaves in tree
+ * order, float additions as tree_block's, so the same bits.
+ */
+static void
+complete_margins(const GsForest *f, const float *x, size_t ld, size_t n_rows, float *margin)
+{
+	const GsForestComplete *c = f->complete;
+	const int	ng = f->n_groups;
+	const int	d = c->depth;
+	const size_t splits = ((size_t) 1 << d) - 1;
+	const int32_t tb = complete_tree_block(c);
+	float		m[GS_CPU_COMPLETE_GROUPS][GS_CPU_COMPLETE_ROWS];
+
+	for (size_t r0 = 0; r0 < n_rows; r0 += GS_CPU_COMPLETE_ROWS)
+	{
+		const size_t n = n_rows - r0 < GS_CPU_COMPLETE_ROWS ? n_rows - r0 : GS_CPU_COMPLETE_ROWS;
+		const float *xr = x + r0;
+
+		for (int g = 0; g < ng; g++)
+			for (size_t i = 0; i < n; i++)
+				m[g][i] = f->base_margin[g];
+		for (int32_t t = 0; t < f->n_trees; t++)
+		{
+			const uint32_t *fe = c->feature + (size_t) t * splits;
+			const float *th = c->threshold + (size_t) t * splits;
+			const float *lf = c->leaf + (size_t) t * (splits + 1) - splits;
+			float	   *mg = m[f->tree_group[t]];
+			size_t		i = 0;
+
+			for (; i + GS_CPU_COMPLETE_LANES <= n; i += GS_CPU_COMPLETE_LANES)
+			{
+				uint32_t	idx[GS_CPU_COMPLETE_LANES];
+
+				for (int k = 0; k < GS_CPU_COMPLETE_LANES; k++)
+					idx[k] = 1 + complete_step(fe[0], th[0], xr + i + k, ld);
+				for (int l = 1; l < d; l++)
+					for (int k = 0; k < GS_CPU_COMPLETE_LANES; k++)
+						idx[k] = 2 * idx[k] + 1 + complete_step(fe[idx[k]], th[idx[k]], xr + i + k, ld);
+				for (int k = 0; k < GS_CPU_COMPLETE_LANES; k++)
+					mg[i + k] += lf[idx[k]];
+			}
+			for (; i < n; i++)
+			{
+				uint32_t	h = 0;
+
+				for (int l = 0; l < d; l++)
+					h = 2 * h + 1 + complete_step(fe[h], th[h], xr + i, ld);
+				mg[i] += lf[h];
+			}
+		}
+		for (size_t i = 0; i < n; i++)
+			for (int g = 0; g < ng; g++)
+				margin[(r0 + i) * ng + g] = m[g][i];
+	}
+	(void) tb;
+}
+
+#ifdef GS_CPU_X86_SIMD
+
+/*
+ * The lanes a complete-tree split sends right (forest_complete.h): x >= t
+ * (false for NaN; t is never NaN), or NaN where the split sends NaN right.
+ */
+__attribute__((target("avx512f"), always_inline))
+static inline __mmask16
+complete_right(__m512 v, __m512 t, __mmask16 nan_right)
+{
+	return _mm512_cmp_ps_mask(v, t, _CMP_GE_OQ) |
+		_mm512_mask_cmp_ps_mask(nan_right, v, v, _CMP_UNORD_Q);
+}
+
+/*
+ * Leaf values lv[0..m) that sixteen rows (the lanes of lanes; feature j of
+ * lane i at xr[j * ld + i]) reach in trees t0..t0 + m of the complete-tree
+ * form c, m <= GS_CPU_COMPLETE_TREES trees in lockstep: levels 0 and 1 from
+ * the columns their one or two splits read, loaded whole (a masked load:
+ * lanes past the batch read nothing), deeper levels from the node and the
+ * value of each lane gathered; i = 2i + 1 + (went right) at every level.
+ * The same decisions as gs_node_step_num on the loaded trees, so the same
+ * leaves' values.
+ */
+__attribute__((target("avx512f"), always_inline))
+static inline void
+complete_walk(const GsForestComplete *c, size_t splits, int32_t t0, int m,
+			  const float *xr, size_t ld, __mmask16 lanes, __m512 *lv)
+{
+	const int	d = c->depth;
+	const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+	const __m512i one = _mm512_set1_epi32(1);
+	const __m512i two = _mm512_set1_epi32(2);
+	const __m512i fmask = _mm512_set1_epi32((int) GS_COMPLETE_FEATURE_MASK);
+	const __m512i nanbit = _mm512_set1_epi32((int) GS_COMPLETE_NAN_RIGHT);
+	const __m512i ldv = _mm512_set1_epi32((int) ld);
+	const __m512 zero = _mm512_setzero_ps();
+	const uint32_t *fe[GS_CPU_COMPLETE_TREES];
+	const float *th[GS_CPU_COMPLETE_TREES];
+	__m512i		idx[GS_CPU_COMPLETE_TREES];
+
+	for (int k = 0; k < m; k++)
+	{
+		uint32_t	w;
+		__m512		v;
+		__mmask16	r;
+
+		fe[k] = c->feature + (size_t) (t0 + k) * splits;
+		th[k] = c->threshold + (size_t) (t0 + k) * splits;
+		/* level 0: one split for every lane */
+		w = fe[k][0];
+		v = _mm512_maskz_loadu_ps(lanes, xr + (size_t) (w & GS_COMPLETE_FEATURE_MASK) * ld);
+		r = complete_right(v, _mm512_set1_ps(th[k][0]),
+						   (w & GS_COMPLETE_NAN_RIGHT) ? (__mmask16) 0xFFFF : 0);
+		idx[k] = _mm512_mask_add_epi32(one, r, one, one);
+	}
+	if (d > 1)
+		for (int k = 0; k < m; k++)
+		{
+			/* level 1: nodes 1 and 2, both decided, each lane taking its own */
+			uint32_t	w1 = fe[k][1],
+						w2 = fe[k][2];
+			__m512		v1 = _mm512_maskz_loadu_ps(lanes, xr + (size_t) (w1 & GS_COMPLETE_FEATURE_MASK) * ld);
+			__m512		v2 = _mm512_maskz_loadu_ps(lanes, xr + (size_t) (w2 & GS_COMPLETE_FEATURE_MASK) * ld);
+			__mmask16	r1 = complete_right(v1, _mm512_set1_ps(th[k][1]),
+											(w1 & GS_COMPLETE_NAN_RIGHT) ? (__mmask16) 0xFFFF : 0);
+			__mmask16	r2 = complete_right(v2, _mm512_set1_ps(th[k][2]),
+											(w2 & GS_COMPLETE_NAN_RIGHT) ? (__mmask16) 0xFFFF : 0);
+			__mmask16	at2 = _mm512_cmpeq_epi32_mask(idx[k], two);
+			__mmask16	r = (__mmask16) ((r1 & ~at2) | (r2 & at2));
+			__m512i		i2 = _mm512_add_epi32(_mm512_add_epi32(idx[k], idx[k]), one);
+
+			idx[k] = _mm512_mask_add_epi32(i2, r, i2, one);
+		}
+	for (int l = 2; l < d; l++)
+		for (int k = 0; k < m; k++)
+		{
+			__m512i		w = _mm512_i32gather_epi32(idx[k], (const void *) fe[k], 4);
+			__m512		t = _mm512_i32gather_ps(idx[k], (const void *) th[k], 4);
+			__m512i		off = _mm512_add_epi32(_mm512_mullo_epi32(_mm512_and_si512(w, fmask), ldv), lane);
+			__m512		v = _mm512_mask_i32gather_ps(zero, lanes, off, (const void *) xr, 4);
+			__mmask16	r = complete_right(v, t, _mm512_test_epi32_mask(w, nanbit));
+			__m512i		i2 = _mm512_add_epi32(_mm512_add_epi32(idx[k], idx[k]), one);
+
+			idx[k] = _mm512_mask_add_epi32(i2, r, i2, one);
+		}
+	for (int k = 0; k < m; k++)
+		lv[k] = _mm512_i32gather_ps(_mm512_sub_epi32(idx[k], _mm512_set1_epi32((int) splits)),
+									(const void *) (c->leaf + (size_t) (t0 + k) * (splits + 1)), 4);
+}
+
+/*
+ * Margins of a batch of a forest with a complete-tree form
+ * (gs_cpu_margins; at most GS_CPU_COMPLETE_GROUPS output groups): blocks
+ * of GS_CPU_COMPLETE_ROWS rows, each walking the trees a tree block at a
+ * time, sixteen rows at a time; a row's margin gets its trees' leaves in
+ * tree order, float additions as tree_block's, so the same bits.
+ */
+__attribute__((target("avx512f")))
+static void
+complete_margins_avx512(const GsForest *f, const float *x, size_t ld, size_t n_rows,
+						float *margin)
+{
+	const GsForestComplete *c = f->complete;
+	const int	ng = f->n_groups;
+	const size_t splits = ((size_t) 1 << c->depth) - 1;
+	const int32_t tb = complete_tree_block(c);
+	float		m[GS_CPU_COMPLETE_GROUPS][GS_CPU_COMPLETE_ROWS];
+
+	for (size_t r0 = 0; r0 < n_rows; r0 += GS_CPU_COMPLETE_ROWS)
+	{
+		const size_t n = n_rows - r0 < GS_CPU_COMPLETE_ROWS ? n_rows - r0 : GS_CPU_COMPLETE_ROWS;
+
+		for (int g = 0; g < ng; g++)
+			for (size_t i = 0; i < n; i++)
+				m[g][i] = f->base_margin[g];
+		for (int32_t t0 = 0; t0 < f->n_trees; t0 += tb)
+		{
+			const int32_t t1 = f->n_trees - t0 < tb ? f->n_trees : t0 + tb;
+
+			for (size_t i = 0; i < n; i += 16)
+			{
+				const __mmask16 lanes = n - i >= 16 ? (__mmask16) 0xFFFF :
+					(__mmask16) ((1u << (n - i)) - 1);
+				const float *xr = x + r0 + i;
+				__m512		lv[GS_CPU_COMPLETE_TREES];
+				int32_t		t = t0;
+
+				if (ng == 1)
+				{
+					__m512		acc = _mm512_loadu_ps(m[0] + i);
+
+					for (; t + GS_CPU_COMPLETE_TREES <= t1; t += GS_CPU_COMPLETE_TREES)
+					{
+						complete_walk(c, splits, t, GS_CPU_COMPLETE_TREES, xr, ld, lanes, lv);
+						for (int k = 0; k < GS_CPU_COMPLETE_TREES; k++)
+							acc = _mm512_add_ps(acc, lv[k]);
+					}
+					for (; t < t1; t++)
+					{
+						complete_walk(c, splits, t, 1, xr, ld, lanes, lv);
+						acc = _mm512_add_ps(acc, lv[0]);
+					}
+					_mm512_storeu_ps(m[0] + i, acc);
+					continue;
+				}
+				for (; t < t1; t += GS_CPU_COMPLETE_TREES)
+				{
+					int			k = t1 - t < GS_CPU_COMPLETE_TREES ? t1 - t : GS_CPU_COMPLETE_TREES;
+
+					if (k == GS_CPU_COMPLETE_TREES)
+						complete_walk(c, splits, t, GS_CPU_COMPLETE_TREES, xr, ld, lanes, lv);
+					else
+						for (int j = 0; j < k; j++)
+							complete_walk(c, splits, t + j, 1, xr, ld, lanes, lv + j);
+					for (int j = 0; j < k; j++)
+					{
+						float	   *mg = m[f->tree_group[t + j]] + i;
+
+						_mm512_storeu_ps(mg, _mm512_add_ps(_mm512_loadu_ps(mg), lv[j]));
+					}
+				}
+			}
+		}
+		for (size_t i = 0; i < n; i++)
+			for (int g = 0; g < ng; g++)
+				margin[(r0 + i) * ng + g] = m[g][i];
+	}
 }
 #endif
 
@@ -550,6 +822,19 @@ gs_cpu_margins(const GsForest *f, const float *x, size_t ld, size_t n_rows,
 	const int	ng = f->n_groups;
 	const bool	simd = simd_walk(f, ld);
 	size_t		r0;
+
+#ifdef GS_CPU_X86_SIMD
+	if (simd && f->complete != NULL && ng <= GS_CPU_COMPLETE_GROUPS)
+	{
+		complete_margins_avx512(f, x, ld, n_rows, margin);
+		return;
+	}
+#endif
+	if (f->complete != NULL && ng <= GS_CPU_COMPLETE_GROUPS)
+	{
+		complete_margins(f, x, ld, n_rows, margin);
+		return;
+	}
 
 	if (f->bins)
 	{
