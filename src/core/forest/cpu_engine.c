@@ -178,6 +178,7 @@ add_leaves_avx512(const GsNode *tree, const uint32_t *leaf, size_t n, float *mar
 #define GS_CPU_COMPLETE_GROUPS 16
 #define GS_CPU_COMPLETE_TREE_BYTES (128 * 1024)
 #define GS_CPU_COMPLETE_LANES 8
+#define GS_CPU_COMPLETE_ROW_BYTES (32 * 1024)
 #define GS_CPU_COMPLETE_TREES 4
 
 /* Trees of the complete-tree form c a tree block takes (a multiple of four). */
@@ -192,79 +193,102 @@ complete_tree_block(const GsForestComplete *c)
 }
 
 /*
- * Whether row x (feature j at x[j * ld]) goes right at split w, t of a
- * complete tree (forest_complete.h): x >= t, or NaN where the split sends
- * NaN right; gs_node_step_num's decision.
+ * Whether a row goes right at split w, t of a complete tree
+ * (forest_complete.h; feature j of the row at x[j * fs]): x >= t, or NaN
+ * where the split sends NaN right; gs_node_step_num's decision.
  */
-static inline uint32_t
-complete_step(uint32_t w, float t, const float *x, size_t ld)
+static inline __attribute__((always_inline)) uint32_t
+complete_step(uint32_t w, float t, const float *x, size_t fs)
 {
-	float		v = x[(size_t) (w & GS_COMPLETE_FEATURE_MASK) * ld];
+	float		v = x[(size_t) (w & GS_COMPLETE_FEATURE_MASK) * fs];
 
 	return (uint32_t) (v >= t) | ((uint32_t) (v != v) & (w >> 31));
 }
 
 /*
+ * Add to m[g][0..n) the leaves of the trees of group g that n rows reach
+ * (feature j of row i at xs[i * rs + j * fs]): the trees one at a time, in
+ * order, the rows GS_CPU_COMPLETE_LANES at a time in lockstep, i = 2i + 1
+ * + (went right) for the forest's depth steps.  Inlined with fs = 1 (rows
+ * copied to a row-major block) or rs = 1 (the batch's columns).
+ */
+static inline __attribute__((always_inline)) void
+complete_rows(const GsForest *f, const float *xs, size_t rs, size_t fs, size_t n,
+			  float (*m)[GS_CPU_COMPLETE_ROWS])
+{
+	const GsForestComplete *c = f->complete;
+	const int	d = c->depth;
+	const size_t splits = ((size_t) 1 << d) - 1;
+
+	for (int32_t t = 0; t < f->n_trees; t++)
+	{
+		const uint32_t *fe = c->feature + (size_t) t * splits;
+		const float *th = c->threshold + (size_t) t * splits;
+		const float *lf = c->leaf + (size_t) t * (splits + 1);
+		float	   *mg = m[f->tree_group[t]];
+		size_t		i = 0;
+
+		for (; i + GS_CPU_COMPLETE_LANES <= n; i += GS_CPU_COMPLETE_LANES)
+		{
+			uint32_t	idx[GS_CPU_COMPLETE_LANES];
+
+			for (int k = 0; k < GS_CPU_COMPLETE_LANES; k++)
+				idx[k] = 1 + complete_step(fe[0], th[0], xs + (i + k) * rs, fs);
+			for (int l = 1; l < d; l++)
+				for (int k = 0; k < GS_CPU_COMPLETE_LANES; k++)
+					idx[k] = 2 * idx[k] + 1 + complete_step(fe[idx[k]], th[idx[k]], xs + (i + k) * rs, fs);
+			for (int k = 0; k < GS_CPU_COMPLETE_LANES; k++)
+				mg[i + k] += lf[idx[k] - splits];
+		}
+		for (; i < n; i++)
+		{
+			uint32_t	h = 0;
+
+			for (int l = 0; l < d; l++)
+				h = 2 * h + 1 + complete_step(fe[h], th[h], xs + i * rs, fs);
+			mg[i] += lf[h - splits];
+		}
+	}
+}
+
+/*
  * Margins of a batch of a forest with a complete-tree form on the portable
- * path (gs_cpu_margins; at most GS_CPU_COMPLETE_GROUPS output groups):
- * blocks of GS_CPU_COMPLETE_ROWS rows; a tree block's trees one at a time,
- * the block's rows GS_CPU_COMPLETE_LANES at a time in lockstep, i = 2i + 1
- * + (went right) for the forest's depth steps (the root's split, the same
- * for every row, read once); a row's margin gets its trees' leaves in tree
- * order, float additions as tree_block's, so the same bits.
+ * path (gs_cpu_margins; at most GS_CPU_COMPLETE_GROUPS output groups), in
+ * blocks of GS_CPU_COMPLETE_ROWS rows, each copied to a row-major block
+ * first when its rows fit GS_CPU_COMPLETE_ROW_BYTES (a row's features then
+ * one base and an index: no multiply a step), then complete_rows; a row's
+ * margin gets its trees' leaves in tree order, float additions as
+ * tree_block's, so the same bits.
  */
 static void
 complete_margins(const GsForest *f, const float *x, size_t ld, size_t n_rows, float *margin)
 {
-	const GsForestComplete *c = f->complete;
 	const int	ng = f->n_groups;
-	const int	d = c->depth;
-	const size_t splits = ((size_t) 1 << d) - 1;
-	const int32_t tb = complete_tree_block(c);
+	const size_t nf = (size_t) f->n_features;
+	const bool	rowwise = nf * GS_CPU_COMPLETE_ROWS * sizeof(float) <= GS_CPU_COMPLETE_ROW_BYTES;
 	float		m[GS_CPU_COMPLETE_GROUPS][GS_CPU_COMPLETE_ROWS];
+	float		xb[GS_CPU_COMPLETE_ROW_BYTES / sizeof(float)];
 
 	for (size_t r0 = 0; r0 < n_rows; r0 += GS_CPU_COMPLETE_ROWS)
 	{
 		const size_t n = n_rows - r0 < GS_CPU_COMPLETE_ROWS ? n_rows - r0 : GS_CPU_COMPLETE_ROWS;
-		const float *xr = x + r0;
 
 		for (int g = 0; g < ng; g++)
 			for (size_t i = 0; i < n; i++)
 				m[g][i] = f->base_margin[g];
-		for (int32_t t = 0; t < f->n_trees; t++)
+		if (rowwise)
 		{
-			const uint32_t *fe = c->feature + (size_t) t * splits;
-			const float *th = c->threshold + (size_t) t * splits;
-			const float *lf = c->leaf + (size_t) t * (splits + 1) - splits;
-			float	   *mg = m[f->tree_group[t]];
-			size_t		i = 0;
-
-			for (; i + GS_CPU_COMPLETE_LANES <= n; i += GS_CPU_COMPLETE_LANES)
-			{
-				uint32_t	idx[GS_CPU_COMPLETE_LANES];
-
-				for (int k = 0; k < GS_CPU_COMPLETE_LANES; k++)
-					idx[k] = 1 + complete_step(fe[0], th[0], xr + i + k, ld);
-				for (int l = 1; l < d; l++)
-					for (int k = 0; k < GS_CPU_COMPLETE_LANES; k++)
-						idx[k] = 2 * idx[k] + 1 + complete_step(fe[idx[k]], th[idx[k]], xr + i + k, ld);
-				for (int k = 0; k < GS_CPU_COMPLETE_LANES; k++)
-					mg[i + k] += lf[idx[k]];
-			}
-			for (; i < n; i++)
-			{
-				uint32_t	h = 0;
-
-				for (int l = 0; l < d; l++)
-					h = 2 * h + 1 + complete_step(fe[h], th[h], xr + i, ld);
-				mg[i] += lf[h];
-			}
+			for (size_t j = 0; j < nf; j++)
+				for (size_t i = 0; i < n; i++)
+					xb[i * nf + j] = x[j * ld + r0 + i];
+			complete_rows(f, xb, nf, 1, n, m);
 		}
+		else
+			complete_rows(f, x + r0, 1, ld, n, m);
 		for (size_t i = 0; i < n; i++)
 			for (int g = 0; g < ng; g++)
 				margin[(r0 + i) * ng + g] = m[g][i];
 	}
-	(void) tb;
 }
 
 #ifdef GS_CPU_X86_SIMD
