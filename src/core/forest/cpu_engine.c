@@ -84,6 +84,8 @@ gs_cpu_simd(void)
 		/* the vector paths use AVX-512F and, for CatBoost's bins, AVX-512BW */
 		if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw"))
 			cpu_simd = GS_CPU_SIMD_AVX512;
+		else if (__builtin_cpu_supports("avx2"))
+			cpu_simd = GS_CPU_SIMD_AVX2;
 #endif
 	}
 	return cpu_simd;
@@ -169,28 +171,13 @@ add_leaves_avx512(const GsNode *tree, const uint32_t *leaf, size_t n, float *mar
 
 /*
  * The complete-tree walk (forest_complete.h): the rows a block takes, output
- * groups at most, and about the bytes of trees a block's rows walk before
- * the next trees (tree blocking: the trees stay in cache while the block's
- * rows walk them); on the portable path, rows in lockstep; on the AVX-512
- * path, trees walked in lockstep by one group of sixteen rows.
+ * groups at most, rows in lockstep on the portable path, and the most bytes
+ * of rows copied to a row-major block.
  */
 #define GS_CPU_COMPLETE_ROWS 128
 #define GS_CPU_COMPLETE_GROUPS 16
-#define GS_CPU_COMPLETE_TREE_BYTES (128 * 1024)
 #define GS_CPU_COMPLETE_LANES 8
 #define GS_CPU_COMPLETE_ROW_BYTES (32 * 1024)
-#define GS_CPU_COMPLETE_TREES 4
-
-/* Trees of the complete-tree form c a tree block takes (a multiple of four). */
-static int32_t
-complete_tree_block(const GsForestComplete *c)
-{
-	const size_t splits = ((size_t) 1 << c->depth) - 1;
-	int32_t		tb = (int32_t) (GS_CPU_COMPLETE_TREE_BYTES / (splits * 8 + (splits + 1) * 4));
-
-	tb -= tb % GS_CPU_COMPLETE_TREES;
-	return tb < GS_CPU_COMPLETE_TREES ? GS_CPU_COMPLETE_TREES : tb;
-}
 
 /*
  * Whether a row goes right at split w, t of a complete tree
@@ -251,6 +238,89 @@ complete_rows(const GsForest *f, const float *xs, size_t rs, size_t fs, size_t n
 	}
 }
 
+#ifdef GS_CPU_X86_SIMD
+/*
+ * complete_rows on a row-major block (xb[i * nf + j]) with AVX2, sixteen
+ * rows (two registers of eight) at a time: per level each lane's split
+ * (feature word and threshold) and its row's value gathered, the root's
+ * split broadcast; the same decisions as complete_step, so the same
+ * leaves, added to each row's margin in tree order.  The last n % 16 rows
+ * take complete_step one at a time.
+ */
+__attribute__((target("avx2")))
+static void
+complete_rows_avx2(const GsForest *f, const float *xb, size_t nf, size_t n,
+				   float (*m)[GS_CPU_COMPLETE_ROWS])
+{
+	const GsForestComplete *c = f->complete;
+	const int	d = c->depth;
+	const size_t splits = ((size_t) 1 << d) - 1;
+	const __m256i one = _mm256_set1_epi32(1);
+	const __m256i fmask = _mm256_set1_epi32((int) GS_COMPLETE_FEATURE_MASK);
+	const __m256i nsplits = _mm256_set1_epi32((int) splits);
+	const size_t n16 = n - n % 16;
+	__m256i		ro[GS_CPU_COMPLETE_ROWS / 8];
+
+	/* each lane's row in the block */
+	for (size_t i = 0; i < n16; i += 8)
+		ro[i / 8] = _mm256_mullo_epi32(_mm256_add_epi32(_mm256_set1_epi32((int) i),
+														_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)),
+									   _mm256_set1_epi32((int) nf));
+	for (int32_t t = 0; t < f->n_trees; t++)
+	{
+		const int  *fe = (const int *) (c->feature + (size_t) t * splits);
+		const float *th = c->threshold + (size_t) t * splits;
+		const float *lf = c->leaf + (size_t) t * (splits + 1);
+		float	   *mg = m[f->tree_group[t]];
+		const __m256i f0 = _mm256_set1_epi32((int) ((uint32_t) fe[0] & GS_COMPLETE_FEATURE_MASK));
+		const __m256 t0 = _mm256_set1_ps(th[0]);
+		const __m256 nr0 = _mm256_castsi256_ps(_mm256_set1_epi32(fe[0] < 0 ? -1 : 0));
+
+		for (size_t i = 0; i < n16; i += 16)
+		{
+			__m256i		idx[2];
+
+			for (int v = 0; v < 2; v++)
+			{
+				__m256		x = _mm256_i32gather_ps(xb, _mm256_add_epi32(ro[i / 8 + v], f0), 4);
+				__m256		r = _mm256_or_ps(_mm256_cmp_ps(x, t0, _CMP_GE_OQ),
+											 _mm256_and_ps(_mm256_cmp_ps(x, x, _CMP_UNORD_Q), nr0));
+
+				idx[v] = _mm256_sub_epi32(one, _mm256_castps_si256(r));
+			}
+			for (int l = 1; l < d; l++)
+				for (int v = 0; v < 2; v++)
+				{
+					__m256i		w = _mm256_i32gather_epi32(fe, idx[v], 4);
+					__m256		tv = _mm256_i32gather_ps(th, idx[v], 4);
+					__m256		x = _mm256_i32gather_ps(xb, _mm256_add_epi32(ro[i / 8 + v],
+																		   _mm256_and_si256(w, fmask)), 4);
+					__m256		r = _mm256_or_ps(_mm256_cmp_ps(x, tv, _CMP_GE_OQ),
+												 _mm256_and_ps(_mm256_cmp_ps(x, x, _CMP_UNORD_Q),
+															   _mm256_castsi256_ps(_mm256_srai_epi32(w, 31))));
+
+					idx[v] = _mm256_sub_epi32(_mm256_add_epi32(_mm256_add_epi32(idx[v], idx[v]), one),
+											  _mm256_castps_si256(r));
+				}
+			for (int v = 0; v < 2; v++)
+			{
+				__m256		lv = _mm256_i32gather_ps(lf, _mm256_sub_epi32(idx[v], nsplits), 4);
+
+				_mm256_storeu_ps(mg + i + 8 * v, _mm256_add_ps(_mm256_loadu_ps(mg + i + 8 * v), lv));
+			}
+		}
+		for (size_t i = n16; i < n; i++)
+		{
+			uint32_t	h = 0;
+
+			for (int l = 0; l < d; l++)
+				h = 2 * h + 1 + complete_step((uint32_t) fe[h], th[h], xb + i * nf, 1);
+			mg[i] += lf[h - splits];
+		}
+	}
+}
+#endif
+
 /*
  * Margins of a batch of a forest with a complete-tree form on the portable
  * path (gs_cpu_margins; at most GS_CPU_COMPLETE_GROUPS output groups), in
@@ -263,6 +333,7 @@ complete_rows(const GsForest *f, const float *xs, size_t rs, size_t fs, size_t n
 static void
 complete_margins(const GsForest *f, const float *x, size_t ld, size_t n_rows, float *margin)
 {
+	const bool	simd = gs_cpu_simd() != GS_CPU_SIMD_PORTABLE;
 	const int	ng = f->n_groups;
 	const size_t nf = (size_t) f->n_features;
 	const bool	rowwise = nf * GS_CPU_COMPLETE_ROWS * sizeof(float) <= GS_CPU_COMPLETE_ROW_BYTES;
@@ -281,7 +352,12 @@ complete_margins(const GsForest *f, const float *x, size_t ld, size_t n_rows, fl
 			for (size_t j = 0; j < nf; j++)
 				for (size_t i = 0; i < n; i++)
 					xb[i * nf + j] = x[j * ld + r0 + i];
-			complete_rows(f, xb, nf, 1, n, m);
+#ifdef GS_CPU_X86_SIMD
+			if (simd)
+				complete_rows_avx2(f, xb, nf, n, m);
+			else
+#endif
+				complete_rows(f, xb, nf, 1, n, m);
 		}
 		else
 			complete_rows(f, x + r0, 1, ld, n, m);
@@ -291,176 +367,6 @@ complete_margins(const GsForest *f, const float *x, size_t ld, size_t n_rows, fl
 	}
 }
 
-#ifdef GS_CPU_X86_SIMD
-
-/*
- * The lanes a complete-tree split sends right (forest_complete.h): x >= t
- * (false for NaN; t is never NaN), or NaN where the split sends NaN right.
- */
-__attribute__((target("avx512f"), always_inline))
-static inline __mmask16
-complete_right(__m512 v, __m512 t, __mmask16 nan_right)
-{
-	return _mm512_cmp_ps_mask(v, t, _CMP_GE_OQ) |
-		_mm512_mask_cmp_ps_mask(nan_right, v, v, _CMP_UNORD_Q);
-}
-
-/*
- * Leaf values lv[0..m) that sixteen rows (the lanes of lanes; feature j of
- * lane i at xr[j * ld + i]) reach in trees t0..t0 + m of the complete-tree
- * form c, m <= GS_CPU_COMPLETE_TREES trees in lockstep: levels 0 and 1 from
- * the columns their one or two splits read, loaded whole (a masked load:
- * lanes past the batch read nothing), deeper levels from the node and the
- * value of each lane gathered; i = 2i + 1 + (went right) at every level.
- * The same decisions as gs_node_step_num on the loaded trees, so the same
- * leaves' values.
- */
-__attribute__((target("avx512f"), always_inline))
-static inline void
-complete_walk(const GsForestComplete *c, size_t splits, int32_t t0, int m,
-			  const float *xr, size_t ld, __mmask16 lanes, __m512 *lv)
-{
-	const int	d = c->depth;
-	const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-	const __m512i one = _mm512_set1_epi32(1);
-	const __m512i two = _mm512_set1_epi32(2);
-	const __m512i fmask = _mm512_set1_epi32((int) GS_COMPLETE_FEATURE_MASK);
-	const __m512i nanbit = _mm512_set1_epi32((int) GS_COMPLETE_NAN_RIGHT);
-	const __m512i ldv = _mm512_set1_epi32((int) ld);
-	const __m512 zero = _mm512_setzero_ps();
-	const uint32_t *fe[GS_CPU_COMPLETE_TREES];
-	const float *th[GS_CPU_COMPLETE_TREES];
-	__m512i		idx[GS_CPU_COMPLETE_TREES];
-
-	for (int k = 0; k < m; k++)
-	{
-		uint32_t	w;
-		__m512		v;
-		__mmask16	r;
-
-		fe[k] = c->feature + (size_t) (t0 + k) * splits;
-		th[k] = c->threshold + (size_t) (t0 + k) * splits;
-		/* level 0: one split for every lane */
-		w = fe[k][0];
-		v = _mm512_maskz_loadu_ps(lanes, xr + (size_t) (w & GS_COMPLETE_FEATURE_MASK) * ld);
-		r = complete_right(v, _mm512_set1_ps(th[k][0]),
-						   (w & GS_COMPLETE_NAN_RIGHT) ? (__mmask16) 0xFFFF : 0);
-		idx[k] = _mm512_mask_add_epi32(one, r, one, one);
-	}
-	if (d > 1)
-		for (int k = 0; k < m; k++)
-		{
-			/* level 1: nodes 1 and 2, both decided, each lane taking its own */
-			uint32_t	w1 = fe[k][1],
-						w2 = fe[k][2];
-			__m512		v1 = _mm512_maskz_loadu_ps(lanes, xr + (size_t) (w1 & GS_COMPLETE_FEATURE_MASK) * ld);
-			__m512		v2 = _mm512_maskz_loadu_ps(lanes, xr + (size_t) (w2 & GS_COMPLETE_FEATURE_MASK) * ld);
-			__mmask16	r1 = complete_right(v1, _mm512_set1_ps(th[k][1]),
-											(w1 & GS_COMPLETE_NAN_RIGHT) ? (__mmask16) 0xFFFF : 0);
-			__mmask16	r2 = complete_right(v2, _mm512_set1_ps(th[k][2]),
-											(w2 & GS_COMPLETE_NAN_RIGHT) ? (__mmask16) 0xFFFF : 0);
-			__mmask16	at2 = _mm512_cmpeq_epi32_mask(idx[k], two);
-			__mmask16	r = (__mmask16) ((r1 & ~at2) | (r2 & at2));
-			__m512i		i2 = _mm512_add_epi32(_mm512_add_epi32(idx[k], idx[k]), one);
-
-			idx[k] = _mm512_mask_add_epi32(i2, r, i2, one);
-		}
-	for (int l = 2; l < d; l++)
-		for (int k = 0; k < m; k++)
-		{
-			__m512i		w = _mm512_i32gather_epi32(idx[k], (const void *) fe[k], 4);
-			__m512		t = _mm512_i32gather_ps(idx[k], (const void *) th[k], 4);
-			__m512i		off = _mm512_add_epi32(_mm512_mullo_epi32(_mm512_and_si512(w, fmask), ldv), lane);
-			__m512		v = _mm512_mask_i32gather_ps(zero, lanes, off, (const void *) xr, 4);
-			__mmask16	r = complete_right(v, t, _mm512_test_epi32_mask(w, nanbit));
-			__m512i		i2 = _mm512_add_epi32(_mm512_add_epi32(idx[k], idx[k]), one);
-
-			idx[k] = _mm512_mask_add_epi32(i2, r, i2, one);
-		}
-	for (int k = 0; k < m; k++)
-		lv[k] = _mm512_i32gather_ps(_mm512_sub_epi32(idx[k], _mm512_set1_epi32((int) splits)),
-									(const void *) (c->leaf + (size_t) (t0 + k) * (splits + 1)), 4);
-}
-
-/*
- * Margins of a batch of a forest with a complete-tree form
- * (gs_cpu_margins; at most GS_CPU_COMPLETE_GROUPS output groups): blocks
- * of GS_CPU_COMPLETE_ROWS rows, each walking the trees a tree block at a
- * time, sixteen rows at a time; a row's margin gets its trees' leaves in
- * tree order, float additions as tree_block's, so the same bits.
- */
-__attribute__((target("avx512f")))
-static void
-complete_margins_avx512(const GsForest *f, const float *x, size_t ld, size_t n_rows,
-						float *margin)
-{
-	const GsForestComplete *c = f->complete;
-	const int	ng = f->n_groups;
-	const size_t splits = ((size_t) 1 << c->depth) - 1;
-	const int32_t tb = complete_tree_block(c);
-	float		m[GS_CPU_COMPLETE_GROUPS][GS_CPU_COMPLETE_ROWS];
-
-	for (size_t r0 = 0; r0 < n_rows; r0 += GS_CPU_COMPLETE_ROWS)
-	{
-		const size_t n = n_rows - r0 < GS_CPU_COMPLETE_ROWS ? n_rows - r0 : GS_CPU_COMPLETE_ROWS;
-
-		for (int g = 0; g < ng; g++)
-			for (size_t i = 0; i < n; i++)
-				m[g][i] = f->base_margin[g];
-		for (int32_t t0 = 0; t0 < f->n_trees; t0 += tb)
-		{
-			const int32_t t1 = f->n_trees - t0 < tb ? f->n_trees : t0 + tb;
-
-			for (size_t i = 0; i < n; i += 16)
-			{
-				const __mmask16 lanes = n - i >= 16 ? (__mmask16) 0xFFFF :
-					(__mmask16) ((1u << (n - i)) - 1);
-				const float *xr = x + r0 + i;
-				__m512		lv[GS_CPU_COMPLETE_TREES];
-				int32_t		t = t0;
-
-				if (ng == 1)
-				{
-					__m512		acc = _mm512_loadu_ps(m[0] + i);
-
-					for (; t + GS_CPU_COMPLETE_TREES <= t1; t += GS_CPU_COMPLETE_TREES)
-					{
-						complete_walk(c, splits, t, GS_CPU_COMPLETE_TREES, xr, ld, lanes, lv);
-						for (int k = 0; k < GS_CPU_COMPLETE_TREES; k++)
-							acc = _mm512_add_ps(acc, lv[k]);
-					}
-					for (; t < t1; t++)
-					{
-						complete_walk(c, splits, t, 1, xr, ld, lanes, lv);
-						acc = _mm512_add_ps(acc, lv[0]);
-					}
-					_mm512_storeu_ps(m[0] + i, acc);
-					continue;
-				}
-				for (; t < t1; t += GS_CPU_COMPLETE_TREES)
-				{
-					int			k = t1 - t < GS_CPU_COMPLETE_TREES ? t1 - t : GS_CPU_COMPLETE_TREES;
-
-					if (k == GS_CPU_COMPLETE_TREES)
-						complete_walk(c, splits, t, GS_CPU_COMPLETE_TREES, xr, ld, lanes, lv);
-					else
-						for (int j = 0; j < k; j++)
-							complete_walk(c, splits, t + j, 1, xr, ld, lanes, lv + j);
-					for (int j = 0; j < k; j++)
-					{
-						float	   *mg = m[f->tree_group[t + j]] + i;
-
-						_mm512_storeu_ps(mg, _mm512_add_ps(_mm512_loadu_ps(mg), lv[j]));
-					}
-				}
-			}
-		}
-		for (size_t i = 0; i < n; i++)
-			for (int g = 0; g < ng; g++)
-				margin[(r0 + i) * ng + g] = m[g][i];
-	}
-}
-#endif
 
 /*
  * Whether batches of leading dimension ld of forest f may take the vector
@@ -847,13 +753,6 @@ gs_cpu_margins(const GsForest *f, const float *x, size_t ld, size_t n_rows,
 	const bool	simd = simd_walk(f, ld);
 	size_t		r0;
 
-#ifdef GS_CPU_X86_SIMD
-	if (simd && f->complete != NULL && ng <= GS_CPU_COMPLETE_GROUPS)
-	{
-		complete_margins_avx512(f, x, ld, n_rows, margin);
-		return;
-	}
-#endif
 	if (f->complete != NULL && ng <= GS_CPU_COMPLETE_GROUPS)
 	{
 		complete_margins(f, x, ld, n_rows, margin);
