@@ -240,41 +240,62 @@ complete_rows(const GsForest *f, const float *xs, size_t rs, size_t fs, size_t n
 
 #ifdef GS_CPU_X86_SIMD
 /*
- * complete_rows on a row-major block (xb[i * nf + j]) with AVX2, sixteen
- * rows (two registers of eight) at a time: per level each lane's split
- * (feature word and threshold) and its row's value gathered, the root's
- * split broadcast; the same decisions as complete_step, so the same
+ * Which lanes go right at a complete-tree split of feature word w (its NaN
+ * direction) and threshold t, as complete_step decides: x >= t, or NaN
+ * where the split sends NaN right; all ones for right.
+ */
+__attribute__((target("avx2"), always_inline))
+static inline __m256
+complete_right_avx2(__m256 x, __m256 t, __m256 nan_right)
+{
+	return _mm256_or_ps(_mm256_cmp_ps(x, t, _CMP_GE_OQ),
+						_mm256_and_ps(_mm256_cmp_ps(x, x, _CMP_UNORD_Q), nan_right));
+}
+
+/* The same at a split known to the caller (fe[h], th[h]), eight rows loaded from col. */
+__attribute__((target("avx2"), always_inline))
+static inline __m256
+complete_right_at(const int *fe, const float *th, uint32_t h, const float *xr, size_t ld)
+{
+	const float *col = xr + (size_t) ((uint32_t) fe[h] & GS_COMPLETE_FEATURE_MASK) * ld;
+
+	return complete_right_avx2(_mm256_loadu_ps(col), _mm256_set1_ps(th[h]),
+							   _mm256_castsi256_ps(_mm256_set1_epi32(fe[h] < 0 ? -1 : 0)));
+}
+
+/*
+ * complete_rows on the batch's columns (feature j of row i at xr[j * ld +
+ * i]; the caller checks that n_features * ld fits 31 bits) with AVX2,
+ * sixteen rows (two registers of eight) at a time: levels 0 to 2 from the
+ * columns their splits read, loaded whole (one, two, four a tree), each
+ * lane taking its own node's decision; deeper levels from each lane's split
+ * and value gathered.  The same decisions as complete_step, so the same
  * leaves, added to each row's margin in tree order.  The last n % 16 rows
  * take complete_step one at a time.
  */
 __attribute__((target("avx2")))
 static void
-complete_rows_avx2(const GsForest *f, const float *xb, size_t nf, size_t n,
+complete_cols_avx2(const GsForest *f, const float *xr, size_t ld, size_t n,
 				   float (*m)[GS_CPU_COMPLETE_ROWS])
 {
 	const GsForestComplete *c = f->complete;
 	const int	d = c->depth;
 	const size_t splits = ((size_t) 1 << d) - 1;
 	const __m256i one = _mm256_set1_epi32(1);
+	const __m256i two = _mm256_set1_epi32(2);
+	const __m256i three = _mm256_set1_epi32(3);
 	const __m256i fmask = _mm256_set1_epi32((int) GS_COMPLETE_FEATURE_MASK);
 	const __m256i nsplits = _mm256_set1_epi32((int) splits);
+	const __m256i ldv = _mm256_set1_epi32((int) ld);
+	const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
 	const size_t n16 = n - n % 16;
-	__m256i		ro[GS_CPU_COMPLETE_ROWS / 8];
 
-	/* each lane's row in the block */
-	for (size_t i = 0; i < n16; i += 8)
-		ro[i / 8] = _mm256_mullo_epi32(_mm256_add_epi32(_mm256_set1_epi32((int) i),
-														_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)),
-									   _mm256_set1_epi32((int) nf));
 	for (int32_t t = 0; t < f->n_trees; t++)
 	{
 		const int  *fe = (const int *) (c->feature + (size_t) t * splits);
 		const float *th = c->threshold + (size_t) t * splits;
 		const float *lf = c->leaf + (size_t) t * (splits + 1);
 		float	   *mg = m[f->tree_group[t]];
-		const __m256i f0 = _mm256_set1_epi32((int) ((uint32_t) fe[0] & GS_COMPLETE_FEATURE_MASK));
-		const __m256 t0 = _mm256_set1_ps(th[0]);
-		const __m256 nr0 = _mm256_castsi256_ps(_mm256_set1_epi32(fe[0] < 0 ? -1 : 0));
 
 		for (size_t i = 0; i < n16; i += 16)
 		{
@@ -282,22 +303,45 @@ complete_rows_avx2(const GsForest *f, const float *xb, size_t nf, size_t n,
 
 			for (int v = 0; v < 2; v++)
 			{
-				__m256		x = _mm256_i32gather_ps(xb, _mm256_add_epi32(ro[i / 8 + v], f0), 4);
-				__m256		r = _mm256_or_ps(_mm256_cmp_ps(x, t0, _CMP_GE_OQ),
-											 _mm256_and_ps(_mm256_cmp_ps(x, x, _CMP_UNORD_Q), nr0));
+				const float *x8 = xr + i + 8 * v;
+				__m256		r = complete_right_at(fe, th, 0, x8, ld);
 
 				idx[v] = _mm256_sub_epi32(one, _mm256_castps_si256(r));
+				if (d > 1)
+				{
+					/* nodes 1 and 2: lanes at 2 take the second */
+					__m256		at2 = _mm256_castsi256_ps(_mm256_cmpeq_epi32(idx[v], two));
+
+					r = _mm256_blendv_ps(complete_right_at(fe, th, 1, x8, ld),
+										 complete_right_at(fe, th, 2, x8, ld), at2);
+					idx[v] = _mm256_sub_epi32(_mm256_add_epi32(_mm256_add_epi32(idx[v], idx[v]), one),
+											  _mm256_castps_si256(r));
+				}
+				if (d > 2)
+				{
+					/* nodes 3 to 6: bit 0 and bit 1 of idx - 3 pick the lane's */
+					__m256i		p = _mm256_sub_epi32(idx[v], three);
+					__m256		b0 = _mm256_castsi256_ps(_mm256_slli_epi32(p, 31));
+					__m256		b1 = _mm256_castsi256_ps(_mm256_slli_epi32(p, 30));
+					__m256		lo = _mm256_blendv_ps(complete_right_at(fe, th, 3, x8, ld),
+													  complete_right_at(fe, th, 4, x8, ld), b0);
+					__m256		hi = _mm256_blendv_ps(complete_right_at(fe, th, 5, x8, ld),
+													  complete_right_at(fe, th, 6, x8, ld), b0);
+
+					r = _mm256_blendv_ps(lo, hi, b1);
+					idx[v] = _mm256_sub_epi32(_mm256_add_epi32(_mm256_add_epi32(idx[v], idx[v]), one),
+											  _mm256_castps_si256(r));
+				}
 			}
-			for (int l = 1; l < d; l++)
+			for (int l = 3; l < d; l++)
 				for (int v = 0; v < 2; v++)
 				{
 					__m256i		w = _mm256_i32gather_epi32(fe, idx[v], 4);
 					__m256		tv = _mm256_i32gather_ps(th, idx[v], 4);
-					__m256		x = _mm256_i32gather_ps(xb, _mm256_add_epi32(ro[i / 8 + v],
-																		   _mm256_and_si256(w, fmask)), 4);
-					__m256		r = _mm256_or_ps(_mm256_cmp_ps(x, tv, _CMP_GE_OQ),
-												 _mm256_and_ps(_mm256_cmp_ps(x, x, _CMP_UNORD_Q),
-															   _mm256_castsi256_ps(_mm256_srai_epi32(w, 31))));
+					__m256i		off = _mm256_add_epi32(_mm256_mullo_epi32(_mm256_and_si256(w, fmask), ldv),
+													   lane);
+					__m256		x = _mm256_i32gather_ps(xr + i + 8 * v, off, 4);
+					__m256		r = complete_right_avx2(x, tv, _mm256_castsi256_ps(_mm256_srai_epi32(w, 31)));
 
 					idx[v] = _mm256_sub_epi32(_mm256_add_epi32(_mm256_add_epi32(idx[v], idx[v]), one),
 											  _mm256_castps_si256(r));
@@ -314,7 +358,7 @@ complete_rows_avx2(const GsForest *f, const float *xb, size_t nf, size_t n,
 			uint32_t	h = 0;
 
 			for (int l = 0; l < d; l++)
-				h = 2 * h + 1 + complete_step((uint32_t) fe[h], th[h], xb + i * nf, 1);
+				h = 2 * h + 1 + complete_step((uint32_t) fe[h], th[h], xr + i, ld);
 			mg[i] += lf[h - splits];
 		}
 	}
@@ -347,17 +391,17 @@ complete_margins(const GsForest *f, const float *x, size_t ld, size_t n_rows, fl
 		for (int g = 0; g < ng; g++)
 			for (size_t i = 0; i < n; i++)
 				m[g][i] = f->base_margin[g];
+#ifdef GS_CPU_X86_SIMD
+		if (simd && nf * ld < ((size_t) 1 << 31))
+			complete_cols_avx2(f, x + r0, ld, n, m);
+		else
+#endif
 		if (rowwise)
 		{
 			for (size_t j = 0; j < nf; j++)
 				for (size_t i = 0; i < n; i++)
 					xb[i * nf + j] = x[j * ld + r0 + i];
-#ifdef GS_CPU_X86_SIMD
-			if (simd)
-				complete_rows_avx2(f, xb, nf, n, m);
-			else
-#endif
-				complete_rows(f, xb, nf, 1, n, m);
+			complete_rows(f, xb, nf, 1, n, m);
 		}
 		else
 			complete_rows(f, x + r0, 1, ld, n, m);
