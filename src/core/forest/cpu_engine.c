@@ -20,6 +20,17 @@
  * forest has bins (forest_bins.h), from one float column slice per level
  * when it has none.
  *
+ * A forest of plain numerical trees with float leaves (XGBoost's, ONNX-ML's)
+ * usually has a complete-tree form (forest_complete.h): every tree a
+ * complete tree of the forest's depth in separate arrays, walked
+ * i = 2i + 1 + (went right) with no leaf test (complete_margins).  The
+ * portable walk copies blocks of rows to a row-major block and runs eight
+ * rows in lockstep; on CPUs with AVX2 (AVX-512 ones included) the batch's
+ * columns are read in place sixteen rows at a time, the first three levels
+ * decided on whole column loads and blended per lane, the deeper ones
+ * gathered (complete_cols_avx2).  The same decisions and the same float
+ * additions in tree order, so the same bits.
+ *
  * On x86-64 CPUs with AVX-512 (found at run time, gs_cpu_simd) the lockstep
  * walk of plain numerical trees runs sixteen rows to a vector register
  * (tree_leaves_avx512: the same gs_node_step_num decisions on gathered

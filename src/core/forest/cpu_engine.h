@@ -17,8 +17,10 @@
 /*
  * The vector path of the engine, found from the CPU at the first use
  * (__builtin_cpu_supports): AVX-512 where it has it (gs_cpu_margins walks
- * plain numerical trees sixteen rows to a register), else the portable C.
- * Both give the same bits.  gs_cpu_simd_set(GS_CPU_SIMD_PORTABLE) forces the
+ * plain numerical trees sixteen rows to a register, CatBoost's bins 64),
+ * else AVX2 where it has it, else the portable C.  The complete-tree walk
+ * (forest_complete.h) takes AVX2 on both vector paths.  All give the same
+ * bits.  gs_cpu_simd_set(GS_CPU_SIMD_PORTABLE) forces the
  * portable path (for tests and benchmarks); any other value goes back to
  * what the CPU has.
  */
