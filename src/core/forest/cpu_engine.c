@@ -406,6 +406,8 @@ complete_margins(const GsForest *f, const float *x, size_t ld, size_t n_rows, fl
 		if (simd && nf * ld < ((size_t) 1 << 31))
 			complete_cols_avx2(f, x + r0, ld, n, m);
 		else
+#else
+		(void) simd;
 #endif
 		if (rowwise)
 		{
