@@ -26,7 +26,7 @@
  * i = 2i + 1 + (went right) with no leaf test (complete_margins).  The
  * portable walk copies blocks of rows to a row-major block and runs eight
  * rows in lockstep; on CPUs with AVX2 (AVX-512 ones included) the batch's
- * columns are read in place sixteen rows at a time, the first three levels
+ * columns are read in place 32 rows at a time, the first three levels
  * decided on whole column loads and blended per lane, the deeper ones
  * gathered (complete_cols_avx2).  The same decisions and the same float
  * additions in tree order, so the same bits.
@@ -188,6 +188,8 @@ add_leaves_avx512(const GsNode *tree, const uint32_t *leaf, size_t n, float *mar
 #define GS_CPU_COMPLETE_ROWS 128
 #define GS_CPU_COMPLETE_GROUPS 16
 #define GS_CPU_COMPLETE_LANES 8
+/* Registers of eight rows the AVX2 walk keeps in flight (its gathers' latency) */
+#define GS_CPU_COMPLETE_VREGS 4
 #define GS_CPU_COMPLETE_ROW_BYTES (32 * 1024)
 
 /*
@@ -277,11 +279,11 @@ complete_right_at(const int *fe, const float *th, uint32_t h, const float *xr, s
 /*
  * complete_rows on the batch's columns (feature j of row i at xr[j * ld +
  * i]; the caller checks that n_features * ld fits 31 bits) with AVX2,
- * sixteen rows (two registers of eight) at a time: levels 0 to 2 from the
+ * 32 rows (GS_CPU_COMPLETE_VREGS registers of eight) at a time: levels 0 to 2 from the
  * columns their splits read, loaded whole (one, two, four a tree), each
  * lane taking its own node's decision; deeper levels from each lane's split
  * and value gathered.  The same decisions as complete_step, so the same
- * leaves, added to each row's margin in tree order.  The last n % 16 rows
+ * leaves, added to each row's margin in tree order.  The last n % 32 rows
  * take complete_step one at a time.
  */
 __attribute__((target("avx2")))
@@ -299,7 +301,7 @@ complete_cols_avx2(const GsForest *f, const float *xr, size_t ld, size_t n,
 	const __m256i nsplits = _mm256_set1_epi32((int) splits);
 	const __m256i ldv = _mm256_set1_epi32((int) ld);
 	const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-	const size_t n16 = n - n % 16;
+	const size_t nv = n - n % (8 * GS_CPU_COMPLETE_VREGS);
 
 	for (int32_t t = 0; t < f->n_trees; t++)
 	{
@@ -308,11 +310,11 @@ complete_cols_avx2(const GsForest *f, const float *xr, size_t ld, size_t n,
 		const float *lf = c->leaf + (size_t) t * (splits + 1);
 		float	   *mg = m[f->tree_group[t]];
 
-		for (size_t i = 0; i < n16; i += 16)
+		for (size_t i = 0; i < nv; i += 8 * GS_CPU_COMPLETE_VREGS)
 		{
-			__m256i		idx[2];
+			__m256i		idx[GS_CPU_COMPLETE_VREGS];
 
-			for (int v = 0; v < 2; v++)
+			for (int v = 0; v < GS_CPU_COMPLETE_VREGS; v++)
 			{
 				const float *x8 = xr + i + 8 * v;
 				__m256		r = complete_right_at(fe, th, 0, x8, ld);
@@ -345,7 +347,7 @@ complete_cols_avx2(const GsForest *f, const float *xr, size_t ld, size_t n,
 				}
 			}
 			for (int l = 3; l < d; l++)
-				for (int v = 0; v < 2; v++)
+				for (int v = 0; v < GS_CPU_COMPLETE_VREGS; v++)
 				{
 					__m256i		w = _mm256_i32gather_epi32(fe, idx[v], 4);
 					__m256		tv = _mm256_i32gather_ps(th, idx[v], 4);
@@ -357,14 +359,14 @@ complete_cols_avx2(const GsForest *f, const float *xr, size_t ld, size_t n,
 					idx[v] = _mm256_sub_epi32(_mm256_add_epi32(_mm256_add_epi32(idx[v], idx[v]), one),
 											  _mm256_castps_si256(r));
 				}
-			for (int v = 0; v < 2; v++)
+			for (int v = 0; v < GS_CPU_COMPLETE_VREGS; v++)
 			{
 				__m256		lv = _mm256_i32gather_ps(lf, _mm256_sub_epi32(idx[v], nsplits), 4);
 
 				_mm256_storeu_ps(mg + i + 8 * v, _mm256_add_ps(_mm256_loadu_ps(mg + i + 8 * v), lv));
 			}
 		}
-		for (size_t i = n16; i < n; i++)
+		for (size_t i = nv; i < n; i++)
 		{
 			uint32_t	h = 0;
 
