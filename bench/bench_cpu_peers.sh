@@ -144,7 +144,7 @@ done
     echo
     echo "| model | ours rows/s | best peer | its rows/s | ours / best | goal |"
     echo "|---|---:|---|---:|---:|---|"
-    awk -F'\t' '$3 != "-" { if ($2 == "ours") o[$1] = $3; else if ($2 !~ /^ours/ &&  (!($1 in b) || $3 + 0 > b[$1] + 0) { b[$1] = $3; n[$1] = $2; d[$1] = $5 }
+    awk -F'\t' '$3 != "-" { if ($2 == "ours") o[$1] = $3; else if ($2 !~ /^ours/ &&  (!($1 in b) || $3 + 0 > b[$1] + 0)) { b[$1] = $3; n[$1] = $2; d[$1] = $5 }
                             if (!($1 in seen)) { seen[$1] = 1; order[++k] = $1 } }
         END { for (i = 1; i <= k; i++) { m = order[i]; r = o[m] / b[m];
                   printf "| %s | %\047d | %s%s | %\047d | **%.2fx** | %s |\n", m, o[m], n[m],

@@ -17,6 +17,7 @@
 #include "forest/catboost_ctr.h"
 #include "forest/cpu_engine.h"
 #include "forest/forest.h"
+#include "forest/forest_complete.h"
 #include "forest/forest_eval.h"
 #include "frontend/frontend.h"
 #include "frontend/catboost/catboost.h"
@@ -117,6 +118,40 @@ portable_same(const GsForest *f, const float *col, size_t n, const float *out)
 	return same;
 }
 
+/*
+ * Whether the walk of forest f's nodes (its complete-tree form,
+ * forest_complete.h, put aside) and the portable path both give the
+ * margins and outputs of the n-row batch col that the CPU's path gave
+ * (margin, out); for forests with a complete-tree form, which the CPU's
+ * path (AVX-512) walks instead of the nodes.  f is restored.
+ */
+static inline int
+complete_same(const GsForest *f, const float *col, size_t n, const float *margin,
+			  const float *out)
+{
+	GsForest   *mf = (GsForest *) f;
+	GsForestComplete *keep = mf->complete;
+	float	   *m2 = malloc(sizeof(float) * n * f->n_groups);
+	float	   *o2 = malloc(sizeof(float) * n * f->n_outputs);
+	int			same = 1;
+
+	for (int path = 0; path < 2; path++)
+	{
+		if (path == 0)
+			mf->complete = NULL;
+		else
+			gs_cpu_simd_set(GS_CPU_SIMD_PORTABLE);
+		predict_cols(f, col, n, m2, o2);
+		same &= memcmp(m2, margin, sizeof(float) * n * f->n_groups) == 0 &&
+			memcmp(o2, out, sizeof(float) * n * f->n_outputs) == 0;
+	}
+	mf->complete = keep;
+	gs_cpu_simd_set(GS_CPU_SIMD_AUTO);
+	free(m2);
+	free(o2);
+	return same;
+}
+
 static inline void
 check_model(const char *label, const GsForest *f, const Cases *c, double tol)
 {
@@ -146,6 +181,9 @@ check_model(const char *label, const GsForest *f, const Cases *c, double tol)
 	check(portable_same(f, col, n, out), "%s: %s", label,
 		  gs_cpu_simd() == GS_CPU_SIMD_AVX512 ? "AVX-512 and portable paths give the same bits" :
 		  "portable path (no AVX-512 here) gives the same bits forced");
+	if (f->complete)
+		check(complete_same(f, col, n, margin, out), "%s: %s", label,
+			  "complete trees, node walk and portable path give the same margins and outputs");
 
 	/* odd batch sizes, exercising block tails */
 	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++)
@@ -164,6 +202,8 @@ check_model(const char *label, const GsForest *f, const Cases *c, double tol)
 			predict_cols(f, col, m, margin, out);
 			worst = fmax(worst, max_err(out, c->want + r0 * c->nout, m * c->nout));
 			same &= portable_same(f, col, m, out);
+			if (f->complete)
+				same &= complete_same(f, col, m, margin, out);
 		}
 		snprintf(what, sizeof(what), "batches of %zu rows within %g", bs, tol);
 		check(worst <= tol, "%s: %s", label, what);

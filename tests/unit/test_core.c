@@ -24,7 +24,9 @@
 #include "forest/catboost_ctr.h"
 #include "forest/cpu_engine.h"
 #include "forest/forest.h"
+#include "forest/forest_complete.h"
 #include "forest/forest_eval.h"
+#include "forest/forest_image.h"
 #include "../common/test_util.h"
 #include "core_util.h"
 
@@ -338,10 +340,160 @@ test_corruption(void)
 	(void) loaded;
 }
 
+/* A pseudo-random number (a 64-bit LCG: the same forests on every run). */
+static uint32_t
+rnd(uint64_t *s)
+{
+	*s = *s * 6364136223846793005ull + 1442695040888963407ull;
+	return (uint32_t) (*s >> 33);
+}
+
+/* A value a split or a row may hold: thresholds, infinities, signed zeros. */
+static float
+rnd_value(uint64_t *s)
+{
+	static const float special[] = {-1.0f, 0.0f, -0.0f, 0.5f, 1.0f, 2.5f, 1e-30f, 3.0f};
+	uint32_t	k = rnd(s) % 16;
+
+	if (k < 8)
+		return special[k];
+	if (k == 8)
+		return INFINITY;
+	if (k == 9)
+		return -INFINITY;
+	return (float) ((double) rnd(s) / 2147483648.0 * 8.0 - 4.0);
+}
+
+/*
+ * A random forest of plain numerical splits as a loader builds it
+ * (breadth-first, children adjacent): nt trees of depth at most dmax, each
+ * node split with probability psplit (in 1/8), over nf features and ng
+ * output groups, leaves of mixed magnitudes so that the order of the float
+ * sums shows.
+ */
+static GsForest *
+random_forest(uint64_t *s, int nt, int nf, int ng, int dmax, int psplit)
+{
+	GsForest   *f = calloc(1, sizeof(GsForest));
+	int64_t		cap = 0;
+
+	for (int t = 0; t < nt; t++)
+		cap += ((int64_t) 2 << dmax) - 1;
+	f->alloc = gs_malloc_allocator;
+	f->format = GS_FORMAT_XGBOOST_JSON;
+	strcpy(f->objective, "reg:squarederror");
+	strcpy(f->booster, "gbtree");
+	f->transform = GS_TRANSFORM_IDENTITY;
+	f->n_features = nf;
+	f->n_groups = ng;
+	f->n_outputs = ng;
+	f->n_trees = nt;
+	f->base_margin = malloc(sizeof(float) * ng);
+	f->tree_offset = malloc(sizeof(uint32_t) * nt);
+	f->tree_group = malloc(sizeof(int32_t) * nt);
+	f->tree_depth = malloc(sizeof(int32_t) * nt);
+	f->nodes = malloc(sizeof(GsNode) * (size_t) cap);
+	for (int g = 0; g < ng; g++)
+		f->base_margin[g] = (float) ((double) rnd(s) / 2147483648.0 - 0.5);
+	for (int t = 0; t < nt; t++)
+	{
+		GsNode	   *tree = f->nodes + f->n_nodes;
+		int32_t    *depth = malloc(sizeof(int32_t) * (((size_t) 2 << dmax) - 1));
+		uint32_t	size = 1;
+
+		f->tree_offset[t] = (uint32_t) f->n_nodes;
+		f->tree_group[t] = t % ng;
+		f->tree_depth[t] = 0;
+		depth[0] = 0;
+		for (uint32_t i = 0; i < size; i++)
+		{
+			if (depth[i] < dmax && (int) (rnd(s) % 8) < psplit)
+			{
+				tree[i].value = rnd_value(s);
+				if (isinf(tree[i].value) && rnd(s) % 4)
+					tree[i].value = 0.25f;
+				tree[i].info = (rnd(s) % (uint32_t) nf) | (rnd(s) % 2 ? GS_NODE_DEFAULT_LEFT : 0);
+				tree[i].left = size;
+				depth[size] = depth[size + 1] = depth[i] + 1;
+				size += 2;
+			}
+			else
+			{
+				tree[i].value = (float) (((double) rnd(s) / 2147483648.0 - 0.5) *
+										 pow(10.0, (double) (rnd(s) % 7) - 3.0));
+				tree[i].info = GS_NODE_LEAF;
+				tree[i].left = 0;
+				if (depth[i] > f->tree_depth[t])
+					f->tree_depth[t] = depth[i];
+			}
+		}
+		if (f->tree_depth[t] > f->max_depth)
+			f->max_depth = f->tree_depth[t];
+		f->n_nodes += size;
+		free(depth);
+	}
+	return f;
+}
+
+/*
+ * The complete-tree form (forest_complete.h) on random forests: unbalanced
+ * trees, lone leaves, NaN both ways, infinite thresholds and values,
+ * several output groups (more than the vector path takes, too), depths
+ * past the form's cap, batch sizes around the sixteen-row groups: its
+ * margins and outputs the same bits as the node walk's and the portable
+ * path's.
+ */
+static void
+test_complete_random(void)
+{
+	uint64_t	s = 42;
+	int			built = 0,
+				same = 0,
+				trials = 0,
+				loaded = 0;
+	const size_t sizes[] = {1, 15, 16, 17, 100, 129, 300};
+
+	for (int trial = 0; trial < 60; trial++)
+	{
+		int			nt = 1 + (int) (rnd(&s) % 40);
+		int			nf = 1 + (int) (rnd(&s) % 12);
+		int			ng = trial % 5 == 4 ? 17 : trial % 3 == 2 ? 3 : 1;
+		int			dmax = trial % 10 == 9 ? 13 : 1 + (int) (rnd(&s) % 10);
+		int			psplit = 4 + (int) (rnd(&s) % 5);
+		size_t		n = sizes[trial % 7];
+		GsForest   *f = random_forest(&s, nt, nf, ng, dmax, psplit);
+		GsStatus	st = {0};
+		float	   *col = malloc(sizeof(float) * n * nf);
+		float	   *margin = malloc(sizeof(float) * n * ng);
+		float	   *out = malloc(sizeof(float) * n * ng);
+
+		if (gs_forest_check(f, NULL, &gs_malloc_allocator, &st) == GS_OK &&
+			gs_forest_complete_build(f, &st) == GS_OK)
+		{
+			loaded++;
+			built += f->complete != NULL;
+			for (size_t i = 0; i < n * nf; i++)
+				col[i] = rnd(&s) % 10 == 0 ? NAN : rnd_value(&s);
+			gs_cpu_predict(f, col, n, n, margin, out);
+			trials++;
+			same += complete_same(f, col, n, margin, out);
+		}
+		free(col);
+		free(margin);
+		free(out);
+		gs_forest_free(f);
+	}
+	check(loaded == 60, "%s%s", "random forests pass gs_forest_check", "");
+	check(built >= 30, "%s%s", "most random forests get complete trees", "");
+	check(trials > 0 && same == trials, "%s%s",
+		  "complete trees, node walk and portable path: the same margins and outputs on random forests", "");
+}
+
 int
 main(void)
 {
 	test_fixtures();
+	test_complete_random();
 	test_bad_models();
 	test_limits();
 	test_corruption();

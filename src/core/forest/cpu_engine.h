@@ -17,8 +17,10 @@
 /*
  * The vector path of the engine, found from the CPU at the first use
  * (__builtin_cpu_supports): AVX-512 where it has it (gs_cpu_margins walks
- * plain numerical trees sixteen rows to a register), else the portable C.
- * Both give the same bits.  gs_cpu_simd_set(GS_CPU_SIMD_PORTABLE) forces the
+ * plain numerical trees sixteen rows to a register, CatBoost's bins 64),
+ * else AVX2 where it has it, else the portable C.  The complete-tree walk
+ * (forest_complete.h) takes AVX2 on both vector paths.  All give the same
+ * bits.  gs_cpu_simd_set(GS_CPU_SIMD_PORTABLE) forces the
  * portable path (for tests and benchmarks); any other value goes back to
  * what the CPU has.
  */
@@ -26,7 +28,9 @@ typedef enum GsCpuSimd
 {
 	GS_CPU_SIMD_AUTO = -1,		/* not detected yet */
 	GS_CPU_SIMD_PORTABLE = 0,
-	GS_CPU_SIMD_AVX512 = 1
+	GS_CPU_SIMD_AVX512 = 1,
+	GS_CPU_SIMD_AVX2 = 2		/* AVX2, no AVX-512: only the complete-tree
+								 * walk (forest_complete.h) is vectorized */
 } GsCpuSimd;
 
 extern GsCpuSimd gs_cpu_simd(void);

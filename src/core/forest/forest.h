@@ -131,6 +131,9 @@ typedef struct GsCbCtrs GsCbCtrs;
 /* The quantized form of a forest of symmetric trees (forest_bins.h). */
 typedef struct GsForestBins GsForestBins;
 
+/* The complete-tree form of a forest of plain numerical trees (forest_complete.h). */
+typedef struct GsForestComplete GsForestComplete;
+
 /*
  * The linear models in the leaves of LightGBM's linear trees
  * (linear_tree=true), indexed like GsForest.nodes.  Leaf i's output is
@@ -241,6 +244,14 @@ typedef struct GsForest
 	 * NULL for other forests and for symmetric ones that do not fit.
 	 */
 	GsForestBins *bins;
+	/*
+	 * The complete trees the CPU engine's vector path walks a forest of
+	 * plain numerical trees with float leaves in (forest_complete.h),
+	 * derived from the nodes when the forest is loaded (not with
+	 * keep_covers) or read from its image; not in the image.  NULL for
+	 * other forests and for those that do not fit.
+	 */
+	GsForestComplete *complete;
 	/*
 	 * Only from the CatBoost loader, for a model with categorical features:
 	 * how the n_derived features after the n_features input columns
