@@ -29,7 +29,7 @@ FOREST_OBJS = $(addprefix src/core/forest/, forest.o forest_build.o forest_check
 FE_COMMON_OBJS = $(addprefix src/core/frontend/common/, load_checks.o json_decode.o ubj_decode.o ubj_reader.o)
 FE_XGBOOST_OBJS = $(addprefix src/core/frontend/xgboost/, xgb_binary.o xgb_load.o \
 	xgb_learner.o xgb_json.o xgb_trees.o xgb_cats.o)
-FE_LIGHTGBM_OBJS = $(addprefix src/core/frontend/lightgbm/, lgbm_load.o lgbm_text.o lgbm_linear.o lgbm_cats.o)
+FE_LIGHTGBM_OBJS = $(addprefix src/core/frontend/lightgbm/, lgbm_load.o lgbm_text.o lgbm_trees.o lgbm_linear.o lgbm_cats.o)
 FE_CATBOOST_OBJS = $(addprefix src/core/frontend/catboost/, catboost_load.o catboost_ctr_read.o \
 	catboost_loss.o catboost_names.o)
 TREE_OBJS = $(CORE_TOP_OBJS) $(UTIL_OBJS) $(FOREST_OBJS) $(FE_COMMON_OBJS) $(FE_XGBOOST_OBJS) \

@@ -228,6 +228,101 @@ test_bad_models(void)
 	}
 }
 
+/*
+ * A small LightGBM text model: header, then the tree blocks given (each
+ * from its "num_leaves=" line on), numbered in order.  Static buffer.
+ */
+static const char *
+lgbm_text(const char *const *trees, int n)
+{
+	static char buf[4096];
+	size_t		k;
+
+	k = (size_t) snprintf(buf, sizeof(buf),
+						  "tree\nversion=v4\nnum_class=1\nnum_tree_per_iteration=1\nlabel_index=0\n"
+						  "max_feature_idx=1\nobjective=regression\nfeature_names=a b\n\n");
+	for (int t = 0; t < n; t++)
+		k += (size_t) snprintf(buf + k, sizeof(buf) - k, "Tree=%d\n%s\n\n", t, trees[t]);
+	snprintf(buf + k, sizeof(buf) - k, "end of trees\n");
+	return buf;
+}
+
+/*
+ * LightGBM trees as the forest builder lays them out: a one-leaf tree, a
+ * model mixing a linear tree with one that is not (its leaves' values
+ * become constants), an "is_linear=1" line a later line overrides (no
+ * linear leaves at all), and a node no path reaches (LightGBM's own check,
+ * kept beside the builder's).
+ */
+static void
+test_lgbm_layout(void)
+{
+	const char *linear =
+		"num_leaves=2\nnum_cat=0\nsplit_feature=0\nthreshold=0.5\ndecision_type=2\n"
+		"left_child=-1\nright_child=-2\nleaf_value=0.25 0.75\nis_linear=1\n"
+		"leaf_const=0.5 1.5\nnum_features=1 0\nleaf_features=1 \nleaf_coeff=2 \nshrinkage=1";
+	const char *overridden =
+		"num_leaves=2\nnum_cat=0\nsplit_feature=0\nthreshold=0.5\ndecision_type=2\n"
+		"left_child=-1\nright_child=-2\nleaf_value=0.25 0.75\nis_linear=1\nis_linear=0\n"
+		"leaf_const=0.5 1.5\nnum_features=1 0\nleaf_features=1 \nleaf_coeff=2 \nshrinkage=1";
+	const char *one_leaf =
+		"num_leaves=1\nnum_cat=0\nsplit_feature=\nthreshold=\ndecision_type=\nleft_child=\n"
+		"right_child=\nleaf_value=0.125\nis_linear=0\nshrinkage=1";
+	const char *unreachable =
+		"num_leaves=3\nnum_cat=0\nsplit_feature=0 1\nthreshold=0.5 0.25\ndecision_type=2 2\n"
+		"left_child=-1 -3\nright_child=-2 -3\nleaf_value=0.1 0.2 0.3\nshrinkage=1";
+	const char *trees[2];
+	const char *text;
+	GsForest   *f;
+	GsStatus	st;
+	const char *what;
+
+	trees[0] = one_leaf;
+	text = lgbm_text(trees, 1);
+	gs_forest_load((const unsigned char *) text, strlen(text), GS_FORMAT_AUTO, NULL,
+				   &gs_malloc_allocator, &f, &st);
+	check(f != NULL && f->n_nodes == 1 && f->nodes[0].info == GS_NODE_LEAF &&
+		  f->nodes[0].value == 0.125f && f->tree_depth[0] == 0 && f->linear == NULL,
+		  "LightGBM one-leaf tree: one leaf node at depth 0%s%s", f ? "" : ": ", f ? "" : st.msg);
+	gs_forest_free(f);
+
+	trees[0] = linear;
+	trees[1] = one_leaf;
+	text = lgbm_text(trees, 2);
+	gs_forest_load((const unsigned char *) text, strlen(text), GS_FORMAT_AUTO, NULL,
+				   &gs_malloc_allocator, &f, &st);
+	what = f ? "" : st.msg;
+	check(f != NULL && f->n_nodes == 4 && f->linear != NULL && f->linear->n_terms == 1 &&
+		  f->linear->constant[0] == 0.0 && f->linear->constant[1] == 0.5 &&
+		  f->linear->constant[2] == 1.5 && f->linear->constant[3] == 0.125 &&
+		  f->linear->start[0] == 0 && f->linear->start[1] == 0 && f->linear->start[2] == 1 &&
+		  f->linear->start[3] == 1 && f->linear->start[4] == 1 &&
+		  f->linear->feature[0] == 1 && f->linear->coef[0] == 2.0,
+		  "LightGBM linear and plain trees: linear leaves in node order, plain leaves as constants%s%s",
+		  what[0] ? ": " : "", what);
+	gs_forest_free(f);
+
+	trees[0] = overridden;
+	text = lgbm_text(trees, 2);
+	gs_forest_load((const unsigned char *) text, strlen(text), GS_FORMAT_AUTO, NULL,
+				   &gs_malloc_allocator, &f, &st);
+	what = f ? "" : st.msg;
+	check(f != NULL && f->n_nodes == 4 && f->linear == NULL && f->nodes[1].value == 0.25f,
+		  "LightGBM is_linear=1 overridden by is_linear=0: no linear leaves%s%s",
+		  what[0] ? ": " : "", what);
+	gs_forest_free(f);
+
+	trees[0] = one_leaf;
+	trees[1] = unreachable;
+	text = lgbm_text(trees, 2);
+	gs_forest_load((const unsigned char *) text, strlen(text), GS_FORMAT_AUTO, NULL,
+				   &gs_malloc_allocator, &f, &st);
+	check(f == NULL && st.code == GS_ERR_INVALID_MODEL &&
+		  strcmp(st.msg, "invalid LightGBM model: tree 1 has 2 nodes not reachable from its root") == 0,
+		  "LightGBM node no path reaches: %s%s", st.msg, "");
+	gs_forest_free(f);
+}
+
 /* Caps: a model over each limit is refused with GS_ERR_LIMIT. */
 static void
 test_limits(void)
@@ -495,6 +590,7 @@ main(void)
 	test_fixtures();
 	test_complete_random();
 	test_bad_models();
+	test_lgbm_layout();
 	test_limits();
 	test_corruption();
 	printf("1..%d\n", n_pass + n_fail);

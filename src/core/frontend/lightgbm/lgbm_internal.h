@@ -1,8 +1,9 @@
 /*
  * lgbm_internal.h
- *	  What the two halves of the LightGBM loader share: the parsed tree
- *	  (LTree) and the text helpers of lgbm_text.c used by lgbm_load.c.
- *	  Not an API: only the LightGBM loader's files (lgbm_*.c) include it.
+ *	  What the parts of the LightGBM loader share: the parsed tree (LTree),
+ *	  the text helpers of lgbm_text.c, the trees' build (lgbm_trees.c) and
+ *	  the linear leaves growing beside it (lgbm_linear.c).  Not an API: only
+ *	  the LightGBM loader's files (lgbm_*.c) include it.
  */
 #ifndef GS_LGBM_INTERNAL_H
 #define GS_LGBM_INTERNAL_H
@@ -12,6 +13,7 @@
 #include <stdint.h>
 
 #include "forest/forest.h"
+#include "forest/forest_build.h"
 
 /* One tree's arrays as parsed, not yet trusted beyond their lengths. */
 typedef struct LTree
@@ -77,19 +79,57 @@ extern GsCode gs_lgbm_parse_tree(const GsAllocator *a, const char *p, int32_t ti
 								 int64_t max_leaves, bool counts, LTree *t, GsStatus *st);
 
 /*
- * With lin NULL (the loader's first pass), check the leaf models of parsed
- * tree t, number ti (features below n_features, constants and coefficients
- * finite once multiplied by leaf_scale); otherwise (the second pass, on the
- * same text) write them for the tree's n nodes,
- * which start at node off of the forest: items[i] is node i's item as
- * walk_ltree numbers them (internal nodes, then leaves from num_leaves - 1
- * on); *pos is the forest's next term and advances.  A tree that is not
- * linear gets its scaled leaf values as constants.
+ * The linear leaves of a forest being built (GsForest.linear, indexed like
+ * its nodes), grown tree by tree as the builder lays the trees out.  lin
+ * is the forest's own (gs_forest_free releases it, whatever happens);
+ * lin->n_terms counts the terms written so far.
  */
-extern GsCode gs_lgbm_linear_leaves(const LTree *t, int32_t ti, int32_t n_features,
-									double leaf_scale, const int32_t *items, int64_t n,
-									GsLinearLeaves *lin, int64_t off, int64_t *pos,
+typedef struct LgbmLinear
+{
+	GsLinearLeaves *lin;
+	int64_t		n_nodes;		/* nodes written */
+	int64_t		node_cap;		/* room for nodes (start has one more) */
+	int64_t		term_cap;		/* room for terms */
+} LgbmLinear;
+
+/*
+ * Check the leaf models of parsed linear tree t, number ti: features below
+ * n_features, constants and coefficients finite once multiplied by
+ * leaf_scale.
+ */
+extern GsCode gs_lgbm_linear_check(const LTree *t, int32_t ti, int32_t n_features,
+								   double leaf_scale, GsStatus *st);
+
+/*
+ * Append the linear leaves of parsed tree t, whose n nodes the builder has
+ * just laid out: items[i] is node i's item as the loader numbers them
+ * (internal node i as i, leaf j as num_leaves - 1 + j; gs_build_order).  A
+ * tree that is not linear gets its scaled leaf values as constants and no
+ * terms.  Grows ll's arrays from a; GS_ERR_NOMEM, GS_ERR_LIMIT (terms past
+ * UINT32_MAX - 1) or GS_OK.
+ */
+extern GsCode gs_lgbm_linear_append(const GsAllocator *a, const LTree *t, double leaf_scale,
+									const int64_t *items, int64_t n, LgbmLinear *ll,
 									GsStatus *st);
+
+/*
+ * Close ll once every tree is appended: the end of the last node's terms,
+ * and the arrays trimmed to their size.  GS_ERR_NOMEM or GS_OK.
+ */
+extern GsCode gs_lgbm_linear_finish(const GsAllocator *a, LgbmLinear *ll, GsStatus *st);
+
+/*
+ * Build the n_trees trees whose blocks start at tree_at[t] (the line after
+ * "Tree=t") into f, whose model-level fields (n_features, n_groups) are
+ * set: each tree parsed, translated for the forest builder, laid out and
+ * freed in turn (lgbm_trees.c).  Tree t adds to group t % per_iter; leaf
+ * values (and linear models) are multiplied by leaf_scale.  maybe_linear:
+ * some tree may be linear (an "is_linear=1" line), so the forest's linear
+ * leaves are grown beside its nodes, and dropped when no tree was.
+ */
+extern GsCode gs_lgbm_build_trees(const char *const *tree_at, int32_t n_trees, int32_t per_iter,
+								  double leaf_scale, bool maybe_linear, const GsLimits *lim,
+								  GsForest *f, GsStatus *st);
 
 /*
  * Read the "pandas_categorical" line of the model text into f->cat_names

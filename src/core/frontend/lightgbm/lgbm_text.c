@@ -11,6 +11,7 @@
 #include "lgbm_internal.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -238,6 +239,159 @@ bad:
 	return LGBM_ERR(st, "invalid LightGBM model: linear tree %d has leaf models of the wrong length or with a value out of range", ti);
 }
 
+/* Where each line of a tree block starts its value (NULL: no such line). */
+typedef struct TreeLines
+{
+	const char *split_feature,
+			   *threshold,
+			   *decision_type,
+			   *left_child,
+			   *right_child,
+			   *leaf_value,
+			   *cat_boundaries,
+			   *cat_threshold,
+			   *internal_count,
+			   *leaf_count,
+			   *leaf_const,
+			   *num_features,
+			   *leaf_features,
+			   *leaf_coeff;
+	int64_t		is_linear;
+	bool		have_leaves;	/* a num_leaves line */
+} TreeLines;
+
+/* The error of int_array or double_array's rc (-1 or -2) for tree ti. */
+static GsCode
+array_error(int rc, int32_t ti, GsStatus *st)
+{
+	if (rc == -2)
+		return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
+	return LGBM_ERR(st, "invalid LightGBM model: tree %d has an array of the wrong length or with a value out of range", ti);
+}
+
+/*
+ * Scan the lines of the tree block at p (up to the next "Tree=" or the end
+ * of the trees) into *L, and its num_leaves and num_cat (0 when absent)
+ * into t.
+ */
+static GsCode
+scan_tree_lines(const char *p, int32_t ti, TreeLines *L, LTree *t, GsStatus *st)
+{
+	struct
+	{
+		const char *key;
+		const char **val;
+	}			arrays[] = {
+		{"split_feature", &L->split_feature}, {"threshold", &L->threshold},
+		{"decision_type", &L->decision_type}, {"left_child", &L->left_child},
+		{"right_child", &L->right_child}, {"leaf_value", &L->leaf_value},
+		{"cat_boundaries", &L->cat_boundaries}, {"cat_threshold", &L->cat_threshold},
+		{"internal_count", &L->internal_count}, {"leaf_count", &L->leaf_count},
+		{"leaf_const", &L->leaf_const}, {"num_features", &L->num_features},
+		{"leaf_features", &L->leaf_features}, {"leaf_coeff", &L->leaf_coeff},
+	};
+
+	memset(L, 0, sizeof(*L));
+	for (; p && *p && !gs_lgbm_trees_end(p) && strncmp(p, "Tree=", 5) != 0; p = gs_lgbm_next_line(p))
+	{
+		const char *v;
+
+		if (gs_lgbm_line_key(p, "num_leaves", &v))
+		{
+			if (gs_lgbm_parse_int(&v, &t->num_leaves) || !gs_lgbm_at_line_end(v))
+				return LGBM_ERR(st, "invalid LightGBM model: tree %d has an invalid num_leaves", ti);
+			L->have_leaves = true;
+		}
+		else if (gs_lgbm_line_key(p, "num_cat", &v))
+		{
+			if (gs_lgbm_parse_int(&v, &t->num_cat) || !gs_lgbm_at_line_end(v))
+				return LGBM_ERR(st, "invalid LightGBM model: tree %d has an invalid num_cat", ti);
+		}
+		else if (gs_lgbm_line_key(p, "is_linear", &v))
+		{
+			if (gs_lgbm_parse_int(&v, &L->is_linear) || L->is_linear < 0 || L->is_linear > 1 ||
+				!gs_lgbm_at_line_end(v))
+				return LGBM_ERR(st, "invalid LightGBM model: tree %d has an invalid is_linear", ti);
+		}
+		else
+			for (size_t k = 0; k < sizeof(arrays) / sizeof(arrays[0]); k++)
+				if (gs_lgbm_line_key(p, arrays[k].key, &v))
+				{
+					*arrays[k].val = v;
+					break;
+				}
+	}
+	return GS_OK;
+}
+
+/*
+ * The training-row counts of the tree (its leaf_count and internal_count
+ * lines) into t, whose other arrays are parsed; optional: lines absent or
+ * not parsing leave no counts.  GS_ERR_NOMEM or GS_OK.
+ */
+static GsCode
+parse_counts(const GsAllocator *a, int32_t ti, const TreeLines *L, LTree *t, GsStatus *st)
+{
+	int64_t		n_int = t->num_leaves - 1;
+	int			rc;
+
+	if (!L->leaf_count || (n_int > 0 && !L->internal_count))
+		return GS_OK;
+	rc = double_array(a, L->leaf_count, t->num_leaves, &t->leaf_count);
+	if (rc == 0 && n_int > 0)
+		rc = double_array(a, L->internal_count, n_int, &t->internal_count);
+	if (rc == -2)
+		return array_error(rc, ti, st);
+	if (rc != 0)
+	{
+		if (t->leaf_count)
+			a->free(a->ctx, t->leaf_count);
+		if (t->internal_count)
+			a->free(a->ctx, t->internal_count);
+		t->leaf_count = t->internal_count = NULL;
+	}
+	return GS_OK;
+}
+
+/*
+ * The category sets of the tree (its cat_boundaries and cat_threshold
+ * lines) into t, whose num_cat is positive.
+ */
+static GsCode
+parse_cats(const GsAllocator *a, int32_t ti, const TreeLines *L, LTree *t, GsStatus *st)
+{
+	const char *v = L->cat_threshold;
+	int			rc;
+
+	if (!L->cat_boundaries || !L->cat_threshold)
+		return LGBM_ERR(st, "invalid LightGBM model: tree %d has num_cat but no cat_boundaries or cat_threshold", ti);
+	if ((rc = int_array(a, L->cat_boundaries, t->num_cat + 1, 0, INT32_MAX, &t->cat_boundaries)))
+		return array_error(rc, ti, st);
+	if (t->cat_boundaries[0] != 0)
+		return LGBM_ERR(st, "invalid LightGBM model: tree %d has cat_boundaries not starting at 0", ti);
+	for (int64_t i = 0; i < t->num_cat; i++)
+		if (t->cat_boundaries[i + 1] < t->cat_boundaries[i] ||
+			t->cat_boundaries[i + 1] - t->cat_boundaries[i] > (int32_t) GS_CAT_MAX_WORDS)
+			return LGBM_ERR(st, "invalid LightGBM model: tree %d has invalid cat_boundaries", ti);
+	t->n_cat_threshold = t->cat_boundaries[t->num_cat];
+	if ((int64_t) strcspn(v, "\n") < 2 * t->n_cat_threshold - 1)
+		return LGBM_ERR(st, "invalid LightGBM model: tree %d has fewer cat_threshold words than cat_boundaries says", ti);
+	t->cat_threshold = gs_lgbm_lalloc(a, sizeof(uint32_t) * (size_t) t->n_cat_threshold);
+	if (!t->cat_threshold)
+		return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
+	for (int64_t i = 0; i < t->n_cat_threshold; i++)
+	{
+		int64_t		w;
+
+		if (gs_lgbm_parse_int(&v, &w) || w < 0 || w > (int64_t) UINT32_MAX)
+			return LGBM_ERR(st, "invalid LightGBM model: tree %d has an invalid cat_threshold", ti);
+		t->cat_threshold[i] = (uint32_t) w;
+	}
+	if (!gs_lgbm_at_line_end(v))
+		return LGBM_ERR(st, "invalid LightGBM model: tree %d has more cat_threshold words than cat_boundaries says", ti);
+	return GS_OK;
+}
+
 /*
  * Parse the tree block starting at line p (just after "Tree=N") into t.
  * Only lengths and value ranges that do not depend on other trees are
@@ -247,156 +401,44 @@ GsCode
 gs_lgbm_parse_tree(const GsAllocator *a, const char *p, int32_t ti, int64_t max_leaves,
 				   bool counts, LTree *t, GsStatus *st)
 {
-	const char *v_sf = NULL,
-			   *v_th = NULL,
-			   *v_dt = NULL,
-			   *v_lc = NULL,
-			   *v_rc = NULL,
-			   *v_lv = NULL,
-			   *v_cb = NULL,
-			   *v_ct = NULL,
-			   *v_ic = NULL,
-			   *v_lc2 = NULL,
-			   *v_const = NULL,
-			   *v_nf = NULL,
-			   *v_feat = NULL,
-			   *v_coef = NULL;
-	int64_t		is_linear = 0;
-	int			have_leaves = 0,
-				have_cat = 0;
+	TreeLines	L;
 	int64_t		n_int;
 	int			rc;
+	GsCode		code;
 
 	memset(t, 0, sizeof(*t));
-	for (; p && *p && !gs_lgbm_trees_end(p) && strncmp(p, "Tree=", 5) != 0; p = gs_lgbm_next_line(p))
-	{
-		const char *v;
-
-		if (gs_lgbm_line_key(p, "num_leaves", &v))
-		{
-			if (gs_lgbm_parse_int(&v, &t->num_leaves) || !gs_lgbm_at_line_end(v))
-				return LGBM_ERR(st, "invalid LightGBM model: tree %d has an invalid num_leaves", ti);
-			have_leaves = 1;
-		}
-		else if (gs_lgbm_line_key(p, "num_cat", &v))
-		{
-			if (gs_lgbm_parse_int(&v, &t->num_cat) || !gs_lgbm_at_line_end(v))
-				return LGBM_ERR(st, "invalid LightGBM model: tree %d has an invalid num_cat", ti);
-			have_cat = 1;
-		}
-		else if (gs_lgbm_line_key(p, "split_feature", &v))
-			v_sf = v;
-		else if (gs_lgbm_line_key(p, "threshold", &v))
-			v_th = v;
-		else if (gs_lgbm_line_key(p, "decision_type", &v))
-			v_dt = v;
-		else if (gs_lgbm_line_key(p, "left_child", &v))
-			v_lc = v;
-		else if (gs_lgbm_line_key(p, "right_child", &v))
-			v_rc = v;
-		else if (gs_lgbm_line_key(p, "leaf_value", &v))
-			v_lv = v;
-		else if (gs_lgbm_line_key(p, "cat_boundaries", &v))
-			v_cb = v;
-		else if (gs_lgbm_line_key(p, "cat_threshold", &v))
-			v_ct = v;
-		else if (gs_lgbm_line_key(p, "internal_count", &v))
-			v_ic = v;
-		else if (gs_lgbm_line_key(p, "leaf_count", &v))
-			v_lc2 = v;
-		else if (gs_lgbm_line_key(p, "is_linear", &v))
-		{
-			if (gs_lgbm_parse_int(&v, &is_linear) || is_linear < 0 || is_linear > 1 ||
-				!gs_lgbm_at_line_end(v))
-				return LGBM_ERR(st, "invalid LightGBM model: tree %d has an invalid is_linear", ti);
-		}
-		else if (gs_lgbm_line_key(p, "leaf_const", &v))
-			v_const = v;
-		else if (gs_lgbm_line_key(p, "num_features", &v))
-			v_nf = v;
-		else if (gs_lgbm_line_key(p, "leaf_features", &v))
-			v_feat = v;
-		else if (gs_lgbm_line_key(p, "leaf_coeff", &v))
-			v_coef = v;
-	}
-	if (!have_leaves || t->num_leaves < 1)
+	if ((code = scan_tree_lines(p, ti, &L, t, st)) != GS_OK)
+		return code;
+	if (!L.have_leaves || t->num_leaves < 1)
 		return LGBM_ERR(st, "invalid LightGBM model: tree %d has no valid num_leaves", ti);
 	if (t->num_leaves > max_leaves)
 		return gs_status_limit(st, GS_LIMIT_NODES, max_leaves,
 							   "tree %d has %lld leaves, more than the limit of %lld tree nodes",
-							 ti, (long long) t->num_leaves, (long long) max_leaves);
-	if (!have_cat)
-		t->num_cat = 0;
+							   ti, (long long) t->num_leaves, (long long) max_leaves);
 	if (t->num_cat < 0 || t->num_cat >= t->num_leaves)
 		return LGBM_ERR(st, "invalid LightGBM model: tree %d has an invalid num_cat", ti);
 	n_int = t->num_leaves - 1;
-	if (!v_lv)
+	if (!L.leaf_value)
 		return LGBM_ERR(st, "invalid LightGBM model: tree %d has no leaf_value", ti);
-	if ((rc = double_array(a, v_lv, t->num_leaves, &t->leaf_value)))
-		goto bad_array;
+	if ((rc = double_array(a, L.leaf_value, t->num_leaves, &t->leaf_value)))
+		return array_error(rc, ti, st);
 	if (n_int > 0)
 	{
-		if (!v_sf || !v_th || !v_dt || !v_lc || !v_rc)
+		if (!L.split_feature || !L.threshold || !L.decision_type || !L.left_child || !L.right_child)
 			return LGBM_ERR(st, "invalid LightGBM model: tree %d lacks split_feature, threshold, decision_type, left_child or right_child", ti);
-		if ((rc = int_array(a, v_sf, n_int, 0, INT32_MAX, &t->split_feature)) ||
-			(rc = double_array(a, v_th, n_int, &t->threshold)) ||
-			(rc = int_array(a, v_dt, n_int, 0, 127, &t->decision_type)) ||
-			(rc = int_array(a, v_lc, n_int, -t->num_leaves, n_int - 1, &t->left)) ||
-			(rc = int_array(a, v_rc, n_int, -t->num_leaves, n_int - 1, &t->right)))
-			goto bad_array;
+		if ((rc = int_array(a, L.split_feature, n_int, 0, INT32_MAX, &t->split_feature)) ||
+			(rc = double_array(a, L.threshold, n_int, &t->threshold)) ||
+			(rc = int_array(a, L.decision_type, n_int, 0, 127, &t->decision_type)) ||
+			(rc = int_array(a, L.left_child, n_int, -t->num_leaves, n_int - 1, &t->left)) ||
+			(rc = int_array(a, L.right_child, n_int, -t->num_leaves, n_int - 1, &t->right)))
+			return array_error(rc, ti, st);
 	}
-	if (counts && v_lc2 && (n_int == 0 || v_ic))
-	{
-		/* optional: a count line that does not parse leaves no counts */
-		rc = double_array(a, v_lc2, t->num_leaves, &t->leaf_count);
-		if (rc == 0 && n_int > 0)
-			rc = double_array(a, v_ic, n_int, &t->internal_count);
-		if (rc == -2)
-			goto bad_array;
-		if (rc != 0)
-		{
-			if (t->leaf_count)
-				a->free(a->ctx, t->leaf_count);
-			if (t->internal_count)
-				a->free(a->ctx, t->internal_count);
-			t->leaf_count = t->internal_count = NULL;
-		}
-	}
-	if (t->num_cat > 0)
-	{
-		if (!v_cb || !v_ct)
-			return LGBM_ERR(st, "invalid LightGBM model: tree %d has num_cat but no cat_boundaries or cat_threshold", ti);
-		if ((rc = int_array(a, v_cb, t->num_cat + 1, 0, INT32_MAX, &t->cat_boundaries)))
-			goto bad_array;
-		if (t->cat_boundaries[0] != 0)
-			return LGBM_ERR(st, "invalid LightGBM model: tree %d has cat_boundaries not starting at 0", ti);
-		for (int64_t i = 0; i < t->num_cat; i++)
-			if (t->cat_boundaries[i + 1] < t->cat_boundaries[i] ||
-				t->cat_boundaries[i + 1] - t->cat_boundaries[i] > (int32_t) GS_CAT_MAX_WORDS)
-				return LGBM_ERR(st, "invalid LightGBM model: tree %d has invalid cat_boundaries", ti);
-		t->n_cat_threshold = t->cat_boundaries[t->num_cat];
-		if ((int64_t) strcspn(v_ct, "\n") < 2 * t->n_cat_threshold - 1)
-			return LGBM_ERR(st, "invalid LightGBM model: tree %d has fewer cat_threshold words than cat_boundaries says", ti);
-		t->cat_threshold = gs_lgbm_lalloc(a, sizeof(uint32_t) * (size_t) t->n_cat_threshold);
-		if (!t->cat_threshold)
-			return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
-		for (int64_t i = 0; i < t->n_cat_threshold; i++)
-		{
-			int64_t		w;
-
-			if (gs_lgbm_parse_int(&v_ct, &w) || w < 0 || w > (int64_t) UINT32_MAX)
-				return LGBM_ERR(st, "invalid LightGBM model: tree %d has an invalid cat_threshold", ti);
-			t->cat_threshold[i] = (uint32_t) w;
-		}
-		if (!gs_lgbm_at_line_end(v_ct))
-			return LGBM_ERR(st, "invalid LightGBM model: tree %d has more cat_threshold words than cat_boundaries says", ti);
-	}
-	if (is_linear)
-		return parse_linear(a, ti, v_const, v_nf, v_feat, v_coef, t, st);
+	if (counts && (code = parse_counts(a, ti, &L, t, st)) != GS_OK)
+		return code;
+	if (t->num_cat > 0 && (code = parse_cats(a, ti, &L, t, st)) != GS_OK)
+		return code;
+	if (L.is_linear)
+		return parse_linear(a, ti, L.leaf_const, L.num_features, L.leaf_features, L.leaf_coeff,
+							t, st);
 	return GS_OK;
-
-bad_array:
-	if (rc == -2)
-		return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
-	return LGBM_ERR(st, "invalid LightGBM model: tree %d has an array of the wrong length or with a value out of range", ti);
 }
