@@ -552,7 +552,8 @@ cb_sym_read(const CbModel *cm, json_t *tree, int32_t t, int32_t max_depth, CbSpl
  * builder's ids need; the builder walks, checks and lays out the tree).
  * Checks what only CatBoost's objects can get wrong: objects, splits,
  * children, a finite leaf value for each output; *n_nodes receives the
- * count, at most max_nodes.
+ * count, at most max_nodes.  It stops at the depth cap, before reading
+ * deeper nodes, as the builder would refuse the tree anyway.
  */
 static GsCode
 cb_nonsym_read(CbBuild *B, json_t *tree, int32_t t, int64_t max_nodes, int64_t *n_nodes,
@@ -561,11 +562,21 @@ cb_nonsym_read(CbBuild *B, json_t *tree, int32_t t, int64_t max_nodes, int64_t *
 	const CbModel *cm = B->cm;
 	const GsAllocator *a = &B->b.f->alloc;
 	int64_t		head = 0,
-				tail = 1;
+				tail = 1,
+				level_end = 1;
+	int32_t		d = 0;
 
 	B->flat[0].obj = tree;
 	for (; head < tail; head++)
 	{
+		if (head == level_end)
+		{
+			/* the next level starts */
+			level_end = tail;
+			if (++d > B->max_depth)
+				return gs_status_limit(st, GS_LIMIT_DEPTH, B->max_depth, "tree %d is deeper than the limit of %d levels",
+									 t, B->max_depth);
+		}
 		CbFlatNode *n = &B->flat[head];
 		json_t	   *split = json_object_get(n->obj, "split"),
 				   *l,
