@@ -188,6 +188,9 @@ gs_build_cat_set(GsForestBuilder *b, uint32_t n_words, uint32_t flags, uint32_t 
 }
 
 /* GS_ERR_INVALID_MODEL: the builder's prefix, the tree's label, then fmt. */
+static GsCode bad_tree(const GsForestBuilder *b, const GsBuildTree *t, GsStatus *st,
+					   const char *fmt,...) __attribute__((format(printf, 4, 5)));
+
 static GsCode
 bad_tree(const GsForestBuilder *b, const GsBuildTree *t, GsStatus *st, const char *fmt,...)
 {
