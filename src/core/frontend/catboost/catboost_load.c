@@ -569,6 +569,12 @@ cb_nonsym_read(CbBuild *B, json_t *tree, int32_t t, int64_t max_nodes, int64_t *
 	B->flat[0].obj = tree;
 	for (; head < tail; head++)
 	{
+		CbFlatNode *n = &B->flat[head];
+		json_t	   *split = json_object_get(n->obj, "split"),
+				   *l,
+				   *r;
+		GsCode		rc;
+
 		if (head == level_end)
 		{
 			/* the next level starts */
@@ -577,12 +583,6 @@ cb_nonsym_read(CbBuild *B, json_t *tree, int32_t t, int64_t max_nodes, int64_t *
 				return gs_status_limit(st, GS_LIMIT_DEPTH, B->max_depth, "tree %d is deeper than the limit of %d levels",
 									 t, B->max_depth);
 		}
-		CbFlatNode *n = &B->flat[head];
-		json_t	   *split = json_object_get(n->obj, "split"),
-				   *l,
-				   *r;
-		GsCode		rc;
-
 		if (!json_is_object(n->obj))
 			return CB_ERR(st, "invalid CatBoost model: tree %d has a node that is not an object", t);
 		n->left = -1;
