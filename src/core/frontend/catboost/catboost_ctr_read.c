@@ -358,22 +358,17 @@ read_table(CtrRead *R, json_t *data, int32_t ti, GsStatus *st)
 }
 
 /*
- * Size the tables: one per identifier, with its projection, type and
- * stride; the CTRs' parameters and borders.
+ * Number the tables: one per identifier of ctrs (R's map, from each
+ * identifier to its table), checking each CTR has an identifier, elements,
+ * borders and a table in ctr_data; *n_elem receives the elements of the
+ * tables' projections, *n_border the CTRs' borders.
  */
 static GsCode
-read_ctrs(CtrRead *R, json_t *ctrs, json_t *data, GsStatus *st)
+number_tables(CtrRead *R, json_t *ctrs, json_t *data, int64_t *n_elem, int64_t *n_border,
+			  GsStatus *st)
 {
 	GsCbCtrs   *c = R->c;
-	int64_t		n_elem = 0,
-				n_border = 0,
-				slots = 0,
-				counts = 0;
 
-	if (json_array_size(ctrs) > CB_MAX_CTRS)
-		return gs_status_set(st, GS_ERR_LIMIT, "the model has %zu CTRs, more than the limit of %d",
-							 json_array_size(ctrs), CB_MAX_CTRS);
-	c->n_ctr = (int32_t) json_array_size(ctrs);
 	R->id_mask = 1;
 	while (R->id_mask < 2 * (uint64_t) (c->n_ctr + 1))
 		R->id_mask <<= 1;
@@ -395,7 +390,7 @@ read_ctrs(CtrRead *R, json_t *ctrs, json_t *data, GsStatus *st)
 		if (!json_is_string(id) || !json_is_array(elems) || !json_is_array(borders) ||
 			json_array_size(elems) == 0 || json_array_size(elems) > CB_MAX_ELEMENTS)
 			return CB_ERR(st, "invalid CatBoost model: CTR %d lacks an identifier, elements or borders", q);
-		n_border += (int64_t) json_array_size(borders);
+		*n_border += (int64_t) json_array_size(borders);
 		slot = id_slot(R, json_string_value(id));
 		if (R->id_key[slot] != NULL)
 			continue;
@@ -404,112 +399,134 @@ read_ctrs(CtrRead *R, json_t *ctrs, json_t *data, GsStatus *st)
 			return CB_ERR(st, "invalid CatBoost model: CTR %d has no table in ctr_data", q);
 		R->id_key[slot] = json_string_value(id);
 		R->id_table[slot] = c->n_table++;
-		n_elem += (int64_t) json_array_size(elems);
+		*n_elem += (int64_t) json_array_size(elems);
 	}
-	if (n_border > CB_MAX_CTRS * 16)
-		return gs_status_set(st, GS_ERR_LIMIT, "the model's CTRs have %lld borders, more than the limit of %d",
-							 (long long) n_border, CB_MAX_CTRS * 16);
-	c->ctr = gs_cb_zalloc(R->a, sizeof(GsCbCtr) * (size_t) c->n_ctr, &c->bytes);
-	c->ctr_border_start = gs_cb_zalloc(R->a, sizeof(uint32_t) * ((size_t) c->n_ctr + 1), &c->bytes);
-	c->ctr_border = gs_cb_zalloc(R->a, sizeof(float) * (size_t) n_border, &c->bytes);
-	c->table = gs_cb_zalloc(R->a, sizeof(GsCbTable) * (size_t) c->n_table, &c->bytes);
-	c->cat_of = gs_cb_zalloc(R->a, sizeof(int32_t) * (size_t) n_elem, &c->bytes);
-	c->bin = gs_cb_zalloc(R->a, sizeof(GsCbBin) * (size_t) n_elem, &c->bytes);
-	if (!c->ctr || !c->ctr_border_start || !c->ctr_border || !c->table || !c->cat_of || !c->bin)
-		return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
+	return GS_OK;
+}
 
-	n_border = 0;
-	for (int32_t q = 0; q < c->n_ctr; q++)
+/*
+ * Size table t of CTR q (e) from its data td: type ty, stride, counter
+ * denominator, projection; its slots and counts at *slots and *counts,
+ * which grow past them.
+ */
+static GsCode
+size_table(CtrRead *R, json_t *e, json_t *td, int32_t q, int ty, GsCbTable *t, int64_t *slots,
+		   int64_t *counts, GsStatus *st)
+{
+	json_t	   *map = json_object_get(td, "hash_map");
+	int64_t		stride,
+				den;
+	GsCode		rc;
+
+	if (ctr_int(json_object_get(td, "hash_stride"), 2, 257, &stride) ||
+		ctr_int(json_object_get(td, "counter_denominator"), 0, (double) UINT32_MAX, &den) ||
+		!json_is_array(map) || json_array_size(map) % (size_t) stride != 0 ||
+		(ty == GS_CB_CTR_COUNTER) != (stride == 2))
+		return CB_ERR(st, "invalid CatBoost model: the table of CTR %d has an invalid hash_stride, counter_denominator or hash_map", q);
+	t->type = ty;
+	t->stride = (int32_t) stride;
+	t->denominator = (uint32_t) den;
+	if ((rc = read_projection(R, json_object_get(e, "elements"), q, t, st)))
+		return rc;
+	/* slots: a power of two at least twice the keys */
+	t->mask = 1;
+	while (t->mask < 2 * (uint64_t) (json_array_size(map) / (size_t) stride))
+		t->mask <<= 1;
+	t->slot_off = *slots;
+	t->count_off = *counts;
+	t->n_buckets = 0;
+	*slots += (int64_t) t->mask;
+	*counts += (int64_t) (json_array_size(map) / (size_t) stride) * (stride - 1);
+	t->mask -= 1;
+	if (*slots > ((int64_t) 1 << 31) || *counts > ((int64_t) 1 << 31))
+		return gs_status_set(st, GS_ERR_LIMIT, "the model's CTR tables are too large");
+	return GS_OK;
+}
+
+/*
+ * CTR q (e) into c->ctr[q]: its type, priors, shift, scale, target border
+ * and borders (at *n_border, which grows past them); its table sized when
+ * it is the first CTR of the table (size_table), and the target border
+ * checked against it.
+ */
+static GsCode
+read_ctr(CtrRead *R, json_t *e, json_t *data, int32_t q, int64_t *n_border, int64_t *slots,
+		 int64_t *counts, GsStatus *st)
+{
+	GsCbCtrs   *c = R->c;
+	json_t	   *id = json_object_get(e, "identifier"),
+			   *type = json_object_get(e, "ctr_type"),
+			   *borders = json_object_get(e, "borders");
+	GsCbCtr    *r = &c->ctr[q];
+	int32_t		ti = id_table(R, json_string_value(id));
+	GsCbTable  *t = &c->table[ti];
+	int			ty = json_is_string(type) ? ctr_type(json_string_value(type)) : -2;
+	int64_t		tb;
+	GsCode		rc;
+
+	if (ty == -2)
+		return CB_ERR(st, "invalid CatBoost model: CTR %d has no ctr_type", q);
+	if (ty < 0)
 	{
-		json_t	   *e = json_array_get(ctrs, q),
-				   *id = json_object_get(e, "identifier"),
-				   *type = json_object_get(e, "ctr_type"),
-				   *borders = json_object_get(e, "borders"),
-				   *td = json_object_get(data, json_string_value(id));
-		GsCbCtr    *r = &c->ctr[q];
-		int32_t		ti = id_table(R, json_string_value(id));
-		GsCbTable  *t = &c->table[ti];
-		int			ty = json_is_string(type) ? ctr_type(json_string_value(type)) : -2;
-		int64_t		tb,
-					stride,
-					den;
-		GsCode		rc;
-
-		if (ty == -2)
-			return CB_ERR(st, "invalid CatBoost model: CTR %d has no ctr_type", q);
-		if (ty < 0)
-		{
-			gs_status_set(st, GS_ERR_UNSUPPORTED, "CatBoost CTRs of type \"%.40s\" are not supported",
-						  json_string_value(type));
-			gs_status_detail(st, "CTRs of types Borders, Buckets, Counter and FeatureFreq are.");
-			return st->code;
-		}
-		if (ctr_float(e, "prior_numerator", &r->prior_num) ||
-			ctr_float(e, "prior_denomerator", &r->prior_denom) ||
-			ctr_float(e, "shift", &r->shift) || ctr_float(e, "scale", &r->scale) ||
-			ctr_int(json_object_get(e, "target_border_idx"), 0, 255, &tb))
-			return CB_ERR(st, "invalid CatBoost model: CTR %d has an invalid prior, shift, scale or target_border_idx", q);
-		if (!(r->prior_denom > 0.0f))
-			return CB_ERR(st, "invalid CatBoost model: CTR %d has a prior denominator that is not positive", q);
-		r->table = ti;
-		r->target_border = (int32_t) tb;
-		c->ctr_border_start[q] = (uint32_t) n_border;
-		for (size_t k = 0; k < json_array_size(borders); k++)
-		{
-			double		b;
-			json_t	   *bv = json_array_get(borders, k);
-
-			b = json_is_real(bv) ? json_real_value(bv) : json_is_integer(bv) ? (double) json_integer_value(bv) : NAN;
-			if (!isfinite((float) b))
-				return CB_ERR(st, "invalid CatBoost model: CTR %d has a border that is no finite float", q);
-			c->ctr_border[n_border++] = (float) b;
-		}
-		if (t->stride != 0)
-		{
-			/* a table read before, by a CTR of the same identifier */
-			if (t->type != ty)
-				return CB_ERR(st, "invalid CatBoost model: CTRs of one table have two types");
-		}
-		else
-		{
-			json_t	   *map = json_object_get(td, "hash_map");
-
-			if (ctr_int(json_object_get(td, "hash_stride"), 2, 257, &stride) ||
-				ctr_int(json_object_get(td, "counter_denominator"), 0, (double) UINT32_MAX, &den) ||
-				!json_is_array(map) || json_array_size(map) % (size_t) stride != 0 ||
-				(ty == GS_CB_CTR_COUNTER) != (stride == 2))
-				return CB_ERR(st, "invalid CatBoost model: the table of CTR %d has an invalid hash_stride, counter_denominator or hash_map", q);
-			t->type = ty;
-			t->stride = (int32_t) stride;
-			t->denominator = (uint32_t) den;
-			if ((rc = read_projection(R, json_object_get(e, "elements"), q, t, st)))
-				return rc;
-			/* slots: a power of two at least twice the keys */
-			t->mask = 1;
-			while (t->mask < 2 * (uint64_t) (json_array_size(map) / (size_t) stride))
-				t->mask <<= 1;
-			t->slot_off = slots;
-			t->count_off = counts;
-			t->n_buckets = 0;
-			slots += (int64_t) t->mask;
-			counts += (int64_t) (json_array_size(map) / (size_t) stride) * (stride - 1);
-			t->mask -= 1;
-			if (slots > ((int64_t) 1 << 31) || counts > ((int64_t) 1 << 31))
-				return gs_status_set(st, GS_ERR_LIMIT, "the model's CTR tables are too large");
-		}
-		if (t->type == GS_CB_CTR_BUCKETS ? tb >= t->stride - 1 :
-			t->type == GS_CB_CTR_BORDERS && t->stride > 3 ? tb >= t->stride - 2 : tb != 0)
-			return CB_ERR(st, "invalid CatBoost model: CTR %d has a target_border_idx its table lacks", q);
+		gs_status_set(st, GS_ERR_UNSUPPORTED, "CatBoost CTRs of type \"%.40s\" are not supported",
+					  json_string_value(type));
+		gs_status_detail(st, "CTRs of types Borders, Buckets, Counter and FeatureFreq are.");
+		return st->code;
 	}
-	c->ctr_border_start[c->n_ctr] = (uint32_t) n_border;
-	c->n_slots = slots;
-	c->slots = gs_cb_zalloc(R->a, sizeof(GsCbSlot) * (size_t) slots, &c->bytes);
-	c->counts = R->a->alloc(R->a->ctx, sizeof(uint32_t) * (size_t) (counts > 0 ? counts : 1));
+	if (ctr_float(e, "prior_numerator", &r->prior_num) ||
+		ctr_float(e, "prior_denomerator", &r->prior_denom) ||
+		ctr_float(e, "shift", &r->shift) || ctr_float(e, "scale", &r->scale) ||
+		ctr_int(json_object_get(e, "target_border_idx"), 0, 255, &tb))
+		return CB_ERR(st, "invalid CatBoost model: CTR %d has an invalid prior, shift, scale or target_border_idx", q);
+	if (!(r->prior_denom > 0.0f))
+		return CB_ERR(st, "invalid CatBoost model: CTR %d has a prior denominator that is not positive", q);
+	r->table = ti;
+	r->target_border = (int32_t) tb;
+	c->ctr_border_start[q] = (uint32_t) *n_border;
+	for (size_t k = 0; k < json_array_size(borders); k++)
+	{
+		double		b;
+		json_t	   *bv = json_array_get(borders, k);
+
+		b = json_is_real(bv) ? json_real_value(bv) : json_is_integer(bv) ? (double) json_integer_value(bv) : NAN;
+		if (!isfinite((float) b))
+			return CB_ERR(st, "invalid CatBoost model: CTR %d has a border that is no finite float", q);
+		c->ctr_border[(*n_border)++] = (float) b;
+	}
+	if (t->stride != 0)
+	{
+		/* a table read before, by a CTR of the same identifier */
+		if (t->type != ty)
+			return CB_ERR(st, "invalid CatBoost model: CTRs of one table have two types");
+	}
+	else if ((rc = size_table(R, e, json_object_get(data, json_string_value(id)), q, ty, t,
+							  slots, counts, st)) != GS_OK)
+		return rc;
+	if (t->type == GS_CB_CTR_BUCKETS ? tb >= t->stride - 1 :
+		t->type == GS_CB_CTR_BORDERS && t->stride > 3 ? tb >= t->stride - 2 : tb != 0)
+		return CB_ERR(st, "invalid CatBoost model: CTR %d has a target_border_idx its table lacks", q);
+	return GS_OK;
+}
+
+/*
+ * Fill the sized tables: slots (n_slots) and counts (n_counts) allocated,
+ * each table's counts read once (from its first CTR), and the CTRs of each
+ * table listed together, in model order (table_ctr_start, table_ctr).
+ */
+static GsCode
+fill_tables(CtrRead *R, json_t *ctrs, json_t *data, int64_t n_slots, int64_t n_counts,
+			GsStatus *st)
+{
+	GsCbCtrs   *c = R->c;
+	int32_t    *fill;
+
+	c->n_slots = n_slots;
+	c->slots = gs_cb_zalloc(R->a, sizeof(GsCbSlot) * (size_t) n_slots, &c->bytes);
+	c->counts = R->a->alloc(R->a->ctx, sizeof(uint32_t) * (size_t) (n_counts > 0 ? n_counts : 1));
 	if (!c->slots || !c->counts)
 		return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
-	for (int64_t k = 0; k < slots; k++)
+	for (int64_t k = 0; k < n_slots; k++)
 		c->slots[k].key = GS_CB_EMPTY;
-	/* each table once (from its first CTR), and its CTRs listed together */
 	c->table_ctr_start = gs_cb_zalloc(R->a, sizeof(int32_t) * ((size_t) c->n_table + 1), &c->bytes);
 	c->table_ctr = gs_cb_zalloc(R->a, sizeof(int32_t) * (size_t) c->n_ctr, &c->bytes);
 	if (!c->table_ctr_start || !c->table_ctr)
@@ -528,17 +545,56 @@ read_ctrs(CtrRead *R, json_t *ctrs, json_t *data, GsStatus *st)
 	}
 	for (int32_t ti = 0; ti < c->n_table; ti++)
 		c->table_ctr_start[ti + 1] += c->table_ctr_start[ti];
-	/* the CTRs of each table, in model order */
-	{
-		int32_t    *fill = R->a->alloc(R->a->ctx, sizeof(int32_t) * ((size_t) c->n_table + 1));
+	fill = R->a->alloc(R->a->ctx, sizeof(int32_t) * ((size_t) c->n_table + 1));
+	if (!fill)
+		return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
+	memcpy(fill, c->table_ctr_start, sizeof(int32_t) * ((size_t) c->n_table + 1));
+	for (int32_t q = 0; q < c->n_ctr; q++)
+		c->table_ctr[fill[c->ctr[q].table]++] = q;
+	R->a->free(R->a->ctx, fill);
+	return GS_OK;
+}
 
-		if (!fill)
-			return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
-		memcpy(fill, c->table_ctr_start, sizeof(int32_t) * ((size_t) c->n_table + 1));
-		for (int32_t q = 0; q < c->n_ctr; q++)
-			c->table_ctr[fill[c->ctr[q].table]++] = q;
-		R->a->free(R->a->ctx, fill);
-	}
+/*
+ * The CTRs and their tables: the tables numbered (one per identifier),
+ * each CTR read and its table sized, the tables filled from ctr_data, and
+ * the CTRs' values per bucket made (gs_cb_ctrs_values).
+ */
+static GsCode
+read_ctrs(CtrRead *R, json_t *ctrs, json_t *data, GsStatus *st)
+{
+	GsCbCtrs   *c = R->c;
+	int64_t		n_elem = 0,
+				n_border = 0,
+				slots = 0,
+				counts = 0;
+	GsCode		rc;
+
+	if (json_array_size(ctrs) > CB_MAX_CTRS)
+		return gs_status_set(st, GS_ERR_LIMIT, "the model has %zu CTRs, more than the limit of %d",
+							 json_array_size(ctrs), CB_MAX_CTRS);
+	c->n_ctr = (int32_t) json_array_size(ctrs);
+	if ((rc = number_tables(R, ctrs, data, &n_elem, &n_border, st)) != GS_OK)
+		return rc;
+	if (n_border > CB_MAX_CTRS * 16)
+		return gs_status_set(st, GS_ERR_LIMIT, "the model's CTRs have %lld borders, more than the limit of %d",
+							 (long long) n_border, CB_MAX_CTRS * 16);
+	c->ctr = gs_cb_zalloc(R->a, sizeof(GsCbCtr) * (size_t) c->n_ctr, &c->bytes);
+	c->ctr_border_start = gs_cb_zalloc(R->a, sizeof(uint32_t) * ((size_t) c->n_ctr + 1), &c->bytes);
+	c->ctr_border = gs_cb_zalloc(R->a, sizeof(float) * (size_t) n_border, &c->bytes);
+	c->table = gs_cb_zalloc(R->a, sizeof(GsCbTable) * (size_t) c->n_table, &c->bytes);
+	c->cat_of = gs_cb_zalloc(R->a, sizeof(int32_t) * (size_t) n_elem, &c->bytes);
+	c->bin = gs_cb_zalloc(R->a, sizeof(GsCbBin) * (size_t) n_elem, &c->bytes);
+	if (!c->ctr || !c->ctr_border_start || !c->ctr_border || !c->table || !c->cat_of || !c->bin)
+		return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
+	n_border = 0;
+	for (int32_t q = 0; q < c->n_ctr; q++)
+		if ((rc = read_ctr(R, json_array_get(ctrs, q), data, q, &n_border, &slots, &counts,
+						   st)) != GS_OK)
+			return rc;
+	c->ctr_border_start[c->n_ctr] = (uint32_t) n_border;
+	if ((rc = fill_tables(R, ctrs, data, slots, counts, st)) != GS_OK)
+		return rc;
 	return gs_cb_ctrs_values(c, R->a, st);
 }
 

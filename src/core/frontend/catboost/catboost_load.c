@@ -25,10 +25,23 @@
  * OnlineCtr split (found by its split_index) the CTR's value, both with
  * x > border as for numbers.  Models with text or embedding features
  * (CatBoost's estimated features) are refused.
+ *
+ * The trees go into the forest through the forest builder
+ * (forest/forest_build.h), which walks, checks and lays them out: this file
+ * reads each CatBoost tree once (cb_sym_read, cb_nonsym_read: what only
+ * CatBoost's JSON can get wrong) and translates its nodes by id for each
+ * output group (cb_sym_node: the complete tree of a symmetric tree's
+ * splits; cb_nonsym_node: a non-symmetric tree's nodes numbered
+ * breadth-first), then fills the splits' covers from their children's.
+ *
+ * Memory: the forest (and what hangs off it) is from the caller's
+ * allocator and freed with it on failure; CbModel's arrays and the flat
+ * form of a non-symmetric tree are scratch, freed before returning.
  */
 #include "catboost_read.h"
 #include "cat_names.h"
 #include "forest/forest.h"
+#include "forest/forest_build.h"
 #include "forest/forest_bins.h"
 #include "util/utf8_valid.h"
 #include "catboost.h"
@@ -69,6 +82,60 @@ typedef struct CbModel
 	const char *loss;
 	GsCbCtrs   *ctrs;			/* categorical features, or NULL */
 } CbModel;
+
+/* The output group of a tree being built and what is added to its leaves. */
+typedef struct CbGroup
+{
+	int32_t		g;
+	double		add;
+} CbGroup;
+
+/* One split as cb_split reads it: left when x < thr, NaN right or left. */
+typedef struct CbSplit
+{
+	int32_t		feat;
+	float		thr;
+	bool		nan_right;
+} CbSplit;
+
+/* A symmetric tree being built (cb_sym_node's context). */
+typedef struct CbSymTree
+{
+	const CbModel *cm;
+	json_t	   *leaves;			/* leaf_values */
+	json_t	   *weights;		/* leaf_weights, or NULL */
+	const CbSplit *level;		/* [depth]: the split of each level, root first */
+	int64_t		n_leaves;
+	CbGroup		out;			/* the group being built */
+} CbSymTree;
+
+/* A node of a non-symmetric tree numbered breadth-first (cb_nonsym_read). */
+typedef struct CbFlatNode
+{
+	json_t	   *obj;			/* its object in the document */
+	int64_t		left;			/* a split's left child (right: left + 1); -1 for a leaf */
+	CbSplit		split;
+} CbFlatNode;
+
+/* A non-symmetric tree being built (cb_nonsym_node's context). */
+typedef struct CbNonsymTree
+{
+	const CbModel *cm;
+	const CbFlatNode *flat;		/* its nodes */
+	CbGroup		out;			/* the group being built */
+} CbNonsymTree;
+
+/* The build of a model's trees (cb_build_forest). */
+typedef struct CbBuild
+{
+	const CbModel *cm;
+	GsForestBuilder b;
+	int32_t		max_depth;		/* levels of a tree at most */
+	int64_t		cap_nodes;		/* nodes of the model at most */
+	bool		keep_covers;	/* the load is for explanations */
+	CbFlatNode *flat;			/* scratch of non-symmetric trees, flat_cap nodes */
+	int64_t		flat_cap;
+} CbBuild;
 
 /* Zeroed memory (at least 1 byte) from allocator a. */
 static void *
@@ -280,8 +347,7 @@ cb_read_model(json_t *root, const GsAllocator *a, CbModel *cm, GsStatus *st)
  * a CTR's border.  GS_OK, or the error.
  */
 static GsCode
-cb_split(const CbModel *cm, json_t *s, int32_t t, int32_t *feat, float *thr, bool *nan_right,
-		 GsStatus *st)
+cb_split(const CbModel *cm, json_t *s, int32_t t, CbSplit *out, GsStatus *st)
 {
 	json_t	   *type = json_object_get(s, "split_type");
 	const char *ty = json_is_string(type) ? json_string_value(type) : NULL;
@@ -298,10 +364,10 @@ cb_split(const CbModel *cm, json_t *s, int32_t t, int32_t *feat, float *thr, boo
 
 		if (cb_int(s, "cat_feature_index", 0, INT32_MAX, &idx) || cb_number(v, &b) ||
 			b != floor(b) || !(b >= (double) INT32_MIN && b <= (double) UINT32_MAX) ||
-			(*feat = gs_cb_onehot_feature(cm->ctrs, idx, (int64_t) b)) < 0)
+			(out->feat = gs_cb_onehot_feature(cm->ctrs, idx, (int64_t) b)) < 0)
 			return CB_ERR(st, "invalid CatBoost model: tree %d has a one-hot split on a value its feature lacks", t);
-		*thr = 0.5f;
-		*nan_right = false;
+		out->thr = 0.5f;
+		out->nan_right = false;
 		return GS_OK;
 	}
 	if (ty && strcmp(ty, "OnlineCtr") == 0)
@@ -309,10 +375,10 @@ cb_split(const CbModel *cm, json_t *s, int32_t t, int32_t *feat, float *thr, boo
 		if (cb_int(s, "split_index", 0, INT32_MAX, &idx) ||
 			cb_int(s, "ctr_target_border_idx", 0, 255, &tb) ||
 			cb_number(json_object_get(s, "border"), &b) ||
-			(*feat = gs_cb_ctr_feature(cm->ctrs, idx, b, tb)) < 0)
+			(out->feat = gs_cb_ctr_feature(cm->ctrs, idx, b, tb)) < 0)
 			return CB_ERR(st, "invalid CatBoost model: tree %d has a CTR split that names no CTR border of the model", t);
-		*thr = nextafterf((float) b, INFINITY);
-		*nan_right = false;
+		out->thr = nextafterf((float) b, INFINITY);
+		out->nan_right = false;
 		return GS_OK;
 	}
 	if (type && (!ty || strcmp(ty, "FloatFeature") != 0))
@@ -327,9 +393,9 @@ cb_split(const CbModel *cm, json_t *s, int32_t t, int32_t *feat, float *thr, boo
 		return CB_ERR(st, "invalid CatBoost model: tree %d splits on a float feature the model lacks", t);
 	if (cb_number(json_object_get(s, "border"), &b) || !isfinite((float) b))
 		return CB_ERR(st, "invalid CatBoost model: tree %d has a border that is no finite float", t);
-	*feat = cm->feat[fi].flat;
-	*thr = nextafterf((float) b, INFINITY);
-	*nan_right = cm->feat[fi].nan_right;
+	out->feat = cm->feat[fi].flat;
+	out->thr = nextafterf((float) b, INFINITY);
+	out->nan_right = cm->feat[fi].nan_right;
 	return GS_OK;
 }
 
@@ -340,28 +406,6 @@ cb_leaf_ok(const CbModel *cm, double v)
 	double		w = v * cm->scale;
 
 	return isfinite(w) && fabs(w) + cm->max_abs_bias <= FLT_MAX;
-}
-
-/* A split node: left when x < thr (x <= the border), NaN right or left. */
-static GsNode
-cb_split_node(int32_t feat, float thr, bool nan_right, uint32_t left)
-{
-	GsNode		n;
-
-	n.value = thr;
-	n.info = (uint32_t) feat | (nan_right ? 0 : GS_NODE_DEFAULT_LEFT);
-	n.left = left;
-	return n;
-}
-
-/* A leaf of value v (double: the nearest float, and the float nearest the rest). */
-static void
-cb_leaf(GsNode *n, float *lo, double v)
-{
-	n->value = (float) v;
-	n->info = GS_NODE_LEAF;
-	n->left = 0;
-	*lo = (float) (v - (double) n->value);
 }
 
 /* A leaf's value for output g: a number (dim 1) or an array of dim numbers. */
@@ -384,16 +428,87 @@ cb_weight(json_t *w, int64_t k, int64_t n)
 	return isfinite(v) && v >= 0.0 ? v : NAN;
 }
 
+/* A split as the builder takes it: left when x < thr (x <= the border), NaN right or left. */
+static void
+cb_split_node(const CbSplit *s, int64_t left, GsBuildNode *node)
+{
+	node->left = left;
+	node->right = left + 1;
+	node->feature = s->feat;
+	node->flags = s->nan_right ? 0 : GS_NODE_DEFAULT_LEFT;
+	node->threshold = s->thr;
+}
+
 /*
- * Symmetric tree t: check it (nodes NULL) and count its nodes and depth, or
- * lay out output group g into nodes / lo.  add is added to every leaf.
- * With cover, the leaves' weights (leaf_weights, NaN where there are none)
- * and each split's, the sum of its children's.
+ * Node id of symmetric tree (ctx: its CbSymTree) for the forest builder:
+ * the complete binary tree of its splits, node j's children 2j + 1 and
+ * 2j + 2, level k (0 at the root) splitting on splits[d - 1 - k]; leaf p
+ * of CatBoost's order (the sum of (went right) << i) is node
+ * n_leaves - 1 + p, scaled, with add added.  Its cover: leaf_weights[p]
+ * (NaN where there is none; a split's is filled by cb_split_covers).
  */
 static GsCode
-cb_oblivious(const CbModel *cm, json_t *tree, int32_t t, int32_t max_depth, int32_t g,
-			 double add, GsNode *nodes, float *lo, double *cover, int64_t *n_nodes,
-			 int32_t *depth, GsStatus *st)
+cb_sym_node(void *ctx, int64_t id, GsBuildNode *node, GsStatus *st)
+{
+	const CbSymTree *c = ctx;
+	const CbModel *cm = c->cm;
+	int64_t		p = id - (c->n_leaves - 1);
+	double		v = 0.0;
+
+	(void) st;
+	if (p < 0)
+	{
+		int32_t		k = 0;
+
+		while (((int64_t) 2 << k) - 1 <= id)
+			k++;
+		cb_split_node(&c->level[k], 2 * id + 1, node);
+		return GS_OK;
+	}
+	/* cb_sym_read checked every value */
+	cb_number(json_array_get(c->leaves, (size_t) (p * cm->dim + c->out.g)), &v);
+	node->leaf = true;
+	node->value = v * cm->scale + c->out.add;
+	node->cover = cb_weight(c->weights, p, c->n_leaves);
+	return GS_OK;
+}
+
+/*
+ * Node id of a non-symmetric tree (ctx: its CbNonsymTree) for the forest
+ * builder: node id of the tree's flat form (cb_nonsym_read), a leaf's
+ * value for output g scaled, with add added, and its cover ("weight", NaN
+ * where there is none; a split's is filled by cb_split_covers).
+ */
+static GsCode
+cb_nonsym_node(void *ctx, int64_t id, GsBuildNode *node, GsStatus *st)
+{
+	const CbNonsymTree *c = ctx;
+	const CbFlatNode *n = &c->flat[id];
+	double		v = 0.0;
+
+	(void) st;
+	if (n->left >= 0)
+	{
+		cb_split_node(&n->split, n->left, node);
+		return GS_OK;
+	}
+	/* cb_nonsym_read checked every output's value */
+	cb_leaf_value(json_object_get(n->obj, "value"), c->cm->dim, c->out.g, &v);
+	node->leaf = true;
+	node->value = v * c->cm->scale + c->out.add;
+	node->cover = cb_weight(json_object_get(n->obj, "weight"), 0, 1);
+	return GS_OK;
+}
+
+/*
+ * Read symmetric tree t: its depth into *depth (at most max_depth), the
+ * split of each level into level[] (level[k]: splits[d - 1 - k]), and check
+ * that it has a leaf value for every leaf and output, each a finite number
+ * that stays a finite float scaled and with the bias added.
+ */
+static GsCode
+cb_sym_read(const CbModel *cm, json_t *tree, int32_t t, int32_t max_depth, CbSplit *level,
+			int32_t *depth, GsStatus *st)
 {
 	json_t	   *splits = json_object_get(tree, "splits"),
 			   *leaves = json_object_get(tree, "leaf_values");
@@ -412,142 +527,232 @@ cb_oblivious(const CbModel *cm, json_t *tree, int32_t t, int32_t max_depth, int3
 	if (json_array_size(leaves) != (size_t) (n_leaves * cm->dim))
 		return CB_ERR(st, "invalid CatBoost model: tree %d has %zu leaf values, not %lld",
 					  t, json_array_size(leaves), (long long) (n_leaves * cm->dim));
-	*n_nodes = 2 * n_leaves - 1;
-	*depth = d;
-	if (nodes == NULL)
+	for (int32_t i = 0; i < d; i++)
 	{
-		for (int32_t i = 0; i < d; i++)
-		{
-			int32_t		feat;
-			float		thr;
-			bool		nan_right;
-			GsCode		rc = cb_split(cm, json_array_get(splits, i), t, &feat, &thr, &nan_right, st);
+		GsCode		rc = cb_split(cm, json_array_get(splits, i), t, &level[d - 1 - i], st);
 
-			if (rc)
-				return rc;
-		}
-		for (int64_t k = 0; k < n_leaves * cm->dim; k++)
-		{
-			double		v = 0.0;
-
-			if (cb_number(json_array_get(leaves, k), &v) || !cb_leaf_ok(cm, v))
-				return CB_ERR(st, "invalid CatBoost model: tree %d has a leaf value that is not a finite number", t);
-		}
-		return GS_OK;
+		if (rc)
+			return rc;
 	}
-	/* level k (0 at the root) splits on splits[d - 1 - k]; node j's left child is 2j + 1 */
-	for (int32_t k = 0; k < d; k++)
-	{
-		int32_t		feat;
-		float		thr;
-		bool		nan_right;
-
-		cb_split(cm, json_array_get(splits, d - 1 - k), t, &feat, &thr, &nan_right, st);
-		for (int64_t j = ((int64_t) 1 << k) - 1; j < ((int64_t) 2 << k) - 1; j++)
-			nodes[j] = cb_split_node(feat, thr, nan_right, (uint32_t) (2 * j + 1));
-	}
-	for (int64_t p = 0; p < n_leaves; p++)
+	for (int64_t k = 0; k < n_leaves * cm->dim; k++)
 	{
 		double		v = 0.0;
 
-		cb_number(json_array_get(leaves, p * cm->dim + g), &v);
-		cb_leaf(&nodes[n_leaves - 1 + p], &lo[n_leaves - 1 + p], v * cm->scale + add);
-		if (cover)
-			cover[n_leaves - 1 + p] = cb_weight(json_object_get(tree, "leaf_weights"), p, n_leaves);
+		if (cb_number(json_array_get(leaves, k), &v) || !cb_leaf_ok(cm, v))
+			return CB_ERR(st, "invalid CatBoost model: tree %d has a leaf value that is not a finite number", t);
 	}
-	for (int64_t j = n_leaves - 2; cover && j >= 0; j--)
-		cover[j] = cover[2 * j + 1] + cover[2 * j + 2];
+	*depth = d;
 	return GS_OK;
 }
 
 /*
- * Non-symmetric tree t ({"split", "left", "right"} or {"value"} objects),
- * walked breadth-first with queue (room for *queue_cap entries, grown from
- * a as needed): check it (nodes NULL) and count its nodes and depth, or lay
- * out output group g into nodes / lo.  add is added to every leaf.  With
- * cover, the leaves' weights ("weight", NaN where there is none) and each
- * split's, the sum of its children's.
+ * Read non-symmetric tree t ({"split", "left", "right"} or {"value"}
+ * objects, nested) into its flat form in B->flat: its nodes numbered
+ * breadth-first from the root, a split's children adjacent (what the
+ * builder's ids need; the builder walks, checks and lays out the tree).
+ * Checks what only CatBoost's objects can get wrong: objects, splits,
+ * children, a finite leaf value for each output; *n_nodes receives the
+ * count, at most max_nodes.  It stops at the depth cap, before reading
+ * deeper nodes, as the builder would refuse the tree anyway.
  */
 static GsCode
-cb_nonsym(const CbModel *cm, json_t *tree, int32_t t, int32_t max_depth, int64_t max_nodes,
-		  int32_t g, double add, json_t ***queue, int64_t *queue_cap, const GsAllocator *a,
-		  GsNode *nodes, float *lo, double *cover, int64_t *n_nodes, int32_t *depth, GsStatus *st)
+cb_nonsym_read(CbBuild *B, json_t *tree, int32_t t, int64_t max_nodes, int64_t *n_nodes,
+			   GsStatus *st)
 {
+	const CbModel *cm = B->cm;
+	const GsAllocator *a = &B->b.f->alloc;
 	int64_t		head = 0,
 				tail = 1,
 				level_end = 1;
 	int32_t		d = 0;
 
-	(*queue)[0] = tree;
-	while (head < tail)
+	B->flat[0].obj = tree;
+	for (; head < tail; head++)
 	{
-		json_t	   *node = (*queue)[head];
-		json_t	   *split = json_object_get(node, "split");
+		CbFlatNode *n = &B->flat[head];
+		json_t	   *split = json_object_get(n->obj, "split"),
+				   *l,
+				   *r;
+		GsCode		rc;
 
-		if (!json_is_object(node))
+		if (head == level_end)
+		{
+			/* the next level starts */
+			level_end = tail;
+			if (++d > B->max_depth)
+				return gs_status_limit(st, GS_LIMIT_DEPTH, B->max_depth, "tree %d is deeper than the limit of %d levels",
+									 t, B->max_depth);
+		}
+		if (!json_is_object(n->obj))
 			return CB_ERR(st, "invalid CatBoost model: tree %d has a node that is not an object", t);
+		n->left = -1;
 		if (split == NULL)
 		{
 			double		v = 0.0;
 
-			/* the first pass checks every output's value, the second reads group g's */
-			for (int32_t k = nodes ? g : 0; k < (nodes ? g + 1 : cm->dim); k++)
-				if (cb_leaf_value(json_object_get(node, "value"), cm->dim, k, &v) ||
+			for (int32_t k = 0; k < cm->dim; k++)
+				if (cb_leaf_value(json_object_get(n->obj, "value"), cm->dim, k, &v) ||
 					!cb_leaf_ok(cm, v))
 					return CB_ERR(st, "invalid CatBoost model: tree %d has a leaf without a finite value for each output", t);
-			if (nodes)
-				cb_leaf(&nodes[head], &lo[head], v * cm->scale + add);
-			if (cover)
-				cover[head] = cb_weight(json_object_get(node, "weight"), 0, 1);
+			continue;
 		}
-		else
+		if ((rc = cb_split(cm, split, t, &n->split, st)) != GS_OK)
+			return rc;
+		l = json_object_get(n->obj, "left");
+		r = json_object_get(n->obj, "right");
+		if (!json_is_object(l) || !json_is_object(r))
+			return CB_ERR(st, "invalid CatBoost model: a split of tree %d lacks its left or right child", t);
+		if (tail + 2 > max_nodes)
+			return gs_status_limit(st, GS_LIMIT_NODES, max_nodes, "tree %d has more nodes than the limit of %lld",
+								 t, (long long) max_nodes);
+		if (tail + 2 > B->flat_cap)
 		{
-			json_t	   *l = json_object_get(node, "left"),
-					   *r = json_object_get(node, "right");
-			int32_t		feat;
-			float		thr;
-			bool		nan_right;
-			GsCode		rc = cb_split(cm, split, t, &feat, &thr, &nan_right, st);
+			int64_t		cap = B->flat_cap * 2;
+			CbFlatNode *q = a->alloc(a->ctx, sizeof(CbFlatNode) * (size_t) cap);
 
-			if (rc)
-				return rc;
-			if (!json_is_object(l) || !json_is_object(r))
-				return CB_ERR(st, "invalid CatBoost model: a split of tree %d lacks its left or right child", t);
-			if (tail + 2 > max_nodes)
-				return gs_status_limit(st, GS_LIMIT_NODES, max_nodes, "tree %d has more nodes than the limit of %lld",
-									 t, (long long) max_nodes);
-			if (tail + 2 > *queue_cap)
-			{
-				int64_t		cap = *queue_cap * 2;
-				json_t	  **q = a->alloc(a->ctx, sizeof(json_t *) * (size_t) cap);
-
-				if (q == NULL)
-					return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
-				memcpy(q, *queue, sizeof(json_t *) * (size_t) tail);
-				a->free(a->ctx, *queue);
-				*queue = q;
-				*queue_cap = cap;
-			}
-			if (nodes)
-				nodes[head] = cb_split_node(feat, thr, nan_right, (uint32_t) tail);
-			(*queue)[tail++] = l;
-			(*queue)[tail++] = r;
+			if (q == NULL)
+				return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
+			memcpy(q, B->flat, sizeof(CbFlatNode) * (size_t) tail);
+			a->free(a->ctx, B->flat);
+			B->flat = q;
+			B->flat_cap = cap;
+			n = &B->flat[head];
 		}
-		if (++head == level_end && head < tail)
-		{
-			/* the next level starts */
-			level_end = tail;
-			if (++d > max_depth)
-				return gs_status_limit(st, GS_LIMIT_DEPTH, max_depth, "tree %d is deeper than the limit of %d levels",
-									 t, max_depth);
-		}
+		n->left = tail;
+		B->flat[tail++].obj = l;
+		B->flat[tail++].obj = r;
 	}
 	*n_nodes = tail;
-	*depth = d;
-	for (int64_t i = tail - 1; cover && i >= 0; i--)
+	return GS_OK;
+}
+
+/*
+ * Covers of the splits of the forest's last tree, each the sum of its
+ * children's (the leaves' are the model's weights), from the last node
+ * back to the root.
+ */
+static void
+cb_split_covers(GsForest *f)
+{
+	int64_t		base = f->tree_offset[f->n_trees - 1];
+	GsNode	   *nodes = f->nodes + base;
+	double	   *cover = f->cover + base;
+
+	for (int64_t i = f->n_nodes - base - 1; i >= 0; i--)
 		if (!(nodes[i].info & GS_NODE_LEAF))
 			cover[i] = cover[nodes[i].left] + cover[nodes[i].left + 1];
+}
+
+/*
+ * CatBoost's tree t once per output group, through the builder: node fn
+ * of ctx (a CbSymTree or CbNonsymTree) over n_ids ids, *out (in ctx) set
+ * to each group in turn; the first tree carries the bias unless covers are
+ * kept (build_catboost keeps it apart then).  Refuses first a model whose
+ * nodes pass the cap.
+ */
+static GsCode
+cb_build_groups(CbBuild *B, int32_t t, int64_t n_ids, GsBuildNodeFn fn, void *ctx,
+				CbGroup *out, GsStatus *st)
+{
+	const CbModel *cm = B->cm;
+	GsForest   *f = B->b.f;
+	char		label[32];
+	GsCode		rc;
+
+	if (n_ids * cm->dim > B->cap_nodes - f->n_nodes)
+		return gs_status_limit(st, GS_LIMIT_NODES, B->cap_nodes, "the model has more nodes than the limit of %lld",
+							 (long long) B->cap_nodes);
+	if ((rc = gs_build_reserve(&B->b, 0, n_ids * cm->dim, st)) != GS_OK)
+		return rc;
+	snprintf(label, sizeof(label), "tree %d", t);
+	for (int32_t g = 0; g < cm->dim; g++)
+	{
+		GsBuildTree bt = {label, g, n_ids, 0, fn, ctx};
+
+		out->g = g;
+		out->add = t == 0 && !B->keep_covers ? cm->bias[g] : 0.0;
+		if ((rc = gs_build_tree(&B->b, &bt, st)) != GS_OK)
+			return rc;
+		if (B->b.options & GS_BUILD_COVERS)
+			cb_split_covers(f);
+	}
 	return GS_OK;
+}
+
+/* Read and build CatBoost's tree t (symmetric or not); GS_OK or the error. */
+static GsCode
+cb_build_tree(CbBuild *B, json_t *tree, int32_t t, GsStatus *st)
+{
+	GsCode		rc;
+
+	if (B->cm->oblivious)
+	{
+		CbSplit		level[CB_MAX_DEPTH];
+		CbSymTree	c = {B->cm, json_object_get(tree, "leaf_values"),
+		json_object_get(tree, "leaf_weights"), level, 0, {0, 0.0}};
+		int32_t		d = 0;
+
+		if ((rc = cb_sym_read(B->cm, tree, t, B->max_depth, level, &d, st)) != GS_OK)
+			return rc;
+		c.n_leaves = (int64_t) 1 << d;
+		return cb_build_groups(B, t, 2 * c.n_leaves - 1, cb_sym_node, &c, &c.out, st);
+	}
+	else
+	{
+		CbNonsymTree c = {B->cm, NULL, {0, 0.0}};
+		int64_t		n = 0;
+
+		if ((rc = cb_nonsym_read(B, tree, t, B->cap_nodes, &n, st)) != GS_OK)
+			return rc;
+		c.flat = B->flat;
+		return cb_build_groups(B, t, n, cb_nonsym_node, &c, &c.out, st);
+	}
+}
+
+/*
+ * Every tree of the model into f through the forest builder: double leaves
+ * (scale * value, the first tree of each group with its bias unless covers
+ * are kept), covers when asked and the model is not scaled (CatBoost
+ * explains no such model), CB_MAX_DEPTH levels at most.
+ */
+static GsCode
+cb_build_forest(const CbModel *cm, int32_t n_cb, const GsLimits *lim, GsForest *f, GsStatus *st)
+{
+	CbBuild		B;
+	GsLimits	blim = *lim;
+	const GsAllocator *a = &f->alloc;
+	bool		covers = lim->keep_covers && cm->scale == 1.0;
+	GsCode		rc;
+
+	memset(&B, 0, sizeof(B));
+	B.cm = cm;
+	B.keep_covers = lim->keep_covers;
+	B.max_depth = lim->max_depth > 0 && lim->max_depth < CB_MAX_DEPTH ? lim->max_depth : CB_MAX_DEPTH;
+	B.cap_nodes = lim->max_nodes > 0 && lim->max_nodes < (int64_t) UINT32_MAX ?
+		lim->max_nodes : (int64_t) UINT32_MAX;
+	blim.max_depth = B.max_depth;
+	gs_build_begin(&B.b, f, &blim, "invalid CatBoost model: ",
+				   GS_BUILD_DOUBLE_LEAVES | (covers ? GS_BUILD_COVERS : 0));
+	if (!cm->oblivious)
+	{
+		B.flat_cap = 1024;
+		if (!(B.flat = a->alloc(a->ctx, sizeof(CbFlatNode) * (size_t) B.flat_cap)))
+		{
+			rc = gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
+			goto done;
+		}
+	}
+	if ((rc = gs_build_reserve(&B.b, (int64_t) n_cb * cm->dim, 0, st)) != GS_OK)
+		goto done;
+	for (int32_t t = 0; t < n_cb; t++)
+		if ((rc = cb_build_tree(&B, json_array_get(cm->trees, t), t, st)) != GS_OK)
+			goto done;
+	rc = gs_build_finish(&B.b, st);
+done:
+	gs_build_end(&B.b);
+	if (B.flat)
+		a->free(a->ctx, B.flat);
+	return rc;
 }
 
 /* "catboost 1.2.10" from model_info.catboost_version_info ("... tags/v1.2.10 ..."). */
@@ -654,13 +859,8 @@ build_catboost(json_t *root, const GsLimits *lim, GsForest *f, GsStatus *st)
 {
 	const GsAllocator *a = &f->alloc;
 	CbModel		cm;
-	int64_t		cap_trees = lim->max_trees > 0 ? lim->max_trees : INT32_MAX / 2,
-				cap_nodes = lim->max_nodes > 0 ? lim->max_nodes : (int64_t) UINT32_MAX,
-				total = 0,
-				queue_cap = 1024;
-	int32_t		max_depth = lim->max_depth > 0 && lim->max_depth < CB_MAX_DEPTH ? lim->max_depth : CB_MAX_DEPTH;
+	int64_t		cap_trees = lim->max_trees > 0 ? lim->max_trees : INT32_MAX / 2;
 	int32_t		n_cb;
-	json_t	  **queue = NULL;
 	GsCode		rc;
 
 	memset(&cm, 0, sizeof(cm));
@@ -677,115 +877,32 @@ build_catboost(json_t *root, const GsLimits *lim, GsForest *f, GsStatus *st)
 						   (long long) n_cb * cm.dim, (long long) cap_trees);
 		goto done;
 	}
-	if (cap_nodes > (int64_t) UINT32_MAX)
-		cap_nodes = (int64_t) UINT32_MAX;
-	queue = a->alloc(a->ctx, sizeof(json_t *) * (size_t) queue_cap);
-	if (!queue)
-	{
-		rc = gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
-		goto done;
-	}
-	f->n_trees = n_cb * cm.dim;
 	f->n_groups = cm.dim;
 	f->n_outputs = cm.dim;
 	f->n_features = cm.n_features;
 	f->transform = cm.tf;
-	f->tree_offset = cb_alloc(a, sizeof(uint32_t) * (size_t) f->n_trees);
-	f->tree_group = cb_alloc(a, sizeof(int32_t) * (size_t) f->n_trees);
-	f->tree_depth = cb_alloc(a, sizeof(int32_t) * (size_t) f->n_trees);
 	f->base_margin = cb_alloc(a, sizeof(float) * (size_t) f->n_groups);
-	if (!f->tree_offset || !f->tree_group || !f->tree_depth || !f->base_margin)
+	if (!f->base_margin)
 	{
 		rc = gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
 		goto done;
 	}
-
-	/* first pass: check every tree, count nodes */
-	for (int32_t t = 0; t < n_cb; t++)
-	{
-		json_t	   *tree = json_array_get(cm.trees, t);
-		int64_t		n;
-		int32_t		depth;
-
-		if ((t & 63) == 63 && (rc = gs_check_interrupt(&lim->interrupt, st)))
-			goto done;
-		rc = cm.oblivious ?
-			cb_oblivious(&cm, tree, t, max_depth, 0, 0.0, NULL, NULL, NULL, &n, &depth, st) :
-			cb_nonsym(&cm, tree, t, max_depth, cap_nodes, 0, 0.0, &queue, &queue_cap, a,
-					  NULL, NULL, NULL, &n, &depth, st);
-		if (rc)
-			goto done;
-		if (n * cm.dim > cap_nodes - total)
-		{
-			rc = gs_status_limit(st, GS_LIMIT_NODES, cap_nodes, "the model has more nodes than the limit of %lld",
-							   (long long) cap_nodes);
-			goto done;
-		}
-		for (int32_t g = 0; g < cm.dim; g++)
-		{
-			int32_t		ft = t * cm.dim + g;
-
-			f->tree_offset[ft] = (uint32_t) total;
-			f->tree_group[ft] = g;
-			f->tree_depth[ft] = depth;
-			total += n;
-		}
-		if (depth > f->max_depth)
-			f->max_depth = depth;
-	}
-	f->n_nodes = total;
-	f->nodes = cb_alloc(a, sizeof(GsNode) * (size_t) total);
-	f->leaf_lo = cb_alloc(a, sizeof(float) * (size_t) total);
-	/* covers, for explanations: none when scaled (CatBoost explains no such model) */
-	if (lim->keep_covers && cm.scale == 1.0)
-		f->cover = cb_alloc(a, sizeof(double) * (size_t) total);
-	if (!f->nodes || !f->leaf_lo || (lim->keep_covers && cm.scale == 1.0 && !f->cover))
-	{
-		rc = gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
+	if ((rc = cb_build_forest(&cm, n_cb, lim, f, st)) != GS_OK)
 		goto done;
-	}
 
 	/*
-	 * second pass: lay out each tree once per output group; the first
-	 * carries the bias (kept apart as the base margin for explanations,
-	 * which weigh each tree's own leaves)
+	 * explanations weigh each tree's own leaves: the bias is kept apart, as
+	 * the base margin
 	 */
-	for (int32_t t = 0; t < n_cb; t++)
-	{
-		json_t	   *tree = json_array_get(cm.trees, t);
-
-		if ((t & 63) == 63 && (rc = gs_check_interrupt(&lim->interrupt, st)))
-			goto done;
-		for (int32_t g = 0; g < cm.dim; g++)
-		{
-			uint32_t	off = f->tree_offset[t * cm.dim + g];
-			double		add = t == 0 && !lim->keep_covers ? cm.bias[g] : 0.0;
-			int64_t		n;
-			int32_t		depth;
-
-			rc = cm.oblivious ?
-				cb_oblivious(&cm, tree, t, max_depth, g, add, f->nodes + off, f->leaf_lo + off,
-							 f->cover ? f->cover + off : NULL, &n, &depth, st) :
-				cb_nonsym(&cm, tree, t, max_depth, cap_nodes, g, add, &queue, &queue_cap, a,
-						  f->nodes + off, f->leaf_lo + off, f->cover ? f->cover + off : NULL,
-						  &n, &depth, st);
-			if (rc)
-				goto done;
-		}
-	}
-
 	if (lim->keep_covers)
 		for (int32_t g = 0; g < cm.dim; g++)
 			f->base_margin[g] = (float) cm.bias[g];
-	gs_forest_check_covers(f);
 	snprintf(f->objective, sizeof(f->objective), "%s", cm.loss);
 	snprintf(f->booster, sizeof(f->booster), "%s", cm.oblivious ? "symmetric" : "non-symmetric");
 	cb_saved_by(root, f->saved_by, sizeof(f->saved_by));
 	rc = cb_feature_names(root, &cm, f, st);
 
 done:
-	if (queue)
-		a->free(a->ctx, queue);
 	if (cm.feat)
 		a->free(a->ctx, cm.feat);
 	if (cm.bias)
