@@ -1,0 +1,301 @@
+/*
+ * cpu_bins.c
+ *	  The CPU engine's scoring of forests with bins (forest_bins.h): the
+ *	  symmetric trees of CatBoost models, found level by level from bytes.
+ *
+ * A block of rows has its features binned once (a branch-free binary search
+ * over each feature's thresholds); every level of every tree is then a byte
+ * comparison of a whole column of bins, and each row adds its trees' double
+ * leaves in tree order, as block_margins_double of cpu_engine.c does, so the
+ * same bits.  On CPUs with AVX-512 the same code is compiled for AVX-512 and
+ * the binning vectorized (bins_block_margins_avx512).  No memory is
+ * allocated: blocks live on the stack.
+ */
+#include "cpu_engine_int.h"
+
+#include "forest_bins.h"
+
+/*
+ * Binned blocks (forest_bins.h): at most this many rows, and about this
+ * many bytes of bins (at least a GS_CPU_BLOCK of rows: up to 64 KB for the
+ * widest forests, a CatBoost model's hundreds of CTRs)
+ */
+#define GS_CPU_BINS_ROWS 512
+#define GS_CPU_BINS_BYTES (256 * 128)
+#define GS_CPU_BINS_MAX_BYTES (GS_BINS_MAX_USED * GS_CPU_BLOCK > GS_CPU_BINS_BYTES ? \
+							   GS_BINS_MAX_USED * GS_CPU_BLOCK : GS_CPU_BINS_BYTES)
+/* Trees whose leaves a row of a binned block adds at once (still in order;
+ * bins_block_margins names four). */
+#define GS_CPU_BINS_TREES 4
+
+/*
+ * Leaf indices of GS_CPU_BLOCK binned rows (q[u * stride + i]: the bin of
+ * used feature u in row i) in a symmetric tree whose d levels read used
+ * features u[k] at thresholds j[k]: level by level, each row's index gains
+ * the bit "bin > j" (forest_bins.h).  Byte-wide for trees of depth 8 or
+ * less, sixteen rows to an SSE2 instruction.
+ */
+static inline __attribute__((always_inline)) void
+bins_leaves(const uint8_t *q, size_t stride, int d, const uint16_t *u, const uint8_t *j,
+			uint16_t *leaf)
+{
+	if (d <= 8)
+	{
+		uint8_t		acc[GS_CPU_BLOCK] = {0};
+
+		for (int k = 0; k < d; k++)
+		{
+			const uint8_t *col = q + u[k] * stride;
+			const uint8_t jk = j[k];
+
+			for (size_t i = 0; i < GS_CPU_BLOCK; i++)
+				acc[i] = (uint8_t) ((acc[i] << 1) | (col[i] > jk));
+		}
+		for (size_t i = 0; i < GS_CPU_BLOCK; i++)
+			leaf[i] = acc[i];
+	}
+	else
+	{
+		uint16_t	acc[GS_CPU_BLOCK] = {0};
+
+		for (int k = 0; k < d; k++)
+		{
+			const uint8_t *col = q + u[k] * stride;
+			const uint8_t jk = j[k];
+
+			for (size_t i = 0; i < GS_CPU_BLOCK; i++)
+				acc[i] = (uint16_t) ((acc[i] << 1) | (col[i] > jk));
+		}
+		for (size_t i = 0; i < GS_CPU_BLOCK; i++)
+			leaf[i] = acc[i];
+	}
+}
+
+/*
+ * Rows a binned block takes: as many as fit GS_CPU_BINS_BYTES of bins (at
+ * most GS_CPU_BINS_ROWS, at least GS_CPU_BLOCK), a multiple of GS_CPU_BLOCK.  The more rows, the
+ * more of them share each tree's leaves while those are in cache.
+ */
+static size_t
+bins_block_rows(const GsForestBins *b)
+{
+	size_t		rows = GS_CPU_BINS_BYTES / (size_t) (b->n_used > 0 ? b->n_used : 1);
+
+	rows -= rows % GS_CPU_BLOCK;
+	if (rows < GS_CPU_BLOCK)
+		return GS_CPU_BLOCK;
+	return rows > GS_CPU_BINS_ROWS ? GS_CPU_BINS_ROWS : rows;
+}
+
+/*
+ * Margins of rows r0..r1 (at most bins_block_rows) of a forest with bins:
+ * the block's features binned once (rows past r1, up to a whole
+ * GS_CPU_BLOCK, get bin 0 and are dropped), then each output group's trees,
+ * GS_CPU_BINS_TREES at a time, their double leaves added to each row in
+ * tree order, as block_margins_double does.
+ */
+#ifdef GS_CPU_X86_SIMD
+/*
+ * The bins of n values of one column (gs_bins_of) sixteen at a time: the
+ * same branch-free binary search over the nt thresholds t, whose steps
+ * depend only on nt, with the threshold of each lane gathered and compared
+ * as gs_bins_of compares it (t <= v, false for NaN); NaN gets nan_bin.
+ * The last n % 16 values take gs_bins_of.
+ */
+__attribute__((target("avx512f,avx512bw")))
+static void
+bins_column_avx512(const float *col, size_t n, const float *t, uint32_t nt,
+				   uint8_t nan_bin, uint8_t *q)
+{
+	const __m512i nanv = _mm512_set1_epi32(nan_bin);
+	size_t		i = 0;
+
+	for (; i + 16 <= n; i += 16)
+	{
+		__m512		v = _mm512_loadu_ps(col + i);
+		__m512i		base = _mm512_setzero_si512();
+		uint32_t	len = nt;
+
+		while (len > 1)
+		{
+			uint32_t	half = len / 2;
+			__m512		tv = _mm512_i32gather_ps(_mm512_add_epi32(base, _mm512_set1_epi32((int) half - 1)),
+												 (const void *) t, 4);
+
+			base = _mm512_mask_add_epi32(base, _mm512_cmp_ps_mask(tv, v, _CMP_LE_OQ), base,
+										 _mm512_set1_epi32((int) half));
+			len -= half;
+		}
+		if (len == 1)
+		{
+			__m512		tv = _mm512_i32gather_ps(base, (const void *) t, 4);
+
+			base = _mm512_mask_add_epi32(base, _mm512_cmp_ps_mask(tv, v, _CMP_LE_OQ), base,
+										 _mm512_set1_epi32(1));
+		}
+		base = _mm512_mask_blend_epi32(_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), base, nanv);
+		_mm_storeu_si128((__m128i *) (q + i), _mm512_cvtepi32_epi8(base));
+	}
+	for (; i < n; i++)
+		q[i] = gs_bins_of(col[i], t, nt, nan_bin);
+}
+#endif
+
+/* The bins of n values of one column: gs_bins_of, or sixteen at a time. */
+static inline __attribute__((always_inline)) void
+bins_column(const float *col, size_t n, const float *t, uint32_t nt, uint8_t nan_bin,
+			uint8_t *q, bool simd)
+{
+#ifdef GS_CPU_X86_SIMD
+	if (simd)
+	{
+		bins_column_avx512(col, n, t, nt, nan_bin, q);
+		return;
+	}
+#else
+	(void) simd;
+#endif
+	for (size_t i = 0; i < n; i++)
+		q[i] = gs_bins_of(col[i], t, nt, nan_bin);
+}
+
+static inline __attribute__((always_inline)) void
+bins_block_margins_impl(const GsForest *f, const float *x, size_t ld, size_t r0, size_t r1,
+						float *margin, bool simd)
+{
+	const GsForestBins *b = f->bins;
+	const size_t n = r1 - r0;
+	const size_t stride = (n + GS_CPU_BLOCK - 1) / GS_CPU_BLOCK * GS_CPU_BLOCK;
+	const int	ng = f->n_groups;
+	uint8_t		q[GS_CPU_BINS_MAX_BYTES];
+	uint16_t	leaf[GS_CPU_BINS_TREES][GS_CPU_BINS_ROWS];
+	double		acc[GS_CPU_BINS_ROWS];
+
+	for (int32_t u = 0; u < b->n_used; u++)
+	{
+		const float *col = x + (size_t) b->feature[u] * ld + r0;
+		const float *t = b->border + b->border_start[u];
+		const uint32_t nt = b->border_start[u + 1] - b->border_start[u];
+		uint8_t    *qu = q + (size_t) u * stride;
+
+		bins_column(col, n, t, nt, b->nan_bin[u], qu, simd);
+		for (size_t i = n; i < stride; i++)
+			qu[i] = 0;
+	}
+	for (int g = 0; g < ng; g++)
+	{
+		int32_t		t = 0;
+
+		for (size_t i = 0; i < n; i++)
+			acc[i] = (double) f->base_margin[g];
+		while (t < f->n_trees)
+		{
+			const double *lv[GS_CPU_BINS_TREES];
+			int			m = 0;
+
+			/* the group's next trees, in order */
+			for (; t < f->n_trees && m < GS_CPU_BINS_TREES; t++)
+			{
+				if (f->tree_group[t] != g)
+					continue;
+				for (size_t c = 0; c < stride; c += GS_CPU_BLOCK)
+					bins_leaves(q + c, stride, f->tree_depth[t],
+								b->level_used + b->level_start[t],
+								b->level_bin + b->level_start[t], leaf[m] + c);
+				lv[m++] = b->leaf + b->leaf_start[t];
+			}
+			if (m == GS_CPU_BINS_TREES)
+			{
+				const double *l0 = lv[0], *l1 = lv[1], *l2 = lv[2], *l3 = lv[3];
+
+				for (size_t i = 0; i < n; i++)
+					acc[i] = acc[i] + l0[leaf[0][i]] + l1[leaf[1][i]] + l2[leaf[2][i]] + l3[leaf[3][i]];
+			}
+			else
+				for (int k = 0; k < m; k++)
+					for (size_t i = 0; i < n; i++)
+						acc[i] += lv[k][leaf[k][i]];
+		}
+		for (size_t i = 0; i < n; i++)
+			margin[(r0 + i) * ng + g] = (float) acc[i];
+	}
+}
+
+static void
+bins_block_margins(const GsForest *f, const float *x, size_t ld, size_t r0, size_t r1,
+				   float *margin)
+{
+	bins_block_margins_impl(f, x, ld, r0, r1, margin, false);
+}
+
+#ifdef GS_CPU_X86_SIMD
+/*
+ * The same compiled for AVX-512 (the byte compares of bins_leaves 64 rows
+ * to an instruction, the binning sixteen values at a time): the same
+ * operations in the same order on each row, so the same bits.
+ */
+__attribute__((target("avx512f,avx512bw")))
+static void
+bins_block_margins_avx512(const GsForest *f, const float *x, size_t ld, size_t r0, size_t r1,
+						  float *margin)
+{
+	bins_block_margins_impl(f, x, ld, r0, r1, margin, true);
+}
+#endif
+
+/*
+ * Margins of one row-major row of a forest with bins: its features binned,
+ * then each tree's leaf index from a byte comparison per level, the leaves
+ * summed in double in tree order, as bins_block_margins does.  A tree's
+ * levels are three bytes each and its leaves contiguous: far fewer cache
+ * lines than walking its nodes.
+ */
+void
+gs_cpu_bins_row_margins(const GsForest *f, const float *x, float *margin)
+{
+	const GsForestBins *b = f->bins;
+	uint8_t		q[GS_BINS_MAX_USED];
+
+	for (int32_t u = 0; u < b->n_used; u++)
+		q[u] = gs_bins_of(x[b->feature[u]], b->border + b->border_start[u],
+						  b->border_start[u + 1] - b->border_start[u], b->nan_bin[u]);
+	for (int g = 0; g < f->n_groups; g++)
+	{
+		double		acc = (double) f->base_margin[g];
+
+		for (int32_t t = 0; t < f->n_trees; t++)
+		{
+			const uint16_t *u = b->level_used + b->level_start[t];
+			const uint8_t *j = b->level_bin + b->level_start[t];
+			uint32_t	leaf = 0;
+
+			if (f->tree_group[t] != g)
+				continue;
+			for (int k = 0; k < f->tree_depth[t]; k++)
+				leaf = (leaf << 1) | (uint32_t) (q[u[k]] > j[k]);
+			acc += b->leaf[b->leaf_start[t] + leaf];
+		}
+		margin[g] = (float) acc;
+	}
+}
+/* Margins of a batch of a forest with bins; see cpu_engine_int.h. */
+void
+gs_cpu_bins_margins(const GsForest *f, const float *x, size_t ld, size_t n_rows,
+					float *margin)
+{
+	const size_t rows = bins_block_rows(f->bins);
+
+	for (size_t r0 = 0; r0 < n_rows; r0 += rows)
+	{
+		size_t		r1 = r0 + rows < n_rows ? r0 + rows : n_rows;
+
+#ifdef GS_CPU_X86_SIMD
+		if (gs_cpu_simd() == GS_CPU_SIMD_AVX512)
+		{
+			bins_block_margins_avx512(f, x, ld, r0, r1, margin);
+			continue;
+		}
+#endif
+		bins_block_margins(f, x, ld, r0, r1, margin);
+	}
+}
