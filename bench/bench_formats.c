@@ -23,7 +23,8 @@
  * timed in CPU seconds of the process (CLOCK_PROCESS_CPUTIME_ID) instead of
  * wall seconds, for machines whose cores other work shares
  * (bench_cpu_peers.sh).  BENCH_SIMD=portable forces the CPU engine's
- * portable path (gs_cpu_simd_set).  The last output of each row (P(class 1)) is compared
+ * portable path (gs_cpu_simd_set), BENCH_SIMD=avx2 its AVX2 path on an AVX-512 CPU.  The last
+ * output of each row (P(class 1)) is compared
  * with REF; a difference above 1e-5 makes the program fail.
  * Prints one line: "load_s predict_s rows_per_s max_abs_diff".
  *
@@ -203,6 +204,8 @@ main(int argc, char **argv)
 		score_clock = CLOCK_PROCESS_CPUTIME_ID;
 	if (simd != NULL && strcmp(simd, "portable") == 0)
 		gs_cpu_simd_set(GS_CPU_SIMD_PORTABLE);
+	else if (simd != NULL && strcmp(simd, "avx2") == 0)
+		gs_cpu_simd_set(GS_CPU_SIMD_AVX2);
 	if (argc >= 3 && argc <= 4 && strcmp(argv[1], "--load-only") == 0)
 	{
 		v = argc == 4 ? strtol(argv[3], &end, 10) : 5;

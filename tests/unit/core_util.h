@@ -100,7 +100,8 @@ predict_row(const GsForest *f, const float *row, float *margin, float *out)
 /*
  * Whether the portable path of the CPU engine (gs_cpu_simd_set) gives the
  * same bits as out, the outputs of the n-row batch col on the path the CPU
- * chose (AVX-512 where it has it); the CPU's path is restored.
+ * chose (AVX-512 where it has it), and on a CPU with AVX-512 the AVX2 path
+ * too; the CPU's path is restored.
  */
 static inline int
 portable_same(const GsForest *f, const float *col, size_t n, const float *out)
@@ -113,6 +114,14 @@ portable_same(const GsForest *f, const float *col, size_t n, const float *out)
 	predict_cols(f, col, n, m2, o2);
 	gs_cpu_simd_set(GS_CPU_SIMD_AUTO);
 	same = memcmp(o2, out, sizeof(float) * n * f->n_outputs) == 0;
+	if (gs_cpu_simd() == GS_CPU_SIMD_AVX512)
+	{
+		/* and the AVX2 path, which AVX-512 CPUs take for some forests */
+		gs_cpu_simd_set(GS_CPU_SIMD_AVX2);
+		predict_cols(f, col, n, m2, o2);
+		gs_cpu_simd_set(GS_CPU_SIMD_AUTO);
+		same &= memcmp(o2, out, sizeof(float) * n * f->n_outputs) == 0;
+	}
 	free(m2);
 	free(o2);
 	return same;
@@ -179,8 +188,9 @@ check_model(const char *label, const GsForest *f, const Cases *c, double tol)
 			 n, tol, max_err(out, c->want, n * c->nout));
 	check(max_err(out, c->want, n * c->nout) <= tol, "%s: %s", label, what);
 	check(portable_same(f, col, n, out), "%s: %s", label,
-		  gs_cpu_simd() == GS_CPU_SIMD_AVX512 ? "AVX-512 and portable paths give the same bits" :
-		  "portable path (no AVX-512 here) gives the same bits forced");
+		  gs_cpu_simd() == GS_CPU_SIMD_AVX512 ? "AVX-512, AVX2 and portable paths give the same bits" :
+		  gs_cpu_simd() == GS_CPU_SIMD_AVX2 ? "AVX2 and portable paths give the same bits" :
+		  "portable path (no AVX2 here) gives the same bits forced");
 	if (f->complete)
 		check(complete_same(f, col, n, margin, out), "%s: %s", label,
 			  "complete trees, node walk and portable path give the same margins and outputs");

@@ -93,6 +93,11 @@ check_batch(GsForest *f, const float *x, size_t n, size_t ld, char *msg, size_t 
 	gs_cpu_margins(f, x, ld, n, m2);
 	gs_cpu_simd_set(GS_CPU_SIMD_AUTO);
 	bad += count_diff(m1, m2, nm, msg, msglen);
+	/* and on the AVX2 path (forced only where the CPU has AVX-512) */
+	gs_cpu_simd_set(GS_CPU_SIMD_AVX2);
+	gs_cpu_margins(f, x, ld, n, m2);
+	gs_cpu_simd_set(GS_CPU_SIMD_AUTO);
+	bad += count_diff(m1, m2, nm, msg, msglen);
 	gs_cpu_predict(f, x, ld, n, m1, o1);
 	/* row by row, with the bins and with the traversal of the nodes */
 	for (int with_bins = 1; with_bins >= 0; with_bins--)

@@ -75,7 +75,11 @@ gs_cpu_simd(void)
 void
 gs_cpu_simd_set(GsCpuSimd s)
 {
-	cpu_simd = s == GS_CPU_SIMD_PORTABLE ? s : GS_CPU_SIMD_AUTO;
+	cpu_simd = GS_CPU_SIMD_AUTO;
+	if (s == GS_CPU_SIMD_PORTABLE)
+		cpu_simd = s;
+	else if (s == GS_CPU_SIMD_AVX2 && gs_cpu_simd() == GS_CPU_SIMD_AVX512)
+		cpu_simd = s;			/* AVX-512 CPUs have AVX2 */
 	(void) gs_cpu_simd();
 }
 

@@ -21,8 +21,9 @@
  * else AVX2 where it has it, else the portable C.  The complete-tree walk
  * (forest_complete.h) takes AVX2 on both vector paths.  All give the same
  * bits.  gs_cpu_simd_set(GS_CPU_SIMD_PORTABLE) forces the
- * portable path (for tests and benchmarks); any other value goes back to
- * what the CPU has.
+ * portable path (for tests and benchmarks), GS_CPU_SIMD_AVX2 the AVX2 path
+ * on a CPU with AVX-512 (elsewhere it changes nothing); any other value
+ * goes back to what the CPU has.
  */
 typedef enum GsCpuSimd
 {
