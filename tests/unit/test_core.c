@@ -584,11 +584,56 @@ test_complete_random(void)
 		  "complete trees, node walk and portable path: the same margins and outputs on random forests", "");
 }
 
+/*
+ * Forests whose complete-tree form is too big for the cache
+ * (cpu_complete.c's big blocks of rows on the AVX2 path): many full trees
+ * of depth 9, 30 features, one and three output groups, batches longer
+ * than a block and not a multiple of 32 rows; the same bits as the node
+ * walk and the portable path.
+ */
+static void
+test_complete_big(void)
+{
+	uint64_t	s = 7;
+	const size_t n = 2517;
+	const int	nf = 30;
+	int			same = 0,
+				big = 0;
+
+	for (int trial = 0; trial < 2; trial++)
+	{
+		int			ng = trial == 0 ? 1 : 3;
+		GsForest   *f = random_forest(&s, 240, nf, ng, 9, 8);
+		GsStatus	st = {0};
+		float	   *col = malloc(sizeof(float) * n * nf);
+		float	   *margin = malloc(sizeof(float) * n * ng);
+		float	   *out = malloc(sizeof(float) * n * ng);
+
+		if (gs_forest_check(f, NULL, &gs_malloc_allocator, &st) == GS_OK &&
+			gs_forest_complete_build(f, &st) == GS_OK && f->complete != NULL)
+		{
+			big += gs_forest_complete_bytes(f) >= 1024 * 1024;
+			for (size_t i = 0; i < n * nf; i++)
+				col[i] = rnd(&s) % 10 == 0 ? NAN : rnd_value(&s);
+			gs_cpu_predict(f, col, n, n, margin, out);
+			same += complete_same(f, col, n, margin, out);
+		}
+		free(col);
+		free(margin);
+		free(out);
+		gs_forest_free(f);
+	}
+	check(big == 2, "%s%s", "forests of 240 full trees of depth 9 get complete trees of over 1 MB", "");
+	check(same == 2, "%s%s",
+		  "complete trees too big for the cache: the same margins and outputs as the node walk and the portable path", "");
+}
+
 int
 main(void)
 {
 	test_fixtures();
 	test_complete_random();
+	test_complete_big();
 	test_bad_models();
 	test_lgbm_layout();
 	test_limits();

@@ -20,11 +20,18 @@
 #include "forest_eval.h"
 
 /*
- * The complete-tree walk (forest_complete.h): the rows a block takes, output
- * groups at most, rows in lockstep on the portable path, and the most bytes
- * of rows copied to a row-major block.
+ * The complete-tree walk (forest_complete.h): the rows a block takes (and,
+ * on the AVX2 path, the most it takes when the trees do not fit the cache
+ * anyway, GS_CPU_COMPLETE_BIG_TREES bytes or more: then the more rows share
+ * each tree while it is in L1, the fewer times the trees stream from L3,
+ * as long as the block's rows stay in L2, GS_CPU_COMPLETE_BLOCK_BYTES), rows
+ * in lockstep on the portable path, and the most bytes of rows copied to a
+ * row-major block.
  */
 #define GS_CPU_COMPLETE_ROWS 128
+#define GS_CPU_COMPLETE_MAX_ROWS 1024
+#define GS_CPU_COMPLETE_BIG_TREES (512 * 1024)
+#define GS_CPU_COMPLETE_BLOCK_BYTES (256 * 1024)
 #define GS_CPU_COMPLETE_LANES 8
 /* Registers of eight rows the AVX2 walk keeps in flight (its gathers' latency) */
 #define GS_CPU_COMPLETE_VREGS 4
@@ -52,7 +59,7 @@ complete_step(uint32_t w, float t, const float *x, size_t fs)
  */
 static inline __attribute__((always_inline)) void
 complete_rows(const GsForest *f, const float *xs, size_t rs, size_t fs, size_t n,
-			  float (*m)[GS_CPU_COMPLETE_ROWS])
+			  float (*m)[GS_CPU_COMPLETE_MAX_ROWS])
 {
 	const GsForestComplete *c = f->complete;
 	const int	d = c->depth;
@@ -127,7 +134,7 @@ complete_right_at(const int *fe, const float *th, uint32_t h, const float *xr, s
 __attribute__((target("avx2")))
 static void
 complete_cols_avx2(const GsForest *f, const float *xr, size_t ld, size_t n,
-				   float (*m)[GS_CPU_COMPLETE_ROWS])
+				   float (*m)[GS_CPU_COMPLETE_MAX_ROWS])
 {
 	const GsForestComplete *c = f->complete;
 	const int	d = c->depth;
@@ -217,9 +224,32 @@ complete_cols_avx2(const GsForest *f, const float *xr, size_t ld, size_t n,
 #endif
 
 /*
- * Margins of a batch of a forest with a complete-tree form on the portable
- * path (gs_cpu_margins; at most GS_CPU_COMPLETE_GROUPS output groups), in
- * blocks of GS_CPU_COMPLETE_ROWS rows, each copied to a row-major block
+ * Rows a block of the AVX2 walk takes: GS_CPU_COMPLETE_ROWS, or for trees
+ * of GS_CPU_COMPLETE_BIG_TREES bytes or more as many as keep the block's
+ * features within GS_CPU_COMPLETE_BLOCK_BYTES (up to
+ * GS_CPU_COMPLETE_MAX_ROWS, a multiple of 32).  The block size changes
+ * which rows share a pass over the trees, never a row's operations.
+ */
+static size_t
+complete_block_rows(const GsForest *f)
+{
+	size_t		row_bytes = (size_t) (f->n_features > 0 ? f->n_features : 1) * sizeof(float);
+	size_t		rows;
+
+	if (gs_forest_complete_bytes(f) < GS_CPU_COMPLETE_BIG_TREES)
+		return GS_CPU_COMPLETE_ROWS;
+	rows = GS_CPU_COMPLETE_BLOCK_BYTES / row_bytes;
+	rows -= rows % 32;
+	if (rows < GS_CPU_COMPLETE_ROWS)
+		return GS_CPU_COMPLETE_ROWS;
+	return rows > GS_CPU_COMPLETE_MAX_ROWS ? GS_CPU_COMPLETE_MAX_ROWS : rows;
+}
+
+/*
+ * Margins of a batch of a forest with a complete-tree form (gs_cpu_margins;
+ * at most GS_CPU_COMPLETE_GROUPS output groups), in blocks of
+ * complete_block_rows rows walked by complete_cols_avx2, or on the portable
+ * path of GS_CPU_COMPLETE_ROWS rows, each copied to a row-major block
  * first when its rows fit GS_CPU_COMPLETE_ROW_BYTES (a row's features then
  * one base and an index: no multiply a step), then complete_rows; a row's
  * margin gets its trees' leaves in tree order, float additions as
@@ -228,26 +258,32 @@ complete_cols_avx2(const GsForest *f, const float *xr, size_t ld, size_t n,
 void
 gs_cpu_complete_margins(const GsForest *f, const float *x, size_t ld, size_t n_rows, float *margin)
 {
-	const bool	simd = gs_cpu_simd() != GS_CPU_SIMD_PORTABLE;
 	const int	ng = f->n_groups;
 	const size_t nf = (size_t) f->n_features;
 	const bool	rowwise = nf * GS_CPU_COMPLETE_ROWS * sizeof(float) <= GS_CPU_COMPLETE_ROW_BYTES;
-	float		m[GS_CPU_COMPLETE_GROUPS][GS_CPU_COMPLETE_ROWS];
+	bool		simd = gs_cpu_simd() != GS_CPU_SIMD_PORTABLE;
+	size_t		rows = GS_CPU_COMPLETE_ROWS;
+	float		m[GS_CPU_COMPLETE_GROUPS][GS_CPU_COMPLETE_MAX_ROWS];
 	float		xb[GS_CPU_COMPLETE_ROW_BYTES / sizeof(float)];
 
-	for (size_t r0 = 0; r0 < n_rows; r0 += GS_CPU_COMPLETE_ROWS)
+#ifdef GS_CPU_X86_SIMD
+	simd = simd && nf * ld < ((size_t) 1 << 31);
+	if (simd)
+		rows = complete_block_rows(f);
+#else
+	(void) simd;
+#endif
+	for (size_t r0 = 0; r0 < n_rows; r0 += rows)
 	{
-		const size_t n = n_rows - r0 < GS_CPU_COMPLETE_ROWS ? n_rows - r0 : GS_CPU_COMPLETE_ROWS;
+		const size_t n = n_rows - r0 < rows ? n_rows - r0 : rows;
 
 		for (int g = 0; g < ng; g++)
 			for (size_t i = 0; i < n; i++)
 				m[g][i] = f->base_margin[g];
 #ifdef GS_CPU_X86_SIMD
-		if (simd && nf * ld < ((size_t) 1 << 31))
+		if (simd)
 			complete_cols_avx2(f, x + r0, ld, n, m);
 		else
-#else
-		(void) simd;
 #endif
 		if (rowwise)
 		{
