@@ -17,8 +17,10 @@
  * Loading is timed from the bytes in memory to a validated model (parse,
  * validate, lay out), as a backend does it; reading the file is not timed.
  * Scoring goes in chunks of 65,536 rows (the default pg_gpuscore.batch_size),
- * each transposed to the column-major batch gpu_score_query builds and scored
- * with gs_model_predict, one thread; the transposes are included.  One
+ * each transposed to the column-major batch gpu_score_query builds (by
+ * gs_rows_to_columns, 64 rows at a time, as the extension's glue stages
+ * rows) and scored with gs_model_predict, one thread; the transposes are
+ * included.  One
  * warm-up run first.  With BENCH_CLOCK=cpu in the environment scoring is
  * timed in CPU seconds of the process (CLOCK_PROCESS_CPUTIME_ID) instead of
  * wall seconds, for machines whose cores other work shares
@@ -88,9 +90,7 @@ score_all(const GsModel *m, const float *rows, size_t n_rows, float *xcol,
 		size_t		n = n_rows - r0 < CHUNK_ROWS ? n_rows - r0 : CHUNK_ROWS;
 		const float *src = rows + r0 * nf;
 
-		for (size_t r = 0; r < n; r++)
-			for (size_t k = 0; k < nf; k++)
-				xcol[k * n + r] = src[r * nf + k];
+		gs_rows_to_columns(src, n, (int) nf, xcol, n);
 		gs_model_predict(m, xcol, n, n, scratch, out + r0 * (size_t) m->n_outputs);
 	}
 	return clock_s(score_clock) - t0;
