@@ -11,6 +11,8 @@
  * the binning vectorized (bins_block_margins_avx512).  No memory is
  * allocated: blocks live on the stack.
  */
+#include <string.h>
+
 #include "cpu_engine_int.h"
 
 #include "forest_bins.h"
@@ -243,6 +245,252 @@ bins_block_margins_avx512(const GsForest *f, const float *x, size_t ld, size_t r
 }
 #endif
 
+#ifdef GS_CPU_X86_SIMD
+/*
+ * The AVX2 path.  Its bins are kept biased (bin ^ 0x80, qb below), so that
+ * "bin > j" is one signed byte compare of 32 rows against j ^ 0x80; leaf
+ * indices of trees of depth 8 or less are bytes, computed 32 rows to a
+ * register; the leaves are still added to each row in tree order, as
+ * bins_block_margins_impl adds them, so the same bits.
+ */
+#define GS_CPU_BINS_AVX2_TREES 8	/* trees a row adds at once */
+
+/*
+ * The biased bins (gs_bins_of ^ 0x80) of n values of one column, eight at
+ * a time: the branch-free binary search of gs_bins_of, whose steps depend
+ * only on nt, with each lane's threshold gathered and compared as
+ * gs_bins_of compares it (t <= v, false for NaN); NaN gets nan_bin.  The
+ * last n % 8 values take gs_bins_of.
+ */
+__attribute__((target("avx2")))
+static void
+bins_column_avx2(const float *col, size_t n, const float *t, uint32_t nt,
+				 uint8_t nan_bin, uint8_t *qb)
+{
+	const __m256i nanv = _mm256_set1_epi32(nan_bin);
+	const __m128i bias = _mm_set1_epi8((char) 0x80);
+	size_t		i = 0;
+
+	for (; i + 8 <= n; i += 8)
+	{
+		__m256		v = _mm256_loadu_ps(col + i);
+		__m256i		base = _mm256_setzero_si256();
+		uint32_t	len = nt;
+		__m128i		b16;
+
+		while (len > 1)
+		{
+			uint32_t	half = len / 2;
+			__m256		tv = _mm256_i32gather_ps(t, _mm256_add_epi32(base, _mm256_set1_epi32((int) half - 1)), 4);
+			__m256i		le = _mm256_castps_si256(_mm256_cmp_ps(tv, v, _CMP_LE_OQ));
+
+			base = _mm256_add_epi32(base, _mm256_and_si256(le, _mm256_set1_epi32((int) half)));
+			len -= half;
+		}
+		if (len == 1)
+		{
+			__m256		tv = _mm256_i32gather_ps(t, base, 4);
+
+			base = _mm256_sub_epi32(base, _mm256_castps_si256(_mm256_cmp_ps(tv, v, _CMP_LE_OQ)));
+		}
+		base = _mm256_blendv_epi8(base, nanv, _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)));
+		/* eight values 0..255 to bytes */
+		b16 = _mm_packus_epi32(_mm256_castsi256_si128(base), _mm256_extracti128_si256(base, 1));
+		_mm_storel_epi64((__m128i *) (qb + i), _mm_xor_si128(_mm_packus_epi16(b16, b16), bias));
+	}
+	for (; i < n; i++)
+		qb[i] = (uint8_t) (gs_bins_of(col[i], t, nt, nan_bin) ^ 0x80);
+}
+
+/*
+ * Byte leaf indices of the nc * 32 rows of a tree of depth d <= 8 from the
+ * biased bins qb (stride bytes a used feature): level k reads the column
+ * of used feature u[k], and each row's index doubles and gains 1 where its
+ * bin exceeds j[k] (the compare gives -1).  With d a constant the columns
+ * and thresholds stay in registers.
+ */
+static inline __attribute__((always_inline, target("avx2"))) void
+bins_leaves8_avx2_d(const uint8_t *qb, size_t stride, size_t nc, int d,
+					const uint16_t *u, const uint8_t *j, uint8_t *leaf)
+{
+	const uint8_t *col[8];
+	__m256i		jb[8];
+
+	for (int k = 0; k < d; k++)
+	{
+		col[k] = qb + u[k] * stride;
+		jb[k] = _mm256_set1_epi8((char) (j[k] ^ 0x80));
+	}
+	for (size_t c = 0; c < nc * 32; c += 32)
+	{
+		__m256i		a = _mm256_setzero_si256();
+
+		for (int k = 0; k < d; k++)
+		{
+			__m256i		gt = _mm256_cmpgt_epi8(_mm256_loadu_si256((const __m256i *) (col[k] + c)), jb[k]);
+
+			a = _mm256_sub_epi8(_mm256_add_epi8(a, a), gt);
+		}
+		_mm256_storeu_si256((__m256i *) (leaf + c), a);
+	}
+}
+
+/* bins_leaves8_avx2_d with d a constant of each case. */
+__attribute__((target("avx2")))
+static void
+bins_leaves8_avx2(const uint8_t *qb, size_t stride, size_t nc, int d,
+				  const uint16_t *u, const uint8_t *j, uint8_t *leaf)
+{
+	switch (d)
+	{
+		case 0:
+			memset(leaf, 0, nc * 32);
+			break;
+		case 1:
+			bins_leaves8_avx2_d(qb, stride, nc, 1, u, j, leaf);
+			break;
+		case 2:
+			bins_leaves8_avx2_d(qb, stride, nc, 2, u, j, leaf);
+			break;
+		case 3:
+			bins_leaves8_avx2_d(qb, stride, nc, 3, u, j, leaf);
+			break;
+		case 4:
+			bins_leaves8_avx2_d(qb, stride, nc, 4, u, j, leaf);
+			break;
+		case 5:
+			bins_leaves8_avx2_d(qb, stride, nc, 5, u, j, leaf);
+			break;
+		case 6:
+			bins_leaves8_avx2_d(qb, stride, nc, 6, u, j, leaf);
+			break;
+		case 7:
+			bins_leaves8_avx2_d(qb, stride, nc, 7, u, j, leaf);
+			break;
+		default:
+			bins_leaves8_avx2_d(qb, stride, nc, 8, u, j, leaf);
+			break;
+	}
+}
+
+/*
+ * 16-bit leaf indices of the nc * 32 rows of a tree of any depth (up to
+ * GS_BINS_MAX_DEPTH), as bins_leaves8_avx2 finds them, sixteen rows to a
+ * register.
+ */
+__attribute__((target("avx2")))
+static void
+bins_leaves16_avx2(const uint8_t *qb, size_t stride, size_t nc, int d,
+				   const uint16_t *u, const uint8_t *j, uint16_t *leaf)
+{
+	for (size_t c = 0; c < nc * 32; c += 16)
+	{
+		__m256i		a = _mm256_setzero_si256();
+
+		for (int k = 0; k < d; k++)
+		{
+			__m128i		gt = _mm_cmpgt_epi8(_mm_loadu_si128((const __m128i *) (qb + u[k] * stride + c)),
+											_mm_set1_epi8((char) (j[k] ^ 0x80)));
+
+			a = _mm256_sub_epi16(_mm256_add_epi16(a, a), _mm256_cvtepi8_epi16(gt));
+		}
+		_mm256_storeu_si256((__m256i *) (leaf + c), a);
+	}
+}
+
+/*
+ * Margins of rows r0..r1 (at most bins_block_rows) of a forest with bins,
+ * as bins_block_margins_impl finds them: the block binned once (rows past
+ * r1, up to a whole GS_CPU_BLOCK, get bin 0 and are dropped), then each
+ * output group's trees GS_CPU_BINS_AVX2_TREES at a time, each row adding
+ * their double leaves in tree order.  A pass whose trees all have depth 8
+ * or less keeps byte indices; one with a deeper tree 16-bit ones.
+ */
+__attribute__((target("avx2")))
+static void
+bins_block_margins_avx2(const GsForest *f, const float *x, size_t ld, size_t r0, size_t r1,
+						float *margin)
+{
+	const GsForestBins *b = f->bins;
+	const size_t n = r1 - r0;
+	const size_t stride = (n + GS_CPU_BLOCK - 1) / GS_CPU_BLOCK * GS_CPU_BLOCK;
+	const size_t nc = stride / 32;
+	const int	ng = f->n_groups;
+	uint8_t		qb[GS_CPU_BINS_MAX_BYTES];
+	uint8_t		leaf8[GS_CPU_BINS_AVX2_TREES][GS_CPU_BINS_ROWS];
+	uint16_t	leaf16[GS_CPU_BINS_AVX2_TREES][GS_CPU_BINS_ROWS];
+	double		acc[GS_CPU_BINS_ROWS];
+
+	for (int32_t u = 0; u < b->n_used; u++)
+	{
+		const float *col = x + (size_t) b->feature[u] * ld + r0;
+		const float *t = b->border + b->border_start[u];
+		const uint32_t nt = b->border_start[u + 1] - b->border_start[u];
+		uint8_t    *qu = qb + (size_t) u * stride;
+
+		bins_column_avx2(col, n, t, nt, b->nan_bin[u], qu);
+		memset(qu + n, 0x80, stride - n);
+	}
+	for (int g = 0; g < ng; g++)
+	{
+		int32_t		t = 0;
+
+		for (size_t i = 0; i < n; i++)
+			acc[i] = (double) f->base_margin[g];
+		while (t < f->n_trees)
+		{
+			int32_t		tr[GS_CPU_BINS_AVX2_TREES];
+			const double *lv[GS_CPU_BINS_AVX2_TREES];
+			int			m = 0;
+			bool		wide = false;
+
+			/* the group's next trees, in order */
+			for (; t < f->n_trees && m < GS_CPU_BINS_AVX2_TREES; t++)
+			{
+				if (f->tree_group[t] != g)
+					continue;
+				wide |= f->tree_depth[t] > 8;
+				lv[m] = b->leaf + b->leaf_start[t];
+				tr[m++] = t;
+			}
+			if (!wide)
+			{
+				for (int k = 0; k < m; k++)
+					bins_leaves8_avx2(qb, stride, nc, f->tree_depth[tr[k]],
+									  b->level_used + b->level_start[tr[k]],
+									  b->level_bin + b->level_start[tr[k]], leaf8[k]);
+				if (m == GS_CPU_BINS_AVX2_TREES)
+				{
+					const double *l0 = lv[0], *l1 = lv[1], *l2 = lv[2], *l3 = lv[3],
+							   *l4 = lv[4], *l5 = lv[5], *l6 = lv[6], *l7 = lv[7];
+
+					for (size_t i = 0; i < n; i++)
+						acc[i] = acc[i] + l0[leaf8[0][i]] + l1[leaf8[1][i]] + l2[leaf8[2][i]] +
+							l3[leaf8[3][i]] + l4[leaf8[4][i]] + l5[leaf8[5][i]] +
+							l6[leaf8[6][i]] + l7[leaf8[7][i]];
+				}
+				else
+					for (int k = 0; k < m; k++)
+						for (size_t i = 0; i < n; i++)
+							acc[i] += lv[k][leaf8[k][i]];
+			}
+			else
+			{
+				for (int k = 0; k < m; k++)
+					bins_leaves16_avx2(qb, stride, nc, f->tree_depth[tr[k]],
+									   b->level_used + b->level_start[tr[k]],
+									   b->level_bin + b->level_start[tr[k]], leaf16[k]);
+				for (int k = 0; k < m; k++)
+					for (size_t i = 0; i < n; i++)
+						acc[i] += lv[k][leaf16[k][i]];
+			}
+		}
+		for (size_t i = 0; i < n; i++)
+			margin[(r0 + i) * ng + g] = (float) acc[i];
+	}
+}
+#endif
+
 /*
  * Margins of one row-major row of a forest with bins: its features binned,
  * then each tree's leaf index from a byte comparison per level, the leaves
@@ -293,6 +541,11 @@ gs_cpu_bins_margins(const GsForest *f, const float *x, size_t ld, size_t n_rows,
 		if (gs_cpu_simd() == GS_CPU_SIMD_AVX512)
 		{
 			bins_block_margins_avx512(f, x, ld, r0, r1, margin);
+			continue;
+		}
+		if (gs_cpu_simd() == GS_CPU_SIMD_AVX2)
+		{
+			bins_block_margins_avx2(f, x, ld, r0, r1, margin);
 			continue;
 		}
 #endif
