@@ -307,7 +307,8 @@ bins_column_avx2(const float *col, size_t n, const float *t, uint32_t nt,
  * biased bins qb (stride bytes a used feature): level k reads the column
  * of used feature u[k], and each row's index doubles and gains 1 where its
  * bin exceeds j[k] (the compare gives -1).  With d a constant the columns
- * and thresholds stay in registers.
+ * and thresholds stay in registers (gcc -O2 unrolls the levels only when
+ * told).
  */
 static inline __attribute__((always_inline, target("avx2"))) void
 bins_leaves8_avx2_d(const uint8_t *qb, size_t stride, size_t nc, int d,
@@ -316,6 +317,7 @@ bins_leaves8_avx2_d(const uint8_t *qb, size_t stride, size_t nc, int d,
 	const uint8_t *col[8];
 	__m256i		jb[8];
 
+#pragma GCC unroll 8
 	for (int k = 0; k < d; k++)
 	{
 		col[k] = qb + u[k] * stride;
@@ -325,6 +327,7 @@ bins_leaves8_avx2_d(const uint8_t *qb, size_t stride, size_t nc, int d,
 	{
 		__m256i		a = _mm256_setzero_si256();
 
+#pragma GCC unroll 8
 		for (int k = 0; k < d; k++)
 		{
 			__m256i		gt = _mm256_cmpgt_epi8(_mm256_loadu_si256((const __m256i *) (col[k] + c)), jb[k]);
