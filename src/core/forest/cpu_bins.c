@@ -253,51 +253,81 @@ bins_block_margins_avx512(const GsForest *f, const float *x, size_t ld, size_t r
  * register; the leaves are still added to each row in tree order, as
  * bins_block_margins_impl adds them, so the same bits.
  */
-#define GS_CPU_BINS_AVX2_TREES 8	/* trees a row adds at once */
+#define GS_CPU_BINS_AVX2_TREES 4	/* trees a row adds at once */
 
 /*
- * The biased bins (gs_bins_of ^ 0x80) of n values of one column, eight at
- * a time: the branch-free binary search of gs_bins_of, whose steps depend
- * only on nt, with each lane's threshold gathered and compared as
- * gs_bins_of compares it (t <= v, false for NaN); NaN gets nan_bin.  The
- * last n % 8 values take gs_bins_of.
+ * The biased bins (gs_bins_of ^ 0x80) of nv * 8 values v of one column
+ * (nv a constant, 1 to 4): the branch-free binary search of gs_bins_of,
+ * whose steps depend only on nt, each lane's threshold gathered and
+ * compared as gs_bins_of compares it (t <= v, false for NaN); NaN gets
+ * nan_bin.  The nv searches are independent, so their gathers overlap.
+ */
+static inline __attribute__((always_inline, target("avx2"))) void
+bins_values_avx2(const float *col, int nv, const float *t, uint32_t nt,
+				 uint8_t nan_bin, uint8_t *qb)
+{
+	__m256		v[4];
+	__m256i		base[4];
+	uint32_t	len = nt;
+
+#pragma GCC unroll 4
+	for (int w = 0; w < nv; w++)
+	{
+		v[w] = _mm256_loadu_ps(col + 8 * w);
+		base[w] = _mm256_setzero_si256();
+	}
+	while (len > 1)
+	{
+		uint32_t	half = len / 2;
+		const __m256i off = _mm256_set1_epi32((int) half - 1);
+		const __m256i step = _mm256_set1_epi32((int) half);
+
+#pragma GCC unroll 4
+		for (int w = 0; w < nv; w++)
+		{
+			__m256		tv = _mm256_i32gather_ps(t, _mm256_add_epi32(base[w], off), 4);
+			__m256i		le = _mm256_castps_si256(_mm256_cmp_ps(tv, v[w], _CMP_LE_OQ));
+
+			base[w] = _mm256_add_epi32(base[w], _mm256_and_si256(le, step));
+		}
+		len -= half;
+	}
+#pragma GCC unroll 4
+	for (int w = 0; w < nv; w++)
+	{
+		__m128i		b16;
+
+		if (len == 1)
+		{
+			__m256		tv = _mm256_i32gather_ps(t, base[w], 4);
+
+			base[w] = _mm256_sub_epi32(base[w], _mm256_castps_si256(_mm256_cmp_ps(tv, v[w], _CMP_LE_OQ)));
+		}
+		base[w] = _mm256_blendv_epi8(base[w], _mm256_set1_epi32(nan_bin),
+									 _mm256_castps_si256(_mm256_cmp_ps(v[w], v[w], _CMP_UNORD_Q)));
+		/* eight values 0..255 to bytes */
+		b16 = _mm_packus_epi32(_mm256_castsi256_si128(base[w]), _mm256_extracti128_si256(base[w], 1));
+		_mm_storel_epi64((__m128i *) (qb + 8 * w),
+						 _mm_xor_si128(_mm_packus_epi16(b16, b16), _mm_set1_epi8((char) 0x80)));
+	}
+}
+
+/*
+ * The biased bins (gs_bins_of ^ 0x80) of n values of one column:
+ * bins_values_avx2 32 values at a time, then eight, the last n % 8 values
+ * gs_bins_of.
  */
 __attribute__((target("avx2")))
 static void
 bins_column_avx2(const float *col, size_t n, const float *t, uint32_t nt,
 				 uint8_t nan_bin, uint8_t *qb)
 {
-	const __m256i nanv = _mm256_set1_epi32(nan_bin);
-	const __m128i bias = _mm_set1_epi8((char) 0x80);
 	size_t		i = 0;
 
+	for (; i + 32 <= n; i += 32)
+		bins_values_avx2(col + i, 4, t, nt, nan_bin, qb + i);
 	for (; i + 8 <= n; i += 8)
-	{
-		__m256		v = _mm256_loadu_ps(col + i);
-		__m256i		base = _mm256_setzero_si256();
-		uint32_t	len = nt;
-		__m128i		b16;
-
-		while (len > 1)
-		{
-			uint32_t	half = len / 2;
-			__m256		tv = _mm256_i32gather_ps(t, _mm256_add_epi32(base, _mm256_set1_epi32((int) half - 1)), 4);
-			__m256i		le = _mm256_castps_si256(_mm256_cmp_ps(tv, v, _CMP_LE_OQ));
-
-			base = _mm256_add_epi32(base, _mm256_and_si256(le, _mm256_set1_epi32((int) half)));
-			len -= half;
-		}
-		if (len == 1)
-		{
-			__m256		tv = _mm256_i32gather_ps(t, base, 4);
-
-			base = _mm256_sub_epi32(base, _mm256_castps_si256(_mm256_cmp_ps(tv, v, _CMP_LE_OQ)));
-		}
-		base = _mm256_blendv_epi8(base, nanv, _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)));
-		/* eight values 0..255 to bytes */
-		b16 = _mm_packus_epi32(_mm256_castsi256_si128(base), _mm256_extracti128_si256(base, 1));
-		_mm_storel_epi64((__m128i *) (qb + i), _mm_xor_si128(_mm_packus_epi16(b16, b16), bias));
-	}
+		bins_values_avx2(col + i, 1, t, nt, nan_bin, qb + i);
 	for (; i < n; i++)
 		qb[i] = (uint8_t) (gs_bins_of(col[i], t, nt, nan_bin) ^ 0x80);
 }
@@ -463,15 +493,15 @@ bins_block_margins_avx2(const GsForest *f, const float *x, size_t ld, size_t r0,
 									  b->level_used + b->level_start[tr[k]],
 									  b->level_bin + b->level_start[tr[k]], leaf8[k]);
 				if (m == GS_CPU_BINS_AVX2_TREES)
-				{
-					const double *l0 = lv[0], *l1 = lv[1], *l2 = lv[2], *l3 = lv[3],
-							   *l4 = lv[4], *l5 = lv[5], *l6 = lv[6], *l7 = lv[7];
-
 					for (size_t i = 0; i < n; i++)
-						acc[i] = acc[i] + l0[leaf8[0][i]] + l1[leaf8[1][i]] + l2[leaf8[2][i]] +
-							l3[leaf8[3][i]] + l4[leaf8[4][i]] + l5[leaf8[5][i]] +
-							l6[leaf8[6][i]] + l7[leaf8[7][i]];
-				}
+					{
+						double		s = acc[i];
+
+#pragma GCC unroll 16
+						for (int k = 0; k < GS_CPU_BINS_AVX2_TREES; k++)
+							s += lv[k][leaf8[k][i]];
+						acc[i] = s;
+					}
 				else
 					for (int k = 0; k < m; k++)
 						for (size_t i = 0; i < n; i++)
