@@ -253,7 +253,7 @@ bins_block_margins_avx512(const GsForest *f, const float *x, size_t ld, size_t r
  * register; the leaves are still added to each row in tree order, as
  * bins_block_margins_impl adds them, so the same bits.
  */
-#define GS_CPU_BINS_AVX2_TREES 4	/* trees a row adds at once */
+#define GS_CPU_BINS_AVX2_TREES 8	/* trees a row adds at once */
 
 /*
  * The biased bins (gs_bins_of ^ 0x80) of nv * 8 values v of one column
@@ -432,6 +432,55 @@ bins_leaves16_avx2(const uint8_t *qb, size_t stride, size_t nc, int d,
 }
 
 /*
+ * acc[i] = acc[i] + l_0[leaf8[0][i]] + ... + l_7[leaf8[7][i]] (lv the
+ * GS_CPU_BINS_AVX2_TREES trees' leaves, added in tree order, as
+ * bins_block_margins_impl adds them) for rows 0..n: eight rows at a time,
+ * each row a lane of two vectors of four doubles, the eight byte indices
+ * of a tree one load.
+ */
+static inline __attribute__((always_inline, target("avx2"))) void
+bins_add_leaves8_avx2(double *acc, size_t n, const double *const *lv,
+					  const uint8_t (*leaf8)[GS_CPU_BINS_ROWS])
+{
+	size_t		i = 0;
+
+	for (; i + 8 <= n; i += 8)
+	{
+		__m256d		a0 = _mm256_loadu_pd(acc + i);
+		__m256d		a1 = _mm256_loadu_pd(acc + i + 4);
+
+#pragma GCC unroll 16
+		for (int k = 0; k < GS_CPU_BINS_AVX2_TREES; k++)
+		{
+			const double *l = lv[k];
+			uint64_t	w;
+			__m128d		p0,
+						p1,
+						p2,
+						p3;
+
+			memcpy(&w, leaf8[k] + i, 8);	/* row i + r in byte r */
+			p0 = _mm_loadh_pd(_mm_load_sd(l + (w & 0xff)), l + ((w >> 8) & 0xff));
+			p1 = _mm_loadh_pd(_mm_load_sd(l + ((w >> 16) & 0xff)), l + ((w >> 24) & 0xff));
+			p2 = _mm_loadh_pd(_mm_load_sd(l + ((w >> 32) & 0xff)), l + ((w >> 40) & 0xff));
+			p3 = _mm_loadh_pd(_mm_load_sd(l + ((w >> 48) & 0xff)), l + (w >> 56));
+			a0 = _mm256_add_pd(a0, _mm256_set_m128d(p1, p0));
+			a1 = _mm256_add_pd(a1, _mm256_set_m128d(p3, p2));
+		}
+		_mm256_storeu_pd(acc + i, a0);
+		_mm256_storeu_pd(acc + i + 4, a1);
+	}
+	for (; i < n; i++)
+	{
+		double		s = acc[i];
+
+		for (int k = 0; k < GS_CPU_BINS_AVX2_TREES; k++)
+			s += lv[k][leaf8[k][i]];
+		acc[i] = s;
+	}
+}
+
+/*
  * Margins of rows r0..r1 (at most bins_block_rows) of a forest with bins,
  * as bins_block_margins_impl finds them: the block binned once (rows past
  * r1, up to a whole GS_CPU_BLOCK, get bin 0 and are dropped), then each
@@ -493,15 +542,7 @@ bins_block_margins_avx2(const GsForest *f, const float *x, size_t ld, size_t r0,
 									  b->level_used + b->level_start[tr[k]],
 									  b->level_bin + b->level_start[tr[k]], leaf8[k]);
 				if (m == GS_CPU_BINS_AVX2_TREES)
-					for (size_t i = 0; i < n; i++)
-					{
-						double		s = acc[i];
-
-#pragma GCC unroll 16
-						for (int k = 0; k < GS_CPU_BINS_AVX2_TREES; k++)
-							s += lv[k][leaf8[k][i]];
-						acc[i] = s;
-					}
+					bins_add_leaves8_avx2(acc, n, lv, leaf8);
 				else
 					for (int k = 0; k < m; k++)
 						for (size_t i = 0; i < n; i++)
