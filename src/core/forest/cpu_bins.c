@@ -8,8 +8,14 @@
  * comparison of a whole column of bins, and each row adds its trees' double
  * leaves in tree order, as block_margins_double of cpu_engine.c does, so the
  * same bits.  On CPUs with AVX-512 the same code is compiled for AVX-512 and
- * the binning vectorized (bins_block_margins_avx512).  No memory is
- * allocated: blocks live on the stack.
+ * the binning vectorized (bins_block_margins_avx512).  On CPUs with AVX2
+ * (and not AVX-512) bins_block_margins_avx2 keeps the bins biased by 0x80,
+ * so that a level is one signed byte compare of 32 rows; it bins four times
+ * eight values at once (gathered thresholds, the steps of gs_bins_of), keeps
+ * byte leaf indices for trees of depth 8 or less, and adds eight trees'
+ * leaves to eight rows at a time, each row a lane of a vector adding in
+ * tree order: the same bits again (the unit tests compare the paths bit for
+ * bit).  No memory is allocated: blocks live on the stack.
  */
 #include <string.h>
 
