@@ -438,6 +438,8 @@ typedef struct SymShape
 	int			(*feat) (int t, int k);
 	float		(*thr) (int t, int k);
 	int			(*nan_left) (int t, int k);
+	/* tree t's depth (at most depth); NULL: depth */
+	int			(*depth_of) (int t);
 } SymShape;
 
 /*
@@ -448,7 +450,7 @@ static GsForest *
 sym_forest(const SymShape *s)
 {
 	GsForest   *f = calloc(1, sizeof(GsForest));
-	int64_t		per = ((int64_t) 2 << s->depth) - 1;
+	int64_t		n_nodes = 0;
 	GsStatus	st;
 
 	f->alloc = gs_malloc_allocator;
@@ -460,20 +462,25 @@ sym_forest(const SymShape *s)
 	f->n_groups = f->n_outputs = 1;
 	f->n_trees = s->n_trees;
 	f->max_depth = s->depth;
-	f->n_nodes = per * s->n_trees;
+	for (int t = 0; t < s->n_trees; t++)
+		n_nodes += ((int64_t) 2 << (s->depth_of ? s->depth_of(t) : s->depth)) - 1;
+	f->n_nodes = n_nodes;
 	f->base_margin = calloc(1, sizeof(float));
 	f->tree_offset = calloc((size_t) s->n_trees, sizeof(uint32_t));
 	f->tree_group = calloc((size_t) s->n_trees, sizeof(int32_t));
 	f->tree_depth = calloc((size_t) s->n_trees, sizeof(int32_t));
 	f->nodes = calloc((size_t) f->n_nodes, sizeof(GsNode));
 	f->leaf_lo = calloc((size_t) f->n_nodes, sizeof(float));
+	n_nodes = 0;
 	for (int t = 0; t < s->n_trees; t++)
 	{
-		GsNode	   *tree = f->nodes + per * t;
+		const int	depth = s->depth_of ? s->depth_of(t) : s->depth;
+		const int64_t per = ((int64_t) 2 << depth) - 1;
+		GsNode	   *tree = f->nodes + n_nodes;
 
-		f->tree_offset[t] = (uint32_t) (per * t);
-		f->tree_depth[t] = s->depth;
-		for (int k = 0; k < s->depth; k++)
+		f->tree_offset[t] = (uint32_t) n_nodes;
+		f->tree_depth[t] = depth;
+		for (int k = 0; k < depth; k++)
 			for (int64_t i = ((int64_t) 1 << k) - 1; i < ((int64_t) 2 << k) - 1; i++)
 			{
 				tree[i].value = s->thr(t, k);
@@ -481,12 +488,13 @@ sym_forest(const SymShape *s)
 					(s->nan_left(t, k) ? GS_NODE_DEFAULT_LEFT : 0);
 				tree[i].left = (uint32_t) (2 * i + 1);
 			}
-		for (int64_t i = ((int64_t) 1 << s->depth) - 1; i < per; i++)
+		for (int64_t i = ((int64_t) 1 << depth) - 1; i < per; i++)
 		{
 			tree[i].value = (float) (gs_rnd() - 0.5);
 			tree[i].info = GS_NODE_LEAF;
-			f->leaf_lo[per * t + i] = (float) ((gs_rnd() - 0.5) * 1e-9);
+			f->leaf_lo[n_nodes + i] = (float) ((gs_rnd() - 0.5) * 1e-9);
 		}
+		n_nodes += per;
 	}
 	if (gs_forest_bins_build(f, &st) != GS_OK)
 	{
@@ -515,6 +523,13 @@ feat_tree(int t, int k)
 {
 	(void) k;
 	return t;
+}
+
+/* depths 0 to 10 in turn: passes of shallow trees and passes with deep ones */
+static int
+depth_mixed(int t)
+{
+	return t / 3 % 11;
 }
 
 static int
@@ -584,21 +599,23 @@ test_synthetic(void)
 {
 	SymShape	s;
 
-	s = (SymShape) {254, 1, 1, feat_zero, thr_per_tree, nan_left_never};
+	s = (SymShape) {254, 1, 1, feat_zero, thr_per_tree, nan_left_never, NULL};
 	check_synthetic("254 thresholds of one feature", &s, 1);
 	s.n_trees = 255;
 	check_synthetic("255 thresholds of one feature", &s, 0);
-	s = (SymShape) {20, 4, 4, feat_level, thr_few, nan_left_odd_tree};
+	s = (SymShape) {20, 4, 4, feat_level, thr_few, nan_left_odd_tree, NULL};
 	check_synthetic("a feature's splits send NaN both ways", &s, 0);
 	s.nan_left = nan_left_never;
 	check_synthetic("the same, NaN always right", &s, 1);
-	s = (SymShape) {3, 16, 16, feat_level, thr_few, nan_left_never};
+	s = (SymShape) {3, 16, 16, feat_level, thr_few, nan_left_never, NULL};
 	check_synthetic("depth 16", &s, 1);
-	s = (SymShape) {2, 17, 17, feat_level, thr_few, nan_left_never};
+	s = (SymShape) {2, 17, 17, feat_level, thr_few, nan_left_never, NULL};
 	check_synthetic("depth 17", &s, 0);
-	s = (SymShape) {256, 1, 300, feat_tree, thr_few, nan_left_never};
+	s = (SymShape) {101, 10, 10, feat_level, thr_few, nan_left_never, depth_mixed};
+	check_synthetic("depths 0 to 10 mixed", &s, 1);
+	s = (SymShape) {256, 1, 300, feat_tree, thr_few, nan_left_never, NULL};
 	check_synthetic("256 features read", &s, 1);
-	s = (SymShape) {1024, 1, 1100, feat_tree, thr_few, nan_left_never};
+	s = (SymShape) {1024, 1, 1100, feat_tree, thr_few, nan_left_never, NULL};
 	check_synthetic("1024 features read (64-row blocks)", &s, 1);
 	s.n_trees = 1025;
 	check_synthetic("1025 features read", &s, 0);

@@ -28,7 +28,8 @@
  * nodes and feature values, so the same leaves; with one output group the
  * leaves are added sixteen rows at a time too), and binned blocks are
  * binned sixteen values and compared 64 rows to an instruction
- * (cpu_bins.c).  Every row gets the same
+ * (cpu_bins.c; on AVX2 CPUs eight values and 32 rows, their leaves added
+ * eight rows at a time).  Every row gets the same
  * operations in the same order, so the same bits; gs_cpu_simd_set forces
  * the portable path (the unit tests compare the two bit for bit).  Trees
  * with categorical, zero-as-missing or equality splits stay on the
