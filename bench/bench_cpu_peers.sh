@@ -49,6 +49,8 @@ out=${BENCH_OUT:-$here/results/$(date -u +%F)-cpu-peers.md}
 req=$here/requirements-cpu-peers.txt
 py=$here/bench_cpu_peers.py
 ours=$root/bench/bench_formats
+# the commit measured, read once (a commit made during the run must not relabel it)
+rev=$(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --quiet HEAD -- src bench || echo ' plus uncommitted changes')
 
 if [ ! -x "$venv/bin/python" ]; then
     "$python" -m venv "$venv"
@@ -106,17 +108,17 @@ for m in $models; do
     echo "== $m: ours" >&2
     read -r _ _ cpu diff < <(BENCH_CLOCK=cpu "$ours" "$work/$file" "$work/$rowsf" "$rows" "$work/$file.ref.f32" "$repeats")
     read -r _ _ wall _ < <("$ours" "$work/$file" "$work/$rowsf" "$rows" "$work/$file.ref.f32" "$repeats")
-    printf '%s\tours\t%s\t%s\t%s\t%s\n' "$m" "$cpu" "$wall" "$diff" "pg_gpuscore $(git -C "$root" rev-parse --short HEAD)" >>"$tsv"
+    printf '%s\tours\t%s\t%s\t%s\t%s\n' "$m" "$cpu" "$wall" "$diff" "pg_gpuscore $rev" >>"$tsv"
     read -r _ _ cpu diff < <(BENCH_SIMD=portable BENCH_CLOCK=cpu "$ours" "$work/$file" "$work/$rowsf" "$rows" "$work/$file.ref.f32" "$repeats")
     read -r _ _ wall _ < <(BENCH_SIMD=portable "$ours" "$work/$file" "$work/$rowsf" "$rows" "$work/$file.ref.f32" "$repeats")
-    printf '%s\tours, portable C path (BENCH_SIMD=portable)\t%s\t%s\t%s\t%s\n' "$m" "$cpu" "$wall" "$diff" "pg_gpuscore $(git -C "$root" rev-parse --short HEAD)" >>"$tsv"
+    printf '%s\tours, portable C path (BENCH_SIMD=portable)\t%s\t%s\t%s\t%s\n' "$m" "$cpu" "$wall" "$diff" "pg_gpuscore $rev" >>"$tsv"
 done
 
 {
     echo "# The CPU engine against the CPU tree predictors ($(date -u +%F))"
     echo
     echo "\`bash bench/bench_cpu_peers.sh\` (BENCH_ROWS=$rows, BENCH_REPEATS=$repeats, BENCH_COUNT_ROWS=$count_rows),"
-    echo "commit $(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --quiet HEAD -- src bench || echo ' plus uncommitted changes')."
+    echo "commit $rev."
     echo
     echo "## Machine"
     echo
