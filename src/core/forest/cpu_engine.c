@@ -167,14 +167,28 @@ simd_walk(const GsForest *f, size_t ld)
 }
 
 /*
+ * Whether batches of leading dimension ld of forest f may take the AVX2
+ * walk (cpu_walk_avx2.c), for trees the AVX-512 walk does not take: a CPU
+ * with AVX2, and every feature offset, node word and category word index
+ * within 31 bits.
+ */
+static inline bool
+avx2_walk(const GsForest *f, size_t ld)
+{
+	return gs_cpu_simd() != GS_CPU_SIMD_PORTABLE && !simd_walk(f, ld) &&
+		(size_t) f->n_features * ld < ((size_t) 1 << 31) &&
+		f->n_nodes < ((int64_t) 1 << 29) && f->n_cat_words < ((int64_t) 1 << 30);
+}
+
+/*
  * Leaf indices (relative to the tree) that rows r0..r1 of the batch reach
  * in one tree, written to leaf[0..r1-r0), GS_CPU_LANES rows at a time in
- * lockstep.
+ * lockstep (16 with AVX-512 when simd, 8 with AVX2 when avx2).
  */
 static inline void
 tree_block_leaves(const GsNode *tree, int depth, const float *x, size_t ld,
 				  size_t r0, size_t r1, uint32_t *leaf, const uint32_t *cats,
-				  uint32_t kinds, bool simd)
+				  uint32_t kinds, bool simd, bool avx2)
 {
 	size_t		r = r0;
 
@@ -186,8 +200,11 @@ tree_block_leaves(const GsNode *tree, int depth, const float *x, size_t ld,
 		for (; r + 16 <= r1; r += 16)
 			tree_leaves_avx512(tree, depth, x, ld, r, 1, leaf + (r - r0));
 	}
+	else if (avx2 && depth <= GS_CPU_LOCKSTEP_MAX_DEPTH)
+		r += gs_cpu_walk_avx2(tree, depth, x, ld, r0, r1, leaf, cats, kinds);
 #else
 	(void) simd;
+	(void) avx2;
 #endif
 	if (depth <= GS_CPU_LOCKSTEP_MAX_DEPTH)
 	{
@@ -218,12 +235,12 @@ tree_block_leaves(const GsNode *tree, int depth, const float *x, size_t ld,
 static inline void
 tree_block(const GsNode *tree, int depth, const float *x, size_t ld,
 		   size_t r0, size_t r1, float *margin, int ng, int g,
-		   const uint32_t *cats, uint32_t kinds, bool simd)
+		   const uint32_t *cats, uint32_t kinds, bool simd, bool avx2)
 {
 	uint32_t	leaf[GS_CPU_BLOCK];
 	size_t		r = r0;
 
-	tree_block_leaves(tree, depth, x, ld, r0, r1, leaf, cats, kinds, simd);
+	tree_block_leaves(tree, depth, x, ld, r0, r1, leaf, cats, kinds, simd, avx2);
 #ifdef GS_CPU_X86_SIMD
 	if (simd && ng == 1)
 		r = r0 + add_leaves_avx512(tree, leaf, r1 - r0, margin + r0);
@@ -285,6 +302,8 @@ block_margins_double(const GsForest *f, const float *x, size_t ld,
 {
 	const int	ng = f->n_groups;
 	const bool	symmetric = gs_forest_symmetric(f);
+	const bool	simd = simd_walk(f, ld);
+	const bool	avx2 = avx2_walk(f, ld);
 	double		acc[GS_CPU_BLOCK];
 	uint32_t	leaf[GS_CPU_BLOCK];
 
@@ -303,14 +322,22 @@ block_margins_double(const GsForest *f, const float *x, size_t ld,
 				symmetric_block_leaves(tree, f->tree_depth[t], x, ld, r0, r1, leaf);
 			else
 				tree_block_leaves(tree, f->tree_depth[t], x, ld, r0, r1, leaf,
-								  f->cat_words, f->split_kinds, simd_walk(f, ld));
+								  f->cat_words, f->split_kinds, simd, avx2);
 			if (f->linear)
 				for (size_t r = r0; r < r1; r++)
 					acc[r - r0] += gs_linear_leaf(f->nodes, f->leaf_lo, f->linear,
 												  f->tree_offset[t] + leaf[r - r0], x + r, ld);
 			else
-				for (size_t r = r0; r < r1; r++)
+			{
+				size_t		r = r0;
+
+#ifdef GS_CPU_X86_SIMD
+				if (avx2 || simd)
+					r += gs_cpu_add_leaves_double_avx2(tree, lo, leaf, r1 - r0, acc);
+#endif
+				for (; r < r1; r++)
 					acc[r - r0] += gs_leaf_double(tree, lo, leaf[r - r0]);
+			}
 		}
 		for (size_t r = r0; r < r1; r++)
 			margin[r * ng + g] = (float) acc[r - r0];
@@ -324,6 +351,7 @@ gs_cpu_margins(const GsForest *f, const float *x, size_t ld, size_t n_rows,
 {
 	const int	ng = f->n_groups;
 	const bool	simd = simd_walk(f, ld);
+	const bool	avx2 = avx2_walk(f, ld);
 	size_t		r0;
 
 	if (f->complete != NULL && ng <= GS_CPU_COMPLETE_GROUPS)
@@ -357,7 +385,7 @@ gs_cpu_margins(const GsForest *f, const float *x, size_t ld, size_t n_rows,
 
 		for (t = 0; t < f->n_trees; t++)
 			tree_block(f->nodes + f->tree_offset[t], f->tree_depth[t], x, ld,
-					   r0, r1, margin, ng, f->tree_group[t], f->cat_words, f->split_kinds, simd);
+					   r0, r1, margin, ng, f->tree_group[t], f->cat_words, f->split_kinds, simd, avx2);
 	}
 }
 
