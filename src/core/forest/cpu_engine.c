@@ -316,6 +316,8 @@ block_margins_double(const GsForest *f, const float *x, size_t ld,
 	const bool	symmetric = gs_forest_symmetric(f);
 	const bool	simd = simd_walk(f, ld);
 	const bool	avx2 = avx2_walk(f, ld);
+	/* AVX2 leaf additions: leaf index * 3 within 31 bits */
+	const bool	add4 = (simd || avx2) && f->n_nodes < ((int64_t) 1 << 29);
 	double		acc[GS_CPU_BLOCK];
 	uint32_t	leaf[GS_CPU_BLOCK];
 
@@ -344,8 +346,10 @@ block_margins_double(const GsForest *f, const float *x, size_t ld,
 				size_t		r = r0;
 
 #ifdef GS_CPU_X86_SIMD
-				if (avx2 || simd)
+				if (add4)
 					r += gs_cpu_add_leaves_double_avx2(tree, lo, leaf, r1 - r0, acc);
+#else
+				(void) add4;
 #endif
 				for (; r < r1; r++)
 					acc[r - r0] += gs_leaf_double(tree, lo, leaf[r - r0]);
