@@ -30,8 +30,9 @@ typedef enum GsCpuSimd
 	GS_CPU_SIMD_AUTO = -1,		/* not detected yet */
 	GS_CPU_SIMD_PORTABLE = 0,
 	GS_CPU_SIMD_AVX512 = 1,
-	GS_CPU_SIMD_AVX2 = 2		/* AVX2, no AVX-512: only the complete-tree
-								 * walk (forest_complete.h) is vectorized */
+	GS_CPU_SIMD_AVX2 = 2		/* AVX2, no AVX-512: the complete-tree walk
+								 * (forest_complete.h) and the node walk
+								 * (cpu_walk_avx2.c) are vectorized */
 } GsCpuSimd;
 
 extern GsCpuSimd gs_cpu_simd(void);

@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "cpu_engine.h"
 
@@ -31,6 +32,25 @@
  */
 extern void gs_cpu_complete_margins(const GsForest *f, const float *x, size_t ld,
 									size_t n_rows, float *margin);
+
+/*
+ * Leaf indices (relative to the tree) of rows r0..r1 of the batch in one
+ * tree of a forest of split kinds kinds (GsForest.split_kinds) into
+ * leaf[0..), by the AVX2 lockstep walk eight rows at a time (cpu_walk_avx2.c):
+ * the rows done, r1 - r0 rounded down to eight.  Caller must check that the
+ * CPU has AVX2 and that every feature offset of the batch, node word and
+ * category word index fits in 31 bits (cpu_engine.c's avx2_walk).
+ */
+extern size_t gs_cpu_walk_avx2(const GsNode *tree, int depth, const float *x, size_t ld,
+							   size_t r0, size_t r1, uint32_t *leaf, const uint32_t *cats,
+							   uint32_t kinds);
+
+/*
+ * acc[i] += gs_leaf_double(tree, lo, leaf[i]) for i < n rounded down to
+ * four (returned), four rows at a time with AVX2 (cpu_walk_avx2.c).
+ */
+extern size_t gs_cpu_add_leaves_double_avx2(const GsNode *tree, const float *lo,
+											const uint32_t *leaf, size_t n, double *acc);
 
 /* Margins of a batch of a forest with bins (f->bins): cpu_bins.c. */
 extern void gs_cpu_bins_margins(const GsForest *f, const float *x, size_t ld,
