@@ -531,6 +531,40 @@ random_forest(uint64_t *s, int nt, int nf, int ng, int dmax, int psplit)
 }
 
 /*
+ * One trial of the complete-tree form: check forest f and build its form,
+ * score n random rows (NaN one in ten), compare with the node walk and the
+ * portable path (complete_same), free f.  Returns -1 when f fails the
+ * check or the build, 1 when every path gives the same bits, 0 when not;
+ * *bytes gets the size of the form (0 without one).
+ */
+static int
+complete_trial(GsForest *f, uint64_t *s, size_t n, size_t *bytes)
+{
+	const size_t nf = (size_t) f->n_features;
+	GsStatus	st = {0};
+	float	   *col = malloc(sizeof(float) * n * nf);
+	float	   *margin = malloc(sizeof(float) * n * f->n_groups);
+	float	   *out = malloc(sizeof(float) * n * f->n_outputs);
+	int			r = -1;
+
+	*bytes = 0;
+	if (gs_forest_check(f, NULL, &gs_malloc_allocator, &st) == GS_OK &&
+		gs_forest_complete_build(f, &st) == GS_OK)
+	{
+		*bytes = gs_forest_complete_bytes(f);
+		for (size_t i = 0; i < n * nf; i++)
+			col[i] = rnd(s) % 10 == 0 ? NAN : rnd_value(s);
+		gs_cpu_predict(f, col, n, n, margin, out);
+		r = complete_same(f, col, n, margin, out);
+	}
+	free(col);
+	free(margin);
+	free(out);
+	gs_forest_free(f);
+	return r;
+}
+
+/*
  * The complete-tree form (forest_complete.h) on random forests: unbalanced
  * trees, lone leaves, NaN both ways, infinite thresholds and values,
  * several output groups (more than the vector path takes, too), depths
@@ -556,27 +590,13 @@ test_complete_random(void)
 		int			dmax = trial % 10 == 9 ? 13 : 1 + (int) (rnd(&s) % 10);
 		int			psplit = 4 + (int) (rnd(&s) % 5);
 		size_t		n = sizes[trial % 7];
-		GsForest   *f = random_forest(&s, nt, nf, ng, dmax, psplit);
-		GsStatus	st = {0};
-		float	   *col = malloc(sizeof(float) * n * nf);
-		float	   *margin = malloc(sizeof(float) * n * ng);
-		float	   *out = malloc(sizeof(float) * n * ng);
+		size_t		bytes;
+		int			r = complete_trial(random_forest(&s, nt, nf, ng, dmax, psplit), &s, n, &bytes);
 
-		if (gs_forest_check(f, NULL, &gs_malloc_allocator, &st) == GS_OK &&
-			gs_forest_complete_build(f, &st) == GS_OK)
-		{
-			loaded++;
-			built += f->complete != NULL;
-			for (size_t i = 0; i < n * nf; i++)
-				col[i] = rnd(&s) % 10 == 0 ? NAN : rnd_value(&s);
-			gs_cpu_predict(f, col, n, n, margin, out);
-			trials++;
-			same += complete_same(f, col, n, margin, out);
-		}
-		free(col);
-		free(margin);
-		free(out);
-		gs_forest_free(f);
+		loaded += r >= 0;
+		built += bytes > 0;
+		trials += r >= 0;
+		same += r == 1;
 	}
 	check(loaded == 60, "%s%s", "random forests pass gs_forest_check", "");
 	check(built >= 30, "%s%s", "most random forests get complete trees", "");
@@ -602,26 +622,11 @@ test_complete_big(void)
 
 	for (int trial = 0; trial < 2; trial++)
 	{
-		int			ng = trial == 0 ? 1 : 3;
-		GsForest   *f = random_forest(&s, 240, nf, ng, 9, 8);
-		GsStatus	st = {0};
-		float	   *col = malloc(sizeof(float) * n * nf);
-		float	   *margin = malloc(sizeof(float) * n * ng);
-		float	   *out = malloc(sizeof(float) * n * ng);
+		size_t		bytes;
+		int			r = complete_trial(random_forest(&s, 240, nf, trial == 0 ? 1 : 3, 9, 8), &s, n, &bytes);
 
-		if (gs_forest_check(f, NULL, &gs_malloc_allocator, &st) == GS_OK &&
-			gs_forest_complete_build(f, &st) == GS_OK && f->complete != NULL)
-		{
-			big += gs_forest_complete_bytes(f) >= 1024 * 1024;
-			for (size_t i = 0; i < n * nf; i++)
-				col[i] = rnd(&s) % 10 == 0 ? NAN : rnd_value(&s);
-			gs_cpu_predict(f, col, n, n, margin, out);
-			same += complete_same(f, col, n, margin, out);
-		}
-		free(col);
-		free(margin);
-		free(out);
-		gs_forest_free(f);
+		big += bytes >= 1024 * 1024;
+		same += r == 1;
 	}
 	check(big == 2, "%s%s", "forests of 240 full trees of depth 9 get complete trees of over 1 MB", "");
 	check(same == 2, "%s%s",

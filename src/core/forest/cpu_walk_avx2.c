@@ -7,7 +7,8 @@
  *
  * Used by cpu_engine.c on x86-64 CPUs with AVX2 (AVX-512 ones included,
  * for trees the AVX-512 walk does not take) when every feature offset of
- * the batch fits in 32 bits.  Per lane, every step makes exactly the
+ * the batch, node word and category word index fits in 31 bits
+ * (cpu_engine.c's avx2_walk).  Per lane, every step makes exactly the
  * decision of gs_node_goes_left (forest_eval.h) on the node read from the
  * tree (value, info and left are the node's three 32-bit words) and the
  * row's feature value read from the batch; a leaf keeps its index.  Those
