@@ -24,8 +24,8 @@ PGFILEDESC = "pg_gpuscore - score tree-ensemble models inside PostgreSQL"
 # protobuf-c or BLAS; NN_OBJS adds networks, ONNX and the model dispatch.
 CORE_TOP_OBJS = $(addprefix src/core/, gs_status.o cat_names.o)
 UTIL_OBJS = $(addprefix src/core/util/, utf8_valid.o)
-FOREST_OBJS = $(addprefix src/core/forest/, forest.o forest_build.o forest_check.o forest_image.o forest_bins.o forest_complete.o \
-	cpu_engine.o cpu_complete.o cpu_bins.o cpu_walk_avx2.o \
+FOREST_OBJS = $(addprefix src/core/forest/, forest.o forest_build.o forest_check.o forest_image.o forest_bins.o forest_complete.o forest_qs.o \
+	cpu_engine.o cpu_complete.o cpu_bins.o cpu_walk_avx2.o cpu_qs.o \
 	forest_shap.o catboost_ctr.o catboost_ctr_image.o catboost_hash.o)
 FE_COMMON_OBJS = $(addprefix src/core/frontend/common/, load_checks.o json_decode.o ubj_decode.o ubj_reader.o)
 FE_XGBOOST_OBJS = $(addprefix src/core/frontend/xgboost/, xgb_binary.o xgb_load.o \

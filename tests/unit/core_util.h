@@ -18,6 +18,7 @@
 #include "forest/cpu_engine.h"
 #include "forest/forest.h"
 #include "forest/forest_complete.h"
+#include "forest/forest_qs.h"
 #include "forest/forest_eval.h"
 #include "frontend/frontend.h"
 #include "frontend/catboost/catboost.h"
@@ -129,10 +130,10 @@ portable_same(const GsForest *f, const float *col, size_t n, const float *out)
 
 /*
  * Whether the walk of forest f's nodes (its complete-tree form,
- * forest_complete.h, put aside) and the portable path both give the
- * margins and outputs of the n-row batch col that the CPU's path gave
- * (margin, out); for forests with a complete-tree form, which the CPU's
- * path (AVX-512) walks instead of the nodes.  f is restored.
+ * forest_complete.h, or its leaf bit vectors, forest_qs.h, put aside), on
+ * the CPU's path and on the portable one, gives the margins and outputs of the n-row batch
+ * col that the CPU's path gave (margin, out); for forests with such a
+ * form, which the CPU's path takes instead of the nodes.  f is restored.
  */
 static inline int
 complete_same(const GsForest *f, const float *col, size_t n, const float *margin,
@@ -140,6 +141,7 @@ complete_same(const GsForest *f, const float *col, size_t n, const float *margin
 {
 	GsForest   *mf = (GsForest *) f;
 	GsForestComplete *keep = mf->complete;
+	GsForestQs *keep_qs = mf->qs;
 	float	   *m2 = malloc(sizeof(float) * n * f->n_groups);
 	float	   *o2 = malloc(sizeof(float) * n * f->n_outputs);
 	int			same = 1;
@@ -147,7 +149,10 @@ complete_same(const GsForest *f, const float *col, size_t n, const float *margin
 	for (int path = 0; path < 2; path++)
 	{
 		if (path == 0)
+		{
 			mf->complete = NULL;
+			mf->qs = NULL;
+		}
 		else
 			gs_cpu_simd_set(GS_CPU_SIMD_PORTABLE);
 		predict_cols(f, col, n, m2, o2);
@@ -155,6 +160,7 @@ complete_same(const GsForest *f, const float *col, size_t n, const float *margin
 			memcmp(o2, out, sizeof(float) * n * f->n_outputs) == 0;
 	}
 	mf->complete = keep;
+	mf->qs = keep_qs;
 	gs_cpu_simd_set(GS_CPU_SIMD_AUTO);
 	free(m2);
 	free(o2);
@@ -194,6 +200,9 @@ check_model(const char *label, const GsForest *f, const Cases *c, double tol)
 	if (f->complete)
 		check(complete_same(f, col, n, margin, out), "%s: %s", label,
 			  "complete trees, node walk and portable path give the same margins and outputs");
+	if (f->qs)
+		check(complete_same(f, col, n, margin, out), "%s: %s", label,
+			  "leaf bit vectors, node walk and portable path give the same margins and outputs");
 
 	/* odd batch sizes, exercising block tails */
 	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++)
@@ -212,7 +221,7 @@ check_model(const char *label, const GsForest *f, const Cases *c, double tol)
 			predict_cols(f, col, m, margin, out);
 			worst = fmax(worst, max_err(out, c->want + r0 * c->nout, m * c->nout));
 			same &= portable_same(f, col, m, out);
-			if (f->complete)
+			if (f->complete || f->qs)
 				same &= complete_same(f, col, m, margin, out);
 		}
 		snprintf(what, sizeof(what), "batches of %zu rows within %g", bs, tol);

@@ -633,12 +633,144 @@ test_complete_big(void)
 		  "complete trees too big for the cache: the same margins and outputs as the node walk and the portable path", "");
 }
 
+/*
+ * A random forest of LightGBM's kind for the leaf-bit-vector form
+ * (forest_qs.h): random_forest's trees with double leaves (a low float
+ * per node) and, with probability pcat in 1/8, categorical splits on the
+ * features below ncat, sets of up to four words with random flags
+ * (GS_CAT_TRUNC_NEGATIVE the same per feature unless mixed,
+ * GS_CAT_INVALID_DEFAULT at random), empty sets among them.
+ */
+static GsForest *
+random_lgbm_forest(uint64_t *s, int nt, int nf, int ng, int dmax, int psplit,
+				   int ncat, int pcat, bool mixed)
+{
+	GsForest   *f = random_forest(s, nt, nf, ng, dmax, psplit);
+	uint32_t	trunc[16];
+
+	f->format = GS_FORMAT_LIGHTGBM;
+	f->leaf_lo = malloc(sizeof(float) * (size_t) (f->n_nodes > 0 ? f->n_nodes : 1));
+	f->cat_words = malloc(sizeof(uint32_t) * (size_t) (f->n_nodes * 5 + 1));
+	for (int j = 0; j < 16; j++)
+		trunc[j] = rnd(s) % 2 ? GS_CAT_TRUNC_NEGATIVE : 0;
+	for (int64_t i = 0; i < f->n_nodes; i++)
+	{
+		GsNode	   *n = &f->nodes[i];
+
+		f->leaf_lo[i] = 0.0f;
+		if (n->info & GS_NODE_LEAF)
+		{
+			f->leaf_lo[i] = n->value * 1e-8f * (float) ((int) (rnd(s) % 5) - 2);
+			continue;
+		}
+		if (ncat > 0 && (int) (rnd(s) % 8) < pcat)
+		{
+			uint32_t	j = rnd(s) % (uint32_t) ncat;
+			uint32_t	words = rnd(s) % 5;
+			uint32_t	at = (uint32_t) f->n_cat_words;
+
+			f->cat_words[at] = words | (mixed ? (rnd(s) % 2 ? GS_CAT_TRUNC_NEGATIVE : 0) : trunc[j]) |
+				(rnd(s) % 4 == 0 ? GS_CAT_INVALID_DEFAULT : 0);
+			for (uint32_t w = 0; w < words; w++)
+				f->cat_words[at + 1 + w] = rnd(s) * 2654435761u;
+			f->n_cat_words += 1 + words;
+			memcpy(&n->value, &at, sizeof(at));
+			n->info = j | GS_NODE_CATEGORICAL | (n->info & GS_NODE_DEFAULT_LEFT);
+			f->split_kinds |= GS_NODE_CATEGORICAL;
+			f->n_cat_splits++;
+		}
+	}
+	if (f->n_cat_words == 0)
+	{
+		free(f->cat_words);
+		f->cat_words = NULL;
+	}
+	return f;
+}
+
+/* A value a categorical feature may hold: codes, fractions, invalid ones. */
+static float
+rnd_cat_value(uint64_t *s)
+{
+	static const float special[] = {-0.5f, -1.0f, -2.0f, 0.0f, -0.0f, 0.99f, 31.5f, 32.0f,
+	127.0f, 128.0f, 1e9f, 16777216.0f, INFINITY, -INFINITY, 1e-40f, -1e-40f};
+	uint32_t	k = rnd(s) % 32;
+
+	if (k < 16)
+		return special[k];
+	return (float) (rnd(s) % 140) + (k % 3 == 0 ? 0.25f : 0.0f);
+}
+
+/*
+ * The leaf-bit-vector form (forest_qs.h) on random forests of LightGBM's
+ * kind: trees of up to 64 leaves (and some of more, which take none),
+ * lone leaves, numerical and categorical splits with NaN both ways,
+ * category values of every class (codes, fractions, (-1, 0), negative,
+ * past every set, 2^24, infinite), several output groups, batch sizes
+ * around the sixteen-row groups: its margins and outputs the same bits as
+ * the node walk's and the portable path's; and forests whose sets disagree
+ * on (-1, 0) take no form.
+ */
+static void
+test_qs_random(void)
+{
+	uint64_t	s = 4242;
+	int			built = 0,
+				same = 0,
+				trials = 0,
+				mixed_none = 0;
+	const size_t sizes[] = {1, 15, 16, 17, 100, 129, 300, 1000};
+
+	for (int trial = 0; trial < 80; trial++)
+	{
+		int			nt = 1 + (int) (rnd(&s) % (trial % 8 == 7 ? 400 : 40));
+		int			nf = 1 + (int) (rnd(&s) % 12);
+		int			ng = trial % 5 == 4 ? 3 : 1;
+		int			dmax = trial % 10 == 9 ? 7 : 1 + (int) (rnd(&s) % 6);
+		int			psplit = trial % 10 == 9 ? 8 : 4 + (int) (rnd(&s) % 5);
+		int			ncat = trial % 4 == 0 ? 0 : 1 + (int) (rnd(&s) % (uint32_t) nf);
+		bool		mixed = trial % 20 == 13;
+		size_t		n = sizes[trial % 8];
+		const size_t nfz = (size_t) nf;
+		GsForest   *f = random_lgbm_forest(&s, nt, nf, ng, dmax, psplit, ncat, 3, mixed);
+		GsStatus	st = {0};
+		float	   *col = malloc(sizeof(float) * n * nfz);
+		float	   *margin = malloc(sizeof(float) * n * ng);
+		float	   *out = malloc(sizeof(float) * n * ng);
+
+		if (gs_forest_check(f, NULL, &gs_malloc_allocator, &st) == GS_OK &&
+			gs_forest_qs_build(f, &st) == GS_OK)
+		{
+			built += f->qs != NULL;
+			mixed_none += mixed && f->qs == NULL && f->n_cat_splits > 1;
+			for (size_t j = 0; j < nfz; j++)
+				for (size_t r = 0; r < n; r++)
+					col[j * n + r] = rnd(&s) % 10 == 0 ? NAN :
+						(int) j < ncat && rnd(&s) % 4 ? rnd_cat_value(&s) : rnd_value(&s);
+			gs_cpu_predict(f, col, n, n, margin, out);
+			trials++;
+			same += complete_same(f, col, n, margin, out) && portable_same(f, col, n, out);
+		}
+		free(col);
+		free(margin);
+		free(out);
+		gs_forest_free(f);
+	}
+	check(trials == 80, "%s%s", "random LightGBM-like forests pass gs_forest_check", "");
+	check(built >= 50, "%s%s", "most random LightGBM-like forests get leaf bit vectors", "");
+	check(mixed_none >= 1, "%s%s", "category sets that disagree on (-1, 0) take no leaf bit vectors", "");
+	check(same == trials, "%s%s",
+		  "leaf bit vectors, node walk and portable path: the same margins and outputs on random forests", "");
+	printf("# leaf bit vectors: %d of %d random forests, %d the same\n", built, trials, same);
+}
+
 int
 main(void)
 {
 	test_fixtures();
 	test_complete_random();
 	test_complete_big();
+	test_qs_random();
 	test_bad_models();
 	test_lgbm_layout();
 	test_limits();

@@ -20,7 +20,10 @@
  * forest has bins (forest_bins.h; cpu_bins.c), from one float column slice
  * per level when it has none.  A forest of plain numerical trees with float
  * leaves that has a complete-tree form (forest_complete.h) is walked by
- * cpu_complete.c.  This file holds the node walks and the dispatch.
+ * cpu_complete.c; a forest of trees of at most 64 leaves with double
+ * leaves (LightGBM's) that has leaf bit vectors (forest_qs.h) is scored
+ * without walking a tree by cpu_qs.c.  This file holds the node walks and
+ * the dispatch.
  *
  * On x86-64 CPUs with AVX-512 (found at run time, gs_cpu_simd) the lockstep
  * walk of plain numerical trees runs sixteen rows to a vector register
@@ -39,8 +42,9 @@
  * paths bit for bit; test_kernel_emulation's synthetic forests, checked
  * against this engine, take every categorical rule).
  *
- * Tried and left out (LightGBM's leaf-wise trees, lgb500cat: every tree of
- * depth 8, rows' paths 5 long on average): stopping the lockstep walk per
+ * Tried and left out for the node walk (LightGBM's leaf-wise trees,
+ * lgb500cat: every tree of depth 8, rows' paths 5 long on average; such
+ * forests now take leaf bit vectors): stopping the lockstep walk per
  * register of eight rows rarely fires, as one of eight rows nearly always
  * goes the full depth; lanes that take the next row when theirs reaches a
  * leaf (no wasted steps) lost more to the scalar hand-over than they saved;
@@ -379,6 +383,11 @@ gs_cpu_margins(const GsForest *f, const float *x, size_t ld, size_t n_rows,
 	if (f->bins)
 	{
 		gs_cpu_bins_margins(f, x, ld, n_rows, margin);
+		return;
+	}
+	if (f->qs)
+	{
+		gs_cpu_qs_margins(f, x, ld, n_rows, margin);
 		return;
 	}
 	if (f->leaf_lo)

@@ -19,7 +19,8 @@
  * (__builtin_cpu_supports): AVX-512 where it has it (gs_cpu_margins walks
  * plain numerical trees sixteen rows to a register, CatBoost's bins 64),
  * else AVX2 where it has it, else the portable C.  The complete-tree walk
- * (forest_complete.h) takes AVX2 on both vector paths.  All give the same
+ * (forest_complete.h) takes AVX2 on both vector paths; leaf bit vectors
+ * (forest_qs.h) take sixteen rows with AVX-512, eight with AVX2.  All give the same
  * bits.  gs_cpu_simd_set(GS_CPU_SIMD_PORTABLE) forces the
  * portable path (for tests and benchmarks), GS_CPU_SIMD_AVX2 the AVX2 path
  * on a CPU with AVX-512 (elsewhere it changes nothing); any other value

@@ -52,6 +52,13 @@ extern size_t gs_cpu_walk_avx2(const GsNode *tree, int depth, const float *x, si
 extern size_t gs_cpu_add_leaves_double_avx2(const GsNode *tree, const float *lo,
 											const uint32_t *leaf, size_t n, double *acc);
 
+/*
+ * Margins of a batch of a forest with a leaf-bit-vector form (f->qs):
+ * cpu_qs.c.
+ */
+extern void gs_cpu_qs_margins(const GsForest *f, const float *x, size_t ld,
+							  size_t n_rows, float *margin);
+
 /* Margins of a batch of a forest with bins (f->bins): cpu_bins.c. */
 extern void gs_cpu_bins_margins(const GsForest *f, const float *x, size_t ld,
 								size_t n_rows, float *margin);

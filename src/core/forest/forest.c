@@ -9,6 +9,7 @@
 #include "catboost_ctr.h"
 #include "forest_bins.h"
 #include "forest_complete.h"
+#include "forest_qs.h"
 
 #include <math.h>
 #include <string.h>
@@ -80,6 +81,7 @@ gs_forest_free(GsForest *f)
 	gs_linear_leaves_free(&a, f->linear);
 	gs_forest_bins_free(&a, f->bins);
 	gs_forest_complete_free(&a, f->complete);
+	gs_forest_qs_free(&a, f->qs);
 	a.free(a.ctx, f);
 }
 
@@ -155,7 +157,8 @@ gs_forest_memory_bytes(const GsForest *f)
 		 (size_t) f->n_nodes * (sizeof(double) + sizeof(uint32_t)) + sizeof(uint32_t) +
 		 (size_t) f->linear->n_terms * (sizeof(int32_t) + sizeof(double)) : 0) +
 		(f->cb_ctrs ? f->cb_ctrs->bytes : 0) +
-		gs_forest_bins_bytes(f) + gs_forest_complete_bytes(f);
+		gs_forest_bins_bytes(f) + gs_forest_complete_bytes(f) +
+		gs_forest_qs_bytes(f);
 }
 
 /* Drop covers that explanations could not use; see forest.h. */

@@ -134,6 +134,9 @@ typedef struct GsForestBins GsForestBins;
 /* The complete-tree form of a forest of plain numerical trees (forest_complete.h). */
 typedef struct GsForestComplete GsForestComplete;
 
+/* The leaf-bit-vector form of a forest of small trees (forest_qs.h). */
+typedef struct GsForestQs GsForestQs;
+
 /*
  * The linear models in the leaves of LightGBM's linear trees
  * (linear_tree=true), indexed like GsForest.nodes.  Leaf i's output is
@@ -252,6 +255,13 @@ typedef struct GsForest
 	 * other forests and for those that do not fit.
 	 */
 	GsForestComplete *complete;
+	/*
+	 * The leaf bit vectors the CPU engine scores a forest of trees of at
+	 * most 64 leaves with double leaves by (forest_qs.h: LightGBM's),
+	 * derived from the nodes like complete; not in the image.  NULL for
+	 * other forests and for those that do not fit.
+	 */
+	GsForestQs *qs;
 	/*
 	 * Only from the CatBoost loader, for a model with categorical features:
 	 * how the n_derived features after the n_features input columns

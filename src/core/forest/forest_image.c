@@ -16,6 +16,7 @@
 #include "image_cursor.h"
 #include "forest_bins.h"
 #include "forest_complete.h"
+#include "forest_qs.h"
 
 #define IMAGE_MAGIC "GSFOREST"
 #define IMAGE_BOM	0x01020304u
@@ -530,6 +531,8 @@ gs_forest_image_read(const unsigned char *buf, size_t len, const GsLimits *lim,
 		rc = gs_forest_bins_build(f, st);
 	if (rc == GS_OK)
 		rc = gs_forest_complete_build(f, st);
+	if (rc == GS_OK)
+		rc = gs_forest_qs_build(f, st);
 	if (rc != GS_OK)
 	{
 		/* arrays not yet allocated are NULL, names NULL-filled: all freed */

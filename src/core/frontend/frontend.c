@@ -25,6 +25,7 @@
 #include "catboost/catboost.h"
 #include "common/load_checks.h"
 #include "forest/forest_complete.h"
+#include "forest/forest_qs.h"
 #include "forest/forest_image.h"
 #include "lightgbm/lightgbm.h"
 #include "xgboost/xgboost.h"
@@ -251,8 +252,9 @@ gs_frontend_load(const GsLoadRequest *request, GsForest **forest, GsMlp **mlp,
 	 */
 	if (*forest != NULL && (*forest)->linear_w == NULL &&
 		((rc = gs_forest_check(*forest, rq.lim, rq.alloc, st)) != GS_OK ||
-		 /* the engine's complete trees; a load for explanations is never scored */
-		 (!rq.lim->keep_covers && (rc = gs_forest_complete_build(*forest, st)) != GS_OK)))
+		 /* the engine's forms; a load for explanations is never scored */
+		 (!rq.lim->keep_covers && ((rc = gs_forest_complete_build(*forest, st)) != GS_OK ||
+								   (rc = gs_forest_qs_build(*forest, st)) != GS_OK))))
 	{
 		gs_forest_free(*forest);
 		*forest = NULL;
