@@ -117,8 +117,13 @@ qs_row(const GsForest *f, const float *x, size_t ld, size_t r, float *margin)
 				qs_clear_list(bv, 1, 0, k->nan + k->nan_start[j],
 							  k->nan_start[j + 1] - k->nan_start[j]);
 			else
-				for (uint32_t i = k->num_start[j]; i < k->num_start[j + 1] && v >= k->thr[i]; i++)
-					bv[k->num[i].tree] &= ~k->num[i].left;
+			{
+				const GsQsSplit *sp = k->num + k->num_start[j];
+				const GsQsSplit *end = k->num + k->num_start[j + 1];
+
+				for (; sp < end && v >= sp->thr; sp++)
+					bv[sp->tree] &= ~sp->left;
+			}
 		}
 		qs_clear_classes(q, k, x + r, ld, bv, 1, 0);
 		qs_add_leaves(f, q, k, bv, 1, 0, acc);
@@ -171,6 +176,9 @@ qs_rows16_avx512(const GsForest *f, const float *x, size_t ld, size_t r, float *
 	for (int32_t b = 0; b < q->n_blocks; b++)
 	{
 		const GsQsBlock *k = &q->blocks[b];
+		/* in locals: the stores to bv would make the compiler reload them */
+		const GsQsSplit *const num = k->num;
+		const uint32_t *const num_start = k->num_start;
 
 		for (int32_t t = 0; t < 2 * k->n_trees; t++)
 			_mm512_store_si512((void *) (bv + 8 * t), ones);
@@ -179,13 +187,13 @@ qs_rows16_avx512(const GsForest *f, const float *x, size_t ld, size_t r, float *
 			__m512		v = _mm512_loadu_ps(x + (size_t) j * ld + r);
 			__mmask16	nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
 
-			for (uint32_t i = k->num_start[j]; i < k->num_start[j + 1]; i++)
+			for (const GsQsSplit *sp = num + num_start[j], *end = num + num_start[j + 1]; sp < end; sp++)
 			{
-				__mmask16	go = _mm512_cmp_ps_mask(v, _mm512_set1_ps(k->thr[i]), _CMP_GE_OQ);
+				__mmask16	go = _mm512_cmp_ps_mask(v, _mm512_set1_ps(sp->thr), _CMP_GE_OQ);
 
 				if (go == 0)
 					break;
-				qs_clear16(bv + 16 * (size_t) k->num[i].tree, go, k->num[i].left);
+				qs_clear16(bv + 16 * (size_t) sp->tree, go, sp->left);
 			}
 			if (nan != 0)
 				for (uint32_t i = k->nan_start[j]; i < k->nan_start[j + 1]; i++)
@@ -253,6 +261,8 @@ qs_rows8_avx2(const GsForest *f, const float *x, size_t ld, size_t r, float *mar
 	for (int32_t b = 0; b < q->n_blocks; b++)
 	{
 		const GsQsBlock *k = &q->blocks[b];
+		const GsQsSplit *const num = k->num;
+		const uint32_t *const num_start = k->num_start;
 
 		for (int32_t t = 0; t < 2 * k->n_trees; t++)
 			_mm256_store_si256((__m256i *) (bv + 4 * t), ones);
@@ -261,14 +271,13 @@ qs_rows8_avx2(const GsForest *f, const float *x, size_t ld, size_t r, float *mar
 			__m256		v = _mm256_loadu_ps(x + (size_t) j * ld + r);
 			__m256		nan = _mm256_cmp_ps(v, v, _CMP_UNORD_Q);
 
-			for (uint32_t i = k->num_start[j]; i < k->num_start[j + 1]; i++)
+			for (const GsQsSplit *sp = num + num_start[j], *end = num + num_start[j + 1]; sp < end; sp++)
 			{
-				__m256		go = _mm256_cmp_ps(v, _mm256_set1_ps(k->thr[i]), _CMP_GE_OQ);
+				__m256		go = _mm256_cmp_ps(v, _mm256_set1_ps(sp->thr), _CMP_GE_OQ);
 
 				if (_mm256_movemask_ps(go) == 0)
 					break;
-				qs_clear8(bv + 8 * (size_t) k->num[i].tree, go,
-						  _mm256_set1_epi64x((long long) k->num[i].left));
+				qs_clear8(bv + 8 * (size_t) sp->tree, go, _mm256_set1_epi64x((long long) sp->left));
 			}
 			if (_mm256_movemask_ps(nan) != 0)
 				for (uint32_t i = k->nan_start[j]; i < k->nan_start[j + 1]; i++)

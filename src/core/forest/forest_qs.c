@@ -19,13 +19,6 @@
 
 #include "forest_eval.h"
 
-/* A numerical split while its feature's list is sorted. */
-typedef struct QsNum
-{
-	float		thr;
-	GsQsSplit	s;
-} QsNum;
-
 static void *
 qs_alloc(const GsAllocator *a, size_t size)
 {
@@ -55,7 +48,6 @@ gs_forest_qs_free(const GsAllocator *alloc, GsForestQs *q)
 			GsQsBlock  *k = &q->blocks[b];
 
 			qs_release(alloc, k->num_start);
-			qs_release(alloc, k->thr);
 			qs_release(alloc, k->num);
 			qs_release(alloc, k->nan_start);
 			qs_release(alloc, k->nan);
@@ -190,8 +182,8 @@ qs_fits(const GsForest *f, GsForestQs *q)
 static int
 qs_num_cmp(const void *a, const void *b)
 {
-	float		x = ((const QsNum *) a)->thr,
-				y = ((const QsNum *) b)->thr;
+	float		x = ((const GsQsSplit *) a)->thr,
+				y = ((const GsQsSplit *) b)->thr;
 
 	return (x > y) - (x < y);
 }
@@ -230,7 +222,7 @@ qs_add(GsQsSplit *list, uint32_t *at_of, uint32_t *last, uint32_t at, GsQsSplit 
  */
 static void
 qs_block_pass(const GsForest *f, const GsForestQs *q, int32_t t0, int32_t t1,
-			  const uint64_t *left_of, uint32_t *num_at, QsNum *num,
+			  const uint64_t *left_of, uint32_t *num_at, GsQsSplit *num,
 			  uint32_t *nan_at, GsQsSplit *nan, uint32_t *cat_at, GsQsSplit *cat,
 			  uint32_t *last, bool fill)
 {
@@ -249,7 +241,7 @@ qs_block_pass(const GsForest *f, const GsForestQs *q, int32_t t0, int32_t t1,
 		{
 			GsNode		s = tree[i];
 			uint32_t	j = s.info & GS_NODE_FEATURE_MASK;
-			GsQsSplit	e = {left[i], (uint32_t) (t - t0), 0};
+			GsQsSplit	e = {left[i], (uint32_t) (t - t0), 0.0f};
 
 			if (s.info & GS_NODE_LEAF)
 				continue;
@@ -259,8 +251,8 @@ qs_block_pass(const GsForest *f, const GsForestQs *q, int32_t t0, int32_t t1,
 			{
 				if (fill)
 				{
+					num[num_at[j]] = e;
 					num[num_at[j]].thr = s.value;
-					num[num_at[j]].s = e;
 				}
 				num_at[j]++;
 				continue;
@@ -300,7 +292,6 @@ qs_block_build(const GsForest *f, GsForestQs *q, GsQsBlock *k, int32_t t0, int32
 			   *nan_at,
 			   *cat_at,
 			   *last;
-	QsNum	   *num = NULL;
 	uint32_t	n_num,
 				n_nan,
 				n_cat;
@@ -326,32 +317,23 @@ qs_block_build(const GsForest *f, GsForestQs *q, GsQsBlock *k, int32_t t0, int32
 	memcpy(num_at, k->num_start, sizeof(uint32_t) * (nf + 1));
 	memcpy(nan_at, k->nan_start, sizeof(uint32_t) * (nf + 1));
 	memcpy(cat_at, k->cat_start, sizeof(uint32_t) * (q->n_classes + 1));
-	num = qs_alloc(a, sizeof(QsNum) * n_num);
-	k->thr = qs_alloc(a, sizeof(float) * n_num);
 	k->num = qs_alloc(a, sizeof(GsQsSplit) * n_num);
 	k->nan = qs_alloc(a, sizeof(GsQsSplit) * n_nan);
 	k->cat = qs_alloc(a, sizeof(GsQsSplit) * n_cat);
-	if (num == NULL || k->thr == NULL || k->num == NULL || k->nan == NULL || k->cat == NULL)
+	if (k->num == NULL || k->nan == NULL || k->cat == NULL)
 		goto done;
-	qs_block_pass(f, q, t0, t1, left_of, num_at, num, nan_at, k->nan, cat_at, k->cat, last, true);
+	qs_block_pass(f, q, t0, t1, left_of, num_at, k->num, nan_at, k->nan, cat_at, k->cat, last, true);
 	for (uint32_t j = 0; j < nf; j++)
 	{
 		uint32_t	s = k->num_start[j],
 					e = k->num_start[j + 1];
 
-		qsort(num + s, e - s, sizeof(QsNum), qs_num_cmp);
-	}
-	for (uint32_t i = 0; i < n_num; i++)
-	{
-		k->thr[i] = num[i].thr;
-		k->num[i] = num[i].s;
+		qsort(k->num + s, e - s, sizeof(GsQsSplit), qs_num_cmp);
 	}
 	*bytes += sizeof(uint32_t) * (2 * (nf + 1) + q->n_classes + 1) +
-		(sizeof(float) + sizeof(GsQsSplit)) * n_num +
-		sizeof(GsQsSplit) * ((size_t) n_nan + n_cat);
+		sizeof(GsQsSplit) * ((size_t) n_num + n_nan + n_cat);
 	ok = true;
 done:
-	qs_release(a, num);
 	qs_release(a, num_at);
 	qs_release(a, nan_at);
 	qs_release(a, cat_at);

@@ -62,13 +62,13 @@ typedef struct GsQsSplit
 {
 	uint64_t	left;			/* bits of the leaves of its left subtree */
 	uint32_t	tree;			/* tree index within its block */
-	uint32_t	pad;
+	float		thr;			/* a numerical split's threshold (0 in the
+								 * other lists) */
 } GsQsSplit;
 
 /*
  * The lists of one block of trees.  For feature j: numerical splits
- * num[num_start[j] .. num_start[j + 1]) with thresholds thr[] at the same
- * indices, ascending; NaN-right splits nan[nan_start[j] .. nan_start[j + 1]);
+ * num[num_start[j] .. num_start[j + 1]), by ascending threshold; NaN-right splits nan[nan_start[j] .. nan_start[j + 1]);
  * categorical lists, when n_codes[j] > 0: for class k <= n_codes[j],
  * cat[cat_start[code_base[j] + k] .. cat_start[code_base[j] + k + 1]).
  */
@@ -77,7 +77,6 @@ typedef struct GsQsBlock
 	int32_t		first_tree;
 	int32_t		n_trees;
 	uint32_t   *num_start;		/* [n_features + 1] */
-	float	   *thr;			/* [num_start[n_features]] */
 	GsQsSplit  *num;
 	uint32_t   *nan_start;		/* [n_features + 1] */
 	GsQsSplit  *nan;
