@@ -88,7 +88,7 @@ check_batch(GsForest *f, const float *x, size_t n, size_t ld, char *msg, size_t 
 	gs_cpu_margins(f, x, ld, n, m2);
 	f->bins = bins;
 	bad = count_diff(m1, m2, nm, msg, msglen);
-	/* the bins on the portable path too (the CPU's own may be AVX-512) */
+	/* the bins on the portable path too (the CPU's own is AVX2) */
 	gs_cpu_simd_set(GS_CPU_SIMD_PORTABLE);
 	gs_cpu_margins(f, x, ld, n, m2);
 	gs_cpu_simd_set(GS_CPU_SIMD_AUTO);

@@ -7,9 +7,9 @@
  * over each feature's thresholds); every level of every tree is then a byte
  * comparison of a whole column of bins, and each row adds its trees' double
  * leaves in tree order, as block_margins_double of cpu_engine.c does, so the
- * same bits.  On CPUs with AVX-512 the same code is compiled for AVX-512 and
- * the binning vectorized (bins_block_margins_avx512).  On CPUs with AVX2
- * (and not AVX-512) bins_block_margins_avx2 keeps the bins biased by 0x80,
+ * same bits.  On CPUs with AVX2 (AVX-512 ones too: the portable code built
+ * for AVX-512, with the binning sixteen values at a time, ran at 0.73x of
+ * this path on a Sapphire Rapids VM) bins_block_margins_avx2 keeps the bins biased by 0x80,
  * so that a level is one signed byte compare of 32 rows; it bins four times
  * eight values at once (gathered thresholds, the steps of gs_bins_of), keeps
  * byte leaf indices for trees of depth 8 or less, and adds eight trees'
@@ -102,74 +102,18 @@ bins_block_rows(const GsForestBins *b)
  * GS_CPU_BINS_TREES at a time, their double leaves added to each row in
  * tree order, as block_margins_double does.
  */
-#ifdef GS_CPU_X86_SIMD
-/*
- * The bins of n values of one column (gs_bins_of) sixteen at a time: the
- * same branch-free binary search over the nt thresholds t, whose steps
- * depend only on nt, with the threshold of each lane gathered and compared
- * as gs_bins_of compares it (t <= v, false for NaN); NaN gets nan_bin.
- * The last n % 16 values take gs_bins_of.
- */
-__attribute__((target("avx512f,avx512bw")))
-static void
-bins_column_avx512(const float *col, size_t n, const float *t, uint32_t nt,
-				   uint8_t nan_bin, uint8_t *q)
-{
-	const __m512i nanv = _mm512_set1_epi32(nan_bin);
-	size_t		i = 0;
-
-	for (; i + 16 <= n; i += 16)
-	{
-		__m512		v = _mm512_loadu_ps(col + i);
-		__m512i		base = _mm512_setzero_si512();
-		uint32_t	len = nt;
-
-		while (len > 1)
-		{
-			uint32_t	half = len / 2;
-			__m512		tv = _mm512_i32gather_ps(_mm512_add_epi32(base, _mm512_set1_epi32((int) half - 1)),
-												 (const void *) t, 4);
-
-			base = _mm512_mask_add_epi32(base, _mm512_cmp_ps_mask(tv, v, _CMP_LE_OQ), base,
-										 _mm512_set1_epi32((int) half));
-			len -= half;
-		}
-		if (len == 1)
-		{
-			__m512		tv = _mm512_i32gather_ps(base, (const void *) t, 4);
-
-			base = _mm512_mask_add_epi32(base, _mm512_cmp_ps_mask(tv, v, _CMP_LE_OQ), base,
-										 _mm512_set1_epi32(1));
-		}
-		base = _mm512_mask_blend_epi32(_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), base, nanv);
-		_mm_storeu_si128((__m128i *) (q + i), _mm512_cvtepi32_epi8(base));
-	}
-	for (; i < n; i++)
-		q[i] = gs_bins_of(col[i], t, nt, nan_bin);
-}
-#endif
-
-/* The bins of n values of one column: gs_bins_of, or sixteen at a time. */
+/* The bins of n values of one column (gs_bins_of). */
 static inline __attribute__((always_inline)) void
 bins_column(const float *col, size_t n, const float *t, uint32_t nt, uint8_t nan_bin,
-			uint8_t *q, bool simd)
+			uint8_t *q)
 {
-#ifdef GS_CPU_X86_SIMD
-	if (simd)
-	{
-		bins_column_avx512(col, n, t, nt, nan_bin, q);
-		return;
-	}
-#else
-	(void) simd;
-#endif
 	for (size_t i = 0; i < n; i++)
 		q[i] = gs_bins_of(col[i], t, nt, nan_bin);
 }
 
-static inline __attribute__((always_inline)) void
-bins_block_margins_impl(const GsForest *f, const float *x, size_t ld, size_t r0, size_t r1,
-						float *margin, bool simd)
+static void
+bins_block_margins(const GsForest *f, const float *x, size_t ld, size_t r0, size_t r1,
+				   float *margin)
 {
 	const GsForestBins *b = f->bins;
 	const size_t n = r1 - r0;
@@ -186,7 +130,7 @@ bins_block_margins_impl(const GsForest *f, const float *x, size_t ld, size_t r0,
 		const uint32_t nt = b->border_start[u + 1] - b->border_start[u];
 		uint8_t    *qu = q + (size_t) u * stride;
 
-		bins_column(col, n, t, nt, b->nan_bin[u], qu, simd);
+		bins_column(col, n, t, nt, b->nan_bin[u], qu);
 		for (size_t i = n; i < stride; i++)
 			qu[i] = 0;
 	}
@@ -229,35 +173,13 @@ bins_block_margins_impl(const GsForest *f, const float *x, size_t ld, size_t r0,
 	}
 }
 
-static void
-bins_block_margins(const GsForest *f, const float *x, size_t ld, size_t r0, size_t r1,
-				   float *margin)
-{
-	bins_block_margins_impl(f, x, ld, r0, r1, margin, false);
-}
-
-#ifdef GS_CPU_X86_SIMD
-/*
- * The same compiled for AVX-512 (the byte compares of bins_leaves 64 rows
- * to an instruction, the binning sixteen values at a time): the same
- * operations in the same order on each row, so the same bits.
- */
-__attribute__((target("avx512f,avx512bw")))
-static void
-bins_block_margins_avx512(const GsForest *f, const float *x, size_t ld, size_t r0, size_t r1,
-						  float *margin)
-{
-	bins_block_margins_impl(f, x, ld, r0, r1, margin, true);
-}
-#endif
-
 #ifdef GS_CPU_X86_SIMD
 /*
  * The AVX2 path.  Its bins are kept biased (bin ^ 0x80, qb below), so that
  * "bin > j" is one signed byte compare of 32 rows against j ^ 0x80; leaf
  * indices of trees of depth 8 or less are bytes, computed 32 rows to a
  * register; the leaves are still added to each row in tree order, as
- * bins_block_margins_impl adds them, so the same bits.
+ * bins_block_margins adds them, so the same bits.
  */
 #define GS_CPU_BINS_AVX2_TREES 8	/* trees a row adds at once */
 
@@ -440,7 +362,7 @@ bins_leaves16_avx2(const uint8_t *qb, size_t stride, size_t nc, int d,
 /*
  * acc[i] = acc[i] + l_0[leaf8[0][i]] + ... + l_7[leaf8[7][i]] (lv the
  * GS_CPU_BINS_AVX2_TREES trees' leaves, added in tree order, as
- * bins_block_margins_impl adds them) for rows 0..n: eight rows at a time,
+ * bins_block_margins adds them) for rows 0..n: eight rows at a time,
  * each row a lane of two vectors of four doubles, the eight byte indices
  * of a tree one load.
  */
@@ -488,7 +410,7 @@ bins_add_leaves8_avx2(double *acc, size_t n, const double *const *lv,
 
 /*
  * Margins of rows r0..r1 (at most bins_block_rows) of a forest with bins,
- * as bins_block_margins_impl finds them: the block binned once (rows past
+ * as bins_block_margins finds them: the block binned once (rows past
  * r1, up to a whole GS_CPU_BLOCK, get bin 0 and are dropped), then each
  * output group's trees GS_CPU_BINS_AVX2_TREES at a time, each row adding
  * their double leaves in tree order.  A pass whose trees all have depth 8
@@ -618,12 +540,8 @@ gs_cpu_bins_margins(const GsForest *f, const float *x, size_t ld, size_t n_rows,
 		size_t		r1 = r0 + rows < n_rows ? r0 + rows : n_rows;
 
 #ifdef GS_CPU_X86_SIMD
-		if (gs_cpu_simd() == GS_CPU_SIMD_AVX512)
-		{
-			bins_block_margins_avx512(f, x, ld, r0, r1, margin);
-			continue;
-		}
-		if (gs_cpu_simd() == GS_CPU_SIMD_AVX2)
+		/* AVX-512 CPUs too: the AVX-512 build of the portable code was slower */
+		if (gs_cpu_simd() != GS_CPU_SIMD_PORTABLE)
 		{
 			bins_block_margins_avx2(f, x, ld, r0, r1, margin);
 			continue;

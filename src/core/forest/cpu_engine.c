@@ -29,10 +29,10 @@
  * walk of plain numerical trees runs sixteen rows to a vector register
  * (tree_leaves_avx512: the same gs_node_step_num decisions on gathered
  * nodes and feature values, so the same leaves; with one output group the
- * leaves are added sixteen rows at a time too), and binned blocks are
- * binned sixteen values and compared 64 rows to an instruction
- * (cpu_bins.c; on AVX2 CPUs eight values and 32 rows, their leaves added
- * eight rows at a time).  On CPUs with AVX2 (AVX-512 ones too, for the forests the
+ * leaves are added sixteen rows at a time too).  Binned blocks
+ * (cpu_bins.c) take the AVX2 path on AVX-512 CPUs too: eight values binned
+ * at a time, bins compared 32 rows to an instruction, leaves added eight
+ * rows at a time.  On CPUs with AVX2 (AVX-512 ones too, for the forests the
  * AVX-512 walk does not take: categorical, zero-as-missing or equality
  * splits) the lockstep walk runs eight rows to a register, every split kind
  * vectorized and the walk stopped once all lanes sit on leaves
@@ -78,7 +78,10 @@ gs_cpu_simd(void)
 		cpu_simd = GS_CPU_SIMD_PORTABLE;
 #ifdef GS_CPU_X86_SIMD
 		__builtin_cpu_init();
-		/* the vector paths use AVX-512F and, for CatBoost's bins, AVX-512BW */
+		/*
+		 * the AVX-512 paths use AVX-512F (and CD, checked where used); BW
+		 * too keeps out the first AVX-512 chips (Xeon Phi), not measured
+		 */
 		if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw"))
 			cpu_simd = GS_CPU_SIMD_AVX512;
 		else if (__builtin_cpu_supports("avx2"))

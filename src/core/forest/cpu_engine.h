@@ -17,9 +17,9 @@
 /*
  * The vector path of the engine, found from the CPU at the first use
  * (__builtin_cpu_supports): AVX-512 where it has it (gs_cpu_margins walks
- * plain numerical trees sixteen rows to a register, CatBoost's bins 64),
- * else AVX2 where it has it, else the portable C.  The complete-tree walk
- * (forest_complete.h) takes AVX2 on both vector paths; leaf bit vectors
+ * plain numerical trees sixteen rows to a register), else AVX2 where it
+ * has it, else the portable C.  The complete-tree walk (forest_complete.h)
+ * and CatBoost's bins (forest_bins.h) take AVX2 on both vector paths; leaf bit vectors
  * (forest_qs.h) take sixteen rows with AVX-512, eight with AVX2.  All give the same
  * bits.  gs_cpu_simd_set(GS_CPU_SIMD_PORTABLE) forces the
  * portable path (for tests and benchmarks), GS_CPU_SIMD_AVX2 the AVX2 path
