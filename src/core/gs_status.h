@@ -15,6 +15,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 
 typedef enum GsCode
 {
@@ -64,6 +65,30 @@ typedef struct GsAllocator
 	void		(*free) (void *ctx, void *ptr);
 	void	   *ctx;
 } GsAllocator;
+
+/*
+ * Zeroed memory (at least 1 byte) from a, or NULL when out of memory; size
+ * is added to *bytes (what a structure's parts occupy) unless bytes is NULL.
+ */
+static inline void *
+gs_zalloc(const GsAllocator *a, size_t size, size_t *bytes)
+{
+	void	   *p = a->alloc(a->ctx, size > 0 ? size : 1);
+
+	if (p)
+		memset(p, 0, size > 0 ? size : 1);
+	if (bytes)
+		*bytes += size;
+	return p;
+}
+
+/* a->free of p, unless NULL. */
+static inline void
+gs_release(const GsAllocator *a, void *p)
+{
+	if (p)
+		a->free(a->ctx, p);
+}
 
 /*
  * Caller-given interrupt check for long work (parsing a large model).  The

@@ -21,22 +21,22 @@ gs_cb_ctrs_free(const GsAllocator *a, GsCbCtrs *c)
 {
 	if (c == NULL)
 		return;
-	gs_cb_free(a, c->catf_col);
-	gs_cb_free(a, c->hash);
-	gs_cb_free(a, c->hash_first);
-	gs_cb_free(a, c->onehot_cat);
-	gs_cb_free(a, c->onehot_hash);
-	gs_cb_free(a, c->ctr);
-	gs_cb_free(a, c->ctr_border_start);
-	gs_cb_free(a, c->ctr_border);
-	gs_cb_free(a, c->table);
-	gs_cb_free(a, c->cat_of);
-	gs_cb_free(a, c->bin);
-	gs_cb_free(a, c->slots);
-	gs_cb_free(a, c->values);
-	gs_cb_free(a, c->counts);
-	gs_cb_free(a, c->table_ctr_start);
-	gs_cb_free(a, c->table_ctr);
+	gs_release(a, c->catf_col);
+	gs_release(a, c->hash);
+	gs_release(a, c->hash_first);
+	gs_release(a, c->onehot_cat);
+	gs_release(a, c->onehot_hash);
+	gs_release(a, c->ctr);
+	gs_release(a, c->ctr_border_start);
+	gs_release(a, c->ctr_border);
+	gs_release(a, c->table);
+	gs_release(a, c->cat_of);
+	gs_release(a, c->bin);
+	gs_release(a, c->slots);
+	gs_release(a, c->values);
+	gs_release(a, c->counts);
+	gs_release(a, c->table_ctr_start);
+	gs_release(a, c->table_ctr);
 	a->free(a->ctx, c);
 }
 
@@ -357,8 +357,8 @@ gs_cb_shap_classes(const GsCbCtrs *c, const GsAllocator *a, GsCbShapClasses *out
 void
 gs_cb_shap_classes_free(const GsAllocator *a, GsCbShapClasses *cl)
 {
-	gs_cb_free(a, cl->class_of);
-	gs_cb_free(a, cl->member_start);
-	gs_cb_free(a, cl->member);
+	gs_release(a, cl->class_of);
+	gs_release(a, cl->member_start);
+	gs_release(a, cl->member);
 	memset(cl, 0, sizeof(*cl));
 }

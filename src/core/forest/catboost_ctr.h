@@ -125,26 +125,6 @@ typedef struct GsCbCtrs
 
 #define GS_CB_EMPTY UINT64_MAX
 
-/* For the readers: zeroed memory (at least 1 byte) from a, size counted in *bytes. */
-static inline void *
-gs_cb_zalloc(const GsAllocator *a, size_t size, size_t *bytes)
-{
-	void	   *p = a->alloc(a->ctx, size > 0 ? size : 1);
-
-	if (p)
-		memset(p, 0, size > 0 ? size : 1);
-	*bytes += size;
-	return p;
-}
-
-/* a->free of p, unless NULL. */
-static inline void
-gs_cb_free(const GsAllocator *a, void *p)
-{
-	if (p)
-		a->free(a->ctx, p);
-}
-
 /* CatBoost's CalcHash, which hashes a projection element by element. */
 static inline uint64_t
 gs_cb_calc_hash(uint64_t a, uint64_t b)

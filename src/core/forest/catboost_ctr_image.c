@@ -349,7 +349,7 @@ gs_cb_ctrs_image_read(const unsigned char *p, size_t len, GsForest *f, GsStatus 
 													   n[8], n_slots, n_values))
 		return bad_region(st, "the region's length does not match its counts");
 	/* every array's length is now bounded by the region's: allocations follow it */
-	c = gs_cb_zalloc(a, sizeof(GsCbCtrs), &bytes);
+	c = gs_zalloc(a, sizeof(GsCbCtrs), &bytes);
 	if (!c)
 		return gs_status_set(st, GS_ERR_NOMEM, "out of memory reading a forest image");
 	bytes = sizeof(GsCbCtrs);
@@ -366,21 +366,21 @@ gs_cb_ctrs_image_read(const unsigned char *p, size_t len, GsForest *f, GsStatus 
 	c->n_values = (int64_t) n_values;
 	c->split_base = gs_get_i64(&r);
 	f->n_derived = c->n_onehot + c->n_ctr;
-	c->catf_col = gs_cb_zalloc(a, 4 * (size_t) c->n_catf, &bytes);
-	c->hash = gs_cb_zalloc(a, 4 * (size_t) c->n_hash, &bytes);
-	c->hash_first = gs_cb_zalloc(a, 4 * ((size_t) c->n_catf + 1), &bytes);
-	c->onehot_cat = gs_cb_zalloc(a, 4 * (size_t) c->n_onehot, &bytes);
-	c->onehot_hash = gs_cb_zalloc(a, 4 * (size_t) c->n_onehot, &bytes);
-	c->ctr = gs_cb_zalloc(a, sizeof(GsCbCtr) * (size_t) c->n_ctr, &bytes);
-	c->ctr_border_start = gs_cb_zalloc(a, 4 * ((size_t) c->n_ctr + 1), &bytes);
-	c->ctr_border = gs_cb_zalloc(a, 4 * (size_t) n[8], &bytes);
-	c->table = gs_cb_zalloc(a, sizeof(GsCbTable) * (size_t) c->n_table, &bytes);
-	c->table_ctr_start = gs_cb_zalloc(a, 4 * ((size_t) c->n_table + 1), &bytes);
-	c->table_ctr = gs_cb_zalloc(a, 4 * (size_t) c->n_ctr, &bytes);
-	c->cat_of = gs_cb_zalloc(a, 4 * (size_t) c->n_cat_of, &bytes);
-	c->bin = gs_cb_zalloc(a, sizeof(GsCbBin) * (size_t) c->n_bin, &bytes);
-	c->slots = gs_cb_zalloc(a, sizeof(GsCbSlot) * (size_t) c->n_slots, &bytes);
-	c->values = gs_cb_zalloc(a, 4 * (size_t) c->n_values, &bytes);
+	c->catf_col = gs_zalloc(a, 4 * (size_t) c->n_catf, &bytes);
+	c->hash = gs_zalloc(a, 4 * (size_t) c->n_hash, &bytes);
+	c->hash_first = gs_zalloc(a, 4 * ((size_t) c->n_catf + 1), &bytes);
+	c->onehot_cat = gs_zalloc(a, 4 * (size_t) c->n_onehot, &bytes);
+	c->onehot_hash = gs_zalloc(a, 4 * (size_t) c->n_onehot, &bytes);
+	c->ctr = gs_zalloc(a, sizeof(GsCbCtr) * (size_t) c->n_ctr, &bytes);
+	c->ctr_border_start = gs_zalloc(a, 4 * ((size_t) c->n_ctr + 1), &bytes);
+	c->ctr_border = gs_zalloc(a, 4 * (size_t) n[8], &bytes);
+	c->table = gs_zalloc(a, sizeof(GsCbTable) * (size_t) c->n_table, &bytes);
+	c->table_ctr_start = gs_zalloc(a, 4 * ((size_t) c->n_table + 1), &bytes);
+	c->table_ctr = gs_zalloc(a, 4 * (size_t) c->n_ctr, &bytes);
+	c->cat_of = gs_zalloc(a, 4 * (size_t) c->n_cat_of, &bytes);
+	c->bin = gs_zalloc(a, sizeof(GsCbBin) * (size_t) c->n_bin, &bytes);
+	c->slots = gs_zalloc(a, sizeof(GsCbSlot) * (size_t) c->n_slots, &bytes);
+	c->values = gs_zalloc(a, 4 * (size_t) c->n_values, &bytes);
 	c->bytes = bytes;
 	if (!c->catf_col || !c->hash || !c->hash_first || !c->onehot_cat || !c->onehot_hash ||
 		!c->ctr || !c->ctr_border_start || !c->ctr_border || !c->table || !c->table_ctr_start ||

@@ -427,9 +427,9 @@ gs_cb_names_of_hashes(const GsCbCtrs *c, const GsAllocator *a, int32_t n_input,
 					  GsCatNames **names, GsStatus *st)
 {
 	size_t		ignored = 0;
-	bool	   *is_cat = gs_cb_zalloc(a, sizeof(bool) * (size_t) n_input, &ignored);
-	int64_t    *count = gs_cb_zalloc(a, sizeof(int64_t) * (size_t) n_input, &ignored);
-	uint32_t   *by_col = gs_cb_zalloc(a, sizeof(uint32_t) * (size_t) c->n_hash, &ignored);
+	bool	   *is_cat = gs_zalloc(a, sizeof(bool) * (size_t) n_input, &ignored);
+	int64_t    *count = gs_zalloc(a, sizeof(int64_t) * (size_t) n_input, &ignored);
+	uint32_t   *by_col = gs_zalloc(a, sizeof(uint32_t) * (size_t) c->n_hash, &ignored);
 	GsCode		rc = GS_OK;
 
 	*names = NULL;
@@ -450,8 +450,8 @@ gs_cb_names_of_hashes(const GsCbCtrs *c, const GsAllocator *a, int32_t n_input,
 			}
 	if (rc == GS_OK)
 		rc = gs_catnames_new_hashed(names, a, n_input, is_cat, count, by_col, gs_cb_cat_hash, st);
-	gs_cb_free(a, by_col);
-	gs_cb_free(a, is_cat);
-	gs_cb_free(a, count);
+	gs_release(a, by_col);
+	gs_release(a, is_cat);
+	gs_release(a, count);
 	return rc;
 }

@@ -24,28 +24,21 @@ bins_alloc(const GsAllocator *a, size_t size)
 	return a->alloc(a->ctx, size > 0 ? size : 1);
 }
 
-static void
-bins_free_ptr(const GsAllocator *a, void *p)
-{
-	if (p != NULL)
-		a->free(a->ctx, p);
-}
-
 /* Release bins; see forest_bins.h. */
 void
 gs_forest_bins_free(const GsAllocator *alloc, GsForestBins *b)
 {
 	if (b == NULL)
 		return;
-	bins_free_ptr(alloc, b->feature);
-	bins_free_ptr(alloc, b->border_start);
-	bins_free_ptr(alloc, b->border);
-	bins_free_ptr(alloc, b->nan_bin);
-	bins_free_ptr(alloc, b->level_start);
-	bins_free_ptr(alloc, b->level_used);
-	bins_free_ptr(alloc, b->level_bin);
-	bins_free_ptr(alloc, b->leaf_start);
-	bins_free_ptr(alloc, b->leaf);
+	gs_release(alloc, b->feature);
+	gs_release(alloc, b->border_start);
+	gs_release(alloc, b->border);
+	gs_release(alloc, b->nan_bin);
+	gs_release(alloc, b->level_start);
+	gs_release(alloc, b->level_used);
+	gs_release(alloc, b->level_bin);
+	gs_release(alloc, b->leaf_start);
+	gs_release(alloc, b->leaf);
 	alloc->free(alloc->ctx, b);
 }
 
@@ -239,7 +232,7 @@ gs_forest_bins_build(GsForest *f, GsStatus *st)
 	if (!bins_fit(f, nan_seen, &n_levels, &n_leaves, &n_used))
 	{
 		/* not for bins: scored from the floats */
-		bins_free_ptr(a, nan_seen);
+		gs_release(a, nan_seen);
 		return GS_OK;
 	}
 	b = bins_alloc(a, sizeof(GsForestBins));
@@ -269,10 +262,10 @@ gs_forest_bins_build(GsForest *f, GsStatus *st)
 	ok = bins_borders(f, nan_seen, used_of, tmp, fill, b);
 	if (ok)
 		bins_levels_and_leaves(f, used_of, b);
-	bins_free_ptr(a, nan_seen);
-	bins_free_ptr(a, used_of);
-	bins_free_ptr(a, tmp);
-	bins_free_ptr(a, fill);
+	gs_release(a, nan_seen);
+	gs_release(a, used_of);
+	gs_release(a, tmp);
+	gs_release(a, fill);
 	if (ok)
 		f->bins = b;
 	else
@@ -280,10 +273,10 @@ gs_forest_bins_build(GsForest *f, GsStatus *st)
 	return GS_OK;
 
 nomem:
-	bins_free_ptr(a, nan_seen);
-	bins_free_ptr(a, used_of);
-	bins_free_ptr(a, tmp);
-	bins_free_ptr(a, fill);
+	gs_release(a, nan_seen);
+	gs_release(a, used_of);
+	gs_release(a, tmp);
+	gs_release(a, fill);
 	gs_forest_bins_free(a, b);
 	return gs_status_set(st, GS_ERR_NOMEM, "out of memory preparing a model's bins");
 }

@@ -19,23 +19,6 @@
 
 #include "forest_eval.h"
 
-static void *
-qs_alloc(const GsAllocator *a, size_t size)
-{
-	void	   *p = a->alloc(a->ctx, size > 0 ? size : 1);
-
-	if (p != NULL)
-		memset(p, 0, size > 0 ? size : 1);
-	return p;
-}
-
-static void
-qs_release(const GsAllocator *a, void *p)
-{
-	if (p != NULL)
-		a->free(a->ctx, p);
-}
-
 /* Release a form; see forest_qs.h. */
 void
 gs_forest_qs_free(const GsAllocator *alloc, GsForestQs *q)
@@ -47,20 +30,20 @@ gs_forest_qs_free(const GsAllocator *alloc, GsForestQs *q)
 		{
 			GsQsBlock  *k = &q->blocks[b];
 
-			qs_release(alloc, k->num_start);
-			qs_release(alloc, k->num);
-			qs_release(alloc, k->nan_start);
-			qs_release(alloc, k->nan);
-			qs_release(alloc, k->cat_start);
-			qs_release(alloc, k->cat);
+			gs_release(alloc, k->num_start);
+			gs_release(alloc, k->num);
+			gs_release(alloc, k->nan_start);
+			gs_release(alloc, k->nan);
+			gs_release(alloc, k->cat_start);
+			gs_release(alloc, k->cat);
 		}
-	qs_release(alloc, q->blocks);
-	qs_release(alloc, q->n_codes);
-	qs_release(alloc, q->code_base);
-	qs_release(alloc, q->trunc_negative);
-	qs_release(alloc, q->cat_feature);
-	qs_release(alloc, q->leaf_start);
-	qs_release(alloc, q->leaf);
+	gs_release(alloc, q->blocks);
+	gs_release(alloc, q->n_codes);
+	gs_release(alloc, q->code_base);
+	gs_release(alloc, q->trunc_negative);
+	gs_release(alloc, q->cat_feature);
+	gs_release(alloc, q->leaf_start);
+	gs_release(alloc, q->leaf);
 	alloc->free(alloc->ctx, q);
 }
 
@@ -110,7 +93,7 @@ number_leaves(const GsNode *tree, uint32_t i, int first, uint32_t *leaf_node,
 	return nl + nr;
 }
 
-/* Nodes of tree t: up to the next tree's first node (trees are in order). */
+/* Nodes of tree t: up to the next tree's first node (gs_forest_check: they tile the nodes). */
 static uint32_t
 tree_nodes(const GsForest *f, int32_t t)
 {
@@ -129,11 +112,6 @@ qs_fits(const GsForest *f, GsForestQs *q)
 {
 	int64_t		evaluations = 0;
 
-	/* each tree's nodes run to the next tree's first (tree_nodes) */
-	for (int32_t t = 0; t < f->n_trees; t++)
-		if ((int64_t) f->tree_offset[t] >= f->n_nodes ||
-			(t + 1 < f->n_trees && f->tree_offset[t + 1] <= f->tree_offset[t]))
-			return false;
 	for (int64_t i = 0; i < f->n_nodes; i++)
 	{
 		GsNode		n = f->nodes[i];
@@ -284,7 +262,7 @@ qs_starts(uint32_t *v, uint32_t n)
 /* Build block k (trees t0..t1) of q; false when out of memory. */
 static bool
 qs_block_build(const GsForest *f, GsForestQs *q, GsQsBlock *k, int32_t t0, int32_t t1,
-			   const uint64_t *left_of, size_t *bytes)
+			   const uint64_t *left_of)
 {
 	const GsAllocator *a = &f->alloc;
 	const uint32_t nf = (uint32_t) f->n_features;
@@ -299,13 +277,13 @@ qs_block_build(const GsForest *f, GsForestQs *q, GsQsBlock *k, int32_t t0, int32
 
 	k->first_tree = t0;
 	k->n_trees = t1 - t0;
-	k->num_start = qs_alloc(a, sizeof(uint32_t) * (nf + 1));
-	k->nan_start = qs_alloc(a, sizeof(uint32_t) * (nf + 1));
-	k->cat_start = qs_alloc(a, sizeof(uint32_t) * (q->n_classes + 1));
-	num_at = qs_alloc(a, sizeof(uint32_t) * (nf + 1));
-	nan_at = qs_alloc(a, sizeof(uint32_t) * (nf + 1));
-	cat_at = qs_alloc(a, sizeof(uint32_t) * (q->n_classes + 1));
-	last = qs_alloc(a, sizeof(uint32_t) * (nf + q->n_classes));
+	k->num_start = gs_zalloc(a, sizeof(uint32_t) * (nf + 1), &q->bytes);
+	k->nan_start = gs_zalloc(a, sizeof(uint32_t) * (nf + 1), &q->bytes);
+	k->cat_start = gs_zalloc(a, sizeof(uint32_t) * (q->n_classes + 1), &q->bytes);
+	num_at = gs_zalloc(a, sizeof(uint32_t) * (nf + 1), NULL);
+	nan_at = gs_zalloc(a, sizeof(uint32_t) * (nf + 1), NULL);
+	cat_at = gs_zalloc(a, sizeof(uint32_t) * (q->n_classes + 1), NULL);
+	last = gs_zalloc(a, sizeof(uint32_t) * (nf + q->n_classes), NULL);
 	if (k->num_start == NULL || k->nan_start == NULL || k->cat_start == NULL ||
 		num_at == NULL || nan_at == NULL || cat_at == NULL || last == NULL)
 		goto done;
@@ -317,9 +295,9 @@ qs_block_build(const GsForest *f, GsForestQs *q, GsQsBlock *k, int32_t t0, int32
 	memcpy(num_at, k->num_start, sizeof(uint32_t) * (nf + 1));
 	memcpy(nan_at, k->nan_start, sizeof(uint32_t) * (nf + 1));
 	memcpy(cat_at, k->cat_start, sizeof(uint32_t) * (q->n_classes + 1));
-	k->num = qs_alloc(a, sizeof(GsQsSplit) * n_num);
-	k->nan = qs_alloc(a, sizeof(GsQsSplit) * n_nan);
-	k->cat = qs_alloc(a, sizeof(GsQsSplit) * n_cat);
+	k->num = gs_zalloc(a, sizeof(GsQsSplit) * n_num, &q->bytes);
+	k->nan = gs_zalloc(a, sizeof(GsQsSplit) * n_nan, &q->bytes);
+	k->cat = gs_zalloc(a, sizeof(GsQsSplit) * n_cat, &q->bytes);
 	if (k->num == NULL || k->nan == NULL || k->cat == NULL)
 		goto done;
 	qs_block_pass(f, q, t0, t1, left_of, num_at, k->num, nan_at, k->nan, cat_at, k->cat, last, true);
@@ -330,14 +308,12 @@ qs_block_build(const GsForest *f, GsForestQs *q, GsQsBlock *k, int32_t t0, int32
 
 		qsort(k->num + s, e - s, sizeof(GsQsSplit), qs_num_cmp);
 	}
-	*bytes += sizeof(uint32_t) * (2 * (nf + 1) + q->n_classes + 1) +
-		sizeof(GsQsSplit) * ((size_t) n_num + n_nan + n_cat);
 	ok = true;
 done:
-	qs_release(a, num_at);
-	qs_release(a, nan_at);
-	qs_release(a, cat_at);
-	qs_release(a, last);
+	gs_release(a, num_at);
+	gs_release(a, nan_at);
+	gs_release(a, cat_at);
+	gs_release(a, last);
 	return ok;
 }
 
@@ -349,23 +325,23 @@ gs_forest_qs_build(GsForest *f, GsStatus *st)
 	GsForestQs *q;
 	uint64_t   *left_of = NULL;
 	uint32_t	leaves = 0;
-	size_t		bytes;
 
 	if (f->qs != NULL || f->n_trees <= 0 || f->leaf_lo == NULL || f->linear != NULL ||
 		f->bins != NULL || f->cb_ctrs != NULL || f->linear_w != NULL ||
 		f->n_groups > GS_QS_MAX_GROUPS || f->n_features <= 0 ||
 		(f->split_kinds & ~GS_NODE_CATEGORICAL) != 0 || gs_forest_symmetric(f))
 		return GS_OK;
-	q = qs_alloc(a, sizeof(GsForestQs));
+	q = gs_zalloc(a, sizeof(GsForestQs), NULL);
 	if (q == NULL)
 		goto nomem;
-	q->n_codes = qs_alloc(a, sizeof(uint32_t) * (size_t) f->n_features);
-	q->code_base = qs_alloc(a, sizeof(uint32_t) * (size_t) f->n_features);
-	q->trunc_negative = qs_alloc(a, (size_t) f->n_features);
-	q->cat_feature = qs_alloc(a, sizeof(uint32_t) * (size_t) f->n_features);
-	q->leaf_start = qs_alloc(a, sizeof(uint32_t) * ((size_t) f->n_trees + 1));
-	left_of = qs_alloc(a, sizeof(uint64_t) * (size_t) f->n_nodes);
-	q->leaf = qs_alloc(a, sizeof(double) * GS_QS_MAX_LEAVES * (size_t) f->n_trees);
+	q->bytes = sizeof(GsForestQs);
+	q->n_codes = gs_zalloc(a, sizeof(uint32_t) * (size_t) f->n_features, &q->bytes);
+	q->code_base = gs_zalloc(a, sizeof(uint32_t) * (size_t) f->n_features, &q->bytes);
+	q->trunc_negative = gs_zalloc(a, (size_t) f->n_features, &q->bytes);
+	q->cat_feature = gs_zalloc(a, sizeof(uint32_t) * (size_t) f->n_features, &q->bytes);
+	q->leaf_start = gs_zalloc(a, sizeof(uint32_t) * ((size_t) f->n_trees + 1), &q->bytes);
+	left_of = gs_zalloc(a, sizeof(uint64_t) * (size_t) f->n_nodes, NULL);
+	q->leaf = gs_zalloc(a, sizeof(double) * GS_QS_MAX_LEAVES * (size_t) f->n_trees, &q->bytes);
 	if (q->n_codes == NULL || q->code_base == NULL || q->trunc_negative == NULL ||
 		q->cat_feature == NULL || q->leaf_start == NULL || left_of == NULL || q->leaf == NULL)
 		goto nomem_free;
@@ -388,10 +364,8 @@ gs_forest_qs_build(GsForest *f, GsStatus *st)
 		leaves += (uint32_t) n;
 	}
 	q->leaf_start[f->n_trees] = leaves;
-	bytes = sizeof(GsForestQs) + sizeof(uint32_t) * ((size_t) f->n_features * 3 + f->n_trees + 1) +
-		(size_t) f->n_features + sizeof(double) * GS_QS_MAX_LEAVES * (size_t) f->n_trees;
 	q->n_blocks = (f->n_trees + GS_QS_BLOCK_TREES - 1) / GS_QS_BLOCK_TREES;
-	q->blocks = qs_alloc(a, sizeof(GsQsBlock) * (size_t) q->n_blocks);
+	q->blocks = gs_zalloc(a, sizeof(GsQsBlock) * (size_t) q->n_blocks, &q->bytes);
 	if (q->blocks == NULL)
 		goto nomem_free;
 	for (int32_t b = 0; b < q->n_blocks; b++)
@@ -399,22 +373,21 @@ gs_forest_qs_build(GsForest *f, GsStatus *st)
 		int32_t		t0 = b * GS_QS_BLOCK_TREES;
 		int32_t		t1 = t0 + GS_QS_BLOCK_TREES < f->n_trees ? t0 + GS_QS_BLOCK_TREES : f->n_trees;
 
-		if (!qs_block_build(f, q, &q->blocks[b], t0, t1, left_of, &bytes))
+		if (!qs_block_build(f, q, &q->blocks[b], t0, t1, left_of))
 			goto nomem_free;
-		if (bytes > GS_QS_MAX_GROWTH * (size_t) f->n_nodes * sizeof(GsNode) + ((size_t) 1 << 20))
+		if (q->bytes > GS_QS_MAX_GROWTH * (size_t) f->n_nodes * sizeof(GsNode) + ((size_t) 1 << 20))
 			goto none;			/* large category sets: walked from the nodes */
 	}
-	q->bytes = bytes;
-	qs_release(a, left_of);
+	gs_release(a, left_of);
 	f->qs = q;
 	return GS_OK;
 
 none:
-	qs_release(a, left_of);
+	gs_release(a, left_of);
 	gs_forest_qs_free(a, q);
 	return GS_OK;
 nomem_free:
-	qs_release(a, left_of);
+	gs_release(a, left_of);
 	gs_forest_qs_free(a, q);
 nomem:
 	return gs_status_set(st, GS_ERR_NOMEM, "out of memory preparing a model's leaf bit vectors");

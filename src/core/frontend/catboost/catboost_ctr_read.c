@@ -154,7 +154,7 @@ read_cat_features(CtrRead *R, json_t *cf, int32_t *n_input, GsStatus *st)
 		return gs_status_limit(st, GS_LIMIT_FEATURES, cap, "the model has %zu categorical features, more than the limit of %lld",
 							 json_array_size(cf), (long long) cap);
 	c->n_catf = (int32_t) json_array_size(cf);
-	c->catf_col = gs_cb_zalloc(R->a, sizeof(int32_t) * (size_t) c->n_catf, &c->bytes);
+	c->catf_col = gs_zalloc(R->a, sizeof(int32_t) * (size_t) c->n_catf, &c->bytes);
 	if (!c->catf_col)
 		return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
 	for (int32_t j = 0; j < c->n_catf; j++)
@@ -178,7 +178,7 @@ read_cat_features(CtrRead *R, json_t *cf, int32_t *n_input, GsStatus *st)
 		return gs_status_set(st, GS_ERR_LIMIT, "the model has %lld one-hot values, more than the limit of %d",
 							 (long long) n_onehot, CB_MAX_CTRS);
 	/* every column is read by one feature */
-	seen = gs_cb_zalloc(R->a, (size_t) *n_input, &c->bytes);
+	seen = gs_zalloc(R->a, (size_t) *n_input, &c->bytes);
 	if (!seen)
 		return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
 	c->bytes -= (size_t) *n_input;
@@ -196,8 +196,8 @@ read_cat_features(CtrRead *R, json_t *cf, int32_t *n_input, GsStatus *st)
 	R->a->free(R->a->ctx, seen);
 
 	c->n_onehot = (int32_t) n_onehot;
-	c->onehot_cat = gs_cb_zalloc(R->a, sizeof(int32_t) * (size_t) n_onehot, &c->bytes);
-	c->onehot_hash = gs_cb_zalloc(R->a, sizeof(int32_t) * (size_t) n_onehot, &c->bytes);
+	c->onehot_cat = gs_zalloc(R->a, sizeof(int32_t) * (size_t) n_onehot, &c->bytes);
+	c->onehot_hash = gs_zalloc(R->a, sizeof(int32_t) * (size_t) n_onehot, &c->bytes);
 	if (!c->onehot_cat || !c->onehot_hash)
 		return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
 	n_onehot = 0;
@@ -237,7 +237,7 @@ read_names(CtrRead *R, GsStatus *st)
 					  GS_CATNAMES_MAX_PER_FEATURE);
 	R->names = h;
 	c->n_hash = (int32_t) json_array_size(h);
-	c->hash = gs_cb_zalloc(R->a, sizeof(int32_t) * (size_t) c->n_hash, &c->bytes);
+	c->hash = gs_zalloc(R->a, sizeof(int32_t) * (size_t) c->n_hash, &c->bytes);
 	if (!c->hash)
 		return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
 	for (int32_t k = 0; k < c->n_hash; k++)
@@ -521,14 +521,14 @@ fill_tables(CtrRead *R, json_t *ctrs, json_t *data, int64_t n_slots, int64_t n_c
 	int32_t    *fill;
 
 	c->n_slots = n_slots;
-	c->slots = gs_cb_zalloc(R->a, sizeof(GsCbSlot) * (size_t) n_slots, &c->bytes);
+	c->slots = gs_zalloc(R->a, sizeof(GsCbSlot) * (size_t) n_slots, &c->bytes);
 	c->counts = R->a->alloc(R->a->ctx, sizeof(uint32_t) * (size_t) (n_counts > 0 ? n_counts : 1));
 	if (!c->slots || !c->counts)
 		return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
 	for (int64_t k = 0; k < n_slots; k++)
 		c->slots[k].key = GS_CB_EMPTY;
-	c->table_ctr_start = gs_cb_zalloc(R->a, sizeof(int32_t) * ((size_t) c->n_table + 1), &c->bytes);
-	c->table_ctr = gs_cb_zalloc(R->a, sizeof(int32_t) * (size_t) c->n_ctr, &c->bytes);
+	c->table_ctr_start = gs_zalloc(R->a, sizeof(int32_t) * ((size_t) c->n_table + 1), &c->bytes);
+	c->table_ctr = gs_zalloc(R->a, sizeof(int32_t) * (size_t) c->n_ctr, &c->bytes);
 	if (!c->table_ctr_start || !c->table_ctr)
 		return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
 	for (int32_t q = 0; q < c->n_ctr; q++)
@@ -579,12 +579,12 @@ read_ctrs(CtrRead *R, json_t *ctrs, json_t *data, GsStatus *st)
 	if (n_border > CB_MAX_CTRS * 16)
 		return gs_status_set(st, GS_ERR_LIMIT, "the model's CTRs have %lld borders, more than the limit of %d",
 							 (long long) n_border, CB_MAX_CTRS * 16);
-	c->ctr = gs_cb_zalloc(R->a, sizeof(GsCbCtr) * (size_t) c->n_ctr, &c->bytes);
-	c->ctr_border_start = gs_cb_zalloc(R->a, sizeof(uint32_t) * ((size_t) c->n_ctr + 1), &c->bytes);
-	c->ctr_border = gs_cb_zalloc(R->a, sizeof(float) * (size_t) n_border, &c->bytes);
-	c->table = gs_cb_zalloc(R->a, sizeof(GsCbTable) * (size_t) c->n_table, &c->bytes);
-	c->cat_of = gs_cb_zalloc(R->a, sizeof(int32_t) * (size_t) n_elem, &c->bytes);
-	c->bin = gs_cb_zalloc(R->a, sizeof(GsCbBin) * (size_t) n_elem, &c->bytes);
+	c->ctr = gs_zalloc(R->a, sizeof(GsCbCtr) * (size_t) c->n_ctr, &c->bytes);
+	c->ctr_border_start = gs_zalloc(R->a, sizeof(uint32_t) * ((size_t) c->n_ctr + 1), &c->bytes);
+	c->ctr_border = gs_zalloc(R->a, sizeof(float) * (size_t) n_border, &c->bytes);
+	c->table = gs_zalloc(R->a, sizeof(GsCbTable) * (size_t) c->n_table, &c->bytes);
+	c->cat_of = gs_zalloc(R->a, sizeof(int32_t) * (size_t) n_elem, &c->bytes);
+	c->bin = gs_zalloc(R->a, sizeof(GsCbBin) * (size_t) n_elem, &c->bytes);
 	if (!c->ctr || !c->ctr_border_start || !c->ctr_border || !c->table || !c->cat_of || !c->bin)
 		return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
 	n_border = 0;
@@ -634,7 +634,7 @@ gs_cb_ctrs_read(json_t *root, int32_t n_float, const int32_t *float_col,
 			return CB_ERR(st, "invalid CatBoost model: CTRs without categorical features");
 		return GS_OK;
 	}
-	R.c = gs_cb_zalloc(a, sizeof(GsCbCtrs), &ignored);
+	R.c = gs_zalloc(a, sizeof(GsCbCtrs), &ignored);
 	if (!R.c)
 		return gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
 	R.c->bytes = sizeof(GsCbCtrs);
@@ -649,8 +649,8 @@ gs_cb_ctrs_read(json_t *root, int32_t n_float, const int32_t *float_col,
 	}
 	/* a model without CTRs (one-hot splits only) still has the offsets of none */
 	if (json_array_size(ctrs) == 0 &&
-		(!(R.c->ctr_border_start = gs_cb_zalloc(a, sizeof(uint32_t), &R.c->bytes)) ||
-		 !(R.c->table_ctr_start = gs_cb_zalloc(a, sizeof(int32_t), &R.c->bytes))))
+		(!(R.c->ctr_border_start = gs_zalloc(a, sizeof(uint32_t), &R.c->bytes)) ||
+		 !(R.c->table_ctr_start = gs_zalloc(a, sizeof(int32_t), &R.c->bytes))))
 	{
 		rc = gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
 		goto fail;
@@ -665,14 +665,14 @@ gs_cb_ctrs_read(json_t *root, int32_t n_float, const int32_t *float_col,
 	for (size_t i = 0; i < json_array_size(ff); i++)
 		R.c->split_base += (int64_t) json_array_size(json_object_get(json_array_get(ff, i), "borders"));
 	R.c->split_base += R.c->n_onehot;
-	gs_cb_free(a, R.id_key);
-	gs_cb_free(a, R.id_table);
+	gs_release(a, R.id_key);
+	gs_release(a, R.id_table);
 	*out = R.c;
 	return GS_OK;
 
 fail:
-	gs_cb_free(a, R.id_key);
-	gs_cb_free(a, R.id_table);
+	gs_release(a, R.id_key);
+	gs_release(a, R.id_table);
 	gs_cb_ctrs_free(a, R.c);
 	gs_catnames_free(*names);
 	*names = NULL;

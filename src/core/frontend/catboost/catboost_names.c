@@ -150,11 +150,11 @@ gs_cb_named_names(GsCbCtrs *c, json_t *file_names, const GsAllocator *a, int32_t
 
 	if ((rc = gs_cb_known_hashes(c, a, false, &k, st)))
 		return rc;
-	kind = gs_cb_zalloc(a, (size_t) n_input, &c->bytes);
-	count = gs_cb_zalloc(a, sizeof(int64_t) * (size_t) n_input, &c->bytes);
-	col_cat = gs_cb_zalloc(a, sizeof(int32_t) * (size_t) n_input, &c->bytes);
+	kind = gs_zalloc(a, (size_t) n_input, &c->bytes);
+	count = gs_zalloc(a, sizeof(int64_t) * (size_t) n_input, &c->bytes);
+	col_cat = gs_zalloc(a, sizeof(int32_t) * (size_t) n_input, &c->bytes);
 	c->bytes -= (size_t) n_input * (1 + sizeof(int64_t) + sizeof(int32_t));
-	c->hash_first = gs_cb_zalloc(a, sizeof(int32_t) * ((size_t) c->n_catf + 1), &c->bytes);
+	c->hash_first = gs_zalloc(a, sizeof(int32_t) * ((size_t) c->n_catf + 1), &c->bytes);
 	if (!kind || !count || !col_cat || !c->hash_first)
 		rc = gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
 	for (int32_t col = 0; rc == GS_OK && col < n_input; col++)
@@ -184,7 +184,7 @@ gs_cb_named_names(GsCbCtrs *c, json_t *file_names, const GsAllocator *a, int32_t
 		rc = gs_status_set(st, GS_ERR_LIMIT, "the model's category names take too much memory");
 	if (rc == GS_OK)
 		rc = gs_catnames_new(names, a, n_input, kind, count, (size_t) text, st);
-	if (rc == GS_OK && !(hash = gs_cb_zalloc(a, sizeof(int32_t) * (size_t) total, &c->bytes)))
+	if (rc == GS_OK && !(hash = gs_zalloc(a, sizeof(int32_t) * (size_t) total, &c->bytes)))
 		rc = gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
 	/* the names column by column, as gs_catnames_add takes them; the hashes feature by feature */
 	for (int32_t col = 0; rc == GS_OK && col < n_input; col++)
@@ -206,15 +206,15 @@ gs_cb_named_names(GsCbCtrs *c, json_t *file_names, const GsAllocator *a, int32_t
 	if (rc == GS_OK)
 	{
 		c->bytes -= sizeof(int32_t) * (size_t) c->n_hash;
-		gs_cb_free(a, c->hash);
+		gs_release(a, c->hash);
 		c->hash = hash;
 		c->n_hash = (int32_t) total;
 		hash = NULL;
 	}
-	gs_cb_free(a, hash);
-	gs_cb_free(a, kind);
-	gs_cb_free(a, count);
-	gs_cb_free(a, col_cat);
+	gs_release(a, hash);
+	gs_release(a, kind);
+	gs_release(a, count);
+	gs_release(a, col_cat);
 	gs_cb_known_free(a, &k);
 	return rc;
 }
@@ -233,8 +233,8 @@ gs_cb_hashed_names(GsCbCtrs *c, const GsAllocator *a, int32_t n_input, GsCatName
 	if ((rc = gs_cb_known_hashes(c, a, true, &k, st)))
 		return rc;
 	c->n_hash = k.first[c->n_catf];
-	c->hash = gs_cb_zalloc(a, sizeof(int32_t) * (size_t) c->n_hash, &c->bytes);
-	c->hash_first = gs_cb_zalloc(a, sizeof(int32_t) * ((size_t) c->n_catf + 1), &c->bytes);
+	c->hash = gs_zalloc(a, sizeof(int32_t) * (size_t) c->n_hash, &c->bytes);
+	c->hash_first = gs_zalloc(a, sizeof(int32_t) * ((size_t) c->n_catf + 1), &c->bytes);
 	if (!c->hash || !c->hash_first)
 		rc = gs_status_set(st, GS_ERR_NOMEM, "out of memory loading model");
 	for (int32_t k2 = 0; rc == GS_OK && k2 < c->n_hash; k2++)
