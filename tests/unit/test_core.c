@@ -530,15 +530,20 @@ random_forest(uint64_t *s, int nt, int nf, int ng, int dmax, int psplit)
 	return f;
 }
 
+static float rnd_cat_value(uint64_t *s);
+
 /*
- * One trial of the complete-tree form: check forest f and build its form,
- * score n random rows (NaN one in ten), compare with the node walk and the
- * portable path (complete_same), free f.  Returns -1 when f fails the
- * check or the build, 1 when every path gives the same bits, 0 when not;
- * *bytes gets the size of the form (0 without one).
+ * One trial of a derived form (build: gs_forest_complete_build or
+ * gs_forest_qs_build): check forest f and build its form, score n random
+ * rows (NaN one in ten; for features below ncat mostly category values),
+ * compare with the node walk and the portable path (complete_same,
+ * portable_same), free f.  Returns -1 when f fails the check or the build,
+ * 1 when every path gives the same bits, 0 when not; *bytes gets the size
+ * of the form (0 without one).
  */
 static int
-complete_trial(GsForest *f, uint64_t *s, size_t n, size_t *bytes)
+form_trial(GsForest *f, GsCode (*build) (GsForest *, GsStatus *), int ncat,
+		   uint64_t *s, size_t n, size_t *bytes)
 {
 	const size_t nf = (size_t) f->n_features;
 	GsStatus	st = {0};
@@ -549,13 +554,14 @@ complete_trial(GsForest *f, uint64_t *s, size_t n, size_t *bytes)
 
 	*bytes = 0;
 	if (gs_forest_check(f, NULL, &gs_malloc_allocator, &st) == GS_OK &&
-		gs_forest_complete_build(f, &st) == GS_OK)
+		build(f, &st) == GS_OK)
 	{
-		*bytes = gs_forest_complete_bytes(f);
+		*bytes = gs_forest_complete_bytes(f) + gs_forest_qs_bytes(f);
 		for (size_t i = 0; i < n * nf; i++)
-			col[i] = rnd(s) % 10 == 0 ? NAN : rnd_value(s);
+			col[i] = rnd(s) % 10 == 0 ? NAN :
+				(int) (i / n) < ncat && rnd(s) % 4 ? rnd_cat_value(s) : rnd_value(s);
 		gs_cpu_predict(f, col, n, n, margin, out);
-		r = complete_same(f, col, n, margin, out);
+		r = complete_same(f, col, n, margin, out) && portable_same(f, col, n, out);
 	}
 	free(col);
 	free(margin);
@@ -591,7 +597,8 @@ test_complete_random(void)
 		int			psplit = 4 + (int) (rnd(&s) % 5);
 		size_t		n = sizes[trial % 7];
 		size_t		bytes;
-		int			r = complete_trial(random_forest(&s, nt, nf, ng, dmax, psplit), &s, n, &bytes);
+		int			r = form_trial(random_forest(&s, nt, nf, ng, dmax, psplit),
+								   gs_forest_complete_build, 0, &s, n, &bytes);
 
 		loaded += r >= 0;
 		built += bytes > 0;
@@ -623,7 +630,8 @@ test_complete_big(void)
 	for (int trial = 0; trial < 2; trial++)
 	{
 		size_t		bytes;
-		int			r = complete_trial(random_forest(&s, 240, nf, trial == 0 ? 1 : 3, 9, 8), &s, n, &bytes);
+		int			r = form_trial(random_forest(&s, 240, nf, trial == 0 ? 1 : 3, 9, 8),
+								   gs_forest_complete_build, 0, &s, n, &bytes);
 
 		big += bytes >= 1024 * 1024;
 		same += r == 1;
@@ -731,35 +739,20 @@ test_qs_random(void)
 		int			ncat = trial % 4 == 0 ? 0 : 1 + (int) (rnd(&s) % (uint32_t) nf);
 		bool		mixed = trial % 20 == 13;
 		size_t		n = sizes[trial % 8];
-		const size_t nfz = (size_t) nf;
 		GsForest   *f = random_lgbm_forest(&s, nt, nf, ng, dmax, psplit, ncat, 3, mixed);
-		GsStatus	st = {0};
-		float	   *col = malloc(sizeof(float) * n * nfz);
-		float	   *margin = malloc(sizeof(float) * n * ng);
-		float	   *out = malloc(sizeof(float) * n * ng);
+		int			cat_splits = f->n_cat_splits;
+		size_t		bytes;
+		int			r = form_trial(f, gs_forest_qs_build, ncat, &s, n, &bytes);
 
-		if (gs_forest_check(f, NULL, &gs_malloc_allocator, &st) == GS_OK &&
-			gs_forest_qs_build(f, &st) == GS_OK)
-		{
-			built += f->qs != NULL;
-			mixed_none += mixed && f->qs == NULL && f->n_cat_splits > 1;
-			for (size_t j = 0; j < nfz; j++)
-				for (size_t r = 0; r < n; r++)
-					col[j * n + r] = rnd(&s) % 10 == 0 ? NAN :
-						(int) j < ncat && rnd(&s) % 4 ? rnd_cat_value(&s) : rnd_value(&s);
-			gs_cpu_predict(f, col, n, n, margin, out);
-			trials++;
-			same += complete_same(f, col, n, margin, out) && portable_same(f, col, n, out);
-		}
-		free(col);
-		free(margin);
-		free(out);
-		gs_forest_free(f);
+		trials += r >= 0;
+		built += bytes > 0;
+		mixed_none += mixed && bytes == 0 && cat_splits > 1;
+		same += r == 1;
 	}
 	check(trials == 80, "%s%s", "random LightGBM-like forests pass gs_forest_check", "");
 	check(built >= 50, "%s%s", "most random LightGBM-like forests get leaf bit vectors", "");
 	check(mixed_none >= 1, "%s%s", "category sets that disagree on (-1, 0) take no leaf bit vectors", "");
-	check(same == trials, "%s%s",
+	check(trials > 0 && same == trials, "%s%s",
 		  "leaf bit vectors, node walk and portable path: the same margins and outputs on random forests", "");
 	printf("# leaf bit vectors: %d of %d random forests, %d the same\n", built, trials, same);
 }

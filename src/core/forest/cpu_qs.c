@@ -57,39 +57,64 @@ qs_clear_list(uint64_t *bv, int lanes, int l, const GsQsSplit *s, uint32_t n)
 }
 
 /*
- * Categorical splits of block k for lane l of a group of R lanes, whose
- * row's values are x[j * ld] (feature j).
+ * Categorical splits of block k for a group of R lanes, lane l the row
+ * whose values are x[j * ld + l] (feature j).
  */
 static inline void
 qs_clear_classes(const GsForestQs *q, const GsQsBlock *k, const float *x, size_t ld,
-				 uint64_t *bv, int lanes, int l)
+				 uint64_t *bv, int lanes)
 {
-	for (uint32_t c = 0; c < q->n_cat_features; c++)
-	{
-		uint32_t	j = q->cat_feature[c];
-		float		v = x[(size_t) j * ld];
-		uint32_t	at;
+	for (int l = 0; l < lanes; l++)
+		for (uint32_t c = 0; c < q->n_cat_features; c++)
+		{
+			uint32_t	j = q->cat_feature[c];
+			float		v = x[(size_t) j * ld + l];
+			uint32_t	at;
 
-		if (v != v)
-			continue;			/* the NaN list has them */
-		at = q->code_base[j] + qs_class(q, j, v);
-		qs_clear_list(bv, lanes, l, k->cat + k->cat_start[at],
-					  k->cat_start[at + 1] - k->cat_start[at]);
-	}
+			if (v != v)
+				continue;		/* the NaN list has them */
+			at = q->code_base[j] + qs_class(q, j, v);
+			qs_clear_list(bv, lanes, l, k->cat + k->cat_start[at],
+						  k->cat_start[at + 1] - k->cat_start[at]);
+		}
 }
 
-/* Add the leaves of block k's trees for lane l of R lanes to acc (ng groups). */
+/*
+ * Add the leaves of block k's trees for each of R lanes to its margins,
+ * acc[l * ng + g], in tree order.
+ */
 static inline void
 qs_add_leaves(const GsForest *f, const GsForestQs *q, const GsQsBlock *k,
-			  const uint64_t *bv, int lanes, int l, double *acc)
+			  const uint64_t *bv, int lanes, double *acc)
 {
-	for (int32_t t = 0; t < k->n_trees; t++)
-	{
-		int32_t		tree = k->first_tree + t;
+	for (int l = 0; l < lanes; l++)
+		for (int32_t t = 0; t < k->n_trees; t++)
+		{
+			int32_t		tree = k->first_tree + t;
 
-		acc[f->tree_group[tree]] +=
-			q->leaf[q->leaf_start[tree] + (uint32_t) __builtin_ctzll(bv[(size_t) t * lanes + l])];
-	}
+			acc[l * f->n_groups + f->tree_group[tree]] +=
+				q->leaf[q->leaf_start[tree] + (uint32_t) __builtin_ctzll(bv[(size_t) t * lanes + l])];
+		}
+}
+
+/* The margins of R lanes start at the base margins, in double. */
+static inline void
+qs_acc_start(const GsForest *f, int lanes, double *acc)
+{
+	for (int l = 0; l < lanes; l++)
+		for (int g = 0; g < f->n_groups; g++)
+			acc[l * f->n_groups + g] = (double) f->base_margin[g];
+}
+
+/* The margins of rows r..r + R, rounded to float once. */
+static inline void
+qs_acc_store(const GsForest *f, int lanes, const double *acc, size_t r, float *margin)
+{
+	const int	ng = f->n_groups;
+
+	for (int l = 0; l < lanes; l++)
+		for (int g = 0; g < ng; g++)
+			margin[(r + l) * ng + g] = (float) acc[l * ng + g];
 }
 
 /* Row r of the batch, one row at a time: the portable path. */
@@ -97,12 +122,10 @@ static void
 qs_row(const GsForest *f, const float *x, size_t ld, size_t r, float *margin)
 {
 	const GsForestQs *q = f->qs;
-	const int	ng = f->n_groups;
 	double		acc[GS_QS_MAX_GROUPS];
 	uint64_t	bv[GS_QS_BLOCK_TREES];
 
-	for (int g = 0; g < ng; g++)
-		acc[g] = (double) f->base_margin[g];
+	qs_acc_start(f, 1, acc);
 	for (int32_t b = 0; b < q->n_blocks; b++)
 	{
 		const GsQsBlock *k = &q->blocks[b];
@@ -125,11 +148,10 @@ qs_row(const GsForest *f, const float *x, size_t ld, size_t r, float *margin)
 					bv[sp->tree] &= ~sp->left;
 			}
 		}
-		qs_clear_classes(q, k, x + r, ld, bv, 1, 0);
-		qs_add_leaves(f, q, k, bv, 1, 0, acc);
+		qs_clear_classes(q, k, x + r, ld, bv, 1);
+		qs_add_leaves(f, q, k, bv, 1, acc);
 	}
-	for (int g = 0; g < ng; g++)
-		margin[r * ng + g] = (float) acc[g];
+	qs_acc_store(f, 1, acc, r, margin);
 }
 
 #ifdef GS_CPU_X86_SIMD
@@ -170,9 +192,7 @@ qs_rows16_avx512(const GsForest *f, const float *x, size_t ld, size_t r, float *
 	uint64_t	bv[16 * GS_QS_BLOCK_TREES] __attribute__((aligned(64)));
 	const __m512i ones = _mm512_set1_epi64(-1);
 
-	for (int l = 0; l < 16; l++)
-		for (int g = 0; g < ng; g++)
-			acc[l * ng + g] = (double) f->base_margin[g];
+	qs_acc_start(f, 16, acc);
 	for (int32_t b = 0; b < q->n_blocks; b++)
 	{
 		const GsQsBlock *k = &q->blocks[b];
@@ -199,9 +219,7 @@ qs_rows16_avx512(const GsForest *f, const float *x, size_t ld, size_t r, float *
 				for (uint32_t i = k->nan_start[j]; i < k->nan_start[j + 1]; i++)
 					qs_clear16(bv + 16 * (size_t) k->nan[i].tree, nan, k->nan[i].left);
 		}
-		if (q->n_cat_features > 0)
-			for (int l = 0; l < 16; l++)
-				qs_clear_classes(q, k, x + r + l, ld, bv, 16, l);
+		qs_clear_classes(q, k, x + r, ld, bv, 16);
 		if (ng == 1)
 			for (int32_t t = 0; t < k->n_trees; t++)
 			{
@@ -211,17 +229,14 @@ qs_rows16_avx512(const GsForest *f, const float *x, size_t ld, size_t r, float *
 				acc1 = qs_add8(acc1, _mm512_load_si512((void *) (bv + 16 * t + 8)), base);
 			}
 		else
-			for (int l = 0; l < 16; l++)
-				qs_add_leaves(f, q, k, bv, 16, l, acc + l * ng);
+			qs_add_leaves(f, q, k, bv, 16, acc);
 	}
 	if (ng == 1)
 	{
 		_mm512_storeu_pd(acc, acc0);
 		_mm512_storeu_pd(acc + 8, acc1);
 	}
-	for (int l = 0; l < 16; l++)
-		for (int g = 0; g < ng; g++)
-			margin[(r + l) * ng + g] = (float) acc[l * ng + g];
+	qs_acc_store(f, 16, acc, r, margin);
 }
 
 /*
@@ -255,9 +270,7 @@ qs_rows8_avx2(const GsForest *f, const float *x, size_t ld, size_t r, float *mar
 	uint64_t	bv[8 * GS_QS_BLOCK_TREES] __attribute__((aligned(32)));
 	const __m256i ones = _mm256_set1_epi64x(-1);
 
-	for (int l = 0; l < 8; l++)
-		for (int g = 0; g < ng; g++)
-			acc[l * ng + g] = (double) f->base_margin[g];
+	qs_acc_start(f, 8, acc);
 	for (int32_t b = 0; b < q->n_blocks; b++)
 	{
 		const GsQsBlock *k = &q->blocks[b];
@@ -284,9 +297,7 @@ qs_rows8_avx2(const GsForest *f, const float *x, size_t ld, size_t r, float *mar
 					qs_clear8(bv + 8 * (size_t) k->nan[i].tree, nan,
 							  _mm256_set1_epi64x((long long) k->nan[i].left));
 		}
-		if (q->n_cat_features > 0)
-			for (int l = 0; l < 8; l++)
-				qs_clear_classes(q, k, x + r + l, ld, bv, 8, l);
+		qs_clear_classes(q, k, x + r, ld, bv, 8);
 		if (ng == 1)
 			for (int32_t t = 0; t < k->n_trees; t++)
 			{
@@ -299,17 +310,14 @@ qs_rows8_avx2(const GsForest *f, const float *x, size_t ld, size_t r, float *mar
 														 base[__builtin_ctzll(w[5])], base[__builtin_ctzll(w[4])]));
 			}
 		else
-			for (int l = 0; l < 8; l++)
-				qs_add_leaves(f, q, k, bv, 8, l, acc + l * ng);
+			qs_add_leaves(f, q, k, bv, 8, acc);
 	}
 	if (ng == 1)
 	{
 		_mm256_storeu_pd(acc, acc0);
 		_mm256_storeu_pd(acc + 4, acc1);
 	}
-	for (int l = 0; l < 8; l++)
-		for (int g = 0; g < ng; g++)
-			margin[(r + l) * ng + g] = (float) acc[l * ng + g];
+	qs_acc_store(f, 8, acc, r, margin);
 }
 #endif
 
